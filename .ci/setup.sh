@@ -1,0 +1,63 @@
+#!/bin/sh
+# Sets up embody on Debian 12 and runs it: installs the packages that are missing (with
+# apt-get, when run as root), builds, then
+#   .ci/setup.sh run    runs the main job (the headset if there is one, else the demo)
+#   .ci/setup.sh test   runs every test: a -Werror build and an ASan+UBSan build, under Xvfb
+set -eu
+cd "$(dirname "$0")/.."
+mode="${1:-run}"
+
+PACKAGES="build-essential cmake pkg-config libcglm-dev libcjson-dev libcmocka-dev \
+libsdl2-dev libepoxy-dev libopenxr-dev libopenxr-loader1 liblo-dev liblo-tools libstb-dev \
+libgl1-mesa-dri xvfb xauth fonts-dejavu-core"
+
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "embody setup: installing$missing"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+    else
+        echo "embody setup: missing packages:$missing" >&2
+        echo "run this script as root, or: sudo apt-get install$missing" >&2
+        exit 1
+    fi
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+build() { # build DIR [cmake options...]
+    dir="$1"; shift
+    cmake -S . -B "$dir" "$@" >/dev/null
+    cmake --build "$dir" -j "$jobs"
+}
+
+with_display() { # runs a command under Xvfb when there is no display
+    if [ -n "${DISPLAY:-}" ]; then "$@"; else xvfb-run -a -s "-screen 0 1280x1024x24" "$@"; fi
+}
+
+case "$mode" in
+run)
+    build build -DCMAKE_BUILD_TYPE=Release
+    if [ -n "${DISPLAY:-}" ]; then
+        exec ./build/embody
+    fi
+    echo "embody setup: no display here, so the mirror view renders off-screen under Xvfb:"
+    echo "embody setup: 600 frames, then a screenshot in embody-demo.png"
+    with_display ./build/embody --frames 600 --screenshot embody-demo.png
+    ;;
+test)
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBODY_WERROR=ON
+    (cd build && with_display ctest --output-on-failure -j "$jobs")
+    build build-sanitize -DCMAKE_BUILD_TYPE=Debug -DEMBODY_WERROR=ON -DEMBODY_SANITIZE=ON
+    (cd build-sanitize && with_display ctest --output-on-failure -j "$jobs")
+    echo "embody setup: all tests passed (normal and sanitizer builds)"
+    ;;
+*)
+    echo "usage: $0 run|test" >&2
+    exit 2
+    ;;
+esac

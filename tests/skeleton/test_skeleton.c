@@ -1,0 +1,234 @@
+/*
+ * Skeleton tests: the default humanoid, scaling, forward kinematics, and the rejection
+ * of bad skeleton files with messages that name what is wrong.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "embody/m_math.h"
+#include "embody/skeleton.h"
+
+static void
+load_humanoid(struct sk_skeleton *sk)
+{
+    struct em_error err = {{0}};
+    const enum em_result r =
+        sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", sk, &err);
+    if (r != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static void
+default_humanoid_loads_and_is_valid(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    load_humanoid(&sk);
+    struct em_error err = {{0}};
+    assert_int_equal(sk_humanoid_validate(&sk, "humanoid", &err), EM_OK);
+    assert_float_equal(sk_humanoid_height(&sk), 1.75, 1e-4);
+    const float span = sk_humanoid_arm_span(&sk);
+    assert_true(span > 1.65f && span < 1.85f);
+    for (int i = 1; i < sk.joint_count; ++i)
+        assert_true(sk.parent[i] >= 0 && sk.parent[i] < i);
+    assert_int_equal(sk.bone_joint[SK_HIPS], 0);
+    sk_skeleton_fini(&sk);
+}
+
+static void
+fitting_to_a_height_scales_every_bone_alike(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk, ref;
+    load_humanoid(&sk);
+    load_humanoid(&ref);
+    struct em_error err = {{0}};
+    assert_int_equal(sk_humanoid_fit(&sk, 1.60f, 0.0f, &err), EM_OK);
+    assert_float_equal(sk_humanoid_height(&sk), 1.60, 1e-4);
+    const float k = 1.60f / 1.75f;
+    for (int i = 1; i < sk.joint_count; ++i)
+        assert_float_equal(sk.length_m[i], ref.length_m[i] * k, 1e-5);
+    sk_skeleton_fini(&sk);
+    sk_skeleton_fini(&ref);
+}
+
+static void
+fitting_an_arm_span_changes_only_the_arms(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    load_humanoid(&sk);
+    struct em_error err = {{0}};
+    assert_int_equal(sk_humanoid_fit(&sk, 1.75f, 1.85f, &err), EM_OK);
+    assert_float_equal(sk_humanoid_arm_span(&sk), 1.85, 1e-4);
+    assert_float_equal(sk_humanoid_height(&sk), 1.75, 1e-4);
+    /* An absurd span is refused with a reason. */
+    assert_int_equal(sk_humanoid_fit(&sk, 1.75f, 4.0f, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "arm span"));
+    assert_int_equal(sk_humanoid_fit(&sk, NAN, 0.0f, &err), EM_ERROR_INVALID_ARGUMENT);
+    sk_skeleton_fini(&sk);
+}
+
+static void
+joints_given_out_of_order_are_sorted_parents_first(void **state)
+{
+    (void)state;
+    const struct sk_joint_desc d[] = {
+        {.name = "c", .parent = "b", .offset_m = {0, 1, 0}},
+        {.name = "a", .parent = NULL, .offset_m = {0, 0, 0}},
+        {.name = "b", .parent = "a", .offset_m = {1, 0, 0}},
+    };
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    assert_int_equal(sk_skeleton_create(d, 3, "test", &sk, &err), EM_OK);
+    assert_string_equal(sk.name[0], "a");
+    assert_string_equal(sk.name[1], "b");
+    assert_string_equal(sk.name[2], "c");
+    assert_int_equal(sk.parent[2], 1);
+    assert_float_equal(sk.rest_position_m[2][0], 1.0, 1e-6);
+    assert_float_equal(sk.rest_position_m[2][1], 1.0, 1e-6);
+    sk_skeleton_fini(&sk);
+}
+
+static void
+forward_kinematics_turns_the_subtree(void **state)
+{
+    (void)state;
+    const struct sk_joint_desc d[] = {
+        {.name = "a", .offset_m = {0, 0, 0}},
+        {.name = "b", .parent = "a", .offset_m = {1, 0, 0}},
+        {.name = "c", .parent = "b", .offset_m = {1, 0, 0}},
+    };
+    struct sk_skeleton sk;
+    struct sk_pose pose;
+    assert_int_equal(sk_skeleton_create(d, 3, "test", &sk, NULL), EM_OK);
+    assert_int_equal(sk_pose_init(&pose, &sk), EM_OK);
+    const float z[3] = {0, 0, 1};
+    m_quat_from_axis_angle(z, M_PI_F / 2, pose.local_rotation[1]); /* b turns c up */
+    sk_pose_forward_kinematics(&pose, &sk);
+    assert_float_equal(pose.position_m[1][0], 1.0, 1e-6);
+    assert_float_equal(pose.position_m[2][0], 1.0, 1e-6);
+    assert_float_equal(pose.position_m[2][1], 1.0, 1e-6);
+    /* Local rotations are recovered from global ones. */
+    versor saved;
+    m_quat_copy(pose.local_rotation[1], saved);
+    sk_pose_update_local(&pose, &sk);
+    assert_float_equal(m_quat_dot(saved, pose.local_rotation[1]), 1.0, 1e-6);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&sk);
+}
+
+/* Parses `json` and expects a failure whose message contains `expect`. */
+static void
+expect_rejected(const char *json, const char *expect)
+{
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    const enum em_result r = sk_skeleton_parse_json(json, "bad.json", &sk, &err);
+    if (r == EM_OK) {
+        sk_skeleton_fini(&sk);
+        fail_msg("accepted: %s", json);
+    }
+    if (!strstr(err.message, expect))
+        fail_msg("message \"%s\" lacks \"%s\"", err.message, expect);
+    assert_non_null(strstr(err.message, "bad.json"));
+}
+
+static void
+bad_skeleton_files_are_rejected_with_a_reason(void **state)
+{
+    (void)state;
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0,0]},"
+                    "{\"name\": \"b\", \"parent\": \"zz\", \"offset_m\": [1,0,0]}]}",
+                    "unknown parent \"zz\"");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0,0]},"
+                    "{\"name\": \"b\", \"parent\": \"a\", \"offset_m\": [0,0,0]}]}",
+                    "zero-length bone");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"parent\": \"b\", \"offset_m\": [0,1,0]},"
+                    "{\"name\": \"b\", \"parent\": \"a\", \"offset_m\": [1,0,0]}]}",
+                    "cycle");
+    expect_rejected("{\"joints\": [{\"name\": \"r\", \"offset_m\": [0,0,0]},"
+                    "{\"name\": \"a\", \"parent\": \"b\", \"offset_m\": [0,1,0]},"
+                    "{\"name\": \"b\", \"parent\": \"a\", \"offset_m\": [1,0,0]}]}",
+                    "cycle");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,\"x\",0]}]}",
+                    "joints[0].offset_m[1]");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0]}]}",
+                    "joints[0].offset_m");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0,0]},"
+                    "{\"name\": \"a\", \"parent\": \"a\", \"offset_m\": [1,0,0]}]}",
+                    "defined twice");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0,0]},"
+                    "{\"name\": \"b\", \"offset_m\": [1,0,0]}]}",
+                    "exactly one root");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0,0]},"
+                    "{\"name\": \"b\", \"parent\": \"a\", \"offset_m\": [1,0,0],"
+                    " \"limit\": {\"type\": \"hinge\", \"axis\": [0,0,1], "
+                    "\"range_deg\": [90, 10]}}]}",
+                    "joints[1].limit.range_deg");
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0,0]},"
+                    "{\"name\": \"b\", \"parent\": \"a\", \"offset_m\": [1,0,0],"
+                    " \"limit\": {\"type\": \"socket\", \"axis\": [0,0,1]}}]}",
+                    "\"socket\"");
+    expect_rejected("{\"joints\": []}", "joints");
+    expect_rejected("{\"joints\": [\n{\"name\": \"a\",\n \"offset_m\": [0,0,0]\n", "bad.json:4");
+    /* Numbers beyond float range are not finite once read. */
+    expect_rejected("{\"joints\": [{\"name\": \"a\", \"offset_m\": [0,0,1e999]}]}",
+                    "offset_m[2]");
+}
+
+static void
+a_humanoid_missing_a_joint_is_rejected(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    assert_int_equal(sk_skeleton_parse_json(
+                         "{\"joints\": [{\"name\": \"hips\", \"offset_m\": [0,1,0]},"
+                         "{\"name\": \"spine\", \"parent\": \"hips\", \"offset_m\": [0,0.1,0]}]}",
+                         "tiny.json", &sk, &err),
+                     EM_OK);
+    assert_int_equal(sk_humanoid_validate(&sk, "tiny.json", &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "missing the humanoid joint \"chest\""));
+    sk_skeleton_fini(&sk);
+}
+
+static void
+name_maps_know_cmu_and_mixamo(void **state)
+{
+    (void)state;
+    assert_int_equal(sk_bone_from_mapped_name(SK_NAMES_CMU, "LeftArm"), SK_LEFT_UPPER_ARM);
+    assert_int_equal(sk_bone_from_mapped_name(SK_NAMES_CMU, "LowerBack"), SK_BONE_NONE);
+    assert_int_equal(sk_bone_from_mapped_name(SK_NAMES_MIXAMO, "mixamorig:RightUpLeg"),
+                     SK_RIGHT_UPPER_LEG);
+    assert_int_equal(sk_bone_from_mapped_name(SK_NAMES_VRM, "rightToes"), SK_RIGHT_TOES);
+    assert_int_equal(sk_bone_mirror(SK_LEFT_LOWER_ARM), SK_RIGHT_LOWER_ARM);
+    const char *cmu[] = {"Hips", "LHipJoint", "LeftUpLeg", "LeftFingerBase", "Spine1"};
+    assert_int_equal(sk_name_map_guess(cmu, 5), SK_NAMES_CMU);
+    const char *mix[] = {"mixamorig:Hips", "mixamorig:Spine2", "mixamorig:LeftArm"};
+    assert_int_equal(sk_name_map_guess(mix, 3), SK_NAMES_MIXAMO);
+    const char *vrm[] = {"hips", "spine", "leftUpperArm"};
+    assert_int_equal(sk_name_map_guess(vrm, 3), SK_NAMES_VRM);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(default_humanoid_loads_and_is_valid),
+        cmocka_unit_test(fitting_to_a_height_scales_every_bone_alike),
+        cmocka_unit_test(fitting_an_arm_span_changes_only_the_arms),
+        cmocka_unit_test(joints_given_out_of_order_are_sorted_parents_first),
+        cmocka_unit_test(forward_kinematics_turns_the_subtree),
+        cmocka_unit_test(bad_skeleton_files_are_rejected_with_a_reason),
+        cmocka_unit_test(a_humanoid_missing_a_joint_is_rejected),
+        cmocka_unit_test(name_maps_know_cmu_and_mixamo),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
