@@ -1,0 +1,164 @@
+/*
+ * Inverse kinematics: FABRIK on trees (Aristidou and Lasenby, "FABRIK: A fast, iterative
+ * solver for the Inverse Kinematics problem", Graphical Models 73(5), 2011; the
+ * multiple-end-effector case), with joint limits applied inside the iterations, plus the
+ * two specialised solvers engines offer beside it: an exact two-bone solver and a
+ * one-bone look-at.
+ *
+ * The skeleton and its effector set are compiled once into the joints the solver may
+ * move. Each iteration reaches forward from every effector toward the root: a joint where
+ * the paths of two or more effectors meet (a sub-base, like the chest) is set to the
+ * weighted average of the positions its child chains ask for; then it reaches backward
+ * from the root, where, unless limits are ignored, each joint is turned as a rigid frame
+ * (all its bones move together) and its local rotation is kept within its limit: hinges
+ * bend only their anatomical way (toward a pole when one is set), ball joints stay within
+ * their swing cone and twist range.
+ *
+ * A solve allocates nothing, logs nothing and does no I/O; the same inputs give the same
+ * output. It starts from the pose it is given (warm start from the last solution, or the
+ * rest pose for a cold start) and writes the result into it: global positions, global
+ * and local rotations of every joint, joints off the effectors' paths carried along
+ * rigidly.
+ */
+#ifndef EMBODY_IK_H
+#define EMBODY_IK_H
+
+#include <stdbool.h>
+
+#include <cglm/types.h>
+
+#include "embody/result.h"
+#include "embody/skeleton.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IK_MAX_EFFECTORS 16
+#define IK_MAX_POLES 8
+
+/* How a sub-base (a joint where chains meet) is placed in the forward pass. Both put it
+ * at a weighted average of the positions its chains ask for. */
+enum ik_sub_base_rule {
+    /* Each chain's weight is its effectors' weight times its tension to the 8th power:
+     * the distance from the sub-base to the chain's end over the chain's length. A
+     * chain with slack can reach from almost anywhere and barely pulls; a nearly
+     * straight one decides. About half the iterations of the plain rule (ik_bench). */
+    IK_SUB_BASE_TENSION = 0,
+    /* The chains' weights are their effectors' weights alone (Aristidou and Lasenby
+     * 2011, section 4.3). */
+    IK_SUB_BASE_AVERAGE = 1,
+};
+
+enum ik_root_mode {
+    IK_ROOT_PINNED = 0, /* the root stays where the pose puts it; its rotation is solved */
+    IK_ROOT_FIXED = 1,  /* the root's position and rotation both stay */
+    IK_ROOT_FREE = 2,   /* the root moves to the weighted average of what its chains ask */
+};
+
+struct ik_effector_desc {
+    int joint;        /* the skeleton joint that should reach the target */
+    float weight;     /* its pull where chains meet; 0 means 1 */
+    int chain_length; /* bones above the joint the solver may move; 0 = up to the root */
+    bool orientation; /* the joint also takes an orientation target (hands, head) */
+};
+
+/* Zero means default for every field; ik_solver_get_desc() reads the resolved values. */
+struct ik_solver_desc {
+    const struct sk_skeleton *skeleton; /* must outlive the solver */
+    int effector_count;
+    struct ik_effector_desc effector[IK_MAX_EFFECTORS];
+    float tolerance_m;  /* an effector closer than this to its target is done; 0 = 1 mm */
+    int max_iterations; /* 0 = 20 */
+    bool ignore_limits; /* plain positional FABRIK: free joints, bones move independently */
+    /* With ignore_limits only: skip deriving rotations, as purely positional solvers do;
+     * only the positions of the joints on the effectors' paths are written. */
+    bool positions_only;
+    enum ik_root_mode root_mode;
+    enum ik_sub_base_rule sub_base_rule;
+};
+
+struct ik_stats {
+    int iterations;     /* forward-backward passes made (0 when already within tolerance) */
+    bool converged;     /* every effector within tolerance */
+    float max_residual_m;
+    float residual_m[IK_MAX_EFFECTORS]; /* distance of each effector to its target */
+};
+
+struct ik_solver;
+
+/* Compiles `desc` into a solver. Rejects (EM_ERROR_INVALID_ARGUMENT, with a reason in
+ * `err`): no skeleton, no effectors or more than IK_MAX_EFFECTORS, an effector joint out
+ * of range or given twice, a negative weight or chain length, a non-finite tolerance. */
+enum em_result
+ik_solver_create(const struct ik_solver_desc *desc, struct ik_solver **out_solver,
+                 struct em_error *err);
+
+/* Frees the solver (NULL is fine) and clears the caller's pointer. */
+void
+ik_solver_destroy(struct ik_solver **solver);
+
+/* The description with every default resolved. */
+void
+ik_solver_get_desc(const struct ik_solver *solver, struct ik_solver_desc *out_desc);
+
+/* Sets effector `effector`'s target: a position in metres (world frame) and, for an
+ * effector created with `orientation`, a global rotation (NULL keeps the joint's own).
+ * Non-finite values are refused (EM_ERROR_INVALID_ARGUMENT) and the old target kept. */
+enum em_result
+ik_solver_set_target(struct ik_solver *solver, int effector, const float *position_m,
+                     const float *orientation);
+
+/* Sets where the hinge joint `joint` (an elbow or knee) should point: its bend plane is
+ * turned to contain `position_m` (world frame). NULL clears it. Refuses a joint without a
+ * hinge limit, non-finite values, and more than IK_MAX_POLES poles. */
+enum em_result
+ik_solver_set_pole(struct ik_solver *solver, int joint, const float *position_m);
+
+/* Solves, starting from `pose` (which must be consistent: from forward kinematics or an
+ * earlier solve) and writing the result into it. `out_stats` may be NULL. */
+void
+ik_solver_solve(struct ik_solver *solver, struct sk_pose *pose, struct ik_stats *out_stats);
+
+/* ---- Specialised solvers ---------------------------------------------------------- */
+
+/* Exact two-bone IK in positions: from the fixed `root_m`, bones of `upper_m` and
+ * `lower_m`, finds the middle joint so that the end lands on `target_m`, or as close as
+ * the bones allow (straight toward it when too far, folded when too near). The middle
+ * joint goes to the side of `bend_dir` (any vector not parallel to root->target; it is
+ * the direction the middle joint should move away from the root->target line). */
+void
+ik_two_bone_positions(const float *root_m, float upper_m, float lower_m, const float *target_m,
+                      const float *bend_dir, float *out_mid_m, float *out_end_m);
+
+/* Two-bone IK on a pose: turns `end_joint`'s parent (the middle, for example the elbow)
+ * and grandparent (the upper joint, the shoulder) so `end_joint` reaches `target_m`, with
+ * the middle joint toward `pole_m` (NULL: keep the current bend plane). Then sets the end
+ * joint's global rotation to `end_orientation` when not NULL. Joint limits are not
+ * applied. Updates global and local rotations and positions of the whole subtree. */
+void
+ik_two_bone_solve(const struct sk_skeleton *skeleton, struct sk_pose *pose, int end_joint,
+                  const float *target_m, const float *pole_m, const float *end_orientation);
+
+/* One-bone look-at: turns `joint` (minimally, keeping its twist) so its primary bone
+ * points at `target_m`, within its limit when `apply_limit`. Updates the subtree. */
+void
+ik_look_at(const struct sk_skeleton *skeleton, struct sk_pose *pose, int joint,
+           const float *target_m, bool apply_limit);
+
+/* Keeps a local rotation within a joint's limit (the skeleton's rest direction of the
+ * joint's primary bone is `rest_dir`, unit). Used by the solver; exposed for tests and
+ * the body. Returns true when the rotation had to change. */
+bool
+ik_limit_apply(const struct sk_limit *limit, const float *rest_dir, float *local_rotation);
+
+/* True when `local_rotation` is within `limit` up to `slack_rad`. */
+bool
+ik_limit_check(const struct sk_limit *limit, const float *rest_dir, const float *local_rotation,
+               float slack_rad);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

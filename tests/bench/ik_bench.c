@@ -1,0 +1,493 @@
+/*
+ * The shared IK benchmark (../shared/bench/README.md): reads problems.json, solves every
+ * target set following the protocol (200 warm-up solves; cold mode resets to the rest
+ * pose untimed; only the solve is timed with the monotonic clock), and prints the same
+ * columns as the published figures. The humanoid problems are then solved again with
+ * joint limits on: limits derived from the generator's own joint ranges (the box of Euler
+ * angles each joint was sampled from), as a hinge for elbows and knees and the smallest
+ * enclosing swing cone and twist range for ball joints, so every target stays reachable.
+ *
+ *     ik_bench [--problems FILE] [--only ID] [--mode pos|full|limits]... [--callgrind]
+ *
+ * --callgrind: collect instructions only around solves (run under
+ * valgrind --tool=callgrind --collect-atstart=no; tests/bench/callgrind.sh does this).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef HAVE_CALLGRIND
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
+
+#include "embody/ik.h"
+#include "embody/m_math.h"
+#include "embody/skeleton.h"
+#include "util/u_text.h"
+#include "util/u_time.h"
+
+#define WARMUP_SOLVES 200
+
+struct problem {
+    const char *id;
+    const char *kind;
+    bool warm;
+    struct sk_skeleton skeleton;
+    int effector_count;
+    int effector[IK_MAX_EFFECTORS];
+    float tolerance_m;
+    int max_iterations;
+    int target_count;
+    float (*targets)[IK_MAX_EFFECTORS][3];
+};
+
+/* The generator's node names and the humanoid bone names the limits and the solver's
+ * choice of main bone go by. */
+static const char *const bench_to_vrm[][2] = {
+    {"L_shoulder", "leftShoulder"},   {"L_upper_arm", "leftUpperArm"},
+    {"L_forearm", "leftLowerArm"},    {"L_hand", "leftHand"},
+    {"R_shoulder", "rightShoulder"},  {"R_upper_arm", "rightUpperArm"},
+    {"R_forearm", "rightLowerArm"},   {"R_hand", "rightHand"},
+    {"L_thigh", "leftUpperLeg"},      {"L_shin", "leftLowerLeg"},
+    {"L_foot", "leftFoot"},           {"L_toe", "leftToes"},
+    {"R_thigh", "rightUpperLeg"},     {"R_shin", "rightLowerLeg"},
+    {"R_foot", "rightFoot"},          {"R_toe", "rightToes"},
+};
+
+static const char *
+vrm_name(const char *bench_name)
+{
+    for (size_t i = 0; i < sizeof bench_to_vrm / sizeof bench_to_vrm[0]; ++i)
+        if (strcmp(bench_to_vrm[i][0], bench_name) == 0)
+            return bench_to_vrm[i][1];
+    return bench_name;
+}
+
+/* The generator's joint ranges in degrees (gen_problems.mjs, RANGES): per base name,
+ * [x lo, x hi, y lo, y hi, z lo, z hi] for the local rotation Rz * Rx * Ry; the right
+ * side mirrors y and z. */
+struct bench_range {
+    const char *base;
+    float deg[6];
+};
+static const struct bench_range bench_ranges[] = {
+    {"hips", {-10, 20, -30, 30, -10, 10}},      {"spine", {-15, 30, -15, 15, -15, 15}},
+    {"chest", {-10, 25, -20, 20, -10, 10}},     {"neck", {-30, 40, -50, 50, -20, 20}},
+    {"shoulder", {-5, 5, -15, 15, -5, 20}},     {"upper_arm", {-120, 40, -60, 60, -10, 90}},
+    {"forearm", {-140, 0, 0, 0, 0, 0}},         {"thigh", {-90, 20, -30, 30, -15, 40}},
+    {"shin", {0, 120, 0, 0, 0, 0}},             {"foot", {-20, 40, -10, 10, -15, 15}},
+};
+
+static bool
+range_of(const char *bench_name, float out_deg[6])
+{
+    const int side = strncmp(bench_name, "L_", 2) == 0 ? 1 : strncmp(bench_name, "R_", 2) == 0 ? -1 : 0;
+    const char *base = side ? bench_name + 2 : bench_name;
+    for (size_t i = 0; i < sizeof bench_ranges / sizeof bench_ranges[0]; ++i) {
+        if (strcmp(bench_ranges[i].base, base) != 0)
+            continue;
+        memcpy(out_deg, bench_ranges[i].deg, sizeof bench_ranges[i].deg);
+        if (side < 0) {
+            const float y0 = out_deg[2], z0 = out_deg[4];
+            out_deg[2] = -out_deg[3];
+            out_deg[3] = -y0;
+            out_deg[4] = -out_deg[5];
+            out_deg[5] = -z0;
+        }
+        return true;
+    }
+    return false;
+}
+
+static void
+euler_zxy(const float deg[3], float out[4])
+{
+    const float ex[3] = {1, 0, 0}, ey[3] = {0, 1, 0}, ez[3] = {0, 0, 1};
+    float qx[4], qy[4], qz[4];
+    m_quat_from_axis_angle(ex, deg[0] * M_DEG_TO_RAD, qx);
+    m_quat_from_axis_angle(ey, deg[1] * M_DEG_TO_RAD, qy);
+    m_quat_from_axis_angle(ez, deg[2] * M_DEG_TO_RAD, qz);
+    m_quat_mul(qx, qy, out);
+    m_quat_mul(qz, out, out);
+}
+
+/* Hinge for single-axis ranges; otherwise the smallest cone (about the mean direction)
+ * and twist range holding every sampled rotation of the box, plus a degree. */
+static struct sk_limit
+limit_from_range(const float deg[6], const float rest_dir[3])
+{
+    struct sk_limit limit = {0};
+    if (deg[2] == deg[3] && deg[4] == deg[5] && deg[2] == 0 && deg[4] == 0) {
+        limit.kind = SK_LIMIT_HINGE;
+        m_vec3_set(limit.axis, 1, 0, 0);
+        limit.min_rad = deg[0] * M_DEG_TO_RAD;
+        limit.max_rad = deg[1] * M_DEG_TO_RAD;
+        return limit;
+    }
+    enum { STEPS = 9 };
+    float mean[3] = {0, 0, 0}, twist_lo = 1e9f, twist_hi = -1e9f;
+    float dirs[STEPS * STEPS * STEPS][3];
+    int n = 0;
+    for (int a = 0; a < STEPS; ++a)
+        for (int b = 0; b < STEPS; ++b)
+            for (int c = 0; c < STEPS; ++c) {
+                const float e[3] = {deg[0] + (deg[1] - deg[0]) * (float)a / (STEPS - 1),
+                                    deg[2] + (deg[3] - deg[2]) * (float)b / (STEPS - 1),
+                                    deg[4] + (deg[5] - deg[4]) * (float)c / (STEPS - 1)};
+                float q[4];
+                euler_zxy(e, q);
+                m_quat_rotate(q, rest_dir, dirs[n]);
+                m_vec3_add(mean, dirs[n], mean);
+                const float t = m_quat_swing_twist(q, rest_dir, NULL, NULL);
+                twist_lo = fminf(twist_lo, t);
+                twist_hi = fmaxf(twist_hi, t);
+                ++n;
+            }
+    limit.kind = SK_LIMIT_BALL;
+    m_vec3_normalize_or(mean, rest_dir, limit.axis);
+    float cone = 0.0f;
+    for (int i = 0; i < n; ++i)
+        cone = fmaxf(cone, acosf(m_clampf(m_vec3_dot(dirs[i], limit.axis), -1, 1)));
+    limit.cone_rad = fminf(cone + M_DEG_TO_RAD, M_PI_F);
+    limit.min_rad = fmaxf(twist_lo - M_DEG_TO_RAD, -M_PI_F);
+    limit.max_rad = fminf(twist_hi + M_DEG_TO_RAD, M_PI_F);
+    if (limit.max_rad - limit.min_rad > 1.5f * M_PI_F) {
+        /* The sampled twists wrap around (large swings): leave the twist free. */
+        limit.min_rad = -M_PI_F;
+        limit.max_rad = M_PI_F;
+    }
+    return limit;
+}
+
+static void
+add_bench_limits(struct sk_skeleton *sk, char (*bench_names)[SK_NAME_MAX])
+{
+    for (int j = 0; j < sk->joint_count; ++j) {
+        float deg[6];
+        const int c = sk->primary_child[j];
+        if (c < 0 || !range_of(bench_names[j], deg))
+            continue;
+        float dir[3];
+        const float up[3] = {0, 1, 0};
+        m_vec3_normalize_or(sk->offset_m[c], up, dir);
+        sk->limit[j] = limit_from_range(deg, dir);
+    }
+}
+
+static bool
+read_floats(const cJSON *array, int count, float *out)
+{
+    if (!cJSON_IsArray(array) || cJSON_GetArraySize(array) != count)
+        return false;
+    for (int i = 0; i < count; ++i) {
+        const cJSON *v = cJSON_GetArrayItem(array, i);
+        if (!cJSON_IsNumber(v))
+            return false;
+        out[i] = (float)v->valuedouble;
+    }
+    return true;
+}
+
+static bool
+load_problem(const cJSON *p, const char *path, struct problem *out, bool rename_to_vrm)
+{
+    memset(out, 0, sizeof *out);
+    const cJSON *nodes = cJSON_GetObjectItem(p, "nodes");
+    const cJSON *effs = cJSON_GetObjectItem(p, "effectors");
+    const cJSON *targets = cJSON_GetObjectItem(p, "targets");
+    out->id = cJSON_GetStringValue(cJSON_GetObjectItem(p, "id"));
+    out->kind = cJSON_GetStringValue(cJSON_GetObjectItem(p, "kind"));
+    const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(p, "mode"));
+    const cJSON *tol = cJSON_GetObjectItem(p, "tolerance");
+    const cJSON *iters = cJSON_GetObjectItem(p, "max_iterations");
+    if (!out->id || !out->kind || !mode || !cJSON_IsArray(nodes) || !cJSON_IsArray(effs) ||
+        !cJSON_IsArray(targets) || !cJSON_IsNumber(tol) || !cJSON_IsNumber(iters)) {
+        fprintf(stderr, "%s: a problem lacks id, kind, mode, nodes, effectors, targets, "
+                        "tolerance or max_iterations\n", path);
+        return false;
+    }
+    out->warm = strcmp(mode, "warm") == 0;
+    out->tolerance_m = (float)tol->valuedouble;
+    out->max_iterations = iters->valueint;
+    const int n = cJSON_GetArraySize(nodes);
+    struct sk_joint_desc *descs = calloc((size_t)n, sizeof *descs);
+    float (*global)[3] = calloc((size_t)n, sizeof *global);
+    int *parent = calloc((size_t)n, sizeof *parent);
+    bool ok = descs && global && parent;
+    for (int i = 0; ok && i < n; ++i) {
+        const cJSON *node = cJSON_GetArrayItem(nodes, i);
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(node, "name"));
+        const cJSON *par = cJSON_GetObjectItem(node, "parent");
+        ok = name && cJSON_IsNumber(par) && par->valueint < i &&
+             read_floats(cJSON_GetObjectItem(node, "pos"), 3, global[i]);
+        if (!ok)
+            break;
+        parent[i] = par->valueint;
+        descs[i].name = rename_to_vrm ? vrm_name(name) : name;
+    }
+    for (int i = 0; ok && i < n; ++i) {
+        descs[i].parent = parent[i] >= 0 ? descs[parent[i]].name : NULL;
+        if (parent[i] >= 0)
+            m_vec3_sub(global[i], global[parent[i]], descs[i].offset_m);
+        else
+            m_vec3_copy(global[i], descs[i].offset_m);
+    }
+    struct em_error err;
+    if (ok && sk_skeleton_create(descs, n, path, &out->skeleton, &err) != EM_OK) {
+        fprintf(stderr, "%s: problem %s: %s\n", path, out->id, err.message);
+        ok = false;
+    }
+    if (ok && rename_to_vrm) {
+        char (*bench_names)[SK_NAME_MAX] = calloc((size_t)n, sizeof *bench_names);
+        for (int i = 0; bench_names && i < n; ++i) {
+            const cJSON *node = cJSON_GetArrayItem(nodes, i);
+            const int j = sk_skeleton_find(&out->skeleton, descs[i].name);
+            snprintf(bench_names[j], SK_NAME_MAX, "%s",
+                     cJSON_GetStringValue(cJSON_GetObjectItem(node, "name")));
+        }
+        if (bench_names)
+            add_bench_limits(&out->skeleton, bench_names);
+        free(bench_names);
+    }
+    out->effector_count = cJSON_GetArraySize(effs);
+    ok = ok && out->effector_count > 0 && out->effector_count <= IK_MAX_EFFECTORS;
+    for (int e = 0; ok && e < out->effector_count; ++e) {
+        const int idx = cJSON_GetArrayItem(effs, e)->valueint;
+        ok = idx >= 0 && idx < n;
+        if (ok)
+            out->effector[e] = sk_skeleton_find(&out->skeleton, descs[idx].name);
+    }
+    out->target_count = cJSON_GetArraySize(targets);
+    out->targets = calloc((size_t)out->target_count, sizeof *out->targets);
+    ok = ok && out->targets;
+    for (int k = 0; ok && k < out->target_count; ++k) {
+        const cJSON *set = cJSON_GetArrayItem(targets, k);
+        ok = cJSON_IsArray(set) && cJSON_GetArraySize(set) == out->effector_count;
+        for (int e = 0; ok && e < out->effector_count; ++e)
+            ok = read_floats(cJSON_GetArrayItem(set, e), 3, out->targets[k][e]);
+    }
+    if (!ok)
+        fprintf(stderr, "%s: problem %s is malformed\n", path, out->id ? out->id : "?");
+    free(descs);
+    free(global);
+    free(parent);
+    return ok;
+}
+
+struct result {
+    double median_us, mean_us, mean_iterations, median_err, max_err, converged_pct, bone_dev;
+};
+
+static int
+compare_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double
+worst_bone_deviation(const struct sk_skeleton *sk, const struct sk_pose *pose)
+{
+    double worst = 0.0;
+    for (int j = 1; j < sk->joint_count; ++j) {
+        const float *a = pose->position_m[j], *b = pose->position_m[sk->parent[j]];
+        const double dx = (double)a[0] - (double)b[0], dy = (double)a[1] - (double)b[1],
+                     dz = (double)a[2] - (double)b[2];
+        const double len = sqrt(dx * dx + dy * dy + dz * dz);
+        const double dev = fabs(len - (double)sk->length_m[j]) / (double)sk->length_m[j];
+        worst = dev > worst ? dev : worst;
+    }
+    return worst;
+}
+
+enum bench_mode {
+    MODE_POSITIONS = 0, /* no limits, positions only (as the published positional solvers) */
+    MODE_FULL = 1,      /* no limits, positions and rotations (the default solve) */
+    MODE_LIMITS = 2,    /* joint limits on: rigid joints, rotations */
+};
+static const char *const mode_names[] = {"pos", "full", "limits"};
+
+static bool
+run_problem(const struct problem *p, enum bench_mode mode, bool callgrind, struct result *out)
+{
+    struct ik_solver_desc desc = {
+        .skeleton = &p->skeleton,
+        .effector_count = p->effector_count,
+        .tolerance_m = p->tolerance_m,
+        .max_iterations = p->max_iterations,
+        .ignore_limits = mode != MODE_LIMITS,
+        .positions_only = mode == MODE_POSITIONS,
+        .root_mode = IK_ROOT_PINNED,
+    };
+    for (int e = 0; e < p->effector_count; ++e)
+        desc.effector[e].joint = p->effector[e];
+    struct ik_solver *solver = NULL;
+    struct em_error err;
+    if (ik_solver_create(&desc, &solver, &err) != EM_OK) {
+        fprintf(stderr, "%s: %s\n", p->id, err.message);
+        return false;
+    }
+    struct sk_pose pose;
+    if (sk_pose_init(&pose, &p->skeleton) != EM_OK)
+        return false;
+    const int n = p->target_count;
+    double *times = calloc((size_t)n, sizeof *times);
+    double *errs = calloc((size_t)n, sizeof *errs);
+    double sum_us = 0, sum_iter = 0, max_err = 0, bone_dev = 0;
+    int converged = 0;
+    for (int k = -WARMUP_SOLVES; k < n; ++k) {
+        const int t = k < 0 ? (k + WARMUP_SOLVES) % n : k;
+        if (k == 0 && p->warm)
+            sk_pose_set_rest(&pose, &p->skeleton);
+        if (!p->warm)
+            sk_pose_set_rest(&pose, &p->skeleton);
+        for (int e = 0; e < p->effector_count; ++e)
+            ik_solver_set_target(solver, e, p->targets[t][e], NULL);
+        struct ik_stats stats;
+        if (callgrind && k >= 0)
+            CALLGRIND_TOGGLE_COLLECT;
+        const int64_t t0 = u_time_now_ns();
+        ik_solver_solve(solver, &pose, &stats);
+        const int64_t t1 = u_time_now_ns();
+        if (callgrind && k >= 0)
+            CALLGRIND_TOGGLE_COLLECT;
+        if (k < 0)
+            continue;
+        times[k] = (double)(t1 - t0) * 1e-3;
+        sum_us += times[k];
+        sum_iter += stats.iterations;
+        double worst = 0;
+        for (int e = 0; e < p->effector_count; ++e) {
+            const double d = (double)m_vec3_distance(pose.position_m[p->effector[e]], p->targets[t][e]);
+            worst = d > worst ? d : worst;
+        }
+        errs[k] = worst;
+        max_err = worst > max_err ? worst : max_err;
+        converged += worst <= (double)p->tolerance_m;
+        const double dev = worst_bone_deviation(&p->skeleton, &pose);
+        bone_dev = dev > bone_dev ? dev : bone_dev;
+    }
+    out->mean_us = sum_us / (double)n;
+    out->median_us = median(times, n);
+    out->mean_iterations = sum_iter / n;
+    out->median_err = median(errs, n);
+    out->max_err = max_err;
+    out->converged_pct = 100.0 * converged / n;
+    out->bone_dev = bone_dev;
+    free(times);
+    free(errs);
+    sk_pose_fini(&pose);
+    ik_solver_destroy(&solver);
+    return true;
+}
+
+static void
+print_row(const struct problem *p, enum bench_mode mode, const struct result *r)
+{
+    printf("| %-16s | %-4s | %-6s | %6d | %9.3f | %9.3f | %9.2f | %10.2e | %9.2e | %7.2f%% | %9.1e |\n",
+           p->id, p->warm ? "warm" : "cold", mode_names[mode], p->target_count, r->median_us,
+           r->mean_us, r->mean_iterations, r->median_err, r->max_err, r->converged_pct,
+           r->bone_dev);
+}
+
+static bool
+parse_mode(const char *text, enum bench_mode *out)
+{
+    for (int m = 0; m < 3; ++m)
+        if (strcmp(text, mode_names[m]) == 0) {
+            *out = (enum bench_mode)m;
+            return true;
+        }
+    return false;
+}
+
+int
+main(int argc, char **argv)
+{
+    const char *path = EMBODY_SOURCE_DIR "/../shared/bench/problems.json";
+    const char *only = NULL;
+    bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
+    for (int i = 1; i < argc; ++i) {
+        enum bench_mode m;
+        if (strcmp(argv[i], "--problems") == 0 && i + 1 < argc) {
+            path = argv[++i];
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && parse_mode(argv[i + 1], &m)) {
+            modes[m] = any_mode = true;
+            ++i;
+        } else if (strcmp(argv[i], "--callgrind") == 0) {
+            callgrind = true;
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
+                    "[--callgrind]\n"
+                    "  FILE defaults to ../shared/bench/problems.json beside the source tree\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (!any_mode)
+        modes[MODE_POSITIONS] = modes[MODE_FULL] = modes[MODE_LIMITS] = true;
+    struct u_text text;
+    struct em_error err;
+    if (u_text_read_file(path, &text, &err) != EM_OK) {
+        fprintf(stderr, "ik_bench: %s\n", err.message);
+        return 1;
+    }
+    cJSON *root = cJSON_Parse(text.data);
+    u_text_fini(&text);
+    const cJSON *problems = cJSON_GetObjectItem(root, "problems");
+    if (!cJSON_IsArray(problems)) {
+        fprintf(stderr, "ik_bench: %s: expected an object with a \"problems\" array\n", path);
+        cJSON_Delete(root);
+        return 1;
+    }
+    printf("solve: pos = no limits, positions only; full = no limits, positions and rotations; "
+           "limits = joint limits on (rigid joints, rotations)\n\n");
+    printf("| problem          | mode | solve  | solves | median us |   mean us | mean iter | median err |   max err | converged | bone dev  |\n");
+    printf("|------------------|------|--------|--------|-----------|-----------|-----------|------------|-----------|-----------|-----------|\n");
+    int failures = 0;
+    for (int mode = 0; mode < 3; ++mode) {
+        if (!modes[mode])
+            continue;
+        const cJSON *item;
+        cJSON_ArrayForEach(item, problems) {
+            const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(item, "kind"));
+            const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(item, "id"));
+            if (only && (!id || strcmp(only, id) != 0))
+                continue;
+            const bool tree = kind && strcmp(kind, "tree") == 0;
+            if (mode == MODE_LIMITS && !tree)
+                continue;
+            struct problem p;
+            struct result r;
+            if (!load_problem(item, path, &p, tree) ||
+                !run_problem(&p, (enum bench_mode)mode, callgrind, &r)) {
+                ++failures;
+                continue;
+            }
+            print_row(&p, (enum bench_mode)mode, &r);
+            fflush(stdout);
+            sk_skeleton_fini(&p.skeleton);
+            free(p.targets);
+        }
+    }
+    cJSON_Delete(root);
+    return failures ? 1 : 0;
+}
