@@ -55,7 +55,8 @@ st_stream_fini(struct st_stream *stream);
 struct st_stream_writer {
     FILE *file;
     char *path;
-    double first_time_s;
+    double first_time_s; /* time_s of the first frame written: the file's t = 0 */
+    double last_time_s;  /* t of the last row written, relative to first_time_s */
     long frames_written;
 };
 
@@ -138,37 +139,77 @@ st_bvh_frame_pose(const struct st_bvh *bvh, int frame, double (*out_position)[3]
 double
 st_bvh_guess_unit_scale(const struct st_bvh *bvh);
 
-/* Builds a humanoid skeleton from a BVH hierarchy: joints whose names `map` knows become
- * humanoid joints (VRM names); unmapped joints in between fold their offsets into the
- * next mapped joint; lengths are multiplied by `unit_scale` (metres). The rest pose is
- * made the humanoid's (legs straight down, arms straight out), keeping every bone's
- * length, so the humanoid's joint limits apply. Missing required bones are an error
- * naming them. */
+/* Builds a humanoid skeleton from a BVH hierarchy (the HIERARCHY only; no motion is
+ * used). Joints whose names `map` knows become humanoid joints named with their VRM names;
+ * unmapped joints in between fold their offsets into the next mapped joint (CMU's
+ * LHipJoint, LowerBack and Neck1), unmapped leaves are dropped (fingers, thumbs). Lengths
+ * are multiplied by `unit_scale` (metres per file unit).
+ *
+ * End joints: a joint the map names as one (CMU LeftFingerBase = leftHandEnd), and the
+ * End Site of a toes joint (leftToesEnd, rightToesEnd). With SK_NAMES_VRM (files that
+ * st_bvh_writer wrote) the End Sites of head and hands are also headTop and the hand
+ * ends. CMU's Head End Site is not the crown and does not become headTop.
+ *
+ * The rest pose is made the humanoid's: everything below each upper leg is turned rigidly
+ * (by the smallest rotation) so the thigh points straight down (0, -1, 0), everything
+ * below each upper arm so the upper arm points along +X (left) or -X (right). Every
+ * bone's length is kept. The root is then placed at (0, h, 0) with h such that the lowest
+ * foot, toes or toes-end joint is at y = 0.
+ *
+ * Joint limits are those of the default humanoid, config/humanoid.json (found with
+ * u_path_find_data), by bone. The result is checked with sk_humanoid_validate. Errors:
+ * missing required bones (all of them named), two joints naming the same bone, a mapped
+ * joint outside the hips' subtree, a default humanoid that cannot be found or read.
+ * `out_skeleton` is the caller's to sk_skeleton_fini; untouched (zeroed) on failure. */
 enum em_result
 st_bvh_to_humanoid(const struct st_bvh *bvh, enum sk_name_map map, double unit_scale,
                    const char *source, struct sk_skeleton *out_skeleton,
                    struct em_error *err);
 
-/* Writes a humanoid's motion as BVH: joints with their VRM names, offsets in metres,
- * the root with 6 channels and every other joint 3 (Zrotation Xrotation Yrotation),
- * leaves as End Sites. The frame count is written on close. */
+/* The same, with the joint limits copied by bone from `limits_from` (a humanoid the
+ * caller owns) instead of the default humanoid; NULL means the default. */
+enum em_result
+st_bvh_to_humanoid_with_limits(const struct st_bvh *bvh, enum sk_name_map map,
+                               double unit_scale, const struct sk_skeleton *limits_from,
+                               const char *source, struct sk_skeleton *out_skeleton,
+                               struct em_error *err);
+
+/* Writes a humanoid's motion as BVH: joints with their skeleton names (VRM names), offsets
+ * in metres, the root with 6 channels (Xposition Yposition Zposition Zrotation Xrotation
+ * Yrotation) and every other joint 3 (Zrotation Xrotation Yrotation).
+ *
+ * Leaves that are end joints (headTop, hand and toe ends) or have no humanoid bone are
+ * written as End Sites (read back as "<parent>_End"); a leaf that is a humanoid bone (a
+ * head without headTop) is written as a JOINT with channels and a zero End Site, so its
+ * name is kept. The root's OFFSET is written as 0 0 0 and its position channels hold its
+ * absolute position, which reads the same whether a reader adds the root's offset or
+ * not. The frame count is written on close (the file must be seekable).
+ *
+ * The writer keeps a pointer to `skeleton`, which must outlive it. */
 struct st_bvh_writer {
     FILE *file;
     char *path;
     const struct sk_skeleton *skeleton;
+    int *channel_joint;      /* skeleton joints with channels, in the file's order */
+    int channel_joint_count;
     long frame_count_offset; /* where "Frames:" is patched on close */
     long frames_written;
 };
 
+/* Creates `path` and writes the hierarchy. `frame_time_s` > 0 (the stream's period). */
 enum em_result
 st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double frame_time_s,
                    struct st_bvh_writer *out_writer, struct em_error *err);
 
-/* Writes one frame from the pose's root position and local rotations. */
+/* Writes one frame from the pose's root position (position_m[0], metres) and local
+ * rotations (quaternions turned into Z, X, Y Euler angles in degrees; near gimbal lock
+ * the first angle is taken as 0 and the last absorbs the rest). Non-finite values are
+ * refused. The pose must have the skeleton's joint count. */
 enum em_result
 st_bvh_writer_write(struct st_bvh_writer *writer, const struct sk_pose *pose,
                     struct em_error *err);
 
+/* Patches the frame count, closes, and reports any write error. Safe on a zeroed writer. */
 enum em_result
 st_bvh_writer_close(struct st_bvh_writer *writer, struct em_error *err);
 
