@@ -432,6 +432,8 @@ st_bvh_parse(char *text, const char *source, struct st_bvh *out_bvh, struct em_e
     memset(out_bvh, 0, sizeof *out_bvh);
     if (!source)
         source = "bvh";
+    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+        text += 3; /* a UTF-8 byte order mark some editors write */
     struct u_text t = {.data = text, .size = strlen(text)};
     struct parser p = {.source = source, .err = err, .bvh = out_bvh, .text_end = text + t.size};
     u_token_reader_init(&p.tok, &t);

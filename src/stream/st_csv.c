@@ -388,6 +388,8 @@ st_stream_parse(char *text, const char *source, struct st_stream *out_stream,
     memset(out_stream, 0, sizeof *out_stream);
     if (!source)
         source = "stream";
+    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+        text += 3; /* a UTF-8 byte order mark some editors write */
     struct u_text t = {.data = text, .size = strlen(text)};
     struct u_line_reader reader;
     u_line_reader_init(&reader, &t);

@@ -272,9 +272,11 @@ unknown_channels_and_bad_offsets_are_rejected_with_the_line(void **state)
                     "CHANNELS of joint \"leg\"", "got \"7\"");
     expect_rejected(replaced(good_bvh, "OFFSET 1 2 3", "OFFSET 1 2 x"), "bad.bvh:4",
                     "OFFSET of joint \"root\"", "expected a finite number, got \"x\"");
-    expect_rejected(replaced(good_bvh, "OFFSET 0 0 1\n\t\tCHANNELS", "OFFSET 0 nan 1\n\t\tCHANNELS"),
-                    "bad.bvh:8", "OFFSET of joint \"arm\"", "got \"nan\"");
-    expect_rejected(replaced(good_bvh, "\t\t\tOFFSET 0 0 1\n", "\t\t\tOFFSET 0 0 1\n\t\t\tCHANNELS 1 Xrotation\n"),
+    expect_rejected(
+        replaced(good_bvh, "OFFSET 0 0 1\n\t\tCHANNELS", "OFFSET 0 nan 1\n\t\tCHANNELS"),
+        "bad.bvh:8", "OFFSET of joint \"arm\"", "got \"nan\"");
+    expect_rejected(replaced(good_bvh, "\t\t\tOFFSET 0 0 1\n",
+                             "\t\t\tOFFSET 0 0 1\n\t\t\tCHANNELS 1 Xrotation\n"),
                     "bad.bvh:13", "unexpected \"CHANNELS\" in joint \"arm_End\"", NULL);
     expect_rejected(replaced(good_bvh, "JOINT leg", "JOINT arm"), "bad.bvh:15",
                     "joint \"arm\" is defined twice", NULL);

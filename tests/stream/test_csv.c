@@ -78,6 +78,17 @@ columns_are_found_by_name_in_any_order_and_unknown_groups_are_ignored(void **sta
 }
 
 static void
+a_byte_order_mark_before_the_header_is_skipped(void **state)
+{
+    (void)state;
+    struct st_stream s;
+    struct em_error err = {{0}};
+    assert_int_equal(parse("\xEF\xBB\xBF" HEADER "0," POSES, &s, &err), EM_OK);
+    assert_int_equal(s.frame_count, 1);
+    st_stream_fini(&s);
+}
+
+static void
 an_invalid_device_keeps_its_pose_values_and_has_no_flags(void **state)
 {
     (void)state;
@@ -354,6 +365,7 @@ csv_tests(size_t *out_count)
 {
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(columns_are_found_by_name_in_any_order_and_unknown_groups_are_ignored),
+        cmocka_unit_test(a_byte_order_mark_before_the_header_is_skipped),
         cmocka_unit_test(an_invalid_device_keeps_its_pose_values_and_has_no_flags),
         cmocka_unit_test(writing_then_reading_gives_identical_floats_and_times),
         cmocka_unit_test(reading_and_writing_twice_gives_byte_identical_text),
