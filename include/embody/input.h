@@ -80,23 +80,37 @@ in_source_destroy(struct in_source **src)
 /* ---- Replay of a stream file --------------------------------------------------- */
 
 struct in_replay_desc {
-    const char *path;      /* a 3-point stream file */
+    const char *path;         /* a 3-point stream file */
     bool as_fast_as_possible; /* false: frames come at the file's pace in real time */
-    bool loop;             /* start again at the end instead of ending */
-    const char *name;      /* the source's name; default "replay" */
+    bool loop;                /* start again at the end instead of ending */
+    const char *name;         /* the source's name (copied, up to 63 bytes); default "replay" */
 };
 
 /* Loads the whole file (errors name its line) and returns a source that plays it. The
- * frames come out exactly as stored, except that on a loop the time keeps increasing. */
+ * frames come out exactly as stored, except that on a loop the time keeps increasing: each
+ * pass adds (last t - first t + period), period being the stream's mean frame interval
+ * (1/60 s for a one-frame stream), so the wrap is one period like any other step.
+ *
+ * Real time (not as_fast_as_possible): the first next() delivers at once and starts the
+ * clock; frame k is then delivered no earlier than (t_k - t_first) later on the monotonic
+ * clock. Every frame is delivered (none skipped); if the caller falls more than 0.1 s
+ * behind, the clock restarts from the late frame instead of rushing to catch up.
+ * set_paused(true) holds the current frame: next() returns it again with the same time
+ * (in real time one period apart), and time paused does not count when playing resumes.
+ * At the end without loop, next() returns EM_END_OF_STREAM (every time). next() never
+ * allocates. The source owns its copy of the frames; destroy it with in_source_destroy. */
 enum em_result
 in_replay_create(const struct in_replay_desc *desc, struct in_source **out_source,
                  struct em_error *err);
 
-/* The bundled demo: the stream shipped in config/demo/ played in real time, looping. */
+/* The bundled demo: config/demo/demo.csv (found with u_path_find_data; a stream made from
+ * CMU clip 14_14, see config/demo/README.md) replayed as above, looping, named "demo".
+ * EM_ERROR_IO naming the places tried when it cannot be found. */
 enum em_result
 in_demo_create(bool as_fast_as_possible, struct in_source **out_source, struct em_error *err);
 
-/* Path of the bundled demo stream (for messages and tools), or NULL if not found. */
+/* Path of the bundled demo stream (for messages and tools), or NULL if not found. The
+ * string is static: valid until the next call. */
 const char *
 in_demo_path(void);
 

@@ -22,7 +22,9 @@ extern "C" {
 
 /* ---- 3-point stream ------------------------------------------------------------ */
 
-/* A whole stream in memory. time_s of frame 0 is the file's first t (normally 0). */
+/* A whole stream in memory. time_s of frame 0 is the file's first t (normally 0). The
+ * frames array (16-byte aligned) is owned by the struct: st_stream_fini frees it. A zeroed
+ * struct is an empty stream that st_stream_append can grow. */
 struct st_stream {
     int frame_count;
     int capacity;
@@ -30,10 +32,18 @@ struct st_stream {
 };
 
 /* Reads a stream file. Columns are found by the header's names, in any order; unknown
- * column groups are ignored; `t` and the head, left and right groups are required.
- * Rejects: a missing or unknown-format header, wrong column counts, non-numbers, NaN or
- * infinite values, valid flags other than 0/1, t not strictly increasing, a non-unit
- * quaternion on a valid device (|q| off by more than 1e-3), an empty file. */
+ * columns (further groups such as pelvis_*) are ignored; `t` and all eight columns of the
+ * head, left and right groups are required, and the error names every one missing.
+ * Blank lines are skipped, values may have blanks around them, CRLF is fine. Each value
+ * is read exactly as strtof would (so printed floats come back identical); t as a double.
+ * valid = 1 gives the device the flags EM_POSE_ALL_VALID, 0 gives 0 (its pose values are
+ * kept as written). Events are 0.
+ * Rejects, naming the file, the line and the column: a missing header (a first line of
+ * numbers), empty or repeated column names, a row with a different column count,
+ * non-numbers, NaN or infinite values, valid flags other than 0/1, t not strictly
+ * increasing (both times named), a non-unit quaternion on a valid device (|q| off by
+ * more than 1e-3), an empty file, a header with no rows.
+ * On success `out_stream` is the caller's to st_stream_fini; on failure it is empty. */
 enum em_result
 st_stream_load(const char *path, struct st_stream *out_stream, struct em_error *err);
 
@@ -42,7 +52,8 @@ enum em_result
 st_stream_parse(char *text, const char *source, struct st_stream *out_stream,
                 struct em_error *err);
 
-/* Appends a copy of `frame`. */
+/* Appends a copy of `frame`, growing the array. EM_ERROR_OUT_OF_MEMORY leaves the stream
+ * as it was. */
 enum em_result
 st_stream_append(struct st_stream *stream, const struct em_tracking_frame *frame);
 
@@ -50,28 +61,37 @@ void
 st_stream_fini(struct st_stream *stream);
 
 /* Writes frames as they come (for --record): the header, then one row per frame with
- * t relative to the first frame written. Numbers are printed so that reading them back
- * gives the same floats (and writing those again the same text). */
+ * t = time_s - (time_s of the first frame written). Each float is printed in the fewest
+ * digits (6 to 9) that read back as the identical float, and t in the fewest (15 to 17)
+ * that read back as the identical double, so writing what was read gives the same text.
+ * valid is written 1 only when both position and orientation are VALID. */
 struct st_stream_writer {
     FILE *file;
     char *path;
-    double first_time_s;
+    double first_time_s; /* time_s of the first frame written: the file's t = 0 */
+    double last_time_s;  /* t of the last row written, relative to first_time_s */
     long frames_written;
 };
 
+/* Creates (truncates) `path` and writes the header. */
 enum em_result
 st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
                       struct em_error *err);
 
+/* Appends one row. Refuses (EM_ERROR_INVALID_ARGUMENT, nothing written) what the reader
+ * would refuse: a time not after the previous frame's, a non-finite value, a non-unit
+ * quaternion on a device written as valid. */
 enum em_result
 st_stream_writer_write(struct st_stream_writer *writer, const struct em_tracking_frame *frame,
                        struct em_error *err);
 
-/* Flushes and closes; reports a write error (disk full) if one happened. */
+/* Flushes and closes; reports a write error (disk full) if one happened. Safe on a zeroed
+ * writer. A file closed without rows holds only the header (which the reader refuses). */
 enum em_result
 st_stream_writer_close(struct st_stream_writer *writer, struct em_error *err);
 
-/* Writes a whole stream. */
+/* Writes a whole stream (at least one frame) with the writer above; on failure no file is
+ * left behind. */
 enum em_result
 st_stream_save(const char *path, const struct st_stream *stream, struct em_error *err);
 
@@ -109,13 +129,18 @@ struct st_bvh {
     double *motion; /* frame_count * channel_count values, frame-major */
 };
 
-/* Reads a BVH file. Rejects (with the line number): a missing HIERARCHY or MOTION
- * section, unbalanced braces, unknown channel names, bad numbers, NaN, a frame count
- * that does not match the rows, rows with the wrong number of values, a truncated file,
- * a non-positive frame time. */
+/* Reads a BVH file: one ROOT, joints with OFFSET and CHANNELS (0 to 6, any order, each at
+ * most once), End Sites, then "MOTION", "Frames: n", "Frame Time: s" and n rows of one
+ * value per channel. Frames: 0 is allowed (a skeleton only). Rejects (with the line
+ * number): a missing HIERARCHY or MOTION section, unbalanced braces, unknown channel
+ * names, bad numbers, NaN or infinity, repeated joint names, a frame count that does not
+ * match the rows, rows with too few or too many values, a truncated file, a non-positive
+ * frame time. On success `out_bvh` is the caller's to st_bvh_fini; on failure it is
+ * zeroed. A CMU clip (2 MB) parses in about 8 ms (tests/stream/bench_stream). */
 enum em_result
 st_bvh_load(const char *path, struct st_bvh *out_bvh, struct em_error *err);
 
+/* Same, from text in memory (consumed); `source` names it in errors. */
 enum em_result
 st_bvh_parse(char *text, const char *source, struct st_bvh *out_bvh, struct em_error *err);
 
@@ -126,9 +151,12 @@ st_bvh_fini(struct st_bvh *bvh);
 int
 st_bvh_find(const struct st_bvh *bvh, const char *name);
 
-/* Global positions (file units) and rotations of every joint at `frame`, by forward
- * kinematics of the channels in their file order. `out_position` and `out_rotation`
- * have joint_count entries. */
+/* Global positions (file units) and rotations (unit quaternions x, y, z, w, mapping the
+ * joint's axes to the world's) of every joint at `frame` (0 <= frame < frame_count), by
+ * forward kinematics in double: a joint's local rotation is the product of its rotation
+ * channels in file order (CMU "Zrotation Yrotation Xrotation": Rz * Ry * Rx), and
+ *     R = R_parent * R_local,   p = p_parent + R_parent * (offset + translation channels).
+ * `out_position` and `out_rotation` have joint_count entries. Allocates nothing. */
 void
 st_bvh_frame_pose(const struct st_bvh *bvh, int frame, double (*out_position)[3],
                   double (*out_rotation)[4]);
@@ -138,46 +166,94 @@ st_bvh_frame_pose(const struct st_bvh *bvh, int frame, double (*out_position)[3]
 double
 st_bvh_guess_unit_scale(const struct st_bvh *bvh);
 
-/* Builds a humanoid skeleton from a BVH hierarchy: joints whose names `map` knows become
- * humanoid joints (VRM names); unmapped joints in between fold their offsets into the
- * next mapped joint; lengths are multiplied by `unit_scale` (metres). The rest pose is
- * made the humanoid's (legs straight down, arms straight out), keeping every bone's
- * length, so the humanoid's joint limits apply. Missing required bones are an error
- * naming them. */
+/* Builds a humanoid skeleton from a BVH hierarchy (the HIERARCHY only; no motion is
+ * used). Joints whose names `map` knows become humanoid joints named with their VRM names;
+ * unmapped joints in between fold their offsets into the next mapped joint (CMU's
+ * LHipJoint, LowerBack and Neck1), unmapped leaves are dropped (fingers, thumbs). Lengths
+ * are multiplied by `unit_scale` (metres per file unit).
+ *
+ * End joints: a joint the map names as one (CMU LeftFingerBase = leftHandEnd), and the
+ * End Site of a toes joint (leftToesEnd, rightToesEnd). With SK_NAMES_VRM (files that
+ * st_bvh_writer wrote) the End Sites of head and hands are also headTop and the hand
+ * ends. CMU's Head End Site is not the crown and does not become headTop.
+ *
+ * The rest pose is made the humanoid's: everything below each upper leg is turned rigidly
+ * (by the smallest rotation) so the thigh points straight down (0, -1, 0), everything
+ * below each upper arm so the upper arm points along +X (left) or -X (right). Every
+ * bone's length is kept. The root is then placed at (0, h, 0) with h such that the lowest
+ * foot, toes or toes-end joint is at y = 0.
+ *
+ * Joint limits are those of the default humanoid, config/humanoid.json (found with
+ * u_path_find_data), by bone. The result is checked with sk_humanoid_validate. Errors:
+ * missing required bones (all of them named), two joints naming the same bone, a mapped
+ * joint outside the hips' subtree, a default humanoid that cannot be found or read.
+ * `out_skeleton` is the caller's to sk_skeleton_fini; untouched (zeroed) on failure. */
 enum em_result
 st_bvh_to_humanoid(const struct st_bvh *bvh, enum sk_name_map map, double unit_scale,
                    const char *source, struct sk_skeleton *out_skeleton,
                    struct em_error *err);
 
-/* Writes a humanoid's motion as BVH: joints with their VRM names, offsets in metres,
- * the root with 6 channels and every other joint 3 (Zrotation Xrotation Yrotation),
- * leaves as End Sites. The frame count is written on close. */
+/* The same, with the joint limits copied by bone from `limits_from` (a humanoid the
+ * caller owns) instead of the default humanoid; NULL means the default. */
+enum em_result
+st_bvh_to_humanoid_with_limits(const struct st_bvh *bvh, enum sk_name_map map,
+                               double unit_scale, const struct sk_skeleton *limits_from,
+                               const char *source, struct sk_skeleton *out_skeleton,
+                               struct em_error *err);
+
+/* Writes a humanoid's motion as BVH: joints with their skeleton names (VRM names), offsets
+ * in metres, the root with 6 channels (Xposition Yposition Zposition Zrotation Xrotation
+ * Yrotation) and every other joint 3 (Zrotation Xrotation Yrotation).
+ *
+ * Leaves that are end joints (headTop, hand and toe ends) or have no humanoid bone are
+ * written as End Sites (read back as "<parent>_End"); a leaf that is a humanoid bone (a
+ * head without headTop) is written as a JOINT with channels and a zero End Site, so its
+ * name is kept. The root's OFFSET is written as 0 0 0 and its position channels hold its
+ * absolute position, which reads the same whether a reader adds the root's offset or
+ * not. The frame count is written on close (the file must be seekable).
+ *
+ * The writer keeps a pointer to `skeleton`, which must outlive it. */
 struct st_bvh_writer {
     FILE *file;
     char *path;
     const struct sk_skeleton *skeleton;
+    int *channel_joint;      /* skeleton joints with channels, in the file's order */
+    int channel_joint_count;
     long frame_count_offset; /* where "Frames:" is patched on close */
     long frames_written;
 };
 
+/* Creates `path` and writes the hierarchy. `frame_time_s` > 0 (the stream's period). */
 enum em_result
 st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double frame_time_s,
                    struct st_bvh_writer *out_writer, struct em_error *err);
 
-/* Writes one frame from the pose's root position and local rotations. */
+/* Writes one frame from the pose's root position (position_m[0], metres) and local
+ * rotations (quaternions turned into Z, X, Y Euler angles in degrees; near gimbal lock
+ * the first angle is taken as 0 and the last absorbs the rest). Non-finite values are
+ * refused. The pose must have the skeleton's joint count. */
 enum em_result
 st_bvh_writer_write(struct st_bvh_writer *writer, const struct sk_pose *pose,
                     struct em_error *err);
 
+/* Patches the frame count, closes, and reports any write error. Safe on a zeroed writer. */
 enum em_result
 st_bvh_writer_close(struct st_bvh_writer *writer, struct em_error *err);
 
 /* ---- From motion capture to a 3-point stream (PROTOCOL section 2) --------------- */
 
-/* Makes the stream a headset and two controllers would have reported for a CMU clip:
- * every second frame from frame 0, t = k / 60 for 120 fps clips (in general every
- * round(rate / 60)-th frame), head at Head + R_Head (0, 0.08, 0.09) m, hands at the
- * midpoint of wrist and knuckles with the grip axes of the protocol. */
+/* Makes the stream a headset and two controllers would have reported for a CMU clip
+ * (joints Head, LeftHand, LeftFingerBase, RightHand, RightFingerBase; lengths times
+ * `unit_scale`, 0.056444 for CMU): every step-th frame from frame 0, step =
+ * round(1 / (Frame Time * 60)) (2 for 120 fps clips), t = k * step * Frame Time for the
+ * k-th kept frame (the clip's clock: k * 0.0166666 for CMU's 0.0083333, which is what the
+ * reference streams hold, rather than exactly k / 60); head at Head + R_Head (0, 0.08,
+ * 0.09) m with orientation R_Head diag(-1, 1, -1); hands at the midpoint of wrist and
+ * knuckles with the grip axes of the protocol; every device valid. Each quaternion's sign
+ * is the one Shepperd's branches give (as m_quat_from_columns, but in double): w > 0
+ * when the rotation matrix's trace is positive, otherwise the component of the largest
+ * diagonal element is positive. This reproduces eval/streams/ to about 1e-6. Missing
+ * joints are an error naming them. `out_stream` is the caller's to st_stream_fini. */
 enum em_result
 st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *source,
                    struct st_stream *out_stream, struct em_error *err);

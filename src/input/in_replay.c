@@ -1,0 +1,163 @@
+/*
+ * Replaying a 3-point stream file as an input source (include/embody/input.h).
+ *
+ * The whole file is read at creation, so next() only copies a frame and, in real time,
+ * sleeps until the frame is due on the monotonic clock: it never allocates. Frame k is
+ * due at  start + (t_k - t_first)  where start is when the first frame was asked for;
+ * time spent paused moves `start` on, and a consumer that stalls for long (a window being
+ * dragged) moves it on too rather than getting a burst of stale frames.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embody/input.h"
+#include "embody/stream.h"
+#include "util/u_time.h"
+
+/* Later than this, the clock is reset to the frame instead of hurrying to catch up. */
+#define MAX_LATENESS_NS 100000000LL
+
+/* Period of a one-frame stream, which has no interval of its own (a common headset rate). */
+#define SINGLE_FRAME_PERIOD_S (1.0 / 60.0)
+
+struct replay {
+    struct in_source base;
+    struct st_stream stream;
+    char name[64];
+    bool real_time;
+    bool loop;
+    bool paused;
+    int next_index;     /* the frame next() delivers next */
+    bool have_current;  /* `current` holds the last delivered frame */
+    double period_s;    /* mean interval between frames */
+    double loop_offset_s; /* added to the file's t: grows by one play length per loop */
+    bool clock_started;
+    int64_t anchor_ns;  /* when the frame of time anchor_time_s is due */
+    double anchor_time_s;
+    int64_t paused_at_ns;
+    struct em_tracking_frame current;
+};
+
+static struct replay *
+replay_of(struct in_source *src)
+{
+    return (struct replay *)src;
+}
+
+/* Sleeps until `due_ns` on the monotonic clock (sleeps may end early: check again). */
+static void
+wait_until(int64_t due_ns)
+{
+    for (int64_t now = u_time_now_ns(); now < due_ns; now = u_time_now_ns())
+        u_time_sleep_ns(due_ns - now);
+}
+
+static void
+pace(struct replay *r, double time_s)
+{
+    const int64_t now = u_time_now_ns();
+    if (!r->clock_started) {
+        r->clock_started = true;
+        r->anchor_ns = now;
+        r->anchor_time_s = time_s;
+        return;
+    }
+    /* Rounded up, so a frame never comes before its time. */
+    const int64_t due = r->anchor_ns + (int64_t)ceil((time_s - r->anchor_time_s) * 1e9);
+    if (now - due > MAX_LATENESS_NS) {
+        r->anchor_ns = now;
+        r->anchor_time_s = time_s;
+        return;
+    }
+    wait_until(due);
+}
+
+static enum em_result
+deliver_next(struct replay *r, struct em_tracking_frame *out_frame)
+{
+    if (r->next_index == r->stream.frame_count) {
+        if (!r->loop)
+            return EM_END_OF_STREAM;
+        const struct em_tracking_frame *f = r->stream.frames;
+        r->loop_offset_s += f[r->stream.frame_count - 1].time_s - f[0].time_s + r->period_s;
+        r->next_index = 0;
+    }
+    r->current = r->stream.frames[r->next_index++];
+    r->current.time_s += r->loop_offset_s;
+    r->have_current = true;
+    if (r->real_time)
+        pace(r, r->current.time_s);
+    *out_frame = r->current;
+    return EM_OK;
+}
+
+static enum em_result
+replay_next(struct in_source *src, struct em_tracking_frame *out_frame)
+{
+    struct replay *r = replay_of(src);
+    if (!r->paused || !r->have_current)
+        return deliver_next(r, out_frame);
+    /* Paused: the same frame and time again, one period apart in real time so that the
+     * caller's loop does not spin. */
+    if (r->real_time)
+        u_time_sleep_ns((int64_t)(r->period_s * 1e9));
+    *out_frame = r->current;
+    return EM_OK;
+}
+
+static void
+replay_set_paused(struct in_source *src, bool paused)
+{
+    struct replay *r = replay_of(src);
+    if (paused == r->paused)
+        return;
+    const int64_t now = u_time_now_ns();
+    if (paused)
+        r->paused_at_ns = now;
+    else
+        r->anchor_ns += now - r->paused_at_ns; /* the pause does not count as play time */
+    r->paused = paused;
+}
+
+static void
+replay_destroy(struct in_source *src)
+{
+    struct replay *r = replay_of(src);
+    st_stream_fini(&r->stream);
+    free(r);
+}
+
+enum em_result
+in_replay_create(const struct in_replay_desc *desc, struct in_source **out_source,
+                 struct em_error *err)
+{
+    *out_source = NULL;
+    if (!desc || !desc->path)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "replay: no stream file given");
+    /* The frames hold 16-byte aligned versors. */
+    const size_t bytes = (sizeof(struct replay) + 15) & ~(size_t)15;
+    struct replay *r = aligned_alloc(16, bytes);
+    if (!r)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", desc->path);
+    memset(r, 0, sizeof *r);
+    const enum em_result res = st_stream_load(desc->path, &r->stream, err);
+    if (res != EM_OK) {
+        free(r);
+        return res;
+    }
+    snprintf(r->name, sizeof r->name, "%s", desc->name ? desc->name : "replay");
+    r->real_time = !desc->as_fast_as_possible;
+    r->loop = desc->loop;
+    const int n = r->stream.frame_count;
+    r->period_s = n > 1 ? (r->stream.frames[n - 1].time_s - r->stream.frames[0].time_s) / (n - 1)
+                        : SINGLE_FRAME_PERIOD_S;
+    r->base.name = r->name;
+    r->base.next = replay_next;
+    r->base.submit = NULL;
+    r->base.set_paused = replay_set_paused;
+    r->base.destroy = replay_destroy;
+    *out_source = &r->base;
+    return EM_OK;
+}

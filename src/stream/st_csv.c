@@ -1,0 +1,558 @@
+/*
+ * The 3-point tracking stream (include/embody/stream.h; PROTOCOL.md section 1): a header
+ * naming the columns, then one CSV row per sample of the head and both hands.
+ *
+ * Reading finds the columns by name, in any order, ignores column groups it does not know
+ * and checks every value; the first problem is reported with the file, the line and the
+ * column. Writing prints each float in the fewest digits that read back as the same float
+ * and t as the double it is, so a file read and written again is the same text.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embody/m_math.h"
+#include "embody/stream.h"
+#include "stream/st_internal.h"
+#include "util/u_text.h"
+
+/* The seven pose fields and the flag of a device group, in file order. */
+enum field {
+    FIELD_PX = 0,
+    FIELD_PY,
+    FIELD_PZ,
+    FIELD_QX,
+    FIELD_QY,
+    FIELD_QZ,
+    FIELD_QW,
+    FIELD_VALID,
+    FIELD_COUNT,
+};
+
+static const char *const field_suffix[FIELD_COUNT] = {"px", "py", "pz", "qx",
+                                                      "qy", "qz", "qw", "valid"};
+
+/* How far |q| of a valid device may be from 1. */
+#define UNIT_QUAT_TOLERANCE 1e-3
+
+/* Most columns a header may have (further groups included). */
+#define MAX_COLUMNS 1024
+
+/* |q| in double, so the tolerance check does not depend on float rounding. */
+static double
+quat_length(const float *q)
+{
+    double sum = 0.0;
+    for (int i = 0; i < 4; ++i)
+        sum += (double)q[i] * (double)q[i];
+    return sqrt(sum);
+}
+
+/* ---- stream in memory ------------------------------------------------------------ */
+
+enum em_result
+st_stream_append(struct st_stream *stream, const struct em_tracking_frame *frame)
+{
+    if (stream->frame_count == stream->capacity) {
+        const int cap = stream->capacity ? stream->capacity * 2 : 256;
+        /* The frames hold 16-byte aligned versors: aligned_alloc and copy, as realloc
+         * promises only malloc's alignment. */
+        const size_t bytes = (size_t)cap * sizeof *stream->frames;
+        struct em_tracking_frame *grown = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+        if (!grown)
+            return EM_ERROR_OUT_OF_MEMORY;
+        if (stream->frame_count > 0)
+            memcpy(grown, stream->frames, (size_t)stream->frame_count * sizeof *grown);
+        free(stream->frames);
+        stream->frames = grown;
+        stream->capacity = cap;
+    }
+    stream->frames[stream->frame_count++] = *frame;
+    return EM_OK;
+}
+
+void
+st_stream_fini(struct st_stream *stream)
+{
+    free(stream->frames);
+    memset(stream, 0, sizeof *stream);
+}
+
+/* ---- reading --------------------------------------------------------------------- */
+
+/* Where each needed value sits in a row: column indices, -1 when absent. */
+struct layout {
+    int column_count;
+    int t;
+    int device[EM_DEVICE_COUNT][FIELD_COUNT];
+};
+
+static char *
+trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        ++s;
+    char *e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+        --e;
+    *e = '\0';
+    return s;
+}
+
+/* Splits `line` at commas in place into at most `max` trimmed fields; returns the field
+ * count (max + 1 when there are more). */
+static int
+split_fields(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (n < max)
+            fields[n] = trim(p);
+        ++n;
+        if (!comma || n > max)
+            return n;
+        p = comma + 1;
+    }
+}
+
+static bool
+is_blank(const char *line)
+{
+    for (; *line; ++line)
+        if (*line != ' ' && *line != '\t')
+            return false;
+    return true;
+}
+
+/* The device and field a column name stands for; false for names we do not know. */
+static bool
+known_column(const char *name, int *out_device, int *out_field)
+{
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const char *dev = em_device_name((enum em_device)d);
+        const size_t n = strlen(dev);
+        if (strncmp(name, dev, n) != 0 || name[n] != '_')
+            continue;
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            if (strcmp(name + n + 1, field_suffix[f]) == 0) {
+                *out_device = d;
+                *out_field = f;
+                return true;
+            }
+    }
+    return false;
+}
+
+/* Appends "what" to the list of missing things in `buf`. */
+static void
+add_missing(char *buf, size_t size, const char *what)
+{
+    const size_t used = strlen(buf);
+    snprintf(buf + used, size - used, "%s%s", used ? "; " : "", what);
+}
+
+static enum em_result
+check_layout_complete(const struct layout *lay, const char *source, int line,
+                      struct em_error *err)
+{
+    char missing[400] = "";
+    if (lay->t < 0)
+        add_missing(missing, sizeof missing, "column t");
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const char *dev = em_device_name((enum em_device)d);
+        int absent = 0;
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            absent += lay->device[d][f] < 0;
+        char what[160];
+        if (absent == FIELD_COUNT) {
+            snprintf(what, sizeof what, "the %s group (%s_px ... %s_valid)", dev, dev, dev);
+            add_missing(missing, sizeof missing, what);
+            continue;
+        }
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            if (lay->device[d][f] < 0) {
+                snprintf(what, sizeof what, "column %s_%s", dev, field_suffix[f]);
+                add_missing(missing, sizeof missing, what);
+            }
+    }
+    if (missing[0])
+        return em_fail(err, EM_ERROR_PARSE, "%s:%d: the header lacks %s", source, line,
+                       missing);
+    return EM_OK;
+}
+
+static enum em_result
+parse_header(char *line, int line_number, const char *source, struct layout *lay,
+             char **fields, struct em_error *err)
+{
+    const int n = split_fields(line, fields, MAX_COLUMNS);
+    if (n > MAX_COLUMNS)
+        return em_fail(err, EM_ERROR_LIMIT, "%s:%d: more than %d columns", source,
+                       line_number, MAX_COLUMNS);
+    double number;
+    if (st_parse_number(fields[0], fields[0] + strlen(fields[0]), &number))
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:%d: expected a header line naming the columns (t,head_px,...), "
+                       "got a row of numbers",
+                       source, line_number);
+    lay->column_count = n;
+    lay->t = -1;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            lay->device[d][f] = -1;
+    for (int c = 0; c < n; ++c) {
+        const char *name = fields[c];
+        if (!name[0])
+            return em_fail(err, EM_ERROR_PARSE, "%s:%d: column %d of the header has no name",
+                           source, line_number, c + 1);
+        for (int k = 0; k < c; ++k)
+            if (strcmp(fields[k], name) == 0)
+                return em_fail(err, EM_ERROR_PARSE,
+                               "%s:%d: column %d (%s) repeats column %d of the header",
+                               source, line_number, c + 1, name, k + 1);
+        int d, f;
+        if (strcmp(name, "t") == 0)
+            lay->t = c;
+        else if (known_column(name, &d, &f))
+            lay->device[d][f] = c;
+        /* Anything else belongs to a group we do not know (pelvis_px ...): ignored. */
+    }
+    return check_layout_complete(lay, source, line_number, err);
+}
+
+/* The header's name of column `c` (0-based), for messages. */
+static void
+column_name(const struct layout *lay, int c, char *out, size_t size)
+{
+    snprintf(out, size, "?");
+    if (c == lay->t)
+        snprintf(out, size, "t");
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            if (lay->device[d][f] == c)
+                snprintf(out, size, "%s_%s", em_device_name((enum em_device)d),
+                         field_suffix[f]);
+}
+
+static enum em_result
+bad_value(const struct layout *lay, int c, const char *text, const char *expected,
+          const char *source, int line, struct em_error *err)
+{
+    char name[32];
+    column_name(lay, c, name, sizeof name);
+    return em_fail(err, EM_ERROR_PARSE, "%s:%d: column %d (%s): expected %s, got \"%s\"",
+                   source, line, c + 1, name, expected, text);
+}
+
+/* A float exactly as strtof reads it (so printed floats come back identical). */
+static enum em_result
+parse_float_field(const struct layout *lay, int c, const char *text, const char *source,
+                  int line, float *out, struct em_error *err)
+{
+    double probe;
+    if (!st_parse_number(text, text + strlen(text), &probe))
+        return bad_value(lay, c, text, "a number", source, line, err);
+    const float v = strtof(text, NULL);
+    if (!isfinite(probe) || !isfinite(v))
+        return bad_value(lay, c, text, "a finite number", source, line, err);
+    *out = v;
+    return EM_OK;
+}
+
+static enum em_result
+parse_device(const struct layout *lay, int d, char **fields, const char *source, int line,
+              struct em_device_pose *out, struct em_error *err)
+{
+    float v[FIELD_VALID];
+    for (int f = 0; f < FIELD_VALID; ++f) {
+        const enum em_result r =
+            parse_float_field(lay, lay->device[d][f], fields[lay->device[d][f]], source, line,
+                              &v[f], err);
+        if (r != EM_OK)
+            return r;
+    }
+    const int vc = lay->device[d][FIELD_VALID];
+    const char *valid = fields[vc];
+    if (strcmp(valid, "0") != 0 && strcmp(valid, "1") != 0)
+        return bad_value(lay, vc, valid, "0 or 1", source, line, err);
+    out->flags = valid[0] == '1' ? (uint32_t)EM_POSE_ALL_VALID : 0u;
+    m_vec3_set(out->pose.position_m, v[FIELD_PX], v[FIELD_PY], v[FIELD_PZ]);
+    m_quat_set(out->pose.orientation, v[FIELD_QX], v[FIELD_QY], v[FIELD_QZ], v[FIELD_QW]);
+    if (out->flags) {
+        const double n = quat_length(out->pose.orientation);
+        if (fabs(n - 1.0) > UNIT_QUAT_TOLERANCE) {
+            const char *dev = em_device_name((enum em_device)d);
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s:%d: %s orientation (%s_qx..%s_qw) has length %.6g; expected a "
+                           "unit quaternion (within %g) on a valid device",
+                           source, line, dev, dev, dev, n, UNIT_QUAT_TOLERANCE);
+        }
+    }
+    return EM_OK;
+}
+
+/* Reading state carried from row to row. */
+struct row_context {
+    const struct layout *lay;
+    const char *source;
+    char **fields;
+    double previous_t;
+    int previous_line;
+};
+
+static enum em_result
+parse_row(struct row_context *ctx, char *line, int line_number,
+          struct em_tracking_frame *out, struct em_error *err)
+{
+    const struct layout *lay = ctx->lay;
+    const int n = split_fields(line, ctx->fields, lay->column_count);
+    if (n != lay->column_count)
+        return em_fail(err, EM_ERROR_PARSE, "%s:%d: %s%d columns, expected %d as in the header",
+                       ctx->source, line_number, n > lay->column_count ? "more than " : "",
+                       n > lay->column_count ? lay->column_count : n, lay->column_count);
+    memset(out, 0, sizeof *out);
+    const char *t_text = ctx->fields[lay->t];
+    double t;
+    if (!st_parse_number(t_text, t_text + strlen(t_text), &t))
+        return bad_value(lay, lay->t, t_text, "a number", ctx->source, line_number, err);
+    if (!isfinite(t))
+        return bad_value(lay, lay->t, t_text, "a finite number", ctx->source, line_number, err);
+    if (ctx->previous_line > 0 && !(t > ctx->previous_t)) {
+        char now[ST_NUMBER_MAX], before[ST_NUMBER_MAX];
+        st_format_double(t, now);
+        st_format_double(ctx->previous_t, before);
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:%d: t = %s is not after t = %s on line %d; expected strictly "
+                       "increasing times",
+                       ctx->source, line_number, now, before, ctx->previous_line);
+    }
+    out->time_s = t;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const enum em_result r =
+            parse_device(lay, d, ctx->fields, ctx->source, line_number, &out->device[d], err);
+        if (r != EM_OK)
+            return r;
+    }
+    ctx->previous_t = t;
+    ctx->previous_line = line_number;
+    return EM_OK;
+}
+
+static enum em_result
+parse_lines(struct u_line_reader *reader, const char *source, char **fields,
+            struct st_stream *out, struct em_error *err)
+{
+    char *line;
+    while ((line = u_line_next(reader)) && is_blank(line)) {
+    }
+    if (!line)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: empty file; expected a header line naming the columns, then one "
+                       "row per sample",
+                       source);
+    struct layout lay;
+    const int header_line = reader->line_number;
+    enum em_result r = parse_header(line, header_line, source, &lay, fields, err);
+    if (r != EM_OK)
+        return r;
+    struct row_context ctx = {.lay = &lay, .source = source, .fields = fields};
+    while ((line = u_line_next(reader))) {
+        if (is_blank(line))
+            continue;
+        struct em_tracking_frame frame;
+        r = parse_row(&ctx, line, reader->line_number, &frame, err);
+        if (r != EM_OK)
+            return r;
+        if (st_stream_append(out, &frame) != EM_OK)
+            return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s:%d: out of memory", source,
+                           reader->line_number);
+    }
+    if (out->frame_count == 0)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: no samples after the header (line %d); expected at least one row",
+                       source, header_line);
+    return EM_OK;
+}
+
+enum em_result
+st_stream_parse(char *text, const char *source, struct st_stream *out_stream,
+                struct em_error *err)
+{
+    memset(out_stream, 0, sizeof *out_stream);
+    if (!source)
+        source = "stream";
+    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+        text += 3; /* a UTF-8 byte order mark some editors write */
+    struct u_text t = {.data = text, .size = strlen(text)};
+    struct u_line_reader reader;
+    u_line_reader_init(&reader, &t);
+    char **fields = malloc((MAX_COLUMNS + 1) * sizeof *fields);
+    if (!fields)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", source);
+    const enum em_result r = parse_lines(&reader, source, fields, out_stream, err);
+    free(fields);
+    if (r != EM_OK)
+        st_stream_fini(out_stream);
+    return r;
+}
+
+enum em_result
+st_stream_load(const char *path, struct st_stream *out_stream, struct em_error *err)
+{
+    memset(out_stream, 0, sizeof *out_stream);
+    struct u_text text;
+    enum em_result r = u_text_read_file(path, &text, err);
+    if (r != EM_OK)
+        return r;
+    r = st_stream_parse(text.data, path, out_stream, err);
+    u_text_fini(&text);
+    return r;
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+
+static enum em_result
+write_failed(const struct st_stream_writer *w, struct em_error *err)
+{
+    return em_fail(err, EM_ERROR_IO, "%s: write error: %s", w->path, strerror(errno));
+}
+
+enum em_result
+st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
+                      struct em_error *err)
+{
+    memset(out_writer, 0, sizeof *out_writer);
+    out_writer->path = strdup(path);
+    if (!out_writer->path)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
+    out_writer->file = fopen(path, "w");
+    if (!out_writer->file) {
+        const enum em_result r =
+            em_fail(err, EM_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
+        free(out_writer->path);
+        out_writer->path = NULL;
+        return r;
+    }
+    fputs("t", out_writer->file);
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            fprintf(out_writer->file, ",%s_%s", em_device_name((enum em_device)d),
+                    field_suffix[f]);
+    if (fputc('\n', out_writer->file) == EOF) {
+        const enum em_result r = write_failed(out_writer, err);
+        st_stream_writer_close(out_writer, NULL);
+        return r;
+    }
+    return EM_OK;
+}
+
+/* Refuses what the reader would refuse, so a recording always reads back. */
+static enum em_result
+check_frame(const struct st_stream_writer *w, const struct em_tracking_frame *frame,
+            double t_s, struct em_error *err)
+{
+    if (!isfinite(t_s))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: frame %ld: time is not finite",
+                       w->path, w->frames_written);
+    if (w->frames_written > 0 && !(t_s > w->last_time_s)) {
+        char now[ST_NUMBER_MAX], before[ST_NUMBER_MAX];
+        st_format_double(t_s, now);
+        st_format_double(w->last_time_s, before);
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "%s: frame %ld: t = %s s is not after the previous frame's t = %s s",
+                       w->path, w->frames_written, now, before);
+    }
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const struct em_device_pose *dp = &frame->device[d];
+        const char *dev = em_device_name((enum em_device)d);
+        if (!m_vec3_is_finite(dp->pose.position_m) || !m_quat_is_finite(dp->pose.orientation))
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: frame %ld: the %s pose has a value that is not finite",
+                           w->path, w->frames_written, dev);
+        const double n = quat_length(dp->pose.orientation);
+        if (em_device_pose_usable(dp) && fabs(n - 1.0) > UNIT_QUAT_TOLERANCE)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: frame %ld: the %s orientation has length %.6g, expected a "
+                           "unit quaternion",
+                           w->path, w->frames_written, dev, n);
+    }
+    return EM_OK;
+}
+
+enum em_result
+st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_frame *frame,
+                       struct em_error *err)
+{
+    assert(w->file);
+    if (w->frames_written == 0)
+        w->first_time_s = frame->time_s;
+    const double t_s = frame->time_s - w->first_time_s;
+    enum em_result r = check_frame(w, frame, t_s, err);
+    if (r != EM_OK)
+        return r;
+    /* 25 numbers of at most ST_NUMBER_MAX characters, commas and a newline. */
+    char row[(ST_NUMBER_MAX + 1) * (1 + EM_DEVICE_COUNT * FIELD_COUNT) + 2];
+    int n = st_format_double(t_s, row);
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const struct em_device_pose *dp = &frame->device[d];
+        const float v[FIELD_VALID] = {dp->pose.position_m[0],  dp->pose.position_m[1],
+                                      dp->pose.position_m[2],  dp->pose.orientation[0],
+                                      dp->pose.orientation[1], dp->pose.orientation[2],
+                                      dp->pose.orientation[3]};
+        for (int f = 0; f < FIELD_VALID; ++f) {
+            row[n++] = ',';
+            n += st_format_float(v[f], row + n);
+        }
+        row[n++] = ',';
+        row[n++] = em_device_pose_usable(dp) ? '1' : '0';
+    }
+    row[n++] = '\n';
+    if (fwrite(row, 1, (size_t)n, w->file) != (size_t)n)
+        return write_failed(w, err);
+    w->last_time_s = t_s;
+    w->frames_written++;
+    return EM_OK;
+}
+
+enum em_result
+st_stream_writer_close(struct st_stream_writer *w, struct em_error *err)
+{
+    enum em_result r = EM_OK;
+    if (w->file) {
+        const bool failed = fflush(w->file) != 0 || ferror(w->file);
+        if (failed)
+            r = write_failed(w, err);
+        if (fclose(w->file) != 0 && r == EM_OK)
+            r = write_failed(w, err);
+    }
+    free(w->path);
+    memset(w, 0, sizeof *w);
+    return r;
+}
+
+enum em_result
+st_stream_save(const char *path, const struct st_stream *stream, struct em_error *err)
+{
+    if (stream->frame_count <= 0)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "%s: no frames to save (a stream file needs at least one row)", path);
+    struct st_stream_writer w;
+    enum em_result r = st_stream_writer_open(path, &w, err);
+    if (r != EM_OK)
+        return r;
+    for (int i = 0; r == EM_OK && i < stream->frame_count; ++i)
+        r = st_stream_writer_write(&w, &stream->frames[i], err);
+    const enum em_result closed = st_stream_writer_close(&w, r == EM_OK ? err : NULL);
+    if (r == EM_OK)
+        r = closed;
+    if (r != EM_OK)
+        remove(path); /* no half-written file */
+    return r;
+}

@@ -1,0 +1,244 @@
+/*
+ * Input sources: a replayed stream file gives the file's frames, never early in real time,
+ * holds still while paused, keeps time increasing when it loops and says when it ends;
+ * the bundled demo is found and plays.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "embody/input.h"
+#include "embody/m_math.h"
+#include "embody/stream.h"
+#include "util/u_time.h"
+
+/* Writes a stream of `count` frames, `period_s` apart from `start_s`, each a different
+ * pose, into a scratch file; returns the frames as the file holds them. */
+static void
+write_stream(const char *tag, int count, double start_s, double period_s, char *path,
+             size_t size, struct st_stream *out_file_frames)
+{
+    snprintf(path, size, "%s/tests/input-%s-%ld.csv", EMBODY_BINARY_DIR, tag, (long)getpid());
+    struct st_stream s = {0};
+    for (int i = 0; i < count; ++i) {
+        struct em_tracking_frame f;
+        memset(&f, 0, sizeof f);
+        f.time_s = start_s + i * period_s;
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+            m_vec3_set(f.device[d].pose.position_m, 0.1f * (float)i, 1.0f + 0.01f * (float)d,
+                       -0.3f);
+            const float axis[3] = {0, 1, 0};
+            m_quat_from_axis_angle(axis, 0.05f * (float)i, f.device[d].pose.orientation);
+            f.device[d].flags = (i + d) % 4 == 0 ? 0u : (uint32_t)EM_POSE_ALL_VALID;
+        }
+        assert_int_equal(st_stream_append(&s, &f), EM_OK);
+    }
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_save(path, &s, &err), EM_OK);
+    st_stream_fini(&s);
+    assert_int_equal(st_stream_load(path, out_file_frames, &err), EM_OK);
+}
+
+static struct in_source *
+replay(const char *path, bool fast, bool loop)
+{
+    const struct in_replay_desc desc = {.path = path, .as_fast_as_possible = fast, .loop = loop};
+    struct in_source *src = NULL;
+    struct em_error err = {{0}};
+    if (in_replay_create(&desc, &src, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    return src;
+}
+
+/* cmocka's assert_float_equal compares floats; this compares doubles. */
+#define assert_near(a, b, tol)                                                                 \
+    do {                                                                                       \
+        const double near_a = (a), near_b = (b);                                               \
+        if (!(fabs(near_a - near_b) <= (tol)))                                                 \
+            fail_msg("%s = %.12g, expected %.12g within %g", #a, near_a, near_b, (double)(tol)); \
+    } while (0)
+
+static void
+assert_same_poses(const struct em_tracking_frame *a, const struct em_tracking_frame *b)
+{
+    assert_memory_equal(a->device, b->device, sizeof a->device);
+    assert_int_equal(a->events, b->events);
+}
+
+static void
+a_replay_gives_the_files_frames_then_ends(void **state)
+{
+    (void)state;
+    char path[512];
+    struct st_stream file;
+    write_stream("frames", 20, 0.0, 1.0 / 60.0, path, sizeof path, &file);
+    struct in_source *src = replay(path, true, false);
+    assert_string_equal(src->name, "replay");
+    struct em_tracking_frame f;
+    for (int i = 0; i < file.frame_count; ++i) {
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        assert_true(f.time_s == file.frames[i].time_s);
+        assert_same_poses(&f, &file.frames[i]);
+        assert_int_equal(in_source_submit(src), EM_OK);
+    }
+    assert_int_equal(in_source_next(src, &f), EM_END_OF_STREAM);
+    assert_int_equal(in_source_next(src, &f), EM_END_OF_STREAM);
+    in_source_destroy(&src);
+    assert_null(src);
+    in_source_destroy(&src); /* NULL is fine */
+    st_stream_fini(&file);
+    remove(path);
+}
+
+static void
+a_real_time_replay_never_delivers_a_frame_before_its_time(void **state)
+{
+    (void)state;
+    char path[512];
+    struct st_stream file;
+    /* The file's clock starts at 3 s: only the intervals matter. */
+    write_stream("pace", 8, 3.0, 0.02, path, sizeof path, &file);
+    struct in_source *src = replay(path, false, false);
+    const int64_t start_ns = u_time_now_ns();
+    struct em_tracking_frame f;
+    for (int i = 0; i < file.frame_count; ++i) {
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        const double elapsed_s = (double)(u_time_now_ns() - start_ns) / 1e9;
+        const double due_s = file.frames[i].time_s - file.frames[0].time_s;
+        if (elapsed_s < due_s)
+            fail_msg("frame %d came after %.6f s, before its time %.6f s", i, elapsed_s,
+                     due_s);
+        assert_same_poses(&f, &file.frames[i]);
+    }
+    assert_int_equal(in_source_next(src, &f), EM_END_OF_STREAM);
+    in_source_destroy(&src);
+    st_stream_fini(&file);
+    remove(path);
+}
+
+static void
+pausing_holds_the_current_frame_and_time(void **state)
+{
+    (void)state;
+    char path[512];
+    struct st_stream file;
+    write_stream("pause", 5, 0.0, 0.01, path, sizeof path, &file);
+    for (int real_time = 0; real_time < 2; ++real_time) {
+        struct in_source *src = replay(path, !real_time, false);
+        assert_true(in_source_can_pause(src));
+        struct em_tracking_frame f;
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        in_source_set_paused(src, true);
+        for (int i = 0; i < 4; ++i) {
+            assert_int_equal(in_source_next(src, &f), EM_OK);
+            assert_true(f.time_s == file.frames[1].time_s);
+            assert_same_poses(&f, &file.frames[1]);
+        }
+        in_source_set_paused(src, false);
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        assert_true(f.time_s == file.frames[2].time_s);
+        assert_same_poses(&f, &file.frames[2]);
+        in_source_destroy(&src);
+    }
+    st_stream_fini(&file);
+    remove(path);
+}
+
+static void
+a_looping_replay_keeps_time_increasing(void **state)
+{
+    (void)state;
+    char path[512];
+    struct st_stream file;
+    write_stream("loop", 3, 0.5, 0.1, path, sizeof path, &file);
+    struct in_source *src = replay(path, true, true);
+    struct em_tracking_frame f;
+    double previous = -1.0;
+    for (int i = 0; i < 10; ++i) {
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        assert_true(f.time_s > previous);
+        /* One period between the last frame and the first again, as between any two. */
+        if (i > 0)
+            assert_near(f.time_s - previous, 0.1, 1e-9);
+        assert_same_poses(&f, &file.frames[i % 3]);
+        previous = f.time_s;
+    }
+    assert_near(f.time_s, file.frames[0].time_s + 9 * 0.1, 1e-9);
+    in_source_destroy(&src);
+    st_stream_fini(&file);
+    remove(path);
+}
+
+static void
+a_bad_stream_file_is_reported_with_its_line(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/input-bad-%ld.csv", EMBODY_BINARY_DIR,
+             (long)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("t,head_px\n0,1\n", f);
+    fclose(f);
+    const struct in_replay_desc desc = {.path = path};
+    struct in_source *src = NULL;
+    struct em_error err = {{0}};
+    assert_int_equal(in_replay_create(&desc, &src, &err), EM_ERROR_PARSE);
+    assert_null(src);
+    char want[600];
+    snprintf(want, sizeof want, "%s:1", path);
+    if (!strstr(err.message, want) || !strstr(err.message, "head_py"))
+        fail_msg("message \"%s\" lacks \"%s\" or head_py", err.message, want);
+    remove(path);
+    const struct in_replay_desc missing = {.path = "/nonexistent/take.csv"};
+    assert_int_equal(in_replay_create(&missing, &src, &err), EM_ERROR_IO);
+    assert_non_null(strstr(err.message, "/nonexistent/take.csv"));
+}
+
+static void
+the_demo_is_found_and_plays_its_stream_in_a_loop(void **state)
+{
+    (void)state;
+    const char *path = in_demo_path();
+    assert_non_null(path);
+    struct st_stream file;
+    struct em_error err = {{0}};
+    if (st_stream_load(path, &file, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct in_source *src = NULL;
+    assert_int_equal(in_demo_create(true, &src, &err), EM_OK);
+    assert_string_equal(src->name, "demo");
+    struct em_tracking_frame f;
+    double previous = -1.0;
+    for (int i = 0; i < file.frame_count + 5; ++i) {
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        assert_true(f.time_s > previous);
+        previous = f.time_s;
+        assert_same_poses(&f, &file.frames[i % file.frame_count]);
+    }
+    in_source_destroy(&src);
+    st_stream_fini(&file);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_replay_gives_the_files_frames_then_ends),
+        cmocka_unit_test(a_real_time_replay_never_delivers_a_frame_before_its_time),
+        cmocka_unit_test(pausing_holds_the_current_frame_and_time),
+        cmocka_unit_test(a_looping_replay_keeps_time_increasing),
+        cmocka_unit_test(a_bad_stream_file_is_reported_with_its_line),
+        cmocka_unit_test(the_demo_is_found_and_plays_its_stream_in_a_loop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
