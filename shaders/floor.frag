@@ -33,6 +33,8 @@ void main()
     vec2 p = v_world.xz;
     float dist = length(p - u_focus.xz);
     float fade = 1.0 - smoothstep(u_fade_m.x, u_fade_m.y, dist);
+    if (fade <= 0.0)
+        discard; // beyond the fade: only the background, and no work for it
 
     // Minor lines vanish where they would be denser than a few pixels (no moire).
     float density = max(fwidth(p.x), fwidth(p.y));

@@ -16,8 +16,13 @@ void main()
 {
     vec4 world = a_model * vec4(a_position, 1.0);
     v_world = world.xyz;
-    // Parts are scaled unevenly (capsules, ellipsoids): normals need the inverse transpose.
-    v_normal = transpose(inverse(mat3(a_model))) * a_normal;
+    // Parts are a rotation times an uneven scale (capsules, ellipsoids, boxes), so the
+    // inverse transpose of the model matrix is the same rotation times the inverse scale:
+    // each column divided by its squared length. Cheaper than inverse() per vertex.
+    mat3 m = mat3(a_model);
+    vec3 inv_scale2 = 1.0 / max(vec3(dot(m[0], m[0]), dot(m[1], m[1]), dot(m[2], m[2])),
+                                vec3(1e-12));
+    v_normal = m * (a_normal * inv_scale2);
     v_color = a_color;
     gl_Position = u_view_proj * world;
 }

@@ -87,7 +87,8 @@ struct render_desc {
     bool vsync;
     bool show_targets;  /* draw IK targets beside the effectors (T toggles) */
     bool hide_hud;      /* start with the HUD off (H toggles) */
-    int msaa_samples;   /* anti-aliasing samples per pixel; default 4, 1 turns it off */
+    int msaa_samples;   /* anti-aliasing samples per pixel, 1 turns it off; default 4,
+                           or 1 on a software renderer (llvmpipe) where it is costly */
     const char *shader_dir; /* default: shaders/ found with u_path_find_data, else the
                                copies built into the program */
     const char *font_path;  /* default: Debian's DejaVu Sans */

@@ -122,7 +122,7 @@ r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out
     float dist = (0.62f * h + 0.15f) / tan_half;
     if (aspect > 0.0f && aspect < 1.0f)
         dist = fmaxf(dist, (0.6f * h + 0.2f) / (tan_half * aspect));
-    const float lift = 0.1f * h; /* a little above the body's middle, looking down */
+    const float lift = 0.25f * h; /* near eye level, looking a little down at the body */
 
     vec3 center;
     r_camera_center(cam, center);

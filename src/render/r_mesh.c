@@ -182,8 +182,8 @@ r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer,
         struct geometry g = {0};
         bool ok = false;
         switch ((enum r_mesh_id)m) {
-        case R_MESH_SPHERE: ok = make_sphere(&g, 28, 18); break;
-        case R_MESH_CYLINDER: ok = make_cylinder(&g, 28); break;
+        case R_MESH_SPHERE: ok = make_sphere(&g, 24, 14); break;
+        case R_MESH_CYLINDER: ok = make_cylinder(&g, 24); break;
         case R_MESH_BOX: ok = make_box(&g); break;
         case R_MESH_COUNT: break;
         }

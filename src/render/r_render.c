@@ -230,6 +230,19 @@ fit_to_window(struct render *r)
     r->height_px = h;
 }
 
+/* Anti-aliasing by default: 4 samples on a GPU; none on a software renderer, where it
+ * costs two to three times the frame time (see tests/render/bench_render.c). */
+static int
+default_samples(void)
+{
+    const char *name = (const char *)glGetString(GL_RENDERER);
+    static const char *const software[] = {"llvmpipe", "softpipe", "swrast", "SwiftShader"};
+    for (size_t i = 0; name && i < sizeof software / sizeof software[0]; ++i)
+        if (strstr(name, software[i]))
+            return 1;
+    return 4;
+}
+
 enum em_result
 render_create(const struct render_desc *desc_in, struct render **out_render,
               struct em_error *err)
@@ -242,13 +255,11 @@ render_create(const struct render_desc *desc_in, struct render **out_render,
         desc.height = 720;
     if (!desc.title)
         desc.title = "embody";
-    if (desc.msaa_samples == 0)
-        desc.msaa_samples = 4;
     if (desc.width < 16 || desc.height < 16 || desc.width > 16384 || desc.height > 16384)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "render: window size %dx%d: expected 16 to 16384 on each side",
                        desc.width, desc.height);
-    if (desc.msaa_samples < 1 || desc.msaa_samples > 16)
+    if (desc.msaa_samples < 0 || desc.msaa_samples > 16)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "render: msaa_samples %d: expected 1 to 16", desc.msaa_samples);
 
@@ -276,7 +287,8 @@ render_create(const struct render_desc *desc_in, struct render **out_render,
     r->ui_scale = 1.0f;
     GLint max_samples = 1;
     glGetIntegerv(GL_MAX_SAMPLES, &max_samples);
-    r->msaa_samples = desc.msaa_samples < max_samples ? desc.msaa_samples : max_samples;
+    const int samples = desc.msaa_samples ? desc.msaa_samples : default_samples();
+    r->msaa_samples = samples < max_samples ? samples : max_samples;
     fit_to_window(r);
     if (!r->resolved.framebuffer || r->width_px < 1) {
         render_destroy(&r);
