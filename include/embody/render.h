@@ -80,15 +80,15 @@ enum render_camera {
 
 /* Zero means default for every field. */
 struct render_desc {
-    int width;          /* window points; default 1280 */
-    int height;         /* window points; default 720 */
-    const char *title;  /* default "embody" */
-    bool hidden;        /* no visible window (headless rendering to a PNG) */
+    int width;         /* window points; default 1280 */
+    int height;        /* window points; default 720 */
+    const char *title; /* default "embody" */
+    bool hidden;       /* no visible window (headless rendering to a PNG) */
     bool vsync;
-    bool show_targets;  /* draw IK targets beside the effectors (T toggles) */
-    bool hide_hud;      /* start with the HUD off (H toggles) */
-    int msaa_samples;   /* anti-aliasing samples per pixel, 1 turns it off; default 4,
-                           or 1 on a software renderer (llvmpipe) where it is costly */
+    bool show_targets;      /* draw IK targets beside the effectors (T toggles) */
+    bool hide_hud;          /* start with the HUD off (H toggles) */
+    int msaa_samples;       /* anti-aliasing samples per pixel, 1 turns it off; default 4,
+                               or 1 on a software renderer (llvmpipe) where it is costly */
     const char *shader_dir; /* default: shaders/ found with u_path_find_data, else the
                                copies built into the program */
     const char *font_path;  /* default: Debian's DejaVu Sans */
@@ -110,65 +110,51 @@ struct render;
  * fails to compile or link is reported with its file and line (EM_ERROR_PARSE); a missing
  * font or shader file names the places tried (EM_ERROR_IO). `desc` may be NULL (all
  * defaults); its strings are copied. On success the caller owns *out_render. */
-enum em_result
-render_create(const struct render_desc *desc, struct render **out_render,
-              struct em_error *err);
+enum em_result render_create(const struct render_desc *desc, struct render **out_render,
+                             struct em_error *err);
 
 /* Closes the window and frees everything; takes NULL and clears the caller's pointer. */
-void
-render_destroy(struct render **render);
+void render_destroy(struct render **render);
 
 /* Handles window events and keys; returns enum render_action bits. Never blocks. */
-uint32_t
-render_poll(struct render *render);
+uint32_t render_poll(struct render *render);
 
 /* Draws the scene with the current camera into the window and presents it. */
-void
-render_draw(struct render *render, const struct render_scene *scene);
+void render_draw(struct render *render, const struct render_scene *scene);
 
 /* Draws the scene (no HUD, no mirroring) into the framebuffer currently bound, for one
  * headset eye: `view` (world to eye) and `projection` are column-major OpenGL matrices,
  * the viewport is width x height pixels. Uses none of the window's state (camera, size,
  * HUD); the window's context (render_make_current) must be current. */
-void
-render_draw_eye(struct render *render, const struct render_scene *scene, const mat4 view,
-                const mat4 projection, int width, int height);
+void render_draw_eye(struct render *render, const struct render_scene *scene, const mat4 view,
+                     const mat4 projection, int width, int height);
 
 /* Makes the window's OpenGL context current on this thread (the headset view needs it). */
-void
-render_make_current(struct render *render);
+void render_make_current(struct render *render);
 
 /* Writes what the window shows now (the last render_draw, HUD included) as a PNG. */
-enum em_result
-render_screenshot(struct render *render, const char *path, struct em_error *err);
+enum em_result render_screenshot(struct render *render, const char *path, struct em_error *err);
 
 /* Size of the image render_draw makes, in drawable pixels. */
-void
-render_get_size(const struct render *render, int *out_width, int *out_height);
+void render_get_size(const struct render *render, int *out_width, int *out_height);
 
 /* Copies the last render_draw's image into `out_rgba` (width * height * 4 bytes, rows
  * from the top, as render_get_size gives). Returns false if `size` is too small. */
-bool
-render_read_pixels(struct render *render, uint8_t *out_rgba, size_t size);
+bool render_read_pixels(struct render *render, uint8_t *out_rgba, size_t size);
 
 /* Where the world point `world_m` lands in the last render_draw's image (pixels from the
  * top left, mirroring included). Returns false when the point is behind the camera. */
-bool
-render_project(const struct render *render, const vec3 world_m, float out_pixel_xy[2]);
+bool render_project(const struct render *render, const vec3 world_m, float out_pixel_xy[2]);
 
-void
-render_set_camera(struct render *render, enum render_camera camera);
+void render_set_camera(struct render *render, enum render_camera camera);
 
-enum render_camera
-render_get_camera(const struct render *render);
+enum render_camera render_get_camera(const struct render *render);
 
 /* The camera's name ("mirror", "orbit", "front", "side", "top"). */
-const char *
-render_camera_name(enum render_camera camera);
+const char *render_camera_name(enum render_camera camera);
 
 /* Milliseconds of CPU time the last render_draw took (for the HUD and benchmarks). */
-float
-render_last_draw_ms(const struct render *render);
+float render_last_draw_ms(const struct render *render);
 
 #ifdef __cplusplus
 }

@@ -18,8 +18,7 @@
 #define FOLLOW_TIME_S 0.35f /* time constant of the follow smoothing */
 
 void
-r_camera_init(struct r_camera_state *cam)
-{
+r_camera_init(struct r_camera_state *cam) {
     memset(cam, 0, sizeof *cam);
     cam->mode = RENDER_CAMERA_MIRROR;
     m_vec3_set(cam->follow_m, 0.0f, 1.0f, 0.0f);
@@ -33,8 +32,7 @@ r_camera_init(struct r_camera_state *cam)
  * the pose when there is one, else from the headset. Returns false if neither is known. */
 static bool
 player_from_scene(const struct render_scene *scene, float *out_position, float *out_yaw,
-                  float *out_height)
-{
+                  float *out_height) {
     const struct sk_skeleton *sk = scene->skeleton;
     const struct sk_pose *pose = scene->pose;
     float forward[3];
@@ -70,8 +68,7 @@ player_from_scene(const struct render_scene *scene, float *out_position, float *
 }
 
 void
-r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, float dt_s)
-{
+r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, float dt_s) {
     float position[3], yaw = cam->follow_yaw_rad, height = cam->height_m;
     if (!player_from_scene(scene, position, &yaw, &height))
         return;
@@ -84,15 +81,14 @@ r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, fl
     }
     const float k = 1.0f - expf(-fminf(dt_s, 1.0f) / FOLLOW_TIME_S);
     m_vec3_lerp(cam->follow_m, position, k, cam->follow_m);
-    cam->follow_yaw_rad = m_angle_wrap(cam->follow_yaw_rad +
-                                       m_angle_wrap(yaw - cam->follow_yaw_rad) * k);
+    cam->follow_yaw_rad =
+        m_angle_wrap(cam->follow_yaw_rad + m_angle_wrap(yaw - cam->follow_yaw_rad) * k);
     cam->height_m += (height - cam->height_m) * k;
 }
 
 void
 r_view_from_matrices(const mat4 view, const mat4 projection, bool mirrored,
-                     struct r_view *out_view)
-{
+                     struct r_view *out_view) {
     glm_mat4_copy((vec4 *)view, out_view->view);
     glm_mat4_copy((vec4 *)projection, out_view->projection);
     glm_mat4_mul(out_view->projection, out_view->view, out_view->view_proj);
@@ -107,14 +103,12 @@ r_view_from_matrices(const mat4 view, const mat4 projection, bool mirrored,
 }
 
 void
-r_camera_center(const struct r_camera_state *cam, float out_m[3])
-{
+r_camera_center(const struct r_camera_state *cam, float out_m[3]) {
     m_vec3_set(out_m, cam->follow_m[0], 0.57f * cam->height_m, cam->follow_m[2]);
 }
 
 void
-r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out_view)
-{
+r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out_view) {
     const float h = cam->height_m;
     const float tan_half = tanf(0.5f * FOV_Y_RAD);
     /* Far enough to show the whole body from the feet to raised hands (about 1.2 times

@@ -57,29 +57,25 @@ struct r_shader_source {
 
 /* Reads shader `name` ("mesh.vert") from `dir` when given (it must be there), else from
  * shaders/ found with u_path_find_data, else from the copy built into the program. */
-enum em_result
-r_shader_read(const char *dir, const char *name, struct r_shader_source *out_source,
-              struct em_error *err);
+enum em_result r_shader_read(const char *dir, const char *name, struct r_shader_source *out_source,
+                             struct em_error *err);
 
-void
-r_shader_source_fini(struct r_shader_source *source);
+void r_shader_source_fini(struct r_shader_source *source);
 
 /* Compiles and links a vertex + fragment program. Errors name the file and line:
  * "<path>:12: error: ..." (EM_ERROR_PARSE). */
-enum em_result
-r_program_build(const struct r_shader_source *vert, const struct r_shader_source *frag,
-                GLuint *out_program, struct em_error *err);
+enum em_result r_program_build(const struct r_shader_source *vert,
+                               const struct r_shader_source *frag, GLuint *out_program,
+                               struct em_error *err);
 
 /* Rewrites a driver's info log so every line that names a line of source 0 starts with
  * "<path>:<line>: " (Mesa "0:12(5): error: x", NVIDIA "0(12) : error C0000: x", and
  * "ERROR: 0:12: x" are understood); other lines are kept with "<path>: " in front.
  * Returns the first source line number found, or 0. */
-int
-r_shader_log_format(const char *path, const char *log, char *out, size_t out_size);
+int r_shader_log_format(const char *path, const char *log, char *out, size_t out_size);
 
 /* The built-in copy of shaders/<name>, or NULL (made by the build from shaders/). */
-const char *
-r_shader_builtin(const char *name);
+const char *r_shader_builtin(const char *name);
 
 /* ---- Meshes ---- */
 
@@ -110,19 +106,15 @@ struct r_instance_list {
 };
 
 /* Grows as needed; returns NULL only when out of memory. */
-struct r_instance *
-r_instance_push(struct r_instance_list *list);
+struct r_instance *r_instance_push(struct r_instance_list *list);
 
-void
-r_instance_list_fini(struct r_instance_list *list);
+void r_instance_list_fini(struct r_instance_list *list);
 
 /* Creates the unit meshes, sharing one instance buffer bound to attributes 2 to 6. */
-enum em_result
-r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer,
-                struct em_error *err);
+enum em_result r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer,
+                               struct em_error *err);
 
-void
-r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]);
+void r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]);
 
 /* ---- The scene as parts ---- */
 
@@ -137,19 +129,17 @@ struct r_parts {
 
 /* Fills `parts` from the scene. `camera_right` and `camera_up` (world, unit) turn the
  * lost-device crosses towards the viewer. Returns false only when out of memory. */
-bool
-r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show_targets,
-              const vec3 camera_right, const vec3 camera_up);
+bool r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show_targets,
+                   const vec3 camera_right, const vec3 camera_up);
 
-void
-r_parts_fini(struct r_parts *parts);
+void r_parts_fini(struct r_parts *parts);
 
 /* ---- Cameras ---- */
 
 struct r_camera_state {
     enum render_camera mode;
-    bool have_follow;    /* `follow_*` hold a smoothed player position and facing */
-    vec3 follow_m;       /* the player's hips, world */
+    bool have_follow;     /* `follow_*` hold a smoothed player position and facing */
+    vec3 follow_m;        /* the player's hips, world */
     float follow_yaw_rad; /* facing about +Y; 0 faces +Z */
     float height_m;       /* the player's standing height, for framing */
     float orbit_yaw_rad;
@@ -163,32 +153,27 @@ struct r_view {
     mat4 projection; /* mirrored (x negated) for the mirror camera */
     mat4 view_proj;
     vec3 eye_m;
-    vec3 right;      /* world directions of the image's right and up, as seen on screen */
+    vec3 right; /* world directions of the image's right and up, as seen on screen */
     vec3 up;
-    bool mirrored;   /* the image is flipped left-right: triangles wind the other way */
+    bool mirrored; /* the image is flipped left-right: triangles wind the other way */
 };
 
-void
-r_camera_init(struct r_camera_state *cam);
+void r_camera_init(struct r_camera_state *cam);
 
 /* Moves the followed position and facing towards the scene's player (smoothed over
  * `dt_s` seconds; the first call, or dt_s <= 0, snaps). */
-void
-r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, float dt_s);
+void r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, float dt_s);
 
 /* The point every camera looks at: above the followed hips at a fixed share of the
  * player's height (world, metres). */
-void
-r_camera_center(const struct r_camera_state *cam, float out_m[3]);
+void r_camera_center(const struct r_camera_state *cam, float out_m[3]);
 
 /* The view for the current mode and an image of aspect width / height. */
-void
-r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out_view);
+void r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out_view);
 
 /* Builds view fields (view_proj, eye, right, up) from a view and a projection matrix. */
-void
-r_view_from_matrices(const mat4 view, const mat4 projection, bool mirrored,
-                     struct r_view *out_view);
+void r_view_from_matrices(const mat4 view, const mat4 projection, bool mirrored,
+                          struct r_view *out_view);
 
 /* ---- Text ---- */
 
@@ -204,7 +189,7 @@ struct r_font {
     float pixel_height;
     float ascent_px;
     float line_px;
-    void *packed;     /* stbtt_packedchar per range (owned) */
+    void *packed;       /* stbtt_packedchar per range (owned) */
     unsigned char *ttf; /* the font file (owned) */
     char path[512];
 };
@@ -217,32 +202,26 @@ struct r_text_batch {
 
 /* Loads the font file (`path`, or DejaVu Sans found in the usual Debian places) and
  * bakes an atlas for `pixel_height`. Fails with EM_ERROR_IO naming the paths tried. */
-enum em_result
-r_font_create(struct r_font *font, const char *path, float pixel_height, struct em_error *err);
+enum em_result r_font_create(struct r_font *font, const char *path, float pixel_height,
+                             struct em_error *err);
 
 /* Re-bakes the atlas for another size (a window moved to a display of another scale). */
-enum em_result
-r_font_resize(struct r_font *font, float pixel_height, struct em_error *err);
+enum em_result r_font_resize(struct r_font *font, float pixel_height, struct em_error *err);
 
-void
-r_font_destroy(struct r_font *font);
+void r_font_destroy(struct r_font *font);
 
 /* Appends UTF-8 `text` at pen position (x, y: top of the line), returns the end x. */
-float
-r_text_add(struct r_text_batch *batch, const struct r_font *font, float x, float y,
-           const char *text, const uint8_t rgba[4]);
+float r_text_add(struct r_text_batch *batch, const struct r_font *font, float x, float y,
+                 const char *text, const uint8_t rgba[4]);
 
 /* Width in pixels of UTF-8 `text`. */
-float
-r_text_width(const struct r_font *font, const char *text);
+float r_text_width(const struct r_font *font, const char *text);
 
 /* Appends a filled rectangle. */
-void
-r_text_rect(struct r_text_batch *batch, const struct r_font *font, float x, float y, float w,
-            float h, const uint8_t rgba[4]);
+void r_text_rect(struct r_text_batch *batch, const struct r_font *font, float x, float y, float w,
+                 float h, const uint8_t rgba[4]);
 
-void
-r_text_batch_fini(struct r_text_batch *batch);
+void r_text_batch_fini(struct r_text_batch *batch);
 
 /* ---- HUD ---- */
 
@@ -255,10 +234,10 @@ struct r_hud_state {
 
 /* Lays out the HUD (when visible) and the help overlay (when open) for a screen of
  * width x height pixels at `scale` (1 on ordinary displays, 2 on high-DPI ones). */
-void
-r_hud_build(struct r_text_batch *batch, const struct r_font *font, const struct r_hud_state *hud,
-            const struct render_scene *scene, enum render_camera camera, float draw_ms,
-            int width, int height, float scale, int64_t now_ns);
+void r_hud_build(struct r_text_batch *batch, const struct r_font *font,
+                 const struct r_hud_state *hud, const struct render_scene *scene,
+                 enum render_camera camera, float draw_ms, int width, int height, float scale,
+                 int64_t now_ns);
 
 /* ---- The renderer ---- */
 
@@ -309,8 +288,7 @@ struct render {
 
 /* Draws the 3-D scene (background, floor, parts) with `view` into the bound framebuffer
  * of width x height pixels. */
-void
-r_draw_world(struct render *r, const struct render_scene *scene, const struct r_view *view,
-             int width, int height);
+void r_draw_world(struct render *r, const struct render_scene *scene, const struct r_view *view,
+                  int width, int height);
 
 #endif

@@ -22,16 +22,14 @@ struct geometry {
 };
 
 static void
-geometry_fini(struct geometry *g)
-{
+geometry_fini(struct geometry *g) {
     free(g->vertices);
     free(g->indices);
     memset(g, 0, sizeof *g);
 }
 
 static bool
-geometry_alloc(struct geometry *g, int vertex_count, int index_count)
-{
+geometry_alloc(struct geometry *g, int vertex_count, int index_count) {
     g->vertices = calloc((size_t)vertex_count, sizeof *g->vertices);
     g->indices = calloc((size_t)index_count, sizeof *g->indices);
     g->vertex_count = vertex_count;
@@ -40,16 +38,14 @@ geometry_alloc(struct geometry *g, int vertex_count, int index_count)
 }
 
 static void
-set_vertex(struct vertex *v, float px, float py, float pz, float nx, float ny, float nz)
-{
+set_vertex(struct vertex *v, float px, float py, float pz, float nx, float ny, float nz) {
     m_vec3_set(v->position, px, py, pz);
     m_vec3_set(v->normal, nx, ny, nz);
 }
 
 /* Latitude-longitude sphere; triangles wind counter-clockwise seen from outside. */
 static bool
-make_sphere(struct geometry *g, int slices, int stacks)
-{
+make_sphere(struct geometry *g, int slices, int stacks) {
     if (!geometry_alloc(g, (slices + 1) * (stacks + 1), slices * stacks * 6))
         return false;
     int v = 0;
@@ -82,8 +78,7 @@ make_sphere(struct geometry *g, int slices, int stacks)
 /* Open cylinder of radius 1 around +Y from y = 0 to 1 (the caps are the capsule's
  * spheres). */
 static bool
-make_cylinder(struct geometry *g, int slices)
-{
+make_cylinder(struct geometry *g, int slices) {
     if (!geometry_alloc(g, (slices + 1) * 2, slices * 6))
         return false;
     for (int j = 0; j <= slices; ++j) {
@@ -107,15 +102,14 @@ make_cylinder(struct geometry *g, int slices)
 
 /* Unit box with a flat normal per face. */
 static bool
-make_box(struct geometry *g)
-{
+make_box(struct geometry *g) {
     if (!geometry_alloc(g, 24, 36))
         return false;
     /* Each face: its normal and two in-plane axes u, v with u x v = normal. */
     static const float faces[6][3][3] = {
-        {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}},  {{-1, 0, 0}, {0, 0, 1}, {0, 1, 0}},
-        {{0, 1, 0}, {0, 0, 1}, {1, 0, 0}},  {{0, -1, 0}, {1, 0, 0}, {0, 0, 1}},
-        {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}},  {{0, 0, -1}, {0, 1, 0}, {1, 0, 0}},
+        {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, {{-1, 0, 0}, {0, 0, 1}, {0, 1, 0}},
+        {{0, 1, 0}, {0, 0, 1}, {1, 0, 0}}, {{0, -1, 0}, {1, 0, 0}, {0, 0, 1}},
+        {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}}, {{0, 0, -1}, {0, 1, 0}, {1, 0, 0}},
     };
     static const float corner[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
     int v = 0, k = 0;
@@ -136,8 +130,7 @@ make_box(struct geometry *g)
 }
 
 static void
-upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer)
-{
+upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer) {
     glGenVertexArrays(1, &mesh->vao);
     glBindVertexArray(mesh->vao);
     glGenBuffers(1, &mesh->vertex_buffer);
@@ -154,9 +147,9 @@ upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer)
     glBindBuffer(GL_ARRAY_BUFFER, instance_buffer);
     for (GLuint col = 0; col < 4; ++col) {
         glEnableVertexAttribArray(2 + col);
-        glVertexAttribPointer(2 + col, 4, GL_FLOAT, GL_FALSE, sizeof(struct r_instance),
-                              (const void *)(offsetof(struct r_instance, model) +
-                                             col * sizeof(vec4)));
+        glVertexAttribPointer(
+            2 + col, 4, GL_FLOAT, GL_FALSE, sizeof(struct r_instance),
+            (const void *)(offsetof(struct r_instance, model) + col * sizeof(vec4)));
         glVertexAttribDivisor(2 + col, 1);
     }
     glEnableVertexAttribArray(6);
@@ -166,26 +159,30 @@ upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer)
 
     glGenBuffers(1, &mesh->index_buffer);
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, mesh->index_buffer);
-    glBufferData(GL_ELEMENT_ARRAY_BUFFER,
-                 (GLsizeiptr)((size_t)g->index_count * sizeof *g->indices), g->indices,
-                 GL_STATIC_DRAW);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)((size_t)g->index_count * sizeof *g->indices),
+                 g->indices, GL_STATIC_DRAW);
     mesh->index_count = g->index_count;
     glBindVertexArray(0);
 }
 
 enum em_result
-r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer,
-                struct em_error *err)
-{
+r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer, struct em_error *err) {
     memset(meshes, 0, sizeof(struct r_mesh) * R_MESH_COUNT);
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         struct geometry g = {0};
         bool ok = false;
         switch ((enum r_mesh_id)m) {
-        case R_MESH_SPHERE: ok = make_sphere(&g, 24, 14); break;
-        case R_MESH_CYLINDER: ok = make_cylinder(&g, 24); break;
-        case R_MESH_BOX: ok = make_box(&g); break;
-        case R_MESH_COUNT: break;
+        case R_MESH_SPHERE:
+            ok = make_sphere(&g, 24, 14);
+            break;
+        case R_MESH_CYLINDER:
+            ok = make_cylinder(&g, 24);
+            break;
+        case R_MESH_BOX:
+            ok = make_box(&g);
+            break;
+        case R_MESH_COUNT:
+            break;
         }
         if (!ok) {
             geometry_fini(&g);
@@ -199,8 +196,7 @@ r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer,
 }
 
 void
-r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT])
-{
+r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]) {
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         if (meshes[m].vao)
             glDeleteVertexArrays(1, &meshes[m].vao);
@@ -213,13 +209,11 @@ r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT])
 }
 
 struct r_instance *
-r_instance_push(struct r_instance_list *list)
-{
+r_instance_push(struct r_instance_list *list) {
     if (list->count == list->capacity) {
         const int capacity = list->capacity ? list->capacity * 2 : 64;
         /* r_instance holds mat4/vec4: keep the 16-byte alignment cglm wants. */
-        struct r_instance *items =
-            aligned_alloc(16, (size_t)capacity * sizeof(struct r_instance));
+        struct r_instance *items = aligned_alloc(16, (size_t)capacity * sizeof(struct r_instance));
         if (!items)
             return NULL;
         if (list->count)
@@ -232,8 +226,7 @@ r_instance_push(struct r_instance_list *list)
 }
 
 void
-r_instance_list_fini(struct r_instance_list *list)
-{
+r_instance_list_fini(struct r_instance_list *list) {
     free(list->items);
     memset(list, 0, sizeof *list);
 }

@@ -33,22 +33,26 @@ static const char *const k_program_files[R_PROGRAM_COUNT][2] = {
 };
 
 const char *
-render_camera_name(enum render_camera camera)
-{
+render_camera_name(enum render_camera camera) {
     switch (camera) {
-    case RENDER_CAMERA_MIRROR: return "mirror";
-    case RENDER_CAMERA_ORBIT: return "orbit";
-    case RENDER_CAMERA_FRONT: return "front";
-    case RENDER_CAMERA_SIDE: return "side";
-    case RENDER_CAMERA_TOP: return "top";
-    case RENDER_CAMERA_COUNT: break;
+    case RENDER_CAMERA_MIRROR:
+        return "mirror";
+    case RENDER_CAMERA_ORBIT:
+        return "orbit";
+    case RENDER_CAMERA_FRONT:
+        return "front";
+    case RENDER_CAMERA_SIDE:
+        return "side";
+    case RENDER_CAMERA_TOP:
+        return "top";
+    case RENDER_CAMERA_COUNT:
+        break;
     }
     return "unknown";
 }
 
 static void
-set_message(struct render *r, const char *text)
-{
+set_message(struct render *r, const char *text) {
     snprintf(r->hud.message, sizeof r->hud.message, "%s", text);
     r->hud.message_until_ns = u_time_now_ns() + MESSAGE_TIME_NS;
 }
@@ -56,8 +60,7 @@ set_message(struct render *r, const char *text)
 /* ---- Setup ---- */
 
 static enum em_result
-open_window(struct render *r, const struct render_desc *desc, struct em_error *err)
-{
+open_window(struct render *r, const struct render_desc *desc, struct em_error *err) {
     const char *display = getenv("DISPLAY");
     const char *wayland = getenv("WAYLAND_DISPLAY");
     const bool no_display = (!display || !display[0]) && (!wayland || !wayland[0]);
@@ -99,8 +102,7 @@ open_window(struct render *r, const struct render_desc *desc, struct em_error *e
                        SDL_GetError());
     SDL_GL_MakeCurrent(r->window, r->context);
     if (epoxy_gl_version() < 33)
-        return em_fail(err, EM_ERROR_UNSUPPORTED,
-                       "OpenGL %d.%d found, 3.3 needed (renderer: %s)",
+        return em_fail(err, EM_ERROR_UNSUPPORTED, "OpenGL %d.%d found, 3.3 needed (renderer: %s)",
                        epoxy_gl_version() / 10, epoxy_gl_version() % 10,
                        (const char *)glGetString(GL_RENDERER));
     SDL_GL_SetSwapInterval(desc->vsync ? 1 : 0);
@@ -108,8 +110,7 @@ open_window(struct render *r, const struct render_desc *desc, struct em_error *e
 }
 
 static enum em_result
-load_programs(struct render *r, const char *shader_dir, struct em_error *err)
-{
+load_programs(struct render *r, const char *shader_dir, struct em_error *err) {
     for (int p = 0; p < R_PROGRAM_COUNT; ++p) {
         struct r_shader_source vert, frag;
         enum em_result res = r_shader_read(shader_dir, k_program_files[p][0], &vert, err);
@@ -127,8 +128,7 @@ load_programs(struct render *r, const char *shader_dir, struct em_error *err)
 }
 
 static void
-create_buffers(struct render *r)
-{
+create_buffers(struct render *r) {
     glGenBuffers(1, &r->instance_buffer);
     glGenVertexArrays(1, &r->empty_vao);
 
@@ -162,8 +162,7 @@ create_buffers(struct render *r)
 }
 
 static void
-target_destroy(struct r_target *t)
-{
+target_destroy(struct r_target *t) {
     if (t->framebuffer)
         glDeleteFramebuffers(1, &t->framebuffer);
     if (t->color)
@@ -174,8 +173,7 @@ target_destroy(struct r_target *t)
 }
 
 static bool
-target_create(struct r_target *t, int width, int height, int samples)
-{
+target_create(struct r_target *t, int width, int height, int samples) {
     memset(t, 0, sizeof *t);
     t->width = width;
     t->height = height;
@@ -184,8 +182,8 @@ target_create(struct r_target *t, int width, int height, int samples)
     glBindFramebuffer(GL_FRAMEBUFFER, t->framebuffer);
     glGenRenderbuffers(1, &t->color);
     glBindRenderbuffer(GL_RENDERBUFFER, t->color);
-    glRenderbufferStorageMultisample(GL_RENDERBUFFER, samples > 1 ? samples : 0, GL_RGBA8,
-                                     width, height);
+    glRenderbufferStorageMultisample(GL_RENDERBUFFER, samples > 1 ? samples : 0, GL_RGBA8, width,
+                                     height);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, t->color);
     glGenRenderbuffers(1, &t->depth);
     glBindRenderbuffer(GL_RENDERBUFFER, t->depth);
@@ -199,8 +197,7 @@ target_create(struct r_target *t, int width, int height, int samples)
 
 /* Makes the off-screen images match the window's drawable size and the font its scale. */
 static void
-fit_to_window(struct render *r)
-{
+fit_to_window(struct render *r) {
     int w = 0, h = 0, points_w = 0, points_h = 0;
     SDL_GL_GetDrawableSize(r->window, &w, &h);
     SDL_GetWindowSize(r->window, &points_w, &points_h);
@@ -233,8 +230,7 @@ fit_to_window(struct render *r)
 /* Anti-aliasing by default: 4 samples on a GPU; none on a software renderer, where it
  * costs two to three times the frame time (see tests/render/bench_render.c). */
 static int
-default_samples(void)
-{
+default_samples(void) {
     const char *name = (const char *)glGetString(GL_RENDERER);
     static const char *const software[] = {"llvmpipe", "softpipe", "swrast", "SwiftShader"};
     for (size_t i = 0; name && i < sizeof software / sizeof software[0]; ++i)
@@ -244,9 +240,7 @@ default_samples(void)
 }
 
 enum em_result
-render_create(const struct render_desc *desc_in, struct render **out_render,
-              struct em_error *err)
-{
+render_create(const struct render_desc *desc_in, struct render **out_render, struct em_error *err) {
     *out_render = NULL;
     struct render_desc desc = desc_in ? *desc_in : (struct render_desc){0};
     if (desc.width == 0)
@@ -257,11 +251,11 @@ render_create(const struct render_desc *desc_in, struct render **out_render,
         desc.title = "embody";
     if (desc.width < 16 || desc.height < 16 || desc.width > 16384 || desc.height > 16384)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "render: window size %dx%d: expected 16 to 16384 on each side",
-                       desc.width, desc.height);
+                       "render: window size %dx%d: expected 16 to 16384 on each side", desc.width,
+                       desc.height);
     if (desc.msaa_samples < 0 || desc.msaa_samples > 16)
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "render: msaa_samples %d: expected 1 to 16", desc.msaa_samples);
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "render: msaa_samples %d: expected 1 to 16",
+                       desc.msaa_samples);
 
     struct render *r = aligned_alloc(16, (sizeof *r + 15) & ~(size_t)15);
     if (!r)
@@ -303,8 +297,7 @@ render_create(const struct render_desc *desc_in, struct render **out_render,
 }
 
 void
-render_destroy(struct render **render)
-{
+render_destroy(struct render **render) {
     struct render *r = render ? *render : NULL;
     if (!r)
         return;
@@ -336,15 +329,13 @@ render_destroy(struct render **render)
 /* ---- Drawing ---- */
 
 static void
-draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT])
-{
+draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT]) {
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         const struct r_instance_list *list = &lists[m];
         if (list->count == 0)
             continue;
         glBindBuffer(GL_ARRAY_BUFFER, r->instance_buffer);
-        glBufferData(GL_ARRAY_BUFFER,
-                     (GLsizeiptr)((size_t)list->count * sizeof(struct r_instance)),
+        glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)list->count * sizeof(struct r_instance)),
                      list->items, GL_STREAM_DRAW);
         glBindVertexArray(r->mesh[m].vao);
         glDrawElementsInstanced(GL_TRIANGLES, r->mesh[m].index_count, GL_UNSIGNED_INT, NULL,
@@ -354,14 +345,12 @@ draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH
 }
 
 static GLint
-uniform(GLuint program, const char *name)
-{
+uniform(GLuint program, const char *name) {
     return glGetUniformLocation(program, name);
 }
 
 static void
-draw_background(const struct render *r)
-{
+draw_background(const struct render *r) {
     const GLuint p = r->program[R_PROGRAM_BACKGROUND];
     glUseProgram(p);
     const float top[3] = {R_COLOR_BG_TOP}, horizon[3] = {R_COLOR_BG_HORIZON};
@@ -375,8 +364,7 @@ draw_background(const struct render *r)
 }
 
 static void
-draw_floor(const struct render *r, const struct r_view *view)
-{
+draw_floor(const struct render *r, const struct r_view *view) {
     const GLuint p = r->program[R_PROGRAM_FLOOR];
     glUseProgram(p);
     glUniformMatrix4fv(uniform(p, "u_view_proj"), 1, GL_FALSE, (const float *)view->view_proj);
@@ -399,8 +387,7 @@ draw_floor(const struct render *r, const struct r_view *view)
 }
 
 static void
-draw_parts(const struct render *r, const struct r_view *view)
-{
+draw_parts(const struct render *r, const struct r_view *view) {
     const GLuint p = r->program[R_PROGRAM_MESH];
     glUseProgram(p);
     glUniformMatrix4fv(uniform(p, "u_view_proj"), 1, GL_FALSE, (const float *)view->view_proj);
@@ -429,8 +416,7 @@ draw_parts(const struct render *r, const struct r_view *view)
 
 void
 r_draw_world(struct render *r, const struct render_scene *scene, const struct r_view *view,
-             int width, int height)
-{
+             int width, int height) {
     if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
         U_LOG_W("render: out of memory building the scene; parts are missing");
     glViewport(0, 0, width, height);
@@ -446,10 +432,9 @@ r_draw_world(struct render *r, const struct render_scene *scene, const struct r_
 }
 
 static void
-draw_hud(struct render *r, const struct render_scene *scene)
-{
-    r_hud_build(&r->text, &r->font, &r->hud, scene, r->camera.mode, r->last_draw_ms,
-                r->width_px, r->height_px, r->ui_scale, u_time_now_ns());
+draw_hud(struct render *r, const struct render_scene *scene) {
+    r_hud_build(&r->text, &r->font, &r->hud, scene, r->camera.mode, r->last_draw_ms, r->width_px,
+                r->height_px, r->ui_scale, u_time_now_ns());
     if (r->text.count == 0)
         return;
     const GLuint p = r->program[R_PROGRAM_TEXT];
@@ -473,8 +458,7 @@ draw_hud(struct render *r, const struct render_scene *scene)
 }
 
 void
-render_draw(struct render *r, const struct render_scene *scene)
-{
+render_draw(struct render *r, const struct render_scene *scene) {
     const int64_t start_ns = u_time_now_ns();
     SDL_GL_MakeCurrent(r->window, r->context);
     fit_to_window(r);
@@ -509,31 +493,27 @@ render_draw(struct render *r, const struct render_scene *scene)
 
 void
 render_draw_eye(struct render *r, const struct render_scene *scene, const mat4 view,
-                const mat4 projection, int width, int height)
-{
+                const mat4 projection, int width, int height) {
     struct r_view eye;
     r_view_from_matrices(view, projection, false, &eye);
     r_draw_world(r, scene, &eye, width, height);
 }
 
 void
-render_make_current(struct render *r)
-{
+render_make_current(struct render *r) {
     SDL_GL_MakeCurrent(r->window, r->context);
 }
 
 /* ---- Reading the image ---- */
 
 void
-render_get_size(const struct render *r, int *out_width, int *out_height)
-{
+render_get_size(const struct render *r, int *out_width, int *out_height) {
     *out_width = r->width_px;
     *out_height = r->height_px;
 }
 
 bool
-render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size)
-{
+render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size) {
     const size_t row = (size_t)r->width_px * 4;
     if (size < row * (size_t)r->height_px || !r->resolved.framebuffer)
         return false;
@@ -558,13 +538,11 @@ render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size)
 }
 
 enum em_result
-render_screenshot(struct render *r, const char *path, struct em_error *err)
-{
+render_screenshot(struct render *r, const char *path, struct em_error *err) {
     const size_t size = (size_t)r->width_px * (size_t)r->height_px * 4;
     uint8_t *rgba = malloc(size);
     if (!rgba)
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory for the screenshot",
-                       path);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory for the screenshot", path);
     if (!render_read_pixels(r, rgba, size)) {
         free(rgba);
         return em_fail(err, EM_ERROR_RUNTIME, "%s: cannot read the image back", path);
@@ -581,8 +559,7 @@ render_screenshot(struct render *r, const char *path, struct em_error *err)
 }
 
 bool
-render_project(const struct render *r, const vec3 world_m, float out_pixel_xy[2])
-{
+render_project(const struct render *r, const vec3 world_m, float out_pixel_xy[2]) {
     vec4 p = {world_m[0], world_m[1], world_m[2], 1.0f}, clip;
     glm_mat4_mulv((vec4 *)r->last_view.view_proj, p, clip);
     if (!(clip[3] > 1e-6f))
@@ -596,8 +573,7 @@ render_project(const struct render *r, const vec3 world_m, float out_pixel_xy[2]
 /* ---- Camera and state ---- */
 
 void
-render_set_camera(struct render *r, enum render_camera camera)
-{
+render_set_camera(struct render *r, enum render_camera camera) {
     if (camera < 0 || camera >= RENDER_CAMERA_COUNT)
         return;
     r->camera.mode = camera;
@@ -605,14 +581,12 @@ render_set_camera(struct render *r, enum render_camera camera)
 }
 
 enum render_camera
-render_get_camera(const struct render *r)
-{
+render_get_camera(const struct render *r) {
     return r->camera.mode;
 }
 
 float
-render_last_draw_ms(const struct render *r)
-{
+render_last_draw_ms(const struct render *r) {
     return r->last_draw_ms;
 }
 
@@ -620,8 +594,7 @@ render_last_draw_ms(const struct render *r)
 
 /* Writes embody-YYYYmmdd-HHMMSS.png (with -2, -3... if taken) in the current directory. */
 static void
-screenshot_key(struct render *r)
-{
+screenshot_key(struct render *r) {
     char base[64], path[80];
     const time_t now = time(NULL);
     struct tm local;
@@ -648,8 +621,7 @@ screenshot_key(struct render *r)
 }
 
 static void
-change_camera(struct render *r, enum render_camera camera)
-{
+change_camera(struct render *r, enum render_camera camera) {
     render_set_camera(r, camera);
     char message[64];
     snprintf(message, sizeof message, "%s camera", render_camera_name(camera));
@@ -658,8 +630,7 @@ change_camera(struct render *r, enum render_camera camera)
 
 /* Switches to the orbit camera, starting from where the current camera looks. */
 static void
-start_orbit(struct render *r)
-{
+start_orbit(struct render *r) {
     if (r->camera.mode == RENDER_CAMERA_ORBIT)
         return;
     const float *eye = r->last_view.eye_m;
@@ -668,50 +639,64 @@ start_orbit(struct render *r)
     const float dx = eye[0] - center[0], dy = eye[1] - center[1], dz = eye[2] - center[2];
     const float horizontal = sqrtf(dx * dx + dz * dz);
     r->camera.orbit_yaw_rad = atan2f(dx, dz);
-    r->camera.orbit_pitch_rad = m_clampf(atan2f(dy, horizontal), 3.0f * M_DEG_TO_RAD,
-                                         85.0f * M_DEG_TO_RAD);
+    r->camera.orbit_pitch_rad =
+        m_clampf(atan2f(dy, horizontal), 3.0f * M_DEG_TO_RAD, 85.0f * M_DEG_TO_RAD);
     r->camera.orbit_distance_m = m_clampf(sqrtf(dx * dx + dy * dy + dz * dz), 0.5f, 30.0f);
     change_camera(r, RENDER_CAMERA_ORBIT);
 }
 
 static uint32_t
-key_down(struct render *r, const SDL_KeyboardEvent *key)
-{
+key_down(struct render *r, const SDL_KeyboardEvent *key) {
     const bool shift = (key->keysym.mod & KMOD_SHIFT) != 0;
     switch (key->keysym.sym) {
-    case SDLK_ESCAPE: return RENDER_ACTION_QUIT;
-    case SDLK_c: return RENDER_ACTION_CALIBRATE;
-    case SDLK_r: return RENDER_ACTION_RECENTER;
-    case SDLK_SPACE: return RENDER_ACTION_PAUSE_TOGGLE;
-    case SDLK_F1: r->hud.help_visible = !r->hud.help_visible; break;
-    case SDLK_h: r->hud.visible = !r->hud.visible; break;
+    case SDLK_ESCAPE:
+        return RENDER_ACTION_QUIT;
+    case SDLK_c:
+        return RENDER_ACTION_CALIBRATE;
+    case SDLK_r:
+        return RENDER_ACTION_RECENTER;
+    case SDLK_SPACE:
+        return RENDER_ACTION_PAUSE_TOGGLE;
+    case SDLK_F1:
+        r->hud.help_visible = !r->hud.help_visible;
+        break;
+    case SDLK_h:
+        r->hud.visible = !r->hud.visible;
+        break;
     case SDLK_t:
         r->show_targets = !r->show_targets;
         set_message(r, r->show_targets ? "IK targets shown" : "IK targets hidden");
         break;
-    case SDLK_s: screenshot_key(r); break;
+    case SDLK_s:
+        screenshot_key(r);
+        break;
     case SDLK_TAB: {
         const int step = shift ? RENDER_CAMERA_COUNT - 1 : 1;
-        change_camera(r, (enum render_camera)(((int)r->camera.mode + step) %
-                                              RENDER_CAMERA_COUNT));
+        change_camera(r, (enum render_camera)(((int)r->camera.mode + step) % RENDER_CAMERA_COUNT));
         break;
     }
-    case SDLK_1: case SDLK_2: case SDLK_3: case SDLK_4: case SDLK_5:
+    case SDLK_1:
+    case SDLK_2:
+    case SDLK_3:
+    case SDLK_4:
+    case SDLK_5:
         change_camera(r, (enum render_camera)(key->keysym.sym - SDLK_1));
         break;
-    default: break;
+    default:
+        break;
     }
     return 0;
 }
 
 uint32_t
-render_poll(struct render *r)
-{
+render_poll(struct render *r) {
     uint32_t actions = 0;
     SDL_Event e;
     while (SDL_PollEvent(&e)) {
         switch (e.type) {
-        case SDL_QUIT: actions |= RENDER_ACTION_QUIT; break;
+        case SDL_QUIT:
+            actions |= RENDER_ACTION_QUIT;
+            break;
         case SDL_WINDOWEVENT:
             if (e.window.event == SDL_WINDOWEVENT_CLOSE)
                 actions |= RENDER_ACTION_QUIT;
@@ -740,10 +725,11 @@ render_poll(struct render *r)
             break;
         case SDL_MOUSEWHEEL:
             start_orbit(r);
-            r->camera.orbit_distance_m = m_clampf(
-                r->camera.orbit_distance_m * powf(0.9f, (float)e.wheel.y), 0.5f, 30.0f);
+            r->camera.orbit_distance_m =
+                m_clampf(r->camera.orbit_distance_m * powf(0.9f, (float)e.wheel.y), 0.5f, 30.0f);
             break;
-        default: break;
+        default:
+            break;
         }
     }
     return actions;

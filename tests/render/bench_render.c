@@ -17,8 +17,7 @@
 #include "util/u_time.h"
 
 static int
-compare_float(const void *a, const void *b)
-{
+compare_float(const void *a, const void *b) {
     const float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
 }
@@ -33,10 +32,12 @@ struct config {
  * frame's milliseconds into ms[] and, when `screenshot` is given, the last frame there. */
 static bool
 run(const struct config *c, struct render_check_scene *ts, int frames, int width, int height,
-    float *ms, const char *screenshot)
-{
-    struct render_desc desc = {.width = width, .height = height, .hidden = true,
-                               .msaa_samples = c->msaa_samples, .hide_hud = c->hide_hud};
+    float *ms, const char *screenshot) {
+    struct render_desc desc = {.width = width,
+                               .height = height,
+                               .hidden = true,
+                               .msaa_samples = c->msaa_samples,
+                               .hide_hud = c->hide_hud};
     struct render *r = NULL;
     struct em_error err = {{0}};
     if (render_create(&desc, &r, &err) != EM_OK) {
@@ -64,8 +65,7 @@ run(const struct config *c, struct render_check_scene *ts, int frames, int width
 
 /* The OpenGL renderer's name, from a window opened for the purpose. */
 static const char *
-renderer_name(int width, int height)
-{
+renderer_name(int width, int height) {
     static char name[256] = "unknown";
     struct render_desc desc = {.width = width, .height = height, .hidden = true};
     struct render *r = NULL;
@@ -78,8 +78,7 @@ renderer_name(int width, int height)
 }
 
 int
-main(int argc, char **argv)
-{
+main(int argc, char **argv) {
     const int frames = argc > 1 ? atoi(argv[1]) : 100;
     const int width = argc > 3 ? atoi(argv[2]) : 1280, height = argc > 3 ? atoi(argv[3]) : 720;
     if (frames < 1 || frames > 100000 || width < 16 || height < 16) {
@@ -103,8 +102,8 @@ main(int argc, char **argv)
     if (!ms)
         return 1;
     printf("renderer: %s\n", renderer_name(width, height));
-    printf("%d frames of the test scene at %dx%d, ms per frame (render_draw + glFinish)\n",
-           frames, width, height);
+    printf("%d frames of the test scene at %dx%d, ms per frame (render_draw + glFinish)\n", frames,
+           width, height);
     printf("%-26s %10s %10s %10s %10s\n", "configuration", "median", "mean", "p95", "fps");
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; ++c) {
         const char *shot = c == 0 ? EMBODY_BINARY_DIR "/render-test-scene.png" : NULL;

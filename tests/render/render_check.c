@@ -6,25 +6,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <SDL.h>
+
 #include "embody/m_math.h"
 #include "render_check.h"
 
+bool
+render_check_hold_gl(void) {
+    static bool held = false;
+    if (held)
+        return true;
+    if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0 || SDL_GL_LoadLibrary(NULL) != 0)
+        return false;
+    held = true;
+    return true;
+}
+
 const char *
-render_check_class_name(enum render_check_class c)
-{
+render_check_class_name(enum render_check_class c) {
     switch (c) {
-    case RENDER_CHECK_OTHER: return "other";
-    case RENDER_CHECK_AVATAR_CENTER: return "avatar centre (sand)";
-    case RENDER_CHECK_AVATAR_LEFT: return "avatar left (orange)";
-    case RENDER_CHECK_AVATAR_RIGHT: return "avatar right (blue)";
-    case RENDER_CHECK_BACKDROP: return "backdrop";
+    case RENDER_CHECK_OTHER:
+        return "other";
+    case RENDER_CHECK_AVATAR_CENTER:
+        return "avatar centre (sand)";
+    case RENDER_CHECK_AVATAR_LEFT:
+        return "avatar left (orange)";
+    case RENDER_CHECK_AVATAR_RIGHT:
+        return "avatar right (blue)";
+    case RENDER_CHECK_BACKDROP:
+        return "backdrop";
     }
     return "?";
 }
 
 enum render_check_class
-render_check_classify(const uint8_t rgb[3])
-{
+render_check_classify(const uint8_t rgb[3]) {
     const float r = rgb[0], g = rgb[1], b = rgb[2];
     const float hi = fmaxf(r, fmaxf(g, b));
     if (hi < 40.0f)
@@ -45,8 +61,7 @@ render_check_classify(const uint8_t rgb[3])
 }
 
 bool
-render_check_image_read(struct render *render, struct render_check_image *out_image)
-{
+render_check_image_read(struct render *render, struct render_check_image *out_image) {
     render_get_size(render, &out_image->width, &out_image->height);
     const size_t size = (size_t)out_image->width * (size_t)out_image->height * 4;
     out_image->rgba = malloc(size);
@@ -60,16 +75,14 @@ render_check_image_read(struct render *render, struct render_check_image *out_im
 }
 
 void
-render_check_image_fini(struct render_check_image *image)
-{
+render_check_image_fini(struct render_check_image *image) {
     free(image->rgba);
     memset(image, 0, sizeof *image);
 }
 
 float
 render_check_share(const struct render_check_image *image, float x, float y, int radius_px,
-                   enum render_check_class c)
-{
+                   enum render_check_class c) {
     const int cx = (int)floorf(x), cy = (int)floorf(y);
     int total = 0, match = 0;
     for (int dy = -radius_px; dy <= radius_px; ++dy) {
@@ -98,8 +111,7 @@ struct part_point {
 
 int
 render_check_avatar(struct render *render, const struct render_check_image *image,
-                    const struct render_scene *scene, char *report, size_t report_size)
-{
+                    const struct render_scene *scene, char *report, size_t report_size) {
     static const struct part_point parts[] = {
         /* Near the crown: a headset at the eyes covers the face. */
         {"head", SK_HEAD, SK_HEAD_TOP, 0.9f, RENDER_CHECK_AVATAR_CENTER},
@@ -134,12 +146,12 @@ render_check_avatar(struct render *render, const struct render_check_image *imag
         if (ix >= 0 && iy >= 0 && ix < image->width && iy < image->height)
             rgba = image->rgba + ((size_t)iy * (size_t)image->width + (size_t)ix) * 4;
         if (used < report_size) {
-            const int w = snprintf(report + used, report_size - used,
-                                   "%s %s at pixel (%.0f, %.0f): %.0f%% %s, centre rgb %d %d %d\n",
-                                   ok ? "ok  " : "FAIL", parts[i].name, (double)px[0],
-                                   (double)px[1], (double)(share * 100.0f),
-                                   render_check_class_name(parts[i].expect),
-                                   rgba ? rgba[0] : -1, rgba ? rgba[1] : -1, rgba ? rgba[2] : -1);
+            const int w =
+                snprintf(report + used, report_size - used,
+                         "%s %s at pixel (%.0f, %.0f): %.0f%% %s, centre rgb %d %d %d\n",
+                         ok ? "ok  " : "FAIL", parts[i].name, (double)px[0], (double)px[1],
+                         (double)(share * 100.0f), render_check_class_name(parts[i].expect),
+                         rgba ? rgba[0] : -1, rgba ? rgba[1] : -1, rgba ? rgba[2] : -1);
             used += w > 0 ? (size_t)w : 0;
         }
     }
@@ -148,8 +160,7 @@ render_check_avatar(struct render *render, const struct render_check_image *imag
 
 static void
 set_local(struct render_check_scene *ts, enum sk_bone bone, float ax, float ay, float az,
-          float angle_deg)
-{
+          float angle_deg) {
     const int j = ts->skeleton.bone_joint[bone];
     if (j < 0)
         return;
@@ -158,8 +169,7 @@ set_local(struct render_check_scene *ts, enum sk_bone bone, float ax, float ay, 
 }
 
 void
-render_check_place_devices(struct render_check_scene *ts)
-{
+render_check_place_devices(struct render_check_scene *ts) {
     const struct sk_skeleton *sk = &ts->skeleton;
     const struct sk_pose *pose = &ts->pose;
     struct render_scene *scene = &ts->scene;
@@ -185,8 +195,7 @@ render_check_place_devices(struct render_check_scene *ts)
         /* The palm, between wrist and knuckles; grip axes in the hand's frame. */
         m_vec3_copy(pose->position_m[wrist], d->pose.position_m);
         if (end >= 0)
-            m_vec3_lerp(pose->position_m[wrist], pose->position_m[end], 0.5f,
-                        d->pose.position_m);
+            m_vec3_lerp(pose->position_m[wrist], pose->position_m[end], 0.5f, d->pose.position_m);
         const float sign = h == 0 ? 1.0f : -1.0f;
         const float x[3] = {0.0f, -sign, 0.0f}, y[3] = {-sign, 0.0f, 0.0f};
         const float z[3] = {0.0f, 0.0f, -1.0f};
@@ -198,8 +207,7 @@ render_check_place_devices(struct render_check_scene *ts)
 
 bool
 render_check_scene_init(struct render_check_scene *ts, const char *humanoid_json_path,
-                        struct em_error *err)
-{
+                        struct em_error *err) {
     memset(ts, 0, sizeof *ts);
     if (sk_skeleton_load_json(humanoid_json_path, &ts->skeleton, err) != EM_OK)
         return false;
@@ -249,8 +257,7 @@ render_check_scene_init(struct render_check_scene *ts, const char *humanoid_json
 }
 
 void
-render_check_scene_fini(struct render_check_scene *ts)
-{
+render_check_scene_fini(struct render_check_scene *ts) {
     sk_pose_fini(&ts->pose);
     sk_skeleton_fini(&ts->skeleton);
     memset(ts, 0, sizeof *ts);

@@ -39,41 +39,37 @@
 
 /* A hidden 1280x720 window without the HUD (so text never covers what is checked). */
 static struct render *
-open_render(void)
-{
+open_render(void) {
     struct render_desc desc = {.hidden = true, .hide_hud = true};
     struct render *r = NULL;
     struct em_error err = {{0}};
+    assert_true(render_check_hold_gl());
     if (render_create(&desc, &r, &err) != EM_OK)
         fail_msg("render_create: %s", err.message);
     return r;
 }
 
 static void
-load_scene(struct render_check_scene *ts)
-{
+load_scene(struct render_check_scene *ts) {
     struct em_error err = {{0}};
     if (!render_check_scene_init(ts, HUMANOID, &err))
         fail_msg("%s", err.message);
 }
 
 static void
-read_image(struct render *r, struct render_check_image *image)
-{
+read_image(struct render *r, struct render_check_image *image) {
     assert_true(render_check_image_read(r, image));
 }
 
 static float
-projected_x(struct render *r, const struct render_check_scene *ts, enum sk_bone bone)
-{
+projected_x(struct render *r, const struct render_check_scene *ts, enum sk_bone bone) {
     float px[2];
     assert_true(render_project(r, ts->pose.position_m[ts->skeleton.bone_joint[bone]], px));
     return px[0];
 }
 
 static void
-expect_avatar_visible(struct render *r, const struct render_check_scene *ts)
-{
+expect_avatar_visible(struct render *r, const struct render_check_scene *ts) {
     struct render_check_image image;
     read_image(r, &image);
     char report[2048];
@@ -84,8 +80,7 @@ expect_avatar_visible(struct render *r, const struct render_check_scene *ts)
 }
 
 static void
-mirror_view_shows_head_hands_and_feet_where_they_project(void **state)
-{
+mirror_view_shows_head_hands_and_feet_where_they_project(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -103,8 +98,7 @@ mirror_view_shows_head_hands_and_feet_where_they_project(void **state)
 }
 
 static void
-front_camera_is_not_mirrored(void **state)
-{
+front_camera_is_not_mirrored(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -119,8 +113,7 @@ front_camera_is_not_mirrored(void **state)
 }
 
 static void
-mirror_camera_follows_the_player(void **state)
-{
+mirror_camera_follows_the_player(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -145,8 +138,7 @@ mirror_camera_follows_the_player(void **state)
 
 /* Mean brightness around a pixel. */
 static float
-brightness(const struct render_check_image *image, const float px[2], int radius)
-{
+brightness(const struct render_check_image *image, const float px[2], int radius) {
     float sum = 0.0f;
     int n = 0;
     for (int dy = -radius; dy <= radius; ++dy) {
@@ -163,8 +155,7 @@ brightness(const struct render_check_image *image, const float px[2], int radius
 }
 
 static void
-floor_grid_is_drawn_around_the_avatar(void **state)
-{
+floor_grid_is_drawn_around_the_avatar(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -176,13 +167,13 @@ floor_grid_is_drawn_around_the_avatar(void **state)
      * world axes (drawn in colour) and the avatar; each compared with the middle of the
      * nearest 25 cm cell. */
     const float lines[][3] = {{1.5f, 0, -1.0f}, {-1.5f, 0, -1.0f}, {1.0f, 0, 0.4f},
-                              {-1.0f, 0, 0.4f}, {2.0f, 0, -1.6f}, {-2.0f, 0, -1.6f}};
+                              {-1.0f, 0, 0.4f}, {2.0f, 0, -1.6f},  {-2.0f, 0, -1.6f}};
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; ++i) {
         float line_px[2], cell_px[2];
         const float *p = lines[i];
         /* The cell's middle: 1/8 m off the line (inside the 25 cm cell beside it). */
-        const float cell[3] = {p[0] + (fabsf(remainderf(p[0], 1.0f)) < 1e-3f ? 0.125f : 0.0f),
-                               0.0f, p[2] + (fabsf(remainderf(p[2], 1.0f)) < 1e-3f ? 0.125f : 0.0f)};
+        const float cell[3] = {p[0] + (fabsf(remainderf(p[0], 1.0f)) < 1e-3f ? 0.125f : 0.0f), 0.0f,
+                               p[2] + (fabsf(remainderf(p[2], 1.0f)) < 1e-3f ? 0.125f : 0.0f)};
         assert_true(render_project(r, p, line_px));
         assert_true(render_project(r, cell, cell_px));
         assert_true(line_px[0] > 0 && line_px[0] < (float)image.width);
@@ -194,8 +185,8 @@ floor_grid_is_drawn_around_the_avatar(void **state)
                      "cell beside it %.0f",
                      (double)p[0], (double)p[2], (double)line_px[0], (double)line_px[1],
                      (double)on_line, (double)in_cell);
-        const uint8_t *c = image.rgba + ((size_t)cell_px[1] * (size_t)image.width +
-                                         (size_t)cell_px[0]) * 4;
+        const uint8_t *c =
+            image.rgba + ((size_t)cell_px[1] * (size_t)image.width + (size_t)cell_px[0]) * 4;
         assert_int_equal(render_check_classify(c), RENDER_CHECK_BACKDROP);
     }
     /* Far away the grid has faded into the background: no lines. */
@@ -215,8 +206,7 @@ floor_grid_is_drawn_around_the_avatar(void **state)
 
 /* Pixels near `px` that are the lost mark's red. */
 static int
-red_pixels(const struct render_check_image *image, const float px[2], int radius)
-{
+red_pixels(const struct render_check_image *image, const float px[2], int radius) {
     int n = 0;
     for (int dy = -radius; dy <= radius; ++dy) {
         for (int dx = -radius; dx <= radius; ++dx) {
@@ -231,8 +221,7 @@ red_pixels(const struct render_check_image *image, const float px[2], int radius
 }
 
 static void
-lost_device_is_greyed_and_marked(void **state)
-{
+lost_device_is_greyed_and_marked(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -283,8 +272,7 @@ lost_device_is_greyed_and_marked(void **state)
 
 /* Copies every file of the source tree's shaders/ into `dir`. */
 static void
-copy_shaders(const char *dir)
-{
+copy_shaders(const char *dir) {
     DIR *d = opendir(EMBODY_SOURCE_DIR "/shaders");
     assert_non_null(d);
     struct dirent *e;
@@ -308,8 +296,7 @@ copy_shaders(const char *dir)
 }
 
 static void
-remove_dir(const char *dir)
-{
+remove_dir(const char *dir) {
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -327,8 +314,7 @@ remove_dir(const char *dir)
 
 /* Replaces line `line` (1-based) of `path` with `text`. */
 static void
-replace_line(const char *path, int line, const char *text)
-{
+replace_line(const char *path, int line, const char *text) {
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     static char content[65536], out[65536];
@@ -340,9 +326,9 @@ replace_line(const char *path, int line, const char *text)
     for (char *s = content; *s;) {
         char *end = strchr(s, '\n');
         const size_t len = end ? (size_t)(end - s) : strlen(s);
-        used += (size_t)snprintf(out + used, sizeof out - used, "%.*s\n",
-                                 (int)(number == line ? strlen(text) : len),
-                                 number == line ? text : s);
+        used +=
+            (size_t)snprintf(out + used, sizeof out - used, "%.*s\n",
+                             (int)(number == line ? strlen(text) : len), number == line ? text : s);
         s += len + (end ? 1 : 0);
         ++number;
     }
@@ -353,8 +339,7 @@ replace_line(const char *path, int line, const char *text)
 }
 
 static void
-broken_shader_is_reported_with_its_file_and_line(void **state)
-{
+broken_shader_is_reported_with_its_file_and_line(void **state) {
     (void)state;
     char dir[] = "/tmp/embody-shaders-XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -382,24 +367,23 @@ broken_shader_is_reported_with_its_file_and_line(void **state)
 }
 
 static void
-driver_logs_are_rewritten_as_file_and_line(void **state)
-{
+driver_logs_are_rewritten_as_file_and_line(void **state) {
     (void)state;
     char out[512];
     /* Mesa */
-    assert_int_equal(r_shader_log_format("shaders/limb.frag",
-                                         "0:12(5): error: `x' undeclared\n", out, sizeof out),
+    assert_int_equal(r_shader_log_format("shaders/limb.frag", "0:12(5): error: `x' undeclared\n",
+                                         out, sizeof out),
                      12);
     assert_string_equal(out, "shaders/limb.frag:12: error: `x' undeclared");
     /* NVIDIA */
-    assert_int_equal(r_shader_log_format("a.vert",
-                                         "0(7) : error C1008: undefined variable \"y\"\n", out,
-                                         sizeof out),
+    assert_int_equal(r_shader_log_format("a.vert", "0(7) : error C1008: undefined variable \"y\"\n",
+                                         out, sizeof out),
                      7);
     assert_string_equal(out, "a.vert:7: error C1008: undefined variable \"y\"");
     /* AMD, Intel on Windows, ANGLE */
-    assert_int_equal(r_shader_log_format("b.frag", "ERROR: 0:3: 'z' : undeclared identifier\n"
-                                                   "ERROR: 1 compilation errors.\n",
+    assert_int_equal(r_shader_log_format("b.frag",
+                                         "ERROR: 0:3: 'z' : undeclared identifier\n"
+                                         "ERROR: 1 compilation errors.\n",
                                          out, sizeof out),
                      3);
     assert_string_equal(out, "b.frag:3: error: 'z' : undeclared identifier\n"
@@ -410,8 +394,7 @@ driver_logs_are_rewritten_as_file_and_line(void **state)
 }
 
 static void
-no_display_is_reported_clearly(void **state)
-{
+no_display_is_reported_clearly(void **state) {
     (void)state;
     char display[256] = "", driver[64] = "";
     const char *d = getenv("DISPLAY"), *v = getenv("SDL_VIDEODRIVER");
@@ -437,8 +420,7 @@ no_display_is_reported_clearly(void **state)
 }
 
 static void
-screenshot_is_the_image_drawn(void **state)
-{
+screenshot_is_the_image_drawn(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -473,8 +455,7 @@ screenshot_is_the_image_drawn(void **state)
 }
 
 static void
-push_key(SDL_Keycode key, Uint16 mod)
-{
+push_key(SDL_Keycode key, Uint16 mod) {
     SDL_Event e;
     memset(&e, 0, sizeof e);
     e.type = SDL_KEYDOWN;
@@ -485,8 +466,7 @@ push_key(SDL_Keycode key, Uint16 mod)
 }
 
 static void
-keys_give_actions_and_switch_views(void **state)
-{
+keys_give_actions_and_switch_views(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -545,8 +525,7 @@ keys_give_actions_and_switch_views(void **state)
 }
 
 static void
-skeleton_without_hands_feet_or_head_top_still_draws(void **state)
-{
+skeleton_without_hands_feet_or_head_top_still_draws(void **state) {
     (void)state;
     /* A bare humanoid: no upper chest, toes, ends; one extra non-humanoid joint. */
     const struct sk_joint_desc j[] = {
@@ -592,8 +571,7 @@ skeleton_without_hands_feet_or_head_top_still_draws(void **state)
 }
 
 static void
-headset_eye_view_draws_with_the_given_matrices(void **state)
-{
+headset_eye_view_draws_with_the_given_matrices(void **state) {
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -633,7 +611,8 @@ headset_eye_view_draws_with_the_given_matrices(void **state)
     /* The chest is in the middle of the eye's image (rows from the bottom here). */
     const int chest = ts.skeleton.bone_joint[SK_CHEST];
     vec4 p = {ts.pose.position_m[chest][0], ts.pose.position_m[chest][1],
-              ts.pose.position_m[chest][2], 1.0f}, clip;
+              ts.pose.position_m[chest][2], 1.0f},
+         clip;
     mat4 vp;
     glm_mat4_mul(projection, view, vp);
     glm_mat4_mulv(vp, p, clip);
@@ -651,10 +630,10 @@ headset_eye_view_draws_with_the_given_matrices(void **state)
 }
 
 int
-main(void)
-{
+main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(driver_logs_are_rewritten_as_file_and_line),
+        /* Before any test holds SDL video open (render_check_hold_gl). */
         cmocka_unit_test(no_display_is_reported_clearly),
         cmocka_unit_test(mirror_view_shows_head_hands_and_feet_where_they_project),
         cmocka_unit_test(front_camera_is_not_mirrored),
