@@ -144,7 +144,7 @@ r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out
         m_vec3_set(eye, center[0] + dist, center[1] + lift, center[2]);
         break;
     case RENDER_CAMERA_TOP:
-        m_vec3_set(eye, center[0], center[1] + dist * 1.1f, center[2]);
+        m_vec3_set(eye, center[0], center[1] + dist * 0.75f, center[2]);
         m_vec3_set(up, 0.0f, 0.0f, -1.0f); /* the player's front (+Z) at the bottom */
         break;
     }

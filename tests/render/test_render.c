@@ -394,6 +394,35 @@ driver_logs_are_rewritten_as_file_and_line(void **state) {
 }
 
 static void
+built_in_shaders_are_the_files(void **state) {
+    (void)state;
+    DIR *d = opendir(EMBODY_SOURCE_DIR "/shaders");
+    assert_non_null(d);
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", EMBODY_SOURCE_DIR "/shaders", e->d_name);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        static char text[65536];
+        const size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        const char *builtin = r_shader_builtin(e->d_name);
+        if (!builtin)
+            fail_msg("%s is not built in", e->d_name);
+        assert_string_equal(builtin, text);
+        ++count;
+    }
+    closedir(d);
+    assert_true(count >= 8);
+    assert_null(r_shader_builtin("nonexistent.frag"));
+}
+
+static void
 no_display_is_reported_clearly(void **state) {
     (void)state;
     char display[256] = "", driver[64] = "";
@@ -633,6 +662,7 @@ int
 main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(driver_logs_are_rewritten_as_file_and_line),
+        cmocka_unit_test(built_in_shaders_are_the_files),
         /* Before any test holds SDL video open (render_check_hold_gl). */
         cmocka_unit_test(no_display_is_reported_clearly),
         cmocka_unit_test(mirror_view_shows_head_hands_and_feet_where_they_project),
