@@ -600,6 +600,26 @@ skeleton_without_hands_feet_or_head_top_still_draws(void **state) {
 }
 
 static void
+resized_window_draws_at_its_new_size(void **state)
+{
+    (void)state;
+    struct render_check_scene ts;
+    load_scene(&ts);
+    struct render *r = open_render();
+    render_draw(r, &ts.scene);
+    /* Taller than wide: the mirror camera steps back to keep the arms in the picture. */
+    SDL_SetWindowSize(r->window, 480, 640);
+    render_draw(r, &ts.scene);
+    int w, h;
+    render_get_size(r, &w, &h);
+    assert_int_equal(w, 480);
+    assert_int_equal(h, 640);
+    expect_avatar_visible(r, &ts);
+    render_destroy(&r);
+    render_check_scene_fini(&ts);
+}
+
+static void
 headset_eye_view_draws_with_the_given_matrices(void **state) {
     (void)state;
     struct render_check_scene ts;
@@ -674,6 +694,7 @@ main(void) {
         cmocka_unit_test(screenshot_is_the_image_drawn),
         cmocka_unit_test(keys_give_actions_and_switch_views),
         cmocka_unit_test(skeleton_without_hands_feet_or_head_top_still_draws),
+        cmocka_unit_test(resized_window_draws_at_its_new_size),
         cmocka_unit_test(headset_eye_view_draws_with_the_given_matrices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
