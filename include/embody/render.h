@@ -3,11 +3,22 @@
  * the floor, the tracked devices and a HUD, and can draw the same scene for a headset's
  * eyes. Everything it draws comes in a `struct render_scene` filled by the program each
  * frame; the renderer keeps no reference to it after the call.
+ *
+ * World frame: the tracking (STAGE) space, right-handed, metres, +Y up, floor at y = 0.
+ * Pixel coordinates (render_project, render_read_pixels, screenshots) are drawable pixels
+ * (high-DPI displays have more of them than window points), origin at the top left, +y
+ * down, as in the PNG files.
+ *
+ * Keys (render_poll): F1 help, Tab / Shift+Tab next / previous camera, 1-5 a camera, H the
+ * HUD, T the IK targets, S a screenshot (embody-YYYYmmdd-HHMMSS.png in the current
+ * directory) are handled here; C calibrate, R recenter, Space pause and Esc (or closing
+ * the window) quit are returned to the program as enum render_action bits.
  */
 #ifndef EMBODY_RENDER_H
 #define EMBODY_RENDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cglm/types.h>
@@ -28,7 +39,8 @@ struct render_target {
     vec3 reached_m;
 };
 
-/* Numbers shown on the HUD. Strings may be NULL (not shown). */
+/* Numbers shown on the HUD. Strings may be NULL (not shown); negative or zero numbers
+ * that cannot be zero (frame rate, height, arm span) are shown as "-". */
 struct render_hud {
     float frame_rate_hz;
     float solve_us;
@@ -46,9 +58,12 @@ struct render_hud {
 };
 
 struct render_scene {
-    const struct sk_skeleton *skeleton;
-    const struct sk_pose *pose; /* global positions and rotations are used */
-    struct em_device_pose device[EM_DEVICE_COUNT]; /* drawn greyed and marked when lost */
+    const struct sk_skeleton *skeleton; /* NULL: no avatar */
+    const struct sk_pose *pose;         /* global positions and rotations are used */
+    /* Drawn at their poses; a device that is not usable (em_device_pose_usable) is drawn
+     * grey with a red cross at the pose it last had. */
+    struct em_device_pose device[EM_DEVICE_COUNT];
+    uint32_t hidden_devices; /* bit (1 << enum em_device) set: that device is not drawn */
     int target_count;
     struct render_target target[RENDER_MAX_TARGETS];
     struct render_hud hud;
@@ -57,21 +72,26 @@ struct render_scene {
 enum render_camera {
     RENDER_CAMERA_MIRROR = 0, /* facing the player, following them, mirrored */
     RENDER_CAMERA_ORBIT,      /* drag to turn, wheel to zoom */
-    RENDER_CAMERA_FRONT,
-    RENDER_CAMERA_SIDE,
-    RENDER_CAMERA_TOP,
+    RENDER_CAMERA_FRONT,      /* from +Z looking at the player's front (not mirrored) */
+    RENDER_CAMERA_SIDE,       /* from +X, the player's left side */
+    RENDER_CAMERA_TOP,        /* from above, the player's front towards the bottom */
     RENDER_CAMERA_COUNT,
 };
 
+/* Zero means default for every field. */
 struct render_desc {
-    int width;          /* default 1280 */
-    int height;         /* default 720 */
-    const char *title;  /* default "embody" */
-    bool hidden;        /* no visible window (headless rendering to a PNG) */
+    int width;         /* window points; default 1280 */
+    int height;        /* window points; default 720 */
+    const char *title; /* default "embody" */
+    bool hidden;       /* no visible window (headless rendering to a PNG) */
     bool vsync;
-    bool show_targets;  /* draw IK targets beside the effectors */
-    const char *shader_dir; /* default: found with u_path (shaders/) */
-    const char *font_path;  /* default: a Debian DejaVu font */
+    bool show_targets;      /* draw IK targets beside the effectors (T toggles) */
+    bool hide_hud;          /* start with the HUD off (H toggles) */
+    int msaa_samples;       /* anti-aliasing samples per pixel, 1 turns it off; default 4,
+                               or 1 on a software renderer (llvmpipe) where it is costly */
+    const char *shader_dir; /* default: shaders/ found with u_path_find_data, else the
+                               copies built into the program */
+    const char *font_path;  /* default: Debian's DejaVu Sans */
 };
 
 /* Actions the user asked for with keys or the window, for the program to carry out.
@@ -85,44 +105,56 @@ enum render_action {
 
 struct render;
 
-/* Opens the window and compiles the shaders. Without a display, fails with a message
- * saying so (EM_ERROR_UNSUPPORTED); a shader that fails to compile is reported with its
- * file and line (EM_ERROR_PARSE). */
-enum em_result
-render_create(const struct render_desc *desc, struct render **out_render,
-              struct em_error *err);
+/* Opens the window, creates the OpenGL 3.3 core context and compiles the shaders.
+ * Without a display, fails with a message saying so (EM_ERROR_UNSUPPORTED); a shader that
+ * fails to compile or link is reported with its file and line (EM_ERROR_PARSE); a missing
+ * font or shader file names the places tried (EM_ERROR_IO). `desc` may be NULL (all
+ * defaults); its strings are copied. On success the caller owns *out_render. */
+enum em_result render_create(const struct render_desc *desc, struct render **out_render,
+                             struct em_error *err);
 
-void
-render_destroy(struct render **render);
+/* Closes the window and frees everything; takes NULL and clears the caller's pointer. */
+void render_destroy(struct render **render);
 
-/* Handles window events and keys; returns enum render_action bits. */
-uint32_t
-render_poll(struct render *render);
+/* Handles window events and keys; returns enum render_action bits. Never blocks. */
+uint32_t render_poll(struct render *render);
 
-/* Draws the scene into the window and presents it. */
-void
-render_draw(struct render *render, const struct render_scene *scene);
+/* Draws the scene with the current camera into the window and presents it. */
+void render_draw(struct render *render, const struct render_scene *scene);
 
-/* Draws the scene (no HUD) into the framebuffer currently bound, for one headset eye:
- * `view` and `projection` are column-major OpenGL matrices, the viewport is w x h. */
-void
-render_draw_eye(struct render *render, const struct render_scene *scene, const mat4 view,
-                const mat4 projection, int width, int height);
+/* Draws the scene (no HUD, no mirroring) into the framebuffer currently bound, for one
+ * headset eye: `view` (world to eye) and `projection` are column-major OpenGL matrices,
+ * the viewport is width x height pixels. Uses none of the window's state (camera, size,
+ * HUD); the window's context (render_make_current) must be current. */
+void render_draw_eye(struct render *render, const struct render_scene *scene, const mat4 view,
+                     const mat4 projection, int width, int height);
 
 /* Makes the window's OpenGL context current on this thread (the headset view needs it). */
-void
-render_make_current(struct render *render);
+void render_make_current(struct render *render);
 
-/* Writes what the window shows now as a PNG. */
-enum em_result
-render_screenshot(struct render *render, const char *path, struct em_error *err);
+/* Writes what the window shows now (the last render_draw, HUD included) as a PNG. */
+enum em_result render_screenshot(struct render *render, const char *path, struct em_error *err);
 
-void
-render_set_camera(struct render *render, enum render_camera camera);
+/* Size of the image render_draw makes, in drawable pixels. */
+void render_get_size(const struct render *render, int *out_width, int *out_height);
+
+/* Copies the last render_draw's image into `out_rgba` (width * height * 4 bytes, rows
+ * from the top, as render_get_size gives). Returns false if `size` is too small. */
+bool render_read_pixels(struct render *render, uint8_t *out_rgba, size_t size);
+
+/* Where the world point `world_m` lands in the last render_draw's image (pixels from the
+ * top left, mirroring included). Returns false when the point is behind the camera. */
+bool render_project(const struct render *render, const vec3 world_m, float out_pixel_xy[2]);
+
+void render_set_camera(struct render *render, enum render_camera camera);
+
+enum render_camera render_get_camera(const struct render *render);
+
+/* The camera's name ("mirror", "orbit", "front", "side", "top"). */
+const char *render_camera_name(enum render_camera camera);
 
 /* Milliseconds of CPU time the last render_draw took (for the HUD and benchmarks). */
-float
-render_last_draw_ms(const struct render *render);
+float render_last_draw_ms(const struct render *render);
 
 #ifdef __cplusplus
 }
