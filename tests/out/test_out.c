@@ -36,6 +36,7 @@ main(void)
         cmocka_unit_test(nothing_listening_does_not_stall_and_warns_once),
         cmocka_unit_test_setup_teardown(sending_recovers_when_a_receiver_appears,
                                         start_capture_fixture, stop_capture_fixture),
+        cmocka_unit_test(frames_with_non_finite_values_are_not_sent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

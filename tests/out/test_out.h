@@ -38,5 +38,6 @@ void vmc_stream_reaches_oscdump_with_every_bone(void **state);
 void vrchat_stream_reaches_oscdump_as_nine_trackers(void **state);
 void nothing_listening_does_not_stall_and_warns_once(void **state);
 void sending_recovers_when_a_receiver_appears(void **state);
+void frames_with_non_finite_values_are_not_sent(void **state);
 
 #endif

@@ -335,3 +335,33 @@ sending_recovers_when_a_receiver_appears(void **state)
     sk_pose_fini(&pose);
     sk_skeleton_fini(&sk);
 }
+
+void
+frames_with_non_finite_values_are_not_sent(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    struct sk_pose pose;
+    load_humanoid(&sk);
+    assert_int_equal(sk_pose_init(&pose, &sk), EM_OK);
+    make_random_pose(&sk, 4, &pose);
+    pose.position_m[sk.bone_joint[SK_LEFT_FOOT]][1] = NAN; /* a solver gone wrong */
+    const int port = oscdump_free_udp_port();
+    assert_true(port > 0);
+    const enum osc_protocol protocols[2] = {OSC_PROTOCOL_VMC, OSC_PROTOCOL_VRCHAT};
+    for (int p = 0; p < 2; ++p) {
+        struct osc_sender *s = open_sender(protocols[p], port);
+        for (int frame = 0; frame < 5; ++frame)
+            osc_sender_send(s, &sk, &pose, frame / 90.0);
+        struct osc_sender_stats st;
+        osc_sender_get_stats(s, &st);
+        assert_int_equal(st.frames, 5);
+        assert_int_equal(st.frames_skipped, 5);
+        assert_int_equal(st.datagrams_sent + st.datagrams_failed, 0); /* nothing went out */
+        assert_int_equal(st.warnings, 1);
+        osc_sender_destroy(&s);
+        assert_null(s);
+    }
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&sk);
+}
