@@ -162,8 +162,12 @@ enum em_result
 sk_humanoid_validate(const struct sk_skeleton *skeleton, const char *source,
                      struct em_error *err);
 
-/* Standing height (floor to crown) of a humanoid at rest, metres: the highest of headTop
- * and head, with the lowest foot or toe end on the floor. */
+/* The skull base (head joint) sits at this fraction of standing height. */
+#define SK_HEAD_JOINT_HEIGHT_RATIO 0.889f
+
+/* Standing height (floor to crown) of a humanoid at rest, metres: from the lowest foot
+ * or toe joint up to headTop, or, without headTop, estimated from the head joint's height
+ * (SK_HEAD_JOINT_HEIGHT_RATIO). */
 float
 sk_humanoid_height(const struct sk_skeleton *skeleton);
 

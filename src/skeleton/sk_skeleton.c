@@ -364,8 +364,14 @@ sk_humanoid_height(const struct sk_skeleton *sk)
         floor_y = fminf(floor_y, rest_y(sk, low[i], INFINITY));
     if (!isfinite(floor_y))
         floor_y = 0.0f;
-    const float top = fmaxf(rest_y(sk, SK_HEAD_TOP, -INFINITY), rest_y(sk, SK_HEAD, -INFINITY));
-    return isfinite(top) ? top - floor_y : 0.0f;
+    const float crown = rest_y(sk, SK_HEAD_TOP, -INFINITY);
+    if (isfinite(crown))
+        return crown - floor_y;
+    /* No crown joint (motion capture rarely has one): estimate it from the skull base,
+     * which sits at a fixed fraction of standing height (that of config/humanoid.json,
+     * 1.556 m of 1.75 m, close to anthropometric tables). */
+    const float head = rest_y(sk, SK_HEAD, -INFINITY);
+    return isfinite(head) ? (head - floor_y) / SK_HEAD_JOINT_HEIGHT_RATIO : 0.0f;
 }
 
 /* Fingers beyond the knuckles, as a fraction of the palm (wrist to knuckles). */

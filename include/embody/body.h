@@ -1,0 +1,153 @@
+/*
+ * Full-body reconstruction from a headset and two controllers.
+ *
+ * Each frame: the device poses are filtered (jitter removed without lag); the head and
+ * wrists follow from the devices through their offsets; the pelvis is estimated from
+ * the head projected to the floor (lowered and moved back when the head drops, turned
+ * with a body heading that follows the head and hands with hysteresis); feet stay
+ * planted and step procedurally when the body moves or turns; then the tree FABRIK
+ * solver (include/embody/ik.h) reconstructs the skeleton with joint limits, elbows and
+ * knees guided by pole targets. A lost device's limb blends to a plausible pose and
+ * back when it returns.
+ *
+ * Frames are the tracking space of include/embody/tracking.h (metres, +Y up, floor at
+ * y = floor_height_m). An update allocates nothing and never fails: whatever comes in,
+ * a finite pose comes out.
+ */
+#ifndef EMBODY_BODY_H
+#define EMBODY_BODY_H
+
+#include <stdbool.h>
+
+#include <cglm/types.h>
+
+#include "embody/ik.h"
+#include "embody/result.h"
+#include "embody/skeleton.h"
+#include "embody/tracking.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where each device sits on its bone. Zero means default for every field: the defaults
+ * are the devices of the evaluation protocol (../shared/eval/PROTOCOL.md section 2). */
+struct body_device_offsets {
+    /* The headset's centre-eye view pose in the head joint's frame: 8 cm up and 9 cm
+     * forward of the skull base, looking along the head's +Z (view -Z). */
+    vec3 head_position_m;
+    versor head_rotation;
+    /* A controller's grip pose in its hand joint's frame: at `grip_palm_fraction` of
+     * the way from the wrist to the knuckles (default 0.5), plus `grip_offset_m`,
+     * with the grip axes `grip_rotation` (left and right). */
+    float grip_palm_fraction;
+    vec3 grip_offset_m[2];
+    versor grip_rotation[2];
+};
+
+struct body_desc {
+    /* The avatar: a humanoid skeleton (copied), or NULL for config/humanoid.json. */
+    const struct sk_skeleton *skeleton;
+    /* Fit the avatar to this standing height (floor to crown) and arm span; 0 keeps
+     * the skeleton's own. */
+    float height_m;
+    float arm_span_m;
+    struct body_device_offsets offsets;
+    float floor_height_m; /* the floor's y in the tracking space (0 in STAGE space) */
+    /* Jitter filter (One-Euro, Casiez et al. 2012): cutoff at rest in Hz (default 1.5)
+     * and speed coefficient (default 2); negative min_cutoff turns filtering off. */
+    float filter_min_cutoff_hz;
+    float filter_beta;
+    float loss_blend_s; /* time for a lost limb to settle, and to come back (0.3 s) */
+};
+
+enum body_posture {
+    BODY_STANDING = 0,
+    BODY_CROUCHING,
+    BODY_KNEELING,
+    BODY_SITTING,
+    BODY_POSTURE_COUNT,
+};
+
+enum body_foot_state {
+    BODY_FOOT_PLANTED = 0,
+    BODY_FOOT_STEPPING,
+};
+
+enum body_device_state {
+    BODY_DEVICE_TRACKED = 0,
+    BODY_DEVICE_LOST,      /* blending toward, or holding, the fallback pose */
+    BODY_DEVICE_RETURNING, /* tracked again, blending back */
+};
+
+struct body_status {
+    enum body_posture posture;
+    enum body_foot_state foot[2]; /* left, right */
+    enum body_device_state device[EM_DEVICE_COUNT];
+    struct ik_stats ik;            /* of the last solve */
+    int effector_count;
+    const char *effector_name[IK_MAX_EFFECTORS];
+    vec3 target_m[IK_MAX_EFFECTORS];  /* where each effector was asked to go */
+    vec3 reached_m[IK_MAX_EFFECTORS]; /* where it went */
+    float height_m;
+    float arm_span_m;
+    float heading_rad; /* the body's facing about +Y; 0 = facing +Z */
+};
+
+struct body;
+
+/* Builds the reconstruction for an avatar. Fails (with a reason) on a skeleton that is
+ * not a humanoid, an implausible height or span, or non-finite settings. */
+enum em_result
+body_create(const struct body_desc *desc, struct body **out_body, struct em_error *err);
+
+/* Frees the body (NULL is fine) and clears the caller's pointer. */
+void
+body_destroy(struct body **body);
+
+/* The description with every default resolved. */
+void
+body_get_desc(const struct body *body, struct body_desc *out_desc);
+
+/* Advances to `frame` (its time_s must not go backwards; a repeated or older frame is
+ * ignored) and reconstructs the pose. */
+void
+body_update(struct body *body, const struct em_tracking_frame *frame);
+
+/* The avatar and its current pose (valid until the next update or destroy). */
+const struct sk_skeleton *
+body_skeleton(const struct body *body);
+
+const struct sk_pose *
+body_pose(const struct body *body);
+
+void
+body_get_status(const struct body *body, struct body_status *out_status);
+
+/* Calibrates from the frame given, with the player standing straight: the height from
+ * the headset's height, and, when the controllers are held out to the sides (T-pose),
+ * the arm span. Refits the avatar. Fails (keeping the old fit) when the head is not
+ * tracked or the measurement is implausible. */
+enum em_result
+body_calibrate(struct body *body, const struct em_tracking_frame *frame, struct em_error *err);
+
+/* Puts the feet back under the body and resets the heading to the head's. */
+void
+body_recenter(struct body *body);
+
+/* Forgets all history (filters, feet, heading), as for a new session. */
+void
+body_reset(struct body *body);
+
+const char *
+body_posture_name(enum body_posture posture);
+
+/* The standing eye height a person of `height_m` has (for calibration and tools). */
+float
+body_eye_height_for(float height_m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
