@@ -213,11 +213,15 @@ parse_directive(struct tr_script *s, const char *file, int line, char *text, cha
         return load_poses(arg[0] == '/' ? arg : path, s);
     }
     if (strcmp(word, "profile") == 0) {
-        snprintf(s->profile, sizeof s->profile, "%s", arg);
+        if (strlen(arg) >= sizeof s->profile)
+            return fail(file, line, "profile path too long");
+        memcpy(s->profile, arg, strlen(arg) + 1);
         return true;
     }
     if (strcmp(word, "hide_extension") == 0 && s->hidden_count < 4) {
-        snprintf(s->hidden_extension[s->hidden_count++], XR_MAX_EXTENSION_NAME_SIZE, "%s", arg);
+        if (strlen(arg) >= XR_MAX_EXTENSION_NAME_SIZE)
+            return fail(file, line, "extension name too long");
+        memcpy(s->hidden_extension[s->hidden_count++], arg, strlen(arg) + 1);
         return true;
     }
     if (strcmp(word, "no_hmd") == 0)
