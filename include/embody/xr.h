@@ -83,8 +83,9 @@ oxr_source_create(const struct oxr_desc *desc, struct in_source **out_source,
 bool
 oxr_source_is_openxr(const struct in_source *src);
 
-/* Sets the floor's height below LOCAL's origin (metres, >= 0) after calibration. Has no
- * effect on the poses when the runtime offers STAGE (its floor is at y = 0 already). */
+/* Sets the floor's height below LOCAL's origin (metres, 0 to 3) after calibration; the
+ * frames from the next in_source_next on use it. Has no effect on the poses when the
+ * runtime offers STAGE (its floor is at y = 0 already). */
 enum em_result
 oxr_source_set_floor(struct in_source *src, float floor_height_m, struct em_error *err);
 

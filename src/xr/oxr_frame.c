@@ -36,7 +36,8 @@ plausible_flags(const XrSpaceLocation *loc)
     const XrQuaternionf *q = &loc->pose.orientation;
     const XrVector3f *p = &loc->pose.position;
     const float n2 = q->x * q->x + q->y * q->y + q->z * q->z + q->w * q->w;
-    if ((f & XR_SPACE_LOCATION_ORIENTATION_VALID_BIT) && !(isfinite(n2) && fabsf(n2 - 1.0f) < 1e-3f))
+    const bool unit = isfinite(n2) && fabsf(n2 - 1.0f) < 1e-3f;
+    if ((f & XR_SPACE_LOCATION_ORIENTATION_VALID_BIT) && !unit)
         f &= ~(XrSpaceLocationFlags)(XR_SPACE_LOCATION_ORIENTATION_VALID_BIT |
                                      XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT);
     if ((f & XR_SPACE_LOCATION_POSITION_VALID_BIT) &&
@@ -262,6 +263,11 @@ oxr_frame_next(struct in_source *src, struct em_tracking_frame *out_frame)
         return reconnect_step(ox);
     case OXR_LINK_SESSION:
         break;
+    }
+    if (ox->base_space_stale) {
+        struct em_error err = {{0}};
+        if (oxr_session_create_base_space(ox, &err) != EM_OK)
+            return frame_failed(ox, EM_ERROR_RUNTIME);
     }
     if (!ox->running) {
         u_time_sleep_ns(OXR_IDLE_SLEEP_NS);

@@ -101,6 +101,7 @@ struct oxr_view {
     XrEnvironmentBlendMode blend_mode;
     int64_t color_format;
     struct oxr_eye_target eye[OXR_EYE_COUNT];
+    bool warned_no_context; /* said once that the context was not current */
 };
 
 struct oxr_source {
@@ -131,6 +132,7 @@ struct oxr_source {
     bool running;
     bool stage;
     XrSpace base_space; /* STAGE, or LOCAL lowered to the floor */
+    bool base_space_stale; /* the floor height changed: remake it before the next frame */
     XrSpace view_space;
     XrSpace grip_space[OXR_HAND_COUNT];
     XrSpace aim_space[OXR_HAND_COUNT];

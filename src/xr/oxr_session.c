@@ -50,6 +50,7 @@ create_reference_space(struct oxr_source *ox, XrReferenceSpaceType type, float l
 enum em_result
 oxr_session_create_base_space(struct oxr_source *ox, struct em_error *err)
 {
+    ox->base_space_stale = false;
     if (ox->base_space != XR_NULL_HANDLE) {
         OXR_CHECK(ox, xrDestroySpace(ox->base_space));
         ox->base_space = XR_NULL_HANDLE;

@@ -128,11 +128,10 @@ oxr_source_set_floor(struct in_source *src, float floor_height_m, struct em_erro
         return r;
     struct oxr_source *ox = (struct oxr_source *)src;
     ox->floor_height_m = floor_height_m;
-    if (ox->stage || ox->session == XR_NULL_HANDLE)
-        return EM_OK; /* a new session uses the new height */
-    /* The projection layer of an open frame uses the base space: finish it first. */
-    oxr_frame_end_empty(ox);
-    return oxr_session_create_base_space(ox, err);
+    /* The open frame (if any) still uses the old space; next() makes the new one, and a
+     * new session uses the new height anyway. */
+    ox->base_space_stale = !ox->stage && ox->session != XR_NULL_HANDLE;
+    return EM_OK;
 }
 
 void

@@ -360,7 +360,10 @@ oxr_view_render(struct oxr_source *ox, XrCompositionLayerProjection *out_layer,
 {
     *out_drawn = false;
     if (!context_current(ox)) {
-        U_LOG_W("openxr: the window's OpenGL context is not current: headset frame skipped");
+        if (!ox->view.warned_no_context)
+            U_LOG_W("openxr: the window's OpenGL context is not current: headset frames are "
+                    "skipped until it is");
+        ox->view.warned_no_context = true;
         return EM_OK;
     }
     XrViewLocateInfo info = {.type = XR_TYPE_VIEW_LOCATE_INFO,

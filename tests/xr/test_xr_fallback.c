@@ -278,29 +278,24 @@ a_headless_session_survives_its_loss(void **state)
     xt_assert_no_violations();
 }
 
+#define XT_TEST(test) cmocka_unit_test_teardown(test, destroy_leftover_source)
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(no_runtime_is_unsupported_in_one_line,
-                                  destroy_leftover_source),
-        cmocka_unit_test_teardown(a_runtime_without_a_headset_is_unsupported,
-                                  destroy_leftover_source),
-        cmocka_unit_test_teardown(a_runtime_without_opengl_is_unsupported_for_the_headset_view,
-                                  destroy_leftover_source),
-        cmocka_unit_test_teardown(bad_descriptions_are_refused, destroy_leftover_source),
-        cmocka_unit_test_teardown(headless_tracking_serves_the_scripted_poses,
-                                  destroy_leftover_source),
-        cmocka_unit_test_teardown(without_stage_the_floor_height_lifts_local_space,
-                                  destroy_leftover_source),
-        cmocka_unit_test_teardown(the_default_floor_is_1_6_m_below_local,
-                                  destroy_leftover_source),
-        cmocka_unit_test_teardown(a_headless_session_survives_its_loss,
-                                  destroy_leftover_source),
+        XT_TEST(no_runtime_is_unsupported_in_one_line),
+        XT_TEST(a_runtime_without_a_headset_is_unsupported),
+        XT_TEST(a_runtime_without_opengl_is_unsupported_for_the_headset_view),
+        XT_TEST(bad_descriptions_are_refused),
+        XT_TEST(headless_tracking_serves_the_scripted_poses),
+        XT_TEST(without_stage_the_floor_height_lifts_local_space),
+        XT_TEST(the_default_floor_is_1_6_m_below_local),
+        XT_TEST(a_headless_session_survives_its_loss),
         /* Last: when no instance is created, the Khronos loader keeps the extension list
          * of the runtime it loaded and checks later instances against it, so a hidden
          * XR_MND_headless would stay hidden for the tests after this one. */
-        cmocka_unit_test_teardown(headless_needs_its_extensions, destroy_leftover_source),
+        XT_TEST(headless_needs_its_extensions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

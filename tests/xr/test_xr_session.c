@@ -677,28 +677,30 @@ close_window(void **state)
     return 0;
 }
 
+#define XT_TEST(test) cmocka_unit_test_teardown(test, destroy_leftover_source)
+
 int
 main(int argc, char **argv)
 {
     xt_ensure_display(argc, argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(poses_arrive_exactly_as_scripted_with_their_validity, destroy_leftover_source),
-        cmocka_unit_test_teardown(aim_poses_follow_the_grip, destroy_leftover_source),
-        cmocka_unit_test_teardown(partly_valid_poses_keep_what_is_not_valid, destroy_leftover_source),
-        cmocka_unit_test_teardown(buttons_raise_calibrate_and_recenter_under_every_profile, destroy_leftover_source),
-        cmocka_unit_test_teardown(interaction_profile_changes_are_followed, destroy_leftover_source),
-        cmocka_unit_test_teardown(controllers_without_own_bindings_fall_back_to_simple, destroy_leftover_source),
-        cmocka_unit_test_teardown(an_unfocused_session_tracks_the_head_only, destroy_leftover_source),
-        cmocka_unit_test_teardown(a_stopped_session_begins_again_when_ready, destroy_leftover_source),
-        cmocka_unit_test_teardown(a_session_loss_pending_recreates_the_session, destroy_leftover_source),
-        cmocka_unit_test_teardown(an_abruptly_lost_session_is_recreated, destroy_leftover_source),
-        cmocka_unit_test_teardown(a_lost_runtime_is_reconnected, destroy_leftover_source),
-        cmocka_unit_test_teardown(an_abruptly_lost_runtime_is_reconnected, destroy_leftover_source),
-        cmocka_unit_test_teardown(a_lost_runtime_ends_the_stream_when_told_not_to_wait, destroy_leftover_source),
-        cmocka_unit_test_teardown(an_exit_request_ends_the_stream, destroy_leftover_source),
-        cmocka_unit_test_teardown(the_headset_view_submits_a_projection_layer, destroy_leftover_source),
-        cmocka_unit_test_teardown(the_projection_maps_the_field_of_view_to_the_clip_edges, destroy_leftover_source),
-        cmocka_unit_test_teardown(no_layer_is_shown_while_the_head_is_lost, destroy_leftover_source),
+        XT_TEST(poses_arrive_exactly_as_scripted_with_their_validity),
+        XT_TEST(aim_poses_follow_the_grip),
+        XT_TEST(partly_valid_poses_keep_what_is_not_valid),
+        XT_TEST(buttons_raise_calibrate_and_recenter_under_every_profile),
+        XT_TEST(interaction_profile_changes_are_followed),
+        XT_TEST(controllers_without_own_bindings_fall_back_to_simple),
+        XT_TEST(an_unfocused_session_tracks_the_head_only),
+        XT_TEST(a_stopped_session_begins_again_when_ready),
+        XT_TEST(a_session_loss_pending_recreates_the_session),
+        XT_TEST(an_abruptly_lost_session_is_recreated),
+        XT_TEST(a_lost_runtime_is_reconnected),
+        XT_TEST(an_abruptly_lost_runtime_is_reconnected),
+        XT_TEST(a_lost_runtime_ends_the_stream_when_told_not_to_wait),
+        XT_TEST(an_exit_request_ends_the_stream),
+        XT_TEST(the_headset_view_submits_a_projection_layer),
+        XT_TEST(the_projection_maps_the_field_of_view_to_the_clip_edges),
+        XT_TEST(no_layer_is_shown_while_the_head_is_lost),
     };
     return cmocka_run_group_tests(tests, open_window, close_window);
 }
