@@ -94,7 +94,7 @@ static void
 make_chain(int bones, float length, struct sk_skeleton *out)
 {
     struct sk_joint_desc d[64];
-    static char names[64][8];
+    static char names[64][16];
     for (int i = 0; i <= bones; ++i) {
         snprintf(names[i], sizeof names[i], "j%d", i);
         d[i] = (struct sk_joint_desc){.name = names[i], .parent = i ? names[i - 1] : NULL};
