@@ -229,8 +229,8 @@ print_progress(void *user, int index, int count, const struct ev_clip_result *cl
 {
     const struct progress *p = user;
     if (!clip->ok) {
-        fprintf(stderr, "%s[%d/%d] %s: %s\n", p->tty ? "\r\033[K" : "", index + 1, count,
-                clip->file, clip->error);
+        fprintf(stderr, "%s[%d/%d] FAILED: %s\n", p->tty ? "\r\033[K" : "", index + 1, count,
+                clip->error);
         return;
     }
     char scores[160] = "";

@@ -57,7 +57,7 @@ print_clips(const struct ev_report *r, FILE *out)
 }
 
 static void
-print_scores_row(FILE *out, const char *label, const struct ev_scores *s, long planted,
+print_scores_row(FILE *out, const char *label, const struct ev_scores *s, double truth_jitter,
                  double update_us)
 {
     char b[8][32];
@@ -65,8 +65,8 @@ print_scores_row(FILE *out, const char *label, const struct ev_scores *s, long p
             N(1, 5, 2, s->mpjpe_cm[EV_GROUP_UPPER]), N(2, 5, 2, s->mpjpe_cm[EV_GROUP_LOWER]),
             N(3, 5, 2, s->mpjpe_cm[EV_GROUP_HANDS]), N(4, 5, 2, s->mpjpe_cm[EV_GROUP_FEET]),
             N(5, 12, 1, s->jitter_m_s3));
-    fprintf(out, " %s | %7ld | %s |\n", N(6, 13, 3, s->foot_skate_cm), planted,
-            N(7, 9, 2, update_us));
+    fprintf(out, " %s | %s | %7ld | %s |\n", N(6, 12, 1, truth_jitter),
+            N(7, 14, 3, s->foot_skate_cm), s->planted_count, N(0, 9, 2, update_us));
 }
 
 static void
@@ -75,18 +75,18 @@ print_method(const struct ev_report *r, enum ev_method m, FILE *out)
     fprintf(out, "\n## %s%s\n\n", ev_method_name(m),
             m == EV_DO_NOTHING ? " (the first true pose carried upright under the headset)" : "");
     fprintf(out, "| clip                   | MPJPE cm | upper | lower | hands |  feet "
-                 "| jitter m/s^3 | skate cm/frame | planted | update us |\n");
+                 "| jitter m/s^3 | truth jitter | skate cm/frame | planted | update us |\n");
     fprintf(out, "|------------------------|----------|-------|-------|-------|-------"
-                 "|--------------|----------------|---------|-----------|\n");
+                 "|--------------|--------------|----------------|---------|-----------|\n");
     for (int c = 0; c < r->clip_count; ++c) {
         const struct ev_clip_result *clip = &r->clips[c];
         if (clip->has[m])
-            print_scores_row(out, clip->file, &clip->scores[m], clip->scores[m].planted_count,
+            print_scores_row(out, clip->file, &clip->scores[m], clip->truth_jitter_m_s3,
                              clip->update_median_us[m]);
     }
     char label[64];
     snprintf(label, sizeof label, "mean (%d clips)", r->means.clip_count);
-    print_scores_row(out, label, &r->means.scores[m], r->means.scores[m].planted_count,
+    print_scores_row(out, label, &r->means.scores[m], r->means.truth_jitter_m_s3,
                      r->timing[m].median_us);
 }
 
