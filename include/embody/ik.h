@@ -70,6 +70,10 @@ struct ik_solver_desc {
     struct ik_effector_desc effector[IK_MAX_EFFECTORS];
     float tolerance_m;  /* an effector closer than this to its target is done; 0 = 1 mm */
     int max_iterations; /* 0 = 20 */
+    /* A group of joints stops iterating when its worst residual shrinks by less than this
+     * in an iteration (an unreachable target, or a pose held by limits); 0 = a thousandth
+     * of the tolerance. */
+    float stall_m;
     bool ignore_limits; /* plain positional FABRIK: free joints, bones move independently */
     /* With ignore_limits only: skip deriving rotations, as purely positional solvers do;
      * only the positions of the joints on the effectors' paths are written. */

@@ -12,12 +12,15 @@
 #include "embody/m_math.h"
 #include "util/u_path.h"
 
-#define DEFAULT_MIN_CUTOFF_HZ 1.5f
-#define DEFAULT_BETA 2.0f
+#define DEFAULT_MIN_CUTOFF_HZ 3.0f
+#define DEFAULT_BETA 8.0f
 #define DEFAULT_LOSS_BLEND_S 0.3f
 #define DEFAULT_GRIP_PALM_FRACTION 0.5f
 #define IK_TOLERANCE_M 0.002f
 #define IK_MAX_ITERATIONS 12
+/* A limb whose target it cannot reach (a planted foot too far) stops as soon as it is
+ * nearly straight instead of creeping for all its iterations. */
+#define IK_STALL_M 0.0001f
 /* A frame arriving this long after the previous one restarts the filters and motion
  * (a paused replay, a session that came back). */
 #define MAX_GAP_S 0.25f
@@ -163,6 +166,7 @@ make_solver(struct body *b, struct em_error *err)
         .skeleton = &b->skeleton,
         .tolerance_m = IK_TOLERANCE_M,
         .max_iterations = IK_MAX_ITERATIONS,
+        .stall_m = IK_STALL_M,
         .root_mode = IK_ROOT_FIXED,
     };
     int n = 0;
@@ -268,6 +272,7 @@ body_reset(struct body *b)
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         b->track[d].state = BODY_DEVICE_LOST;
     b->heading_rad = 0.0f;
+    b->ground_height_m = b->desc.floor_height_m;
     b->pelvis_started = false;
     b->feet_started = false;
     m_vec3_set(b->body_velocity_m_s, 0, 0, 0);

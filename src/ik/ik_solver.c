@@ -25,9 +25,10 @@
 
 #define DEFAULT_TOLERANCE_M 1e-3f
 #define DEFAULT_MAX_ITERATIONS 20
-/* Below this improvement of the worst residual per iteration, more iterations are
- * pointless (an unreachable target, or a pose pinned by limits). */
-#define STALL_M 1e-7f
+/* Below this improvement of the worst residual per iteration (a fraction of the
+ * tolerance), more iterations are pointless: an unreachable target, or a pose held by
+ * limits. */
+#define STALL_FRACTION 1e-3f
 
 enum node_flags {
     NODE_BASE = 1u << 0,
@@ -64,10 +65,24 @@ struct backward_step {
     bool has_pole;
 };
 
+/* Nodes that move together. Below a base that does not turn (a fixed root, or any base
+ * without limits, where nothing turns), each child's subtree is its own problem: the
+ * legs below a pinned pelvis do not depend on the arms. Each group iterates until its own
+ * effectors are done. Ranges index the solver's step, node, sub-base and effector lists,
+ * which are sorted by group. */
+struct ik_group {
+    int forward_begin, forward_end;
+    int backward_begin, backward_end;
+    int node_begin, node_end;
+    int sub_base_begin, sub_base_end;
+    int effector_begin, effector_end;
+};
+
 struct ik_solver {
     struct ik_solver_desc desc;
     const struct sk_skeleton *sk;
     float tolerance_m;
+    float stall_m; /* progress per iteration below which a group stops */
 
     int node_count;
     int *joint;            /* node -> skeleton joint */
@@ -93,6 +108,11 @@ struct ik_solver {
     int backward_step_count;
     int *sub_bases;
     int sub_base_count;
+    int *group_of;         /* node -> group, or -1 for a base that never moves */
+    int *group_nodes;      /* nodes by group, parents first within a group */
+    int *group_effectors;  /* effectors by group */
+    struct ik_group *groups;
+    int group_count;
     int *backward_order;   /* nodes by depth: parents first */
     int inactive_count;
     int *inactive;         /* joints off every path, parents first: carried along by FK */
@@ -135,8 +155,12 @@ resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct
     if (in->positions_only && !in->ignore_limits)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "ik: positions_only needs ignore_limits (limits act on rotations)");
+    if (!isfinite(in->stall_m) || in->stall_m < 0.0f)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "ik: stall_m: expected a finite number >= 0");
     if (out->tolerance_m == 0.0f)
         out->tolerance_m = DEFAULT_TOLERANCE_M;
+    if (out->stall_m == 0.0f)
+        out->stall_m = STALL_FRACTION * out->tolerance_m;
     if (out->max_iterations == 0)
         out->max_iterations = DEFAULT_MAX_ITERATIONS;
     for (int e = 0; e < in->effector_count; ++e) {
@@ -199,6 +223,10 @@ alloc_nodes(struct ik_solver *s, int joint_count, int n)
     s->forward_steps = alloc_zero(nn, sizeof *s->forward_steps, &ok);
     s->backward_steps = alloc_zero(nn, sizeof *s->backward_steps, &ok);
     s->sub_bases = alloc_zero(nn, sizeof *s->sub_bases, &ok);
+    s->group_of = alloc_zero(nn, sizeof *s->group_of, &ok);
+    s->group_nodes = alloc_zero(nn, sizeof *s->group_nodes, &ok);
+    s->group_effectors = alloc_zero(IK_MAX_EFFECTORS, sizeof *s->group_effectors, &ok);
+    s->groups = alloc_zero(nn, sizeof *s->groups, &ok);
     s->backward_order = alloc_zero(nn, sizeof *s->backward_order, &ok);
     s->inactive = alloc_zero((size_t)joint_count, sizeof *s->inactive, &ok);
     s->shift = alloc_zero((size_t)joint_count, sizeof *s->shift, &ok);
@@ -235,6 +263,10 @@ ik_solver_destroy(struct ik_solver **solver)
     free(s->forward_steps);
     free(s->backward_steps);
     free(s->sub_bases);
+    free(s->group_of);
+    free(s->group_nodes);
+    free(s->group_effectors);
+    free(s->groups);
     free(s->backward_order);
     free(s->inactive);
     free(s->shift);
@@ -320,7 +352,47 @@ order_by_levels(struct ik_solver *s)
     free(level);
 }
 
-/* Turns the node orders into the flat step lists the passes run. */
+/* Splits the nodes into groups that can be solved apart (see struct ik_group). */
+static void
+assign_groups(struct ik_solver *s)
+{
+    const bool turns = !s->desc.ignore_limits;
+    s->group_count = 0;
+    for (int k = 0; k < s->node_count; ++k) {
+        const int p = s->parent[k];
+        const bool still_base = (s->flags[k] & NODE_BASE) &&
+                                (!turns || (s->flags[k] & NODE_ROTATION_FIXED));
+        if (p < 0)
+            s->group_of[k] = still_base ? -1 : s->group_count++;
+        else if (s->group_of[p] < 0)
+            s->group_of[k] = s->group_count++;
+        else
+            s->group_of[k] = s->group_of[p];
+    }
+}
+
+/* Stable partition of `items` (count entries of `size` bytes) by group, using `group_of_item`
+ * to read each item's group; writes each group's range through `set_range`. */
+#define PARTITION_BY_GROUP(items, count, type, group_expr, begin_field, end_field)            \
+    do {                                                                                     \
+        type *sorted_ = malloc((size_t)((count) > 0 ? (count) : 1) * sizeof(type));           \
+        int n_ = 0;                                                                          \
+        for (int g_ = 0; g_ < s->group_count; ++g_) {                                        \
+            s->groups[g_].begin_field = n_;                                                  \
+            for (int i_ = 0; i_ < (count); ++i_) {                                           \
+                const type item = (items)[i_];                                               \
+                if ((group_expr) == g_ && sorted_)                                           \
+                    sorted_[n_++] = item;                                                    \
+            }                                                                                \
+            s->groups[g_].end_field = n_;                                                    \
+        }                                                                                    \
+        if (sorted_)                                                                         \
+            memcpy((items), sorted_, (size_t)n_ * sizeof(type));                             \
+        free(sorted_);                                                                       \
+        (count) = n_;                                                                        \
+    } while (0)
+
+/* Turns the node orders into the flat step lists the passes run, grouped. */
 static void
 compile_steps(struct ik_solver *s)
 {
@@ -352,6 +424,23 @@ compile_steps(struct ik_solver *s)
             .node = k, .parent = s->parent[k], .length_m = s->length_m[k],
             .has_pole = s->pole[k] >= 0};
     }
+    assign_groups(s);
+    PARTITION_BY_GROUP(s->forward_steps, s->forward_step_count, struct forward_step,
+                       s->group_of[item.node], forward_begin, forward_end);
+    PARTITION_BY_GROUP(s->backward_steps, s->backward_step_count, struct backward_step,
+                       s->group_of[item.node], backward_begin, backward_end);
+    PARTITION_BY_GROUP(s->sub_bases, s->sub_base_count, int, s->group_of[item], sub_base_begin,
+                       sub_base_end);
+    int node_count = 0;
+    for (int k = 0; k < s->node_count; ++k)
+        s->group_nodes[node_count++] = k;
+    PARTITION_BY_GROUP(s->group_nodes, node_count, int, s->group_of[item], node_begin,
+                       node_end);
+    int effector_count = s->desc.effector_count;
+    for (int e = 0; e < effector_count; ++e)
+        s->group_effectors[e] = e;
+    PARTITION_BY_GROUP(s->group_effectors, effector_count, int,
+                       s->group_of[s->effector_node[item]], effector_begin, effector_end);
 }
 
 /* Fills node topology: parents, children lists, flags, weights, directions. */
@@ -473,6 +562,7 @@ ik_solver_create(const struct ik_solver_desc *desc, struct ik_solver **out_solve
     s->desc = resolved;
     s->sk = sk;
     s->tolerance_m = resolved.tolerance_m;
+    s->stall_m = resolved.stall_m;
     const int n = mark_paths(&resolved, marks, marks + sk->joint_count);
     if (!alloc_nodes(s, sk->joint_count, n)) {
         free(marks);
@@ -603,11 +693,11 @@ chain_weight(const struct ik_solver *s, const struct forward_step *step, const f
  * a chain the next step is usually the parent just placed, so its position is carried
  * in registers (c) rather than read back from memory. */
 static void
-reach_forward(struct ik_solver *s)
+reach_forward(struct ik_solver *s, const struct ik_group *g)
 {
     float (*pos)[3] = s->pos;
     float (*acc)[4] = s->acc;
-    for (int i = 0; i < s->sub_base_count; ++i) {
+    for (int i = g->sub_base_begin; i < g->sub_base_end; ++i) {
         const int k = s->sub_bases[i];
         const int e = s->effector[k];
         const float w = e >= 0 ? s->desc.effector[e].weight : 0.0f;
@@ -618,10 +708,9 @@ reach_forward(struct ik_solver *s)
         acc[k][3] = w;
     }
     const struct forward_step *steps = s->forward_steps;
-    const int count = s->forward_step_count;
     float cx = 0.0f, cy = 0.0f, cz = 0.0f;
     int carried = -1;
-    for (int i = 0; i < count; ++i) {
+    for (int i = g->forward_begin; i < g->forward_end; ++i) {
         const struct forward_step *step = &steps[i];
         const int k = step->node;
         const unsigned op = step->op;
@@ -696,13 +785,13 @@ swing_toward_pole(struct ik_solver *s, int hinge)
  * parent, toward where the forward pass put it. The parent is usually the node just
  * placed, kept in registers (b). */
 static void
-reach_backward_free(struct ik_solver *s)
+reach_backward_free(struct ik_solver *s, const struct ik_group *g)
 {
     float (*pos)[3] = s->pos;
     const struct backward_step *steps = s->backward_steps;
     float bx = 0.0f, by = 0.0f, bz = 0.0f;
     int placed = -1;
-    for (int i = 0; i < s->backward_step_count; ++i) {
+    for (int i = g->backward_begin; i < g->backward_end; ++i) {
         const struct backward_step *step = &steps[i];
         const int k = step->node, p = step->parent;
         if (step->has_pole)
@@ -876,11 +965,19 @@ solve_node_rotation(struct ik_solver *s, int k, const float *parent_rot, float *
  * frame toward where the forward pass put its children, its local rotation kept within
  * its limit, and its children placed rigidly from it. */
 static void
-reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose)
+reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
 {
     const struct sk_skeleton *sk = s->sk;
-    for (int k = 0; k < s->node_count; ++k) {
+    for (int i = g->node_begin; i < g->node_end; ++i) {
+        const int k = s->group_nodes[i];
         const unsigned f = s->flags[k];
+        const int p = s->parent[k];
+        if (p >= 0 && s->group_of[p] != s->group_of[k]) {
+            /* The group's top hangs from a base that does not move or turn. */
+            float off[3];
+            m_quat_rotate(s->rot[p], sk->offset_m[s->joint[k]], off);
+            m_vec3_add(s->pos[p], off, s->pos[k]);
+        }
         const float *parent_rot = parent_rotation(s, pose, k);
         float *L = s->local[k];
         if (!(f & NODE_ROTATION_FIXED)) {
@@ -892,8 +989,8 @@ reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose)
             ik_limit_apply(&sk->limit[s->joint[k]], s->limit_dir[k], L);
         }
         m_quat_mul(parent_rot, L, s->rot[k]);
-        for (int i = 0; i < s->child_count[k]; ++i) {
-            const int c = s->children[s->child_start[k] + i];
+        for (int c_i = 0; c_i < s->child_count[k]; ++c_i) {
+            const int c = s->children[s->child_start[k] + c_i];
             float off[3];
             m_quat_rotate(s->rot[k], sk->offset_m[s->joint[c]], off);
             m_vec3_add(s->pos[k], off, s->pos[c]);
@@ -901,12 +998,13 @@ reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose)
     }
 }
 
-/* The worst squared distance of an effector to its target. */
+/* The worst squared distance of a group's effector to its target. */
 static float
-worst_residual_sq(const struct ik_solver *s)
+worst_residual_sq(const struct ik_solver *s, const struct ik_group *g)
 {
     float worst = 0.0f;
-    for (int e = 0; e < s->desc.effector_count; ++e) {
+    for (int i = g->effector_begin; i < g->effector_end; ++i) {
+        const int e = s->group_effectors[i];
         const float *p = s->pos[s->effector_node[e]], *t = s->target[e];
         const float dx = p[0] - t[0], dy = p[1] - t[1], dz = p[2] - t[2];
         const float d2 = dx * dx + dy * dy + dz * dz;
@@ -919,14 +1017,15 @@ worst_residual_sq(const struct ik_solver *s)
  * takes its target rotation (within its limit); one with chains below it gets a full
  * backward pass so its children follow. */
 static void
-apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose)
+apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
 {
-    for (int e = 0; e < s->desc.effector_count; ++e) {
+    for (int i = g->effector_begin; i < g->effector_end; ++i) {
+        const int e = s->group_effectors[i];
         const int k = s->effector_node[e];
         if (!s->has_target_rotation[e] || (s->flags[k] & NODE_ROTATION_FIXED))
             continue;
         if (s->child_count[k] > 0) {
-            reach_backward_limited(s, pose);
+            reach_backward_limited(s, pose, g);
             return;
         }
         const float *parent_rot = parent_rotation(s, pose, k);
@@ -1047,33 +1146,47 @@ store_state(struct ik_solver *s, struct sk_pose *pose)
     }
 }
 
+/* Iterates one group until its effectors are within tolerance, progress stalls, or the
+ * iteration cap; returns the iterations made. */
+static int
+solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
+{
+    const bool limited = !s->desc.ignore_limits;
+    const float tolerance_sq = s->tolerance_m * s->tolerance_m;
+    int iterations = 0;
+    float worst_sq = worst_residual_sq(s, g);
+    while (worst_sq > tolerance_sq && iterations < s->desc.max_iterations) {
+        reach_forward(s, g);
+        if (limited)
+            reach_backward_limited(s, pose, g);
+        else
+            reach_backward_free(s, g);
+        ++iterations;
+        const float now_sq = worst_residual_sq(s, g);
+        /* Stop when the worst residual no longer shrinks (an unreachable target, or a
+         * pose held by limits). */
+        const bool stalled = sqrtf(worst_sq) - sqrtf(now_sq) < s->stall_m;
+        worst_sq = now_sq;
+        if (stalled)
+            break;
+    }
+    if (limited && iterations == 0)
+        apply_orientation_targets(s, pose, g);
+    return iterations;
+}
+
 void
 ik_solver_solve(struct ik_solver *s, struct sk_pose *pose, struct ik_stats *out_stats)
 {
     load_state(s, pose);
     const bool limited = !s->desc.ignore_limits;
-    const float tolerance_sq = s->tolerance_m * s->tolerance_m;
     int iterations = 0;
-    float worst_sq = worst_residual_sq(s);
-    while (worst_sq > tolerance_sq && iterations < s->desc.max_iterations) {
-        reach_forward(s);
-        if (limited)
-            reach_backward_limited(s, pose);
-        else
-            reach_backward_free(s);
-        ++iterations;
-        const float now_sq = worst_residual_sq(s);
-        /* Stop when the worst residual no longer shrinks (an unreachable target, or a
-         * pose held by limits). */
-        const bool stalled = sqrtf(worst_sq) - sqrtf(now_sq) < STALL_M;
-        worst_sq = now_sq;
-        if (stalled)
-            break;
+    for (int g = 0; g < s->group_count; ++g) {
+        const int n = solve_group(s, pose, &s->groups[g]);
+        iterations = n > iterations ? n : iterations;
     }
     if (!limited && !s->desc.positions_only)
         derive_rotations(s, pose);
-    else if (limited && iterations == 0)
-        apply_orientation_targets(s, pose);
     store_state(s, pose);
     if (out_stats) {
         out_stats->iterations = iterations;
