@@ -25,10 +25,6 @@
 
 #define DEFAULT_TOLERANCE_M 1e-3f
 #define DEFAULT_MAX_ITERATIONS 20
-/* Below this improvement of the worst residual per iteration (a fraction of the
- * tolerance), more iterations are pointless: an unreachable target, or a pose held by
- * limits. */
-#define STALL_FRACTION 1e-3f
 
 enum node_flags {
     NODE_BASE = 1u << 0,
@@ -159,8 +155,6 @@ resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "ik: stall_m: expected a finite number >= 0");
     if (out->tolerance_m == 0.0f)
         out->tolerance_m = DEFAULT_TOLERANCE_M;
-    if (out->stall_m == 0.0f)
-        out->stall_m = STALL_FRACTION * out->tolerance_m;
     if (out->max_iterations == 0)
         out->max_iterations = DEFAULT_MAX_ITERATIONS;
     for (int e = 0; e < in->effector_count; ++e) {
@@ -1153,8 +1147,9 @@ solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_gro
 {
     const bool limited = !s->desc.ignore_limits;
     const float tolerance_sq = s->tolerance_m * s->tolerance_m;
-    int iterations = 0;
+    int iterations = 0, stalled = 0;
     float worst_sq = worst_residual_sq(s, g);
+    float best = s->stall_m > 0.0f ? sqrtf(worst_sq) : 0.0f;
     while (worst_sq > tolerance_sq && iterations < s->desc.max_iterations) {
         reach_forward(s, g);
         if (limited)
@@ -1162,13 +1157,17 @@ solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_gro
         else
             reach_backward_free(s, g);
         ++iterations;
-        const float now_sq = worst_residual_sq(s, g);
-        /* Stop when the worst residual no longer shrinks (an unreachable target, or a
-         * pose held by limits). */
-        const bool stalled = sqrtf(worst_sq) - sqrtf(now_sq) < s->stall_m;
-        worst_sq = now_sq;
-        if (stalled)
-            break;
+        worst_sq = worst_residual_sq(s, g);
+        if (s->stall_m > 0.0f) {
+            /* Stop when the worst residual has not improved on its best for two
+             * iterations (an unreachable target, or a pose held by limits); one that goes
+             * back a little, as sub-bases settle, is not a stall. */
+            const float now = sqrtf(worst_sq);
+            stalled = now > best - s->stall_m ? stalled + 1 : 0;
+            best = now < best ? now : best;
+            if (stalled >= 2)
+                break;
+        }
     }
     if (limited && iterations == 0)
         apply_orientation_targets(s, pose, g);
