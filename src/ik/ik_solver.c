@@ -22,6 +22,7 @@
 
 #include "embody/ik.h"
 #include "embody/m_math.h"
+#include "ik/ik_internal.h"
 
 #define DEFAULT_TOLERANCE_M 1e-3f
 #define DEFAULT_MAX_ITERATIONS 20
@@ -97,6 +98,7 @@ struct ik_solver {
     float (*solve_dir)[3]; /* rest direction to solve_child, unit, in the node's frame */
     float (*limit_dir)[3]; /* rest direction of the skeleton's primary bone, unit */
     int *pole;             /* node -> pole slot for hinge nodes, or -1 */
+    struct ik_fast_limit *limit; /* node -> its joint's limit, compiled */
     int *forward_order;    /* nodes by height above their chain tips: children first */
     struct forward_step *forward_steps;
     int forward_step_count;
@@ -213,6 +215,7 @@ alloc_nodes(struct ik_solver *s, int joint_count, int n)
     s->solve_dir = alloc_zero(nn, sizeof *s->solve_dir, &ok);
     s->limit_dir = alloc_zero(nn, sizeof *s->limit_dir, &ok);
     s->pole = alloc_zero(nn, sizeof *s->pole, &ok);
+    s->limit = alloc_zero(nn, sizeof *s->limit, &ok);
     s->forward_order = alloc_zero(nn, sizeof *s->forward_order, &ok);
     s->forward_steps = alloc_zero(nn, sizeof *s->forward_steps, &ok);
     s->backward_steps = alloc_zero(nn, sizeof *s->backward_steps, &ok);
@@ -253,6 +256,7 @@ ik_solver_destroy(struct ik_solver **solver)
     free(s->solve_dir);
     free(s->limit_dir);
     free(s->pole);
+    free(s->limit);
     free(s->forward_order);
     free(s->forward_steps);
     free(s->backward_steps);
@@ -506,6 +510,7 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
             unit_offset(sk, sk->primary_child[j], s->limit_dir[k]);
         else
             m_vec3_set(s->limit_dir[k], 0, 1, 0);
+        ik_fast_limit_init(&s->limit[k], &sk->limit[j], s->limit_dir[k]);
     }
     for (int k = 0; k < n; ++k) {
         const int c = s->solve_child[k];
@@ -821,24 +826,6 @@ parent_rotation(const struct ik_solver *s, const struct sk_pose *pose, int k)
     return pj >= 0 ? pose->rotation[pj] : identity;
 }
 
-/* The signed angle about unit `axis` from `a` to `b` (their parts across the axis). */
-static float
-angle_around(const float *axis, const float *a, const float *b)
-{
-    float ap[3], bp[3], c[3];
-    m_vec3_muladd(a, axis, -m_vec3_dot(a, axis), ap);
-    m_vec3_muladd(b, axis, -m_vec3_dot(b, axis), bp);
-    m_vec3_cross(ap, bp, c);
-    return atan2f(m_vec3_dot(c, axis), m_vec3_dot(ap, bp));
-}
-
-/* How far outside [lo, hi] an angle is (0 inside). */
-static float
-outside(float angle, float lo, float hi)
-{
-    return angle < lo ? lo - angle : (angle > hi ? angle - hi : 0.0f);
-}
-
 /* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
  * can bend onto the direction e the forward pass asks of the hinge's own bone.
  *
@@ -846,15 +833,17 @@ outside(float angle, float lo, float hi)
  * which starts at f0 (its direction at hinge angle 0), can reach e only where
  * h . e = h . f0. Twisting by phi about d moves h; with h = h_par + h_perp (along and
  * across d), that condition reads A cos(phi) + B sin(phi) = C, with A = h_perp . e,
- * B = (d x h_perp) . e, C = h . f0 - (h . d)(d . e). Of its two solutions the one whose
- * hinge angle lies in the hinge's range is kept (the anatomical side), else the nearer.
- * A straight limb (no plane to follow) keeps its twist. */
+ * B = (d x h_perp) . e, C = h . f0 - (h . d)(d . e): phi = base +- spread, where
+ * (cos, sin)(base) = (A, B) / R and cos(spread) = C / R. Of the two, the one whose bend
+ * lies in the hinge's range is kept (the anatomical side), else the one nearer to it.
+ * Everything is done with those cosines and sines, without trigonometric calls. A
+ * straight limb (no plane to follow) keeps its twist. */
 static void
 align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, float *L)
 {
     const int c = s->solve_child[k];
     const int g = s->solve_child[c];
-    const struct sk_limit *hinge = &s->sk->limit[s->joint[c]];
+    const struct ik_fast_limit *hinge = &s->limit[c];
     float d[3], e[3];
     m_vec3_sub(s->pos[c], s->pos[k], d);
     m_vec3_sub(s->pos[g], s->pos[c], e);
@@ -870,29 +859,65 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     m_vec3_cross(d, h_perp, dxh);
     const float A = m_vec3_dot(h_perp, e), B = m_vec3_dot(dxh, e);
     const float C = m_vec3_dot(h0, f0) - hd * m_vec3_dot(d, e);
-    const float R = sqrtf(A * A + B * B);
-    if (R < 1e-4f)
+    const float R2 = A * A + B * B;
+    if (R2 < 1e-8f)
         return;
-    const float base = atan2f(B, A);
-    const float spread = acosf(m_clampf(C / R, -1.0f, 1.0f));
-    float best_phi = 0.0f, best_out = INFINITY;
+    const float inv_r = 1.0f / sqrtf(R2);
+    const float cb = A * inv_r, sb = B * inv_r;
+    const float cs = m_clampf(C * inv_r, -1.0f, 1.0f);
+    const float ss = sqrtf(fmaxf(0.0f, 1.0f - cs * cs));
+    /* f0 across and along d, to turn it by phi without quaternions. */
+    const float fd = m_vec3_dot(f0, d);
+    float f_perp[3], dxf[3];
+    m_vec3_muladd(f0, d, -fd, f_perp);
+    m_vec3_cross(d, f_perp, dxf);
+    float best_cos = 1.0f, best_sin = 0.0f, best_cost = INFINITY;
     for (int side = 0; side < 2; ++side) {
-        const float phi = m_angle_wrap(side ? base - spread : base + spread);
-        float turn[4], h[3], f[3];
-        m_quat_from_axis_angle(d, phi, turn);
-        m_quat_rotate(turn, h0, h);
-        m_quat_rotate(turn, f0, f);
-        const float bend = angle_around(h, f, e);
-        /* Prefer the side in range; between equals, the smaller twist. */
-        const float cost = outside(bend, hinge->min_rad, hinge->max_rad) + 1e-3f * fabsf(phi);
-        if (cost < best_out) {
-            best_out = cost;
-            best_phi = phi;
+        const float sgn = side ? -1.0f : 1.0f;
+        const float cp = cb * cs - sgn * sb * ss; /* cos(base + sgn * spread) */
+        const float sp = sb * cs + sgn * cb * ss; /* sin(base + sgn * spread) */
+        float h[3], f[3];
+        for (int i = 0; i < 3; ++i) {
+            h[i] = d[i] * hd + h_perp[i] * cp + dxh[i] * sp;
+            f[i] = d[i] * fd + f_perp[i] * cp + dxf[i] * sp;
+        }
+        /* The bend about h from f to e, as a half-angle vector, checked against the
+         * hinge's range like ik_fast_limit_apply. */
+        float fp[3], ep[3], cr[3];
+        m_vec3_muladd(f, h, -m_vec3_dot(f, h), fp);
+        m_vec3_muladd(e, h, -m_vec3_dot(e, h), ep);
+        m_vec3_cross(fp, ep, cr);
+        float hs = m_vec3_dot(cr, h);
+        float hw = sqrtf(m_vec3_dot(fp, fp) * m_vec3_dot(ep, ep)) + m_vec3_dot(fp, ep);
+        if (hw < 0.0f) {
+            hs = -hs;
+            hw = -hw;
+        }
+        const float n = sqrtf(hs * hs + hw * hw);
+        if (n > 1e-12f) {
+            hs /= n;
+            hw /= n;
+        }
+        const float below = hs * hinge->lo_cos - hw * hinge->lo_sin; /* >= 0 inside */
+        const float above = hs * hinge->hi_cos - hw * hinge->hi_sin; /* <= 0 inside */
+        /* Outside by how much (sines of half-angle overshoots), plus a little for the
+         * size of the twist, so that between equals the smaller twist wins. */
+        const float cost = fmaxf(0.0f, -below) + fmaxf(0.0f, above) + 1e-3f * (1.0f - cp);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best_cos = cp;
+            best_sin = sp;
         }
     }
-    float d_local[3], turn[4];
+    /* The turn by phi about d, from cos(phi) and sin(phi) by half-angle formulas. */
+    float d_local[3];
     m_quat_rotate_inv(parent_rot, d, d_local);
-    m_quat_from_axis_angle(d_local, best_phi, turn);
+    const float half_cos = sqrtf(fmaxf(0.0f, 0.5f * (1.0f + best_cos)));
+    float half_sin = sqrtf(fmaxf(0.0f, 0.5f * (1.0f - best_cos)));
+    if (best_sin < 0.0f)
+        half_sin = -half_sin;
+    const float turn[4] = {d_local[0] * half_sin, d_local[1] * half_sin, d_local[2] * half_sin,
+                           half_cos};
     m_quat_mul(turn, L, L);
 }
 
@@ -980,7 +1005,7 @@ reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const st
                 m_quat_mul_conj_first(parent_rot, s->target_rotation[e], L);
             else
                 solve_node_rotation(s, k, parent_rot, L);
-            ik_limit_apply(&sk->limit[s->joint[k]], s->limit_dir[k], L);
+            ik_fast_limit_apply(&s->limit[k], L);
         }
         m_quat_mul(parent_rot, L, s->rot[k]);
         for (int c_i = 0; c_i < s->child_count[k]; ++c_i) {
@@ -1024,7 +1049,7 @@ apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose, const
         }
         const float *parent_rot = parent_rotation(s, pose, k);
         m_quat_mul_conj_first(parent_rot, s->target_rotation[e], s->local[k]);
-        ik_limit_apply(&s->sk->limit[s->joint[k]], s->limit_dir[k], s->local[k]);
+        ik_fast_limit_apply(&s->limit[k], s->local[k]);
         m_quat_mul(parent_rot, s->local[k], s->rot[k]);
     }
 }

@@ -16,6 +16,7 @@
 #include "embody/ik.h"
 #include "embody/m_math.h"
 #include "embody/skeleton.h"
+#include "ik/ik_internal.h"
 
 /* ---- Allocation counting (linked with --wrap) -------------------------------------- */
 
@@ -487,9 +488,25 @@ warm_start_converges_in_fewer_iterations_than_cold(void **state)
             const float z[3] = {0, 0, 1}, x[3] = {1, 0, 0};
             m_quat_from_axis_angle(z, -1.2f + 0.5f * sinf(phase),
                                    goal.local_rotation[human.bone_joint[SK_LEFT_UPPER_ARM]]);
-            m_quat_from_axis_angle(x, 0.4f + 0.3f * cosf(phase),
+            m_quat_from_axis_angle(x, 0.25f + 0.15f * cosf(phase),
                                    goal.local_rotation[human.bone_joint[SK_SPINE]]);
+            /* Elbows and knees a little bent: targets inside reach, not at its edge, where
+             * FABRIK only creeps toward a straight limb. */
+            const float yn[3] = {0, -1, 0}, yp[3] = {0, 1, 0};
+            m_quat_from_axis_angle(yn, 0.6f, goal.local_rotation[human.bone_joint[SK_LEFT_LOWER_ARM]]);
+            m_quat_from_axis_angle(yp, 0.5f, goal.local_rotation[human.bone_joint[SK_RIGHT_LOWER_ARM]]);
+            m_quat_from_axis_angle(x, 0.3f, goal.local_rotation[human.bone_joint[SK_LEFT_LOWER_LEG]]);
+            m_quat_from_axis_angle(x, 0.3f, goal.local_rotation[human.bone_joint[SK_RIGHT_LOWER_LEG]]);
             sk_pose_forward_kinematics(&goal, &human);
+            /* The motion stays within the limits, so both starts can reach it. */
+            for (int j = 1; j < human.joint_count; ++j) {
+                const int c = human.primary_child[j];
+                float dir[3];
+                if (c < 0)
+                    continue;
+                m_vec3_normalize_or(human.offset_m[c], (const float[3]){0, 1, 0}, dir);
+                assert_true(ik_limit_check(&human.limit[j], dir, goal.local_rotation[j], 1e-4f));
+            }
             for (int e = 0; e < d.effector_count; ++e) {
                 const int j = d.effector[e].joint;
                 ik_solver_set_target(s, e, goal.position_m[j], goal.rotation[j]);
@@ -503,6 +520,8 @@ warm_start_converges_in_fewer_iterations_than_cold(void **state)
                 cold_iterations += cs.iterations;
             }
         }
+        print_message("limits %d: warm %d iterations, cold %d\n", limits, warm_iterations,
+                      cold_iterations);
         if (!(warm_iterations < cold_iterations))
             fail_msg("limits %d: warm %d iterations, cold %d", limits, warm_iterations,
                      cold_iterations);
@@ -750,6 +769,40 @@ look_at_points_the_bone_at_the_target_within_its_limit(void **state)
     sk_skeleton_fini(&human);
 }
 
+static void
+compiled_limits_agree_with_the_reference(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    int clamped = 0;
+    for (int j = 1; j < human.joint_count; ++j) {
+        const int c = human.primary_child[j];
+        if (c < 0 || human.limit[j].kind == SK_LIMIT_NONE)
+            continue;
+        float dir[3];
+        m_vec3_normalize_or(human.offset_m[c], (const float[3]){0, 1, 0}, dir);
+        struct ik_fast_limit fast;
+        ik_fast_limit_init(&fast, &human.limit[j], dir);
+        for (int k = 0; k < 2000; ++k) {
+            float q[4], ref[4], got[4];
+            random_rotation(M_PI_F, q);
+            m_quat_copy(q, ref);
+            m_quat_copy(q, got);
+            const bool ref_changed = ik_limit_apply(&human.limit[j], dir, ref);
+            const bool got_changed = ik_fast_limit_apply(&fast, got);
+            clamped += ref_changed;
+            float diff[4];
+            m_quat_mul_conj_first(ref, got, diff);
+            if (m_quat_angle(diff) > 2e-3f || ref_changed != got_changed)
+                fail_msg("%s: reference and compiled limits differ by %g rad (changed %d/%d)",
+                         human.name[j], (double)m_quat_angle(diff), ref_changed, got_changed);
+        }
+    }
+    assert_true(clamped > 1000); /* the cases did exercise the clamps */
+    sk_skeleton_fini(&human);
+}
+
 int
 main(void)
 {
@@ -768,6 +821,7 @@ main(void)
         cmocka_unit_test(orientation_targets_turn_the_hand_and_head),
         cmocka_unit_test(two_bone_solver_is_exact),
         cmocka_unit_test(look_at_points_the_bone_at_the_target_within_its_limit),
+        cmocka_unit_test(compiled_limits_agree_with_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
