@@ -29,10 +29,27 @@
 /* Head yaw speed below which the head counts as still (rad/s). */
 #define HEAD_STILL_RAD_S 0.6f
 
+/* The head's facing about +Y, steady however far it pitches: its forward axis's level part
+ * shrinks as the head looks down (and flips past straight down), while its up axis tips
+ * forward; forward - (forward's height) * up keeps a forward-pointing level part when
+ * looking down or up. */
+static float
+head_facing_yaw(const float *head_rotation, float fallback_rad)
+{
+    const float ez[3] = {0, 0, 1}, ey[3] = {0, 1, 0};
+    float f[3], u[3];
+    m_quat_rotate(head_rotation, ez, f);
+    m_quat_rotate(head_rotation, ey, u);
+    const float x = f[0] - f[1] * u[0], z = f[2] - f[1] * u[2];
+    if (x * x + z * z < 1e-6f)
+        return fallback_rad;
+    return atan2f(x, z);
+}
+
 static void
 update_heading(struct body *b, float dt_s)
 {
-    const float head_yaw = b_yaw_of(b->head_rotation, b->heading_rad);
+    const float head_yaw = head_facing_yaw(b->head_rotation, b->heading_rad);
     if (!b->pelvis_started) {
         b->heading_rad = head_yaw;
         b->head_yaw_rad = head_yaw;
