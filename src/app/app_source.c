@@ -1,0 +1,119 @@
+/*
+ * Opening the input source (app_source.h). OpenXR is compiled in when the xr module is
+ * (EMBODY_HAVE_OPENXR); without it the main job says so and plays the demo.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/app_args.h"
+#include "app/app_source.h"
+
+#ifdef EMBODY_HAVE_OPENXR
+#include "embody/xr.h"
+#endif
+
+bool
+app_source_has_openxr(void)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    return true;
+#else
+    return false;
+#endif
+}
+
+#ifdef EMBODY_HAVE_OPENXR
+/* Draws the mirror's scene for one headset eye (called inside in_source_submit). */
+static void
+draw_eye(void *user, const struct oxr_eye_view *eye)
+{
+    const struct app_eye_target *target = user;
+    render_draw_eye(target->render, target->scene, eye->view, eye->projection, eye->width,
+                    eye->height);
+}
+#endif
+
+static enum em_result
+open_openxr(const struct app_eye_target *eyes, struct in_source **out_source,
+            struct em_error *err)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    const struct oxr_desc desc = {
+        .app_name = "embody",
+        .headless = eyes == NULL,
+        .draw_eye = eyes ? draw_eye : NULL,
+        .user = (void *)eyes,
+    };
+    if (eyes)
+        render_make_current(eyes->render);
+    return oxr_source_create(&desc, out_source, err);
+#else
+    (void)eyes;
+    *out_source = NULL;
+    return em_fail(err, EM_ERROR_UNSUPPORTED,
+                   "this embody was built without OpenXR support (the xr module)");
+#endif
+}
+
+static enum em_result
+open_replay(const struct app_options *o, struct in_source **out_source,
+            struct app_source_info *info, struct em_error *err)
+{
+    info->kind = "replay";
+    snprintf(info->path, sizeof info->path, "%s", o->replay_path);
+    enum em_result r = app_check_readable("--replay", o->replay_path, err);
+    if (r != EM_OK)
+        return r;
+    const struct in_replay_desc desc = {
+        .path = o->replay_path,
+        .as_fast_as_possible = o->fast,
+        .loop = o->loop,
+    };
+    r = in_replay_create(&desc, out_source, err);
+    if (r != EM_OK)
+        app_error_prefix(err, "--replay");
+    return r;
+}
+
+static enum em_result
+open_demo(const struct app_options *o, struct in_source **out_source,
+          struct app_source_info *info, struct em_error *err)
+{
+    info->kind = "demo";
+    const char *path = in_demo_path();
+    snprintf(info->path, sizeof info->path, "%s", path ? path : "");
+    return in_demo_create(o->fast, out_source, err);
+}
+
+enum em_result
+app_source_open(const struct app_options *options, const struct app_eye_target *eyes,
+                struct in_source **out_source, struct app_source_info *out_info,
+                struct em_error *err)
+{
+    *out_source = NULL;
+    memset(out_info, 0, sizeof *out_info);
+    switch (options->input) {
+    case APP_INPUT_REPLAY:
+        return open_replay(options, out_source, out_info, err);
+    case APP_INPUT_DEMO:
+        return open_demo(options, out_source, out_info, err);
+    case APP_INPUT_OPENXR: {
+        out_info->kind = "openxr";
+        const enum em_result r = open_openxr(eyes, out_source, err);
+        if (r != EM_OK)
+            app_error_prefix(err, "--openxr");
+        return r;
+    }
+    case APP_INPUT_AUTO:
+        break;
+    }
+    out_info->kind = "openxr";
+    struct em_error why = {{0}};
+    if (open_openxr(eyes, out_source, &why) == EM_OK)
+        return EM_OK;
+    /* Anything that keeps OpenXR from starting sends the main job to the demo. */
+    out_info->fell_back = true;
+    snprintf(out_info->fallback_reason, sizeof out_info->fallback_reason, "%s",
+             why.message[0] ? why.message : "OpenXR could not start");
+    return open_demo(options, out_source, out_info, err);
+}

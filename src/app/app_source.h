@@ -1,0 +1,44 @@
+/*
+ * Opening the input source the options ask for: OpenXR (when the program is built with
+ * the xr module), a replayed stream file, or the bundled demo; for the main job, OpenXR
+ * when a runtime and headset are there and otherwise the demo, with the reason.
+ */
+#ifndef EMBODY_APP_SOURCE_H
+#define EMBODY_APP_SOURCE_H
+
+#include <stdbool.h>
+
+#include "app/app_avatar.h"
+#include "app/app_options.h"
+#include "embody/input.h"
+#include "embody/render.h"
+#include "embody/result.h"
+
+struct app_source_info {
+    const char *kind;        /* "openxr", "replay" or "demo" */
+    char path[APP_PATH_MAX]; /* the stream file played, "" for OpenXR */
+    bool fell_back;          /* the main job found no OpenXR and plays the demo */
+    char fallback_reason[EM_ERROR_MESSAGE_MAX]; /* why, in one line */
+};
+
+/* What the OpenXR source draws for the headset's eyes: the mirror window's scene, drawn
+ * again from each eye (render_draw_eye). Both must outlive the source. */
+struct app_eye_target {
+    struct render *render;
+    const struct render_scene *scene;
+};
+
+/* True when this program was built with OpenXR support (the xr module). */
+bool
+app_source_has_openxr(void);
+
+/* Opens the source for `options`. `eyes` is the window for the headset view, or NULL to
+ * track only (OpenXR's headless mode, without a window). Errors name the option and file;
+ * --openxr without a runtime is EM_ERROR_UNSUPPORTED with the reason. The caller owns
+ * `*out_source` (in_source_destroy). */
+enum em_result
+app_source_open(const struct app_options *options, const struct app_eye_target *eyes,
+                struct in_source **out_source, struct app_source_info *out_info,
+                struct em_error *err);
+
+#endif
