@@ -1,0 +1,53 @@
+/*
+ * One-Euro filter (Casiez, Roussel and Vogel, "1€ Filter: A Simple Speed-based Low-pass
+ * Filter for Noisy Input in Interactive Systems", CHI 2012): a low-pass whose cutoff
+ * rises with speed, so slow motion is smoothed and fast motion is not delayed.
+ */
+#include "b_internal.h"
+#include "embody/m_math.h"
+
+/* Cutoff used to smooth the speed estimate itself. */
+#define SPEED_CUTOFF_HZ 1.0f
+
+static float
+alpha_for(float cutoff_hz, float dt_s)
+{
+    const float tau = 1.0f / (2.0f * M_PI_F * cutoff_hz);
+    return 1.0f / (1.0f + tau / dt_s);
+}
+
+void
+b_filter_position(struct b_one_euro *f, float *p, float dt_s, float min_cutoff_hz, float beta)
+{
+    if (!f->started || !(dt_s > 0.0f) || min_cutoff_hz < 0.0f) {
+        m_vec3_copy(p, f->value);
+        f->speed = 0.0f;
+        f->started = true;
+        return;
+    }
+    const float speed = m_vec3_distance(p, f->value) / dt_s;
+    f->speed += alpha_for(SPEED_CUTOFF_HZ, dt_s) * (speed - f->speed);
+    const float a = alpha_for(min_cutoff_hz + beta * f->speed, dt_s);
+    m_vec3_lerp(f->value, p, a, f->value);
+    m_vec3_copy(f->value, p);
+}
+
+void
+b_filter_rotation(struct b_one_euro *f, float *q, float dt_s, float min_cutoff_hz, float beta)
+{
+    if (!f->started || !(dt_s > 0.0f) || min_cutoff_hz < 0.0f) {
+        m_quat_copy(q, f->value);
+        f->speed = 0.0f;
+        f->started = true;
+        return;
+    }
+    float diff[4];
+    m_quat_mul_conj_first(f->value, q, diff);
+    const float speed = m_quat_angle(diff) / dt_s;
+    f->speed += alpha_for(SPEED_CUTOFF_HZ, dt_s) * (speed - f->speed);
+    /* Rotation speeds in rad/s are larger than positions' m/s for the same motion of a
+     * hand; a tenth of beta keeps the two filters alike. */
+    const float a = alpha_for(min_cutoff_hz + 0.1f * beta * f->speed, dt_s);
+    m_quat_slerp(f->value, q, a, f->value);
+    m_quat_copy(f->value, q);
+}

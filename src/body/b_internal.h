@@ -1,0 +1,149 @@
+/*
+ * The body module's internal state and the pieces of the reconstruction, each in its own
+ * file: filters (b_filter.c), the pelvis and heading (b_pelvis.c), feet and stepping
+ * (b_feet.c), arms (b_arms.c), tracker loss (b_loss.c), wiring (body.c).
+ */
+#ifndef EMBODY_B_INTERNAL_H
+#define EMBODY_B_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "embody/body.h"
+#include "embody/ik.h"
+#include "embody/skeleton.h"
+
+/* ---- One-Euro filter (Casiez, Roussel and Vogel, CHI 2012) --------------------------- */
+
+struct b_one_euro {
+    float value[4];
+    float speed; /* filtered speed (m/s or rad/s) */
+    bool started;
+};
+
+/* Filters a position in place; dt in seconds. */
+void
+b_filter_position(struct b_one_euro *f, float *position_m, float dt_s, float min_cutoff_hz,
+                  float beta);
+
+/* Filters a unit quaternion in place (slerp toward the new value). */
+void
+b_filter_rotation(struct b_one_euro *f, float *rotation, float dt_s, float min_cutoff_hz,
+                  float beta);
+
+/* ---- Joints the reconstruction uses ------------------------------------------------ */
+
+struct b_joints {
+    int hips, spine, chest, neck, head;
+    int shoulder[2], upper_arm[2], lower_arm[2], hand[2], hand_end[2];
+    int upper_leg[2], lower_leg[2], foot[2], toes[2];
+};
+
+/* Body measures taken from the avatar at rest. */
+struct b_measures {
+    float hips_height_m;       /* hips above the floor, standing */
+    float head_height_m;       /* head joint above the floor, standing */
+    float neck_height_m;
+    float hips_to_neck_m;      /* straight-line length of the spine */
+    float head_from_neck_m[3]; /* rest offset of the head from the neck */
+    float leg_length_m;        /* hip joint to ankle */
+    float ankle_height_m;      /* ankle above the floor, standing */
+    float upper_arm_m, lower_arm_m, palm_m;
+    float hip_offset_m[2][3];  /* hip joints from the hips (rest) */
+    float ankle_offset_m[2][3]; /* ankles from the hips (rest), standing */
+    float shoulder_offset_m[2][3]; /* upper arm joints from the chest (rest) */
+};
+
+/* ---- Feet -------------------------------------------------------------------------- */
+
+struct b_foot {
+    float planted_m[3]; /* ankle position while planted */
+    float planted_yaw_rad;
+    float position_m[3]; /* current ankle target */
+    float yaw_rad;
+    bool stepping;
+    float step_from_m[3], step_to_m[3];
+    float step_from_yaw_rad, step_to_yaw_rad;
+    float step_time_s, step_duration_s;
+};
+
+/* ---- Tracker loss ------------------------------------------------------------------ */
+
+struct b_device_track {
+    enum body_device_state state;
+    float blend;           /* 1 = fully the tracked pose, 0 = fully the fallback */
+    float last_position_m[3];
+    float last_rotation[4];
+    bool seen;             /* ever tracked */
+};
+
+/* ---- The body ---------------------------------------------------------------------- */
+
+struct body {
+    struct body_desc desc;
+    struct sk_skeleton skeleton;
+    struct sk_pose pose;
+    struct ik_solver *ik;
+    struct b_joints j;
+    struct b_measures m;
+
+    int effector_head, effector_hand[2], effector_foot[2];
+
+    /* Time. */
+    bool started;
+    double time_s;
+
+    /* Devices: filtered poses, tracking state. */
+    struct b_one_euro filter_position[EM_DEVICE_COUNT];
+    struct b_one_euro filter_rotation[EM_DEVICE_COUNT];
+    struct b_device_track track[EM_DEVICE_COUNT];
+
+    /* Per frame: bone targets from the devices. */
+    float head_position_m[3], head_rotation[4];
+    float hand_position_m[2][3], hand_rotation[2][4];
+
+    /* Pelvis and heading. */
+    float heading_rad;
+    float hips_position_m[3];
+    float hips_rotation[4];
+    float body_velocity_m_s[3]; /* of the pelvis, smoothed */
+    bool pelvis_started;
+
+    struct b_foot foot[2];
+    bool feet_started;
+    int last_stepped; /* which foot stepped last (0 left, 1 right) */
+
+    enum body_posture posture;
+    struct ik_stats stats;
+};
+
+/* Pelvis position and rotation from the head (and heading); updates body->heading_rad. */
+void
+b_pelvis_update(struct body *body, float dt_s);
+
+/* Feet: planted or stepping, targets for this frame. */
+void
+b_feet_update(struct body *body, float dt_s);
+
+void
+b_feet_reset(struct body *body);
+
+/* Elbow pole for side s (0 left, 1 right), world frame. */
+void
+b_arm_pole(const struct body *body, int side, float *out_pole_m);
+
+/* Knee pole for side s. */
+void
+b_leg_pole(const struct body *body, int side, float *out_pole_m);
+
+/* Device states and blended bone targets when devices are lost. */
+void
+b_loss_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+
+/* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. */
+float
+b_yaw_of(const float *rotation, float fallback_rad);
+
+void
+b_quat_from_yaw(float yaw_rad, float *out);
+
+#endif

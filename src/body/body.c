@@ -1,0 +1,476 @@
+/*
+ * The body: setup, the per-frame pipeline and calibration (include/embody/body.h).
+ *
+ * Per frame: devices -> filtered bone targets (b_loss.c, b_filter.c) -> pelvis and
+ * heading (b_pelvis.c) -> feet (b_feet.c) -> the skeleton carried by the new pelvis ->
+ * targets and poles -> the tree FABRIK solve with limits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "b_internal.h"
+#include "embody/m_math.h"
+#include "util/u_path.h"
+
+#define DEFAULT_MIN_CUTOFF_HZ 1.5f
+#define DEFAULT_BETA 2.0f
+#define DEFAULT_LOSS_BLEND_S 0.3f
+#define DEFAULT_GRIP_PALM_FRACTION 0.5f
+#define IK_TOLERANCE_M 0.002f
+#define IK_MAX_ITERATIONS 12
+/* A frame arriving this long after the previous one restarts the filters and motion
+ * (a paused replay, a session that came back). */
+#define MAX_GAP_S 0.25f
+
+static bool
+quat_is_zero(const float *q)
+{
+    return q[0] == 0.0f && q[1] == 0.0f && q[2] == 0.0f && q[3] == 0.0f;
+}
+
+static void
+resolve_offsets(struct body_device_offsets *o)
+{
+    if (o->head_position_m[0] == 0.0f && o->head_position_m[1] == 0.0f &&
+        o->head_position_m[2] == 0.0f)
+        m_vec3_set(o->head_position_m, 0.0f, 0.08f, 0.09f);
+    if (quat_is_zero(o->head_rotation))
+        m_quat_set(o->head_rotation, 0.0f, 1.0f, 0.0f, 0.0f); /* diag(-1, 1, -1) */
+    if (o->grip_palm_fraction == 0.0f)
+        o->grip_palm_fraction = DEFAULT_GRIP_PALM_FRACTION;
+    /* Grip axes in the hand's frame (PROTOCOL.md section 2): columns +X, +Y, +Z. */
+    if (quat_is_zero(o->grip_rotation[0])) {
+        const float x[3] = {0, -1, 0}, y[3] = {-1, 0, 0}, z[3] = {0, 0, -1};
+        m_quat_from_columns(x, y, z, o->grip_rotation[0]);
+    }
+    if (quat_is_zero(o->grip_rotation[1])) {
+        const float x[3] = {0, 1, 0}, y[3] = {1, 0, 0}, z[3] = {0, 0, -1};
+        m_quat_from_columns(x, y, z, o->grip_rotation[1]);
+    }
+    m_quat_normalize(o->head_rotation);
+    m_quat_normalize(o->grip_rotation[0]);
+    m_quat_normalize(o->grip_rotation[1]);
+}
+
+static enum em_result
+resolve_desc(const struct body_desc *in, struct body_desc *out, struct em_error *err)
+{
+    *out = *in;
+    const struct body_device_offsets *o = &in->offsets;
+    bool finite = m_vec3_is_finite(o->head_position_m) && m_quat_is_finite(o->head_rotation) &&
+                  isfinite(o->grip_palm_fraction) && isfinite(in->height_m) &&
+                  isfinite(in->arm_span_m) && isfinite(in->floor_height_m) &&
+                  isfinite(in->filter_min_cutoff_hz) && isfinite(in->filter_beta) &&
+                  isfinite(in->loss_blend_s);
+    for (int s = 0; s < 2; ++s)
+        finite = finite && m_vec3_is_finite(o->grip_offset_m[s]) &&
+                 m_quat_is_finite(o->grip_rotation[s]);
+    if (!finite)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "body: a setting is not a finite number");
+    if (in->height_m < 0.0f || in->arm_span_m < 0.0f || in->loss_blend_s < 0.0f ||
+        in->filter_beta < 0.0f)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "body: height, arm span, loss blend time and filter beta must be >= 0");
+    resolve_offsets(&out->offsets);
+    if (out->filter_min_cutoff_hz == 0.0f)
+        out->filter_min_cutoff_hz = DEFAULT_MIN_CUTOFF_HZ;
+    if (out->filter_beta == 0.0f)
+        out->filter_beta = DEFAULT_BETA;
+    if (out->loss_blend_s == 0.0f)
+        out->loss_blend_s = DEFAULT_LOSS_BLEND_S;
+    return EM_OK;
+}
+
+static int
+bone(const struct sk_skeleton *sk, enum sk_bone b)
+{
+    return sk->bone_joint[b];
+}
+
+static void
+find_joints(const struct sk_skeleton *sk, struct b_joints *j)
+{
+    j->hips = bone(sk, SK_HIPS);
+    j->spine = bone(sk, SK_SPINE);
+    j->chest = bone(sk, SK_CHEST);
+    j->neck = bone(sk, SK_NECK);
+    j->head = bone(sk, SK_HEAD);
+    for (int s = 0; s < 2; ++s) {
+        const bool left = s == 0;
+        j->shoulder[s] = bone(sk, left ? SK_LEFT_SHOULDER : SK_RIGHT_SHOULDER);
+        j->upper_arm[s] = bone(sk, left ? SK_LEFT_UPPER_ARM : SK_RIGHT_UPPER_ARM);
+        j->lower_arm[s] = bone(sk, left ? SK_LEFT_LOWER_ARM : SK_RIGHT_LOWER_ARM);
+        j->hand[s] = bone(sk, left ? SK_LEFT_HAND : SK_RIGHT_HAND);
+        j->hand_end[s] = bone(sk, left ? SK_LEFT_HAND_END : SK_RIGHT_HAND_END);
+        j->upper_leg[s] = bone(sk, left ? SK_LEFT_UPPER_LEG : SK_RIGHT_UPPER_LEG);
+        j->lower_leg[s] = bone(sk, left ? SK_LEFT_LOWER_LEG : SK_RIGHT_LOWER_LEG);
+        j->foot[s] = bone(sk, left ? SK_LEFT_FOOT : SK_RIGHT_FOOT);
+        j->toes[s] = bone(sk, left ? SK_LEFT_TOES : SK_RIGHT_TOES);
+    }
+}
+
+static float
+lowest_foot_y(const struct sk_skeleton *sk, const struct b_joints *j)
+{
+    float y = INFINITY;
+    for (int s = 0; s < 2; ++s) {
+        y = fminf(y, sk->rest_position_m[j->foot[s]][1]);
+        if (j->toes[s] >= 0)
+            y = fminf(y, sk->rest_position_m[j->toes[s]][1]);
+        const int end = sk->primary_child[j->toes[s] >= 0 ? j->toes[s] : j->foot[s]];
+        if (end >= 0)
+            y = fminf(y, sk->rest_position_m[end][1]);
+    }
+    return y;
+}
+
+static void
+take_measures(const struct sk_skeleton *sk, const struct b_joints *j, struct b_measures *m)
+{
+    const float (*rest)[3] = (const float(*)[3])sk->rest_position_m;
+    const float floor_y = lowest_foot_y(sk, j);
+    m->hips_height_m = rest[j->hips][1] - floor_y;
+    m->head_height_m = rest[j->head][1] - floor_y;
+    m->neck_height_m = rest[j->neck][1] - floor_y;
+    m->hips_to_neck_m = m_vec3_distance(rest[j->hips], rest[j->neck]);
+    m_vec3_sub(rest[j->head], rest[j->neck], m->head_from_neck_m);
+    m->leg_length_m = sk->length_m[j->lower_leg[0]] + sk->length_m[j->foot[0]];
+    m->ankle_height_m = 0.5f * (rest[j->foot[0]][1] + rest[j->foot[1]][1]) - floor_y;
+    m->upper_arm_m = sk->length_m[j->lower_arm[0]];
+    m->lower_arm_m = sk->length_m[j->hand[0]];
+    m->palm_m = j->hand_end[0] >= 0 ? sk->length_m[j->hand_end[0]] : 0.0f;
+    for (int s = 0; s < 2; ++s) {
+        m_vec3_sub(rest[j->upper_leg[s]], rest[j->hips], m->hip_offset_m[s]);
+        m_vec3_sub(rest[j->foot[s]], rest[j->hips], m->ankle_offset_m[s]);
+        m_vec3_sub(rest[j->upper_arm[s]], rest[j->chest], m->shoulder_offset_m[s]);
+    }
+}
+
+static enum em_result
+load_default_skeleton(struct sk_skeleton *out, struct em_error *err)
+{
+    char path[1024];
+    if (!u_path_find_data("config/humanoid.json", path, sizeof path))
+        return em_fail(err, EM_ERROR_IO, "body: config/humanoid.json not found (looked in %s)",
+                       path);
+    return sk_skeleton_load_json(path, out, err);
+}
+
+static enum em_result
+make_solver(struct body *b, struct em_error *err)
+{
+    struct ik_solver_desc d = {
+        .skeleton = &b->skeleton,
+        .tolerance_m = IK_TOLERANCE_M,
+        .max_iterations = IK_MAX_ITERATIONS,
+        .root_mode = IK_ROOT_FIXED,
+    };
+    int n = 0;
+    b->effector_head = n;
+    d.effector[n++] = (struct ik_effector_desc){.joint = b->j.head, .orientation = true};
+    for (int s = 0; s < 2; ++s) {
+        b->effector_hand[s] = n;
+        d.effector[n++] = (struct ik_effector_desc){.joint = b->j.hand[s], .orientation = true};
+    }
+    for (int s = 0; s < 2; ++s) {
+        b->effector_foot[s] = n;
+        d.effector[n++] = (struct ik_effector_desc){.joint = b->j.foot[s], .orientation = true};
+    }
+    d.effector_count = n;
+    return ik_solver_create(&d, &b->ik, err);
+}
+
+void
+body_destroy(struct body **body)
+{
+    if (!body || !*body)
+        return;
+    ik_solver_destroy(&(*body)->ik);
+    sk_pose_fini(&(*body)->pose);
+    sk_skeleton_fini(&(*body)->skeleton);
+    free(*body);
+    *body = NULL;
+}
+
+/* (Re)builds everything that depends on the avatar's proportions. */
+static enum em_result
+setup_avatar(struct body *b, struct em_error *err)
+{
+    ik_solver_destroy(&b->ik);
+    sk_pose_fini(&b->pose);
+    find_joints(&b->skeleton, &b->j);
+    take_measures(&b->skeleton, &b->j, &b->m);
+    if (sk_pose_init(&b->pose, &b->skeleton) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "body: out of memory");
+    return make_solver(b, err);
+}
+
+enum em_result
+body_create(const struct body_desc *desc, struct body **out_body, struct em_error *err)
+{
+    *out_body = NULL;
+    struct body *b = calloc(1, sizeof *b);
+    if (!b)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "body: out of memory");
+    enum em_result r = resolve_desc(desc, &b->desc, err);
+    if (r == EM_OK)
+        r = desc->skeleton ? sk_skeleton_copy(desc->skeleton, &b->skeleton)
+                           : load_default_skeleton(&b->skeleton, err);
+    if (r == EM_ERROR_OUT_OF_MEMORY)
+        em_fail(err, r, "body: out of memory");
+    if (r == EM_OK)
+        r = sk_humanoid_validate(&b->skeleton, "body avatar", err);
+    if (r == EM_OK && (desc->height_m > 0.0f || desc->arm_span_m > 0.0f))
+        r = sk_humanoid_fit(&b->skeleton,
+                            desc->height_m > 0.0f ? desc->height_m
+                                                  : sk_humanoid_height(&b->skeleton),
+                            desc->arm_span_m, err);
+    if (r == EM_OK)
+        r = setup_avatar(b, err);
+    if (r != EM_OK) {
+        body_destroy(&b);
+        return r;
+    }
+    b->desc.skeleton = NULL; /* the caller's skeleton was copied */
+    b->desc.height_m = sk_humanoid_height(&b->skeleton);
+    b->desc.arm_span_m = sk_humanoid_arm_span(&b->skeleton);
+    body_reset(b);
+    *out_body = b;
+    return EM_OK;
+}
+
+void
+body_get_desc(const struct body *body, struct body_desc *out_desc)
+{
+    *out_desc = body->desc;
+}
+
+const struct sk_skeleton *
+body_skeleton(const struct body *body)
+{
+    return &body->skeleton;
+}
+
+const struct sk_pose *
+body_pose(const struct body *body)
+{
+    return &body->pose;
+}
+
+void
+body_reset(struct body *b)
+{
+    b->started = false;
+    b->time_s = 0.0;
+    memset(b->filter_position, 0, sizeof b->filter_position);
+    memset(b->filter_rotation, 0, sizeof b->filter_rotation);
+    memset(b->track, 0, sizeof b->track);
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        b->track[d].state = BODY_DEVICE_LOST;
+    b->heading_rad = 0.0f;
+    b->pelvis_started = false;
+    b->feet_started = false;
+    m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
+    b->posture = BODY_STANDING;
+    memset(&b->stats, 0, sizeof b->stats);
+    sk_pose_set_rest(&b->pose, &b->skeleton);
+    /* Stand at the origin on the floor until a device says otherwise. */
+    b->pose.position_m[b->j.hips][1] += b->desc.floor_height_m;
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    m_vec3_copy(b->pose.position_m[b->j.hips], b->hips_position_m);
+    m_quat_identity(b->hips_rotation);
+    m_vec3_copy(b->pose.position_m[b->j.head], b->head_position_m);
+    m_quat_identity(b->head_rotation);
+    for (int s = 0; s < 2; ++s) {
+        m_vec3_copy(b->pose.position_m[b->j.hand[s]], b->hand_position_m[s]);
+        m_quat_identity(b->hand_rotation[s]);
+    }
+    b_feet_reset(b);
+}
+
+void
+body_recenter(struct body *b)
+{
+    b->heading_rad = b_yaw_of(b->head_rotation, b->heading_rad);
+    b->feet_started = false;
+    b_feet_reset(b);
+}
+
+static void
+classify_posture(struct body *b)
+{
+    const float hips = (b->hips_position_m[1] - b->desc.floor_height_m) / b->m.hips_height_m;
+    const float head = (b->head_position_m[1] - b->desc.floor_height_m) / b->m.head_height_m;
+    if (hips > 0.85f)
+        b->posture = BODY_STANDING;
+    else if (hips < 0.6f && head > 0.55f)
+        b->posture = BODY_SITTING;
+    else if (hips < 0.55f)
+        b->posture = BODY_KNEELING;
+    else
+        b->posture = BODY_CROUCHING;
+}
+
+static void
+set_targets(struct body *b)
+{
+    ik_solver_set_target(b->ik, b->effector_head, b->head_position_m, b->head_rotation);
+    for (int s = 0; s < 2; ++s) {
+        ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
+                             b->hand_rotation[s]);
+        float foot_rot[4];
+        b_quat_from_yaw(b->foot[s].yaw_rad, foot_rot);
+        ik_solver_set_target(b->ik, b->effector_foot[s], b->foot[s].position_m, foot_rot);
+        float pole[3];
+        b_arm_pole(b, s, pole);
+        ik_solver_set_pole(b->ik, b->j.lower_arm[s], pole);
+        b_leg_pole(b, s, pole);
+        ik_solver_set_pole(b->ik, b->j.lower_leg[s], pole);
+    }
+}
+
+void
+body_update(struct body *b, const struct em_tracking_frame *frame)
+{
+    if (!isfinite(frame->time_s) || (b->started && frame->time_s <= b->time_s))
+        return;
+    float dt = b->started ? (float)(frame->time_s - b->time_s) : 0.0f;
+    if (dt > MAX_GAP_S) {
+        /* A long gap: start the filters over rather than smooth across it. */
+        memset(b->filter_position, 0, sizeof b->filter_position);
+        memset(b->filter_rotation, 0, sizeof b->filter_rotation);
+        dt = 0.0f;
+    }
+    b->started = true;
+    b->time_s = frame->time_s;
+    b_loss_update(b, frame, dt);
+    b_pelvis_update(b, dt);
+    b_feet_update(b, dt);
+    /* Carry the skeleton with the new pelvis, then solve from there (warm start). */
+    m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
+    m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    set_targets(b);
+    ik_solver_solve(b->ik, &b->pose, &b->stats);
+    classify_posture(b);
+}
+
+void
+body_get_status(const struct body *b, struct body_status *out)
+{
+    memset(out, 0, sizeof *out);
+    out->posture = b->posture;
+    for (int s = 0; s < 2; ++s)
+        out->foot[s] = b->foot[s].stepping ? BODY_FOOT_STEPPING : BODY_FOOT_PLANTED;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        out->device[d] = b->track[d].state;
+    out->ik = b->stats;
+    out->height_m = b->desc.height_m;
+    out->arm_span_m = b->desc.arm_span_m;
+    out->heading_rad = b->heading_rad;
+    static const char *const names[] = {"head", "leftHand", "rightHand", "leftFoot",
+                                        "rightFoot"};
+    const int joints[] = {b->j.head, b->j.hand[0], b->j.hand[1], b->j.foot[0], b->j.foot[1]};
+    const float *targets[] = {b->head_position_m, b->hand_position_m[0], b->hand_position_m[1],
+                              b->foot[0].position_m, b->foot[1].position_m};
+    out->effector_count = 5;
+    for (int e = 0; e < 5; ++e) {
+        out->effector_name[e] = names[e];
+        m_vec3_copy(targets[e], out->target_m[e]);
+        m_vec3_copy(b->pose.position_m[joints[e]], out->reached_m[e]);
+    }
+}
+
+const char *
+body_posture_name(enum body_posture posture)
+{
+    switch (posture) {
+    case BODY_STANDING: return "standing";
+    case BODY_CROUCHING: return "crouching";
+    case BODY_KNEELING: return "kneeling";
+    case BODY_SITTING: return "sitting";
+    case BODY_POSTURE_COUNT: break;
+    }
+    return "unknown";
+}
+
+float
+body_eye_height_for(float height_m)
+{
+    /* The skull base's share of height, plus the default headset offset above it. */
+    return SK_HEAD_JOINT_HEIGHT_RATIO * height_m + 0.08f;
+}
+
+/* The grip-to-grip distance of a T-pose, turned into the skeleton's arm span: each grip
+ * sits at the palm's middle, so the span adds half a palm and the fingers each side. */
+static float
+span_from_grips(const struct body *b, float grips_m)
+{
+    const float palm = b->m.palm_m;
+    return grips_m + 2.0f * (1.0f - b->desc.offsets.grip_palm_fraction + 0.9f) * palm;
+}
+
+enum em_result
+body_calibrate(struct body *b, const struct em_tracking_frame *frame, struct em_error *err)
+{
+    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
+    if (!em_device_pose_usable(head) || !m_vec3_is_finite(head->pose.position_m))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "calibrate: the headset is not tracked; stand straight and try again");
+    const float eye = head->pose.position_m[1] - b->desc.floor_height_m;
+    const float head_up = b->desc.offsets.head_position_m[1];
+    const float height = (eye - head_up) / SK_HEAD_JOINT_HEIGHT_RATIO;
+    if (!(height >= 1.0f && height <= 2.5f))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "calibrate: the headset is %.2f m above the floor, which is not a "
+                       "standing adult's eye height; stand straight (or check the floor)",
+                       (double)eye);
+    float span = 0.0f;
+    const struct em_device_pose *l = &frame->device[EM_DEVICE_LEFT_HAND];
+    const float *r = frame->device[EM_DEVICE_RIGHT_HAND].pose.position_m;
+    if (em_device_pose_usable(l) && em_device_pose_usable(&frame->device[EM_DEVICE_RIGHT_HAND])) {
+        const float grips = m_vec3_distance(l->pose.position_m, r);
+        const float shoulder_y = eye - 0.2f * height;
+        /* Only a T-pose (hands wide, near shoulder height) says the span. */
+        if (grips > 0.7f * height && fabsf(l->pose.position_m[1] - shoulder_y) < 0.25f &&
+            fabsf(r[1] - shoulder_y) < 0.25f)
+            span = span_from_grips(b, grips);
+    }
+    struct sk_skeleton fitted;
+    if (sk_skeleton_copy(&b->skeleton, &fitted) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "calibrate: out of memory");
+    enum em_result r2 = sk_humanoid_fit(&fitted, height, span, err);
+    if (r2 != EM_OK) {
+        sk_skeleton_fini(&fitted);
+        return r2;
+    }
+    sk_skeleton_fini(&b->skeleton);
+    b->skeleton = fitted;
+    r2 = setup_avatar(b, err);
+    if (r2 != EM_OK)
+        return r2;
+    b->desc.height_m = sk_humanoid_height(&b->skeleton);
+    b->desc.arm_span_m = sk_humanoid_arm_span(&b->skeleton);
+    const double t = b->time_s;
+    body_reset(b);
+    b->time_s = t;
+    return EM_OK;
+}
+
+float
+b_yaw_of(const float *rotation, float fallback_rad)
+{
+    const float z[3] = {0, 0, 1};
+    float f[3];
+    m_quat_rotate(rotation, z, f);
+    if (f[0] * f[0] + f[2] * f[2] < 1e-6f)
+        return fallback_rad;
+    return atan2f(f[0], f[2]);
+}
+
+void
+b_quat_from_yaw(float yaw_rad, float *out)
+{
+    const float y[3] = {0, 1, 0};
+    m_quat_from_axis_angle(y, yaw_rad, out);
+}

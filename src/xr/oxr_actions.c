@@ -1,0 +1,258 @@
+/*
+ * Phase 2 of the OpenXR source: the action set (grip and aim poses for both hands, a
+ * calibrate and a recenter button), suggested bindings for the common controllers, and
+ * the per-frame action state.
+ *
+ * Every suggested path must be one the OpenXR 1.0 specification lists for that
+ * interaction profile (a runtime refuses the whole profile otherwise, with
+ * XR_ERROR_PATH_UNSUPPORTED). A profile the runtime refuses is skipped with a warning:
+ * the other controllers still work. The buttons chosen are in embody/xr.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "util/u_log.h"
+#include "xr/oxr_internal.h"
+
+static const char *const k_hand_path[OXR_HAND_COUNT] = {"/user/hand/left", "/user/hand/right"};
+static const char *const k_hand_name[OXR_HAND_COUNT] = {"left", "right"};
+
+/* The buttons of one interaction profile: input paths below /user/hand/<side>, per hand
+ * (index 0 left, 1 right). */
+struct oxr_profile_binding {
+    const char *profile;
+    const char *extension; /* NULL for core profiles */
+    const char *calibrate[OXR_HAND_COUNT];
+    const char *recenter[OXR_HAND_COUNT];
+};
+
+static const struct oxr_profile_binding k_profiles[] = {
+    {"/interaction_profiles/khr/simple_controller", NULL,
+     {"/input/select/click", "/input/select/click"},
+     {"/input/menu/click", "/input/menu/click"}},
+    {"/interaction_profiles/valve/index_controller", NULL,
+     {"/input/a/click", "/input/a/click"},
+     {"/input/b/click", "/input/b/click"}},
+    {"/interaction_profiles/oculus/touch_controller", NULL,
+     {"/input/x/click", "/input/a/click"},
+     {"/input/y/click", "/input/b/click"}},
+    {"/interaction_profiles/htc/vive_controller", NULL,
+     {"/input/menu/click", "/input/menu/click"},
+     {"/input/squeeze/click", "/input/squeeze/click"}},
+    {"/interaction_profiles/microsoft/motion_controller", NULL,
+     {"/input/menu/click", "/input/menu/click"},
+     {"/input/squeeze/click", "/input/squeeze/click"}},
+    {"/interaction_profiles/hp/mixed_reality_controller",
+     XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME,
+     {"/input/x/click", "/input/a/click"},
+     {"/input/y/click", "/input/b/click"}},
+};
+
+#define OXR_PROFILE_COUNT ((int)(sizeof k_profiles / sizeof k_profiles[0]))
+#define OXR_BINDINGS_PER_PROFILE 8 /* grip, aim, calibrate, recenter for two hands */
+
+static enum em_result
+path_from_string(struct oxr_source *ox, const char *text, XrPath *out_path,
+                 struct em_error *err)
+{
+    if (XR_FAILED(OXR_CHECK(ox, xrStringToPath(ox->instance, text, out_path))))
+        return em_fail(err, EM_ERROR_RUNTIME, "%s (path \"%s\")", ox->last_failure, text);
+    return EM_OK;
+}
+
+static enum em_result
+create_action(struct oxr_source *ox, const char *name, const char *localized,
+              XrActionType type, XrAction *out_action, struct em_error *err)
+{
+    XrActionCreateInfo info = {.type = XR_TYPE_ACTION_CREATE_INFO,
+                               .actionType = type,
+                               .countSubactionPaths = OXR_HAND_COUNT,
+                               .subactionPaths = ox->actions.hand};
+    snprintf(info.actionName, sizeof info.actionName, "%s", name);
+    snprintf(info.localizedActionName, sizeof info.localizedActionName, "%s", localized);
+    if (XR_FAILED(OXR_CHECK(ox, xrCreateAction(ox->actions.set, &info, out_action))))
+        return em_fail(err, EM_ERROR_RUNTIME, "%s", ox->last_failure);
+    return EM_OK;
+}
+
+/* Adds "<hand><input>" bound to `action` to the list. */
+static enum em_result
+add_binding(struct oxr_source *ox, XrAction action, int hand, const char *input,
+            XrActionSuggestedBinding *list, uint32_t *count, struct em_error *err)
+{
+    char path[XR_MAX_PATH_LENGTH];
+    snprintf(path, sizeof path, "%s%s", k_hand_path[hand], input);
+    list[*count].action = action;
+    const enum em_result r = path_from_string(ox, path, &list[*count].binding, err);
+    if (r == EM_OK)
+        ++*count;
+    return r;
+}
+
+static enum em_result
+suggest_profile(struct oxr_source *ox, const struct oxr_profile_binding *p,
+                struct em_error *err)
+{
+    XrActionSuggestedBinding list[OXR_BINDINGS_PER_PROFILE];
+    uint32_t count = 0;
+    enum em_result r = EM_OK;
+    for (int hand = 0; hand < OXR_HAND_COUNT && r == EM_OK; ++hand) {
+        r = add_binding(ox, ox->actions.grip, hand, "/input/grip/pose", list, &count, err);
+        if (r == EM_OK)
+            r = add_binding(ox, ox->actions.aim, hand, "/input/aim/pose", list, &count, err);
+        if (r == EM_OK)
+            r = add_binding(ox, ox->actions.calibrate, hand, p->calibrate[hand], list, &count,
+                            err);
+        if (r == EM_OK)
+            r = add_binding(ox, ox->actions.recenter, hand, p->recenter[hand], list, &count,
+                            err);
+    }
+    XrInteractionProfileSuggestedBinding suggested = {
+        .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
+        .countSuggestedBindings = count,
+        .suggestedBindings = list};
+    if (r == EM_OK)
+        r = path_from_string(ox, p->profile, &suggested.interactionProfile, err);
+    if (r != EM_OK)
+        return r;
+
+    const XrResult xr = OXR_TRY(ox, xrSuggestInteractionProfileBindings(ox->instance, &suggested));
+    if (xr == XR_ERROR_PATH_UNSUPPORTED) {
+        U_LOG_W("openxr: the runtime refuses bindings for %s; those controllers will not "
+                "move the avatar",
+                p->profile);
+        return EM_OK;
+    }
+    if (XR_FAILED(xr))
+        return em_fail(err, EM_ERROR_RUNTIME, "%s (profile %s)", ox->last_failure, p->profile);
+    ox->actions.profiles_accepted++;
+    return EM_OK;
+}
+
+static bool
+profile_available(const struct oxr_source *ox, const struct oxr_profile_binding *p)
+{
+    if (!p->extension)
+        return true;
+    /* Only one extension profile so far. */
+    return strcmp(p->extension, XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME) == 0 &&
+           ox->ext.hp_controller;
+}
+
+enum em_result
+oxr_actions_create(struct oxr_source *ox, struct em_error *err)
+{
+    struct oxr_actions *a = &ox->actions;
+    memset(a, 0, sizeof *a);
+    for (int hand = 0; hand < OXR_HAND_COUNT; ++hand) {
+        const enum em_result r = path_from_string(ox, k_hand_path[hand], &a->hand[hand], err);
+        if (r != EM_OK)
+            return r;
+    }
+
+    XrActionSetCreateInfo set_info = {.type = XR_TYPE_ACTION_SET_CREATE_INFO, .priority = 0};
+    snprintf(set_info.actionSetName, sizeof set_info.actionSetName, "%s", "embody");
+    snprintf(set_info.localizedActionSetName, sizeof set_info.localizedActionSetName, "%s",
+             "Body tracking");
+    if (XR_FAILED(OXR_CHECK(ox, xrCreateActionSet(ox->instance, &set_info, &a->set))))
+        return em_fail(err, EM_ERROR_RUNTIME, "%s", ox->last_failure);
+
+    enum em_result r =
+        create_action(ox, "grip_pose", "Hand pose", XR_ACTION_TYPE_POSE_INPUT, &a->grip, err);
+    if (r == EM_OK)
+        r = create_action(ox, "aim_pose", "Pointing pose", XR_ACTION_TYPE_POSE_INPUT, &a->aim,
+                          err);
+    if (r == EM_OK)
+        r = create_action(ox, "calibrate", "Calibrate the body", XR_ACTION_TYPE_BOOLEAN_INPUT,
+                          &a->calibrate, err);
+    if (r == EM_OK)
+        r = create_action(ox, "recenter", "Recenter", XR_ACTION_TYPE_BOOLEAN_INPUT,
+                          &a->recenter, err);
+    for (int i = 0; i < OXR_PROFILE_COUNT && r == EM_OK; ++i) {
+        if (profile_available(ox, &k_profiles[i]))
+            r = suggest_profile(ox, &k_profiles[i], err);
+    }
+    if (r == EM_OK && a->profiles_accepted == 0)
+        U_LOG_W("openxr: the runtime accepted no controller bindings: only the head will be "
+                "tracked");
+    return r;
+}
+
+enum em_result
+oxr_actions_attach(struct oxr_source *ox, struct em_error *err)
+{
+    XrSessionActionSetsAttachInfo info = {.type = XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO,
+                                          .countActionSets = 1,
+                                          .actionSets = &ox->actions.set};
+    if (XR_FAILED(OXR_CHECK(ox, xrAttachSessionActionSets(ox->session, &info))))
+        return em_fail(err, EM_ERROR_RUNTIME, "%s", ox->last_failure);
+    return EM_OK;
+}
+
+/* True when the button was pressed since the last sync. The combined state over both
+ * hands (no subaction path) is an OR of every bound button. */
+static bool
+button_pressed(struct oxr_source *ox, XrAction action)
+{
+    XrActionStateGetInfo info = {.type = XR_TYPE_ACTION_STATE_GET_INFO, .action = action};
+    XrActionStateBoolean state = {.type = XR_TYPE_ACTION_STATE_BOOLEAN};
+    if (XR_FAILED(OXR_CHECK(ox, xrGetActionStateBoolean(ox->session, &info, &state))))
+        return false;
+    return state.isActive && state.changedSinceLastSync && state.currentState;
+}
+
+bool
+oxr_actions_sync(struct oxr_source *ox, uint32_t *out_events)
+{
+    *out_events = 0;
+    const XrActiveActionSet active = {.actionSet = ox->actions.set,
+                                      .subactionPath = XR_NULL_PATH};
+    XrActionsSyncInfo info = {.type = XR_TYPE_ACTIONS_SYNC_INFO,
+                              .countActiveActionSets = 1,
+                              .activeActionSets = &active};
+    const XrResult r = OXR_CHECK(ox, xrSyncActions(ox->session, &info));
+    if (XR_FAILED(r))
+        return false;
+    if (r == XR_SESSION_NOT_FOCUSED)
+        return true; /* every action is inactive until the session has focus */
+    if (button_pressed(ox, ox->actions.calibrate))
+        *out_events |= EM_EVENT_CALIBRATE;
+    if (button_pressed(ox, ox->actions.recenter))
+        *out_events |= EM_EVENT_RECENTER;
+    return true;
+}
+
+bool
+oxr_actions_pose_active(struct oxr_source *ox, XrAction action, int hand)
+{
+    XrActionStateGetInfo info = {.type = XR_TYPE_ACTION_STATE_GET_INFO,
+                                 .action = action,
+                                 .subactionPath = ox->actions.hand[hand]};
+    XrActionStatePose state = {.type = XR_TYPE_ACTION_STATE_POSE};
+    if (XR_FAILED(OXR_CHECK(ox, xrGetActionStatePose(ox->session, &info, &state))))
+        return false;
+    return state.isActive;
+}
+
+void
+oxr_actions_report_profiles(struct oxr_source *ox)
+{
+    for (int hand = 0; hand < OXR_HAND_COUNT; ++hand) {
+        XrInteractionProfileState state = {.type = XR_TYPE_INTERACTION_PROFILE_STATE};
+        if (XR_FAILED(OXR_CHECK(ox, xrGetCurrentInteractionProfile(
+                                        ox->session, ox->actions.hand[hand], &state))))
+            continue;
+        char name[XR_MAX_PATH_LENGTH] = "";
+        if (state.interactionProfile != XR_NULL_PATH) {
+            uint32_t length = 0;
+            if (XR_FAILED(OXR_CHECK(ox, xrPathToString(ox->instance, state.interactionProfile,
+                                                       sizeof name, &length, name))))
+                snprintf(name, sizeof name, "%s", "(unreadable path)");
+        }
+        if (strcmp(name, ox->hand_profile[hand]) == 0)
+            continue;
+        snprintf(ox->hand_profile[hand], sizeof ox->hand_profile[hand], "%s", name);
+        U_LOG_I("openxr: %s hand: %s", k_hand_name[hand],
+                name[0] ? name : "no controller");
+    }
+}

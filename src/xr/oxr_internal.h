@@ -1,0 +1,274 @@
+/*
+ * Internals of the OpenXR input source, shared by the files of src/xr:
+ *
+ *   oxr_result.c    the one checking function every XrResult goes through, names
+ *   oxr_instance.c  extensions, instance, system (phase 1)
+ *   oxr_actions.c   action set, suggested bindings, per-frame action state (phase 2)
+ *   oxr_session.c   session, reference spaces, events and the session state machine
+ *   oxr_view.c      the headset view: GLX binding, swapchains, eye matrices, layer
+ *   oxr_frame.c     next()/submit(): frame timing, locating, reconnecting
+ *   oxr_source.c    the public functions of embody/xr.h
+ *
+ * Compiled with XR_USE_PLATFORM_XLIB, XR_USE_GRAPHICS_API_OPENGL and XR_USE_TIMESPEC.
+ */
+#ifndef EMBODY_OXR_INTERNAL_H
+#define EMBODY_OXR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <epoxy/gl.h>
+#include <epoxy/glx.h>
+
+#include <openxr/openxr.h>
+#include <openxr/openxr_platform.h>
+
+#include "embody/xr.h"
+
+#define OXR_HAND_COUNT 2
+#define OXR_EYE_COUNT 2
+#define OXR_MAX_SWAPCHAIN_IMAGES 8
+
+/* ---- Checking results (oxr_result.c) -------------------------------------------- */
+
+struct oxr_source;
+
+/* Every OpenXR call goes through one of these. A failure is logged with the call's text,
+ * the result's name and file:line, and remembered in ox->last_failure (for error
+ * messages); a lost session or instance is noted in ox->session_lost/instance_lost.
+ * OXR_CHECK logs failures as errors; OXR_TRY logs them at debug level, for calls whose
+ * failure is an answer the caller handles (no runtime, no headset, an unknown profile). */
+#define OXR_CHECK(ox, call) oxr_check((ox), (call), false, #call, __FILE__, __LINE__)
+#define OXR_TRY(ox, call) oxr_check((ox), (call), true, #call, __FILE__, __LINE__)
+
+XrResult
+oxr_check(struct oxr_source *ox, XrResult result, bool quiet, const char *call,
+          const char *file, int line);
+
+/* "XR_ERROR_SESSION_LOST"; never NULL. */
+const char *
+oxr_result_name(XrResult result);
+
+/* "FOCUSED"; never NULL. */
+const char *
+oxr_session_state_name(XrSessionState state);
+
+/* ---- The source ------------------------------------------------------------------ */
+
+/* How far the connection to the runtime reaches. */
+enum oxr_link {
+    OXR_LINK_NONE = 0, /* no instance: the runtime went away; reconnecting */
+    OXR_LINK_INSTANCE, /* instance, system and actions, no session: recreating it */
+    OXR_LINK_SESSION,  /* a session exists (running or not) */
+    OXR_LINK_ENDED,    /* the runtime asked us to exit, or reconnecting gave up */
+};
+
+struct oxr_extensions {
+    bool opengl;        /* XR_KHR_opengl_enable */
+    bool headless;      /* XR_MND_headless */
+    bool timespec;      /* XR_KHR_convert_timespec_time */
+    bool hp_controller; /* XR_EXT_hp_mixed_reality_controller */
+};
+
+struct oxr_actions {
+    XrActionSet set;
+    XrAction grip;      /* pose, per hand */
+    XrAction aim;       /* pose, per hand */
+    XrAction calibrate; /* boolean, either hand */
+    XrAction recenter;  /* boolean, either hand */
+    XrPath hand[OXR_HAND_COUNT]; /* /user/hand/left, /user/hand/right */
+    int profiles_accepted;
+};
+
+/* One eye's swapchain and the framebuffer that draws into it. */
+struct oxr_eye_target {
+    XrSwapchain swapchain;
+    int32_t width;
+    int32_t height;
+    uint32_t image_count;
+    GLuint image[OXR_MAX_SWAPCHAIN_IMAGES];
+    GLuint framebuffer;
+    GLuint depth; /* renderbuffer, ours */
+};
+
+/* The headset view (normal mode only). */
+struct oxr_view {
+    Display *display;
+    GLXContext context;
+    GLXDrawable drawable;
+    XrViewConfigurationView config[OXR_EYE_COUNT];
+    XrEnvironmentBlendMode blend_mode;
+    int64_t color_format;
+    struct oxr_eye_target eye[OXR_EYE_COUNT];
+    bool warned_no_context; /* said once that the context was not current */
+};
+
+struct oxr_source {
+    struct in_source base;
+
+    /* Settings, resolved from the desc. */
+    char app_name[XR_MAX_APPLICATION_NAME_SIZE];
+    bool headless;
+    void (*draw_eye)(void *user, const struct oxr_eye_view *eye);
+    void *user;
+    float floor_height_m;
+    int64_t headless_period_ns;
+    int64_t reconnect_timeout_ns; /* < 0: do not reconnect */
+
+    /* Instance level. */
+    XrInstance instance;
+    XrSystemId system;
+    struct oxr_extensions ext;
+    PFN_xrGetOpenGLGraphicsRequirementsKHR get_gl_requirements;
+    PFN_xrConvertTimespecTimeToTimeKHR convert_timespec;
+    char runtime_name[XR_MAX_RUNTIME_NAME_SIZE];
+    char system_name[XR_MAX_SYSTEM_NAME_SIZE];
+    struct oxr_actions actions;
+
+    /* Session level. */
+    XrSession session;
+    XrSessionState state;
+    bool running;
+    bool stage;
+    XrSpace base_space; /* STAGE, or LOCAL lowered to the floor */
+    bool base_space_stale; /* the floor height changed: remake it before the next frame */
+    XrSpace view_space;
+    XrSpace grip_space[OXR_HAND_COUNT];
+    XrSpace aim_space[OXR_HAND_COUNT];
+    struct oxr_view view;
+
+    /* Losses and reconnecting. */
+    enum oxr_link link;
+    bool session_lost;  /* a call returned XR_ERROR_SESSION_LOST */
+    bool instance_lost; /* a call returned XR_ERROR_INSTANCE_LOST */
+    int64_t lost_at_ns;
+    int64_t retry_at_ns;
+    char last_failure[256]; /* the last failed call, for messages */
+
+    /* The frame in flight (between next() and submit()). */
+    bool frame_open;
+    XrFrameState frame_state;
+    XrTime frame_time; /* the time the frame's poses were located at */
+    int64_t headless_next_ns;
+
+    /* Frame times in seconds: the runtime's clock from its first frame, continued across
+     * reconnections (a new instance may count time from elsewhere). */
+    bool time_anchored;
+    XrTime anchor_xr;
+    double anchor_s;
+    double last_time_s;
+    int64_t last_frame_wall_ns;
+
+    /* The last frame, whose values stay for devices that lose tracking. */
+    struct em_tracking_frame last;
+    struct em_device_pose aim[OXR_HAND_COUNT];
+    char hand_profile[OXR_HAND_COUNT][XR_MAX_PATH_LENGTH];
+
+    int instances_created;
+    int sessions_created;
+};
+
+/* ---- Phases ------------------------------------------------------------------------ */
+
+/* Checks the runtime's extensions, creates the instance, finds the headset and sets up
+ * the actions: link becomes OXR_LINK_INSTANCE. EM_ERROR_UNSUPPORTED: no runtime, no
+ * headset, a missing extension. */
+enum em_result
+oxr_instance_connect(struct oxr_source *ox, struct em_error *err);
+
+/* Finds the head-mounted system (again, after a session loss). */
+enum em_result
+oxr_system_find(struct oxr_source *ox, struct em_error *err);
+
+/* Destroys everything down to (and with) the instance: link becomes OXR_LINK_NONE. */
+void
+oxr_instance_disconnect(struct oxr_source *ox);
+
+enum em_result
+oxr_actions_create(struct oxr_source *ox, struct em_error *err);
+
+enum em_result
+oxr_actions_attach(struct oxr_source *ox, struct em_error *err);
+
+/* Syncs the actions and returns the button presses of this frame (enum em_frame_events);
+ * a failure (other than an unfocused session) returns false. */
+bool
+oxr_actions_sync(struct oxr_source *ox, uint32_t *out_events);
+
+/* True when the pose action is active for `hand` this frame. */
+bool
+oxr_actions_pose_active(struct oxr_source *ox, XrAction action, int hand);
+
+/* Reads and logs the current interaction profile of each hand. */
+void
+oxr_actions_report_profiles(struct oxr_source *ox);
+
+/* Creates the session, its spaces and (normal mode) swapchains: link becomes
+ * OXR_LINK_SESSION. */
+enum em_result
+oxr_session_create(struct oxr_source *ox, struct em_error *err);
+
+/* Destroys the session and its children: link becomes OXR_LINK_INSTANCE. */
+void
+oxr_session_destroy(struct oxr_source *ox);
+
+/* (Re)creates the base space for the current floor height. */
+enum em_result
+oxr_session_create_base_space(struct oxr_source *ox, struct em_error *err);
+
+/* Reads all pending events and drives the state machine (begin on READY, end on
+ * STOPPING, destroy on EXITING/LOSS_PENDING, disconnect on instance loss). */
+void
+oxr_session_poll_events(struct oxr_source *ox);
+
+/* Handles losses noted by oxr_check since the last call: tears down what was lost. */
+void
+oxr_session_handle_losses(struct oxr_source *ox);
+
+/* Checks the view configuration and blend modes of the system (normal mode). */
+enum em_result
+oxr_view_check_system(struct oxr_source *ox, struct em_error *err);
+
+/* Fills the Xlib/GLX graphics binding from the current OpenGL context. */
+enum em_result
+oxr_view_binding(struct oxr_source *ox, XrGraphicsBindingOpenGLXlibKHR *out_binding,
+                 struct em_error *err);
+
+enum em_result
+oxr_view_create_swapchains(struct oxr_source *ox, struct em_error *err);
+
+void
+oxr_view_destroy_swapchains(struct oxr_source *ox);
+
+/* Draws both eyes for the open frame and fills the projection layer; returns false when
+ * there is nothing to show (views not valid) and a negative result on failure. */
+enum em_result
+oxr_view_render(struct oxr_source *ox, XrCompositionLayerProjection *out_layer,
+                XrCompositionLayerProjectionView out_views[OXR_EYE_COUNT], bool *out_drawn);
+
+/* OpenGL projection for an asymmetric field of view (tangents of the four half-angles),
+ * and the view matrix (inverse of the eye's pose). Exposed for the tests. */
+void
+oxr_projection_from_fov(const XrFovf *fov, float near_m, float far_m, mat4 out);
+
+void
+oxr_view_from_pose(const XrPosef *eye_pose, mat4 out);
+
+/* Copies an XrPosef and location flags into an em_device_pose, field by field; values
+ * whose VALID flag is missing are kept from `keep` (the last known). */
+void
+oxr_pose_convert(const XrSpaceLocation *location, const struct em_device_pose *keep,
+                 struct em_device_pose *out);
+
+enum em_result
+oxr_frame_next(struct in_source *src, struct em_tracking_frame *out_frame);
+
+enum em_result
+oxr_frame_submit(struct in_source *src);
+
+/* Ends an open frame with no layers (the app skipped submit, or the frame is dropped). */
+void
+oxr_frame_end_empty(struct oxr_source *ox);
+
+#endif
