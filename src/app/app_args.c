@@ -1,6 +1,8 @@
 /* Command-line scanning and option values (app_args.h). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -221,4 +223,15 @@ app_error_prefix(struct em_error *err, const char *option)
     const size_t len = strnlen(copy, room);
     memcpy(err->message + n + 2, copy, len);
     err->message[n + 2 + len] = '\0';
+}
+
+void
+app_path_tidy(const char *path, char *out, size_t out_size)
+{
+    char *full = path && path[0] ? realpath(path, NULL) : NULL;
+    if (full)
+        snprintf(out, out_size, "%s", full);
+    else if (out != path)
+        snprintf(out, out_size, "%s", path ? path : "");
+    free(full);
 }

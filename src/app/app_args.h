@@ -10,6 +10,7 @@
 #define EMBODY_APP_ARGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "embody/result.h"
 
@@ -87,6 +88,11 @@ app_check_writable(const char *option, const char *path, struct em_error *err);
 /* True when `path` ends with `suffix`, ignoring case (".bvh"). */
 bool
 app_has_suffix(const char *path, const char *suffix);
+
+/* The absolute form of an existing `path` without "..", "." or symbolic links, for
+ * messages (`path` itself when it does not exist). `out` may be `path`. */
+void
+app_path_tidy(const char *path, char *out, size_t out_size);
 
 /* Prefixes an existing message with "OPTION: " (in place, truncating if needed). */
 void

@@ -24,7 +24,9 @@ load_default(struct app_avatar *a, struct em_error *err)
                        "the folder holding config/",
                        DEFAULT_HUMANOID, tried);
     }
-    return sk_skeleton_load_json(a->path, &a->skeleton, err);
+    const enum em_result r = sk_skeleton_load_json(a->path, &a->skeleton, err);
+    app_path_tidy(a->path, a->path, sizeof a->path);
+    return r;
 }
 
 static enum em_result

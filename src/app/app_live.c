@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "app/app_args.h"
 #include "app/app_avatar.h"
@@ -41,7 +40,7 @@ struct live {
 
     struct st_stream_writer recorder;
     bool recording;
-    bool recorded_any;
+    long recorded; /* frames written */
     double record_last_time_s;
     long record_refused;
 
@@ -122,9 +121,14 @@ setup_outputs(struct live *L)
     int code = open_sender(&L->opt->vmc, OSC_PROTOCOL_VMC, &L->vmc);
     if (code == APP_EXIT_OK)
         code = open_sender(&L->opt->vrchat, OSC_PROTOCOL_VRCHAT, &L->vrchat);
+    struct em_error err = {{0}};
+    if (code == APP_EXIT_OK && L->opt->screenshot_path &&
+        app_check_writable("--screenshot", L->opt->screenshot_path, &err) != EM_OK) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_USAGE;
+    }
     if (code != APP_EXIT_OK || !L->opt->record_path)
         return code;
-    struct em_error err = {{0}};
     if (st_stream_writer_open(L->opt->record_path, &L->recorder, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);
         return APP_EXIT_USAGE;
@@ -373,7 +377,7 @@ send_outputs(struct live *L)
 static void
 record_frame(struct live *L)
 {
-    if (!L->recording || (L->recorded_any && L->frame.time_s <= L->record_last_time_s))
+    if (!L->recording || (L->recorded > 0 && L->frame.time_s <= L->record_last_time_s))
         return;
     struct em_error err = {{0}};
     if (st_stream_writer_write(&L->recorder, &L->frame, &err) != EM_OK) {
@@ -382,7 +386,7 @@ record_frame(struct live *L)
                     err.message);
         return;
     }
-    L->recorded_any = true;
+    L->recorded++;
     L->record_last_time_s = L->frame.time_s;
 }
 
@@ -476,12 +480,7 @@ take_screenshot(struct live *L)
         return APP_EXIT_FAILURE;
     }
     /* Say where it is, wherever the program was started from. */
-    const char *path = L->opt->screenshot_path;
-    char cwd[APP_PATH_MAX / 2];
-    if (path[0] != '/' && getcwd(cwd, sizeof cwd))
-        snprintf(L->screenshot_done, sizeof L->screenshot_done, "%s/%s", cwd, path);
-    else
-        snprintf(L->screenshot_done, sizeof L->screenshot_done, "%s", path);
+    app_path_tidy(L->opt->screenshot_path, L->screenshot_done, sizeof L->screenshot_done);
     return APP_EXIT_OK;
 }
 
@@ -496,7 +495,7 @@ close_recording(struct live *L)
         U_LOG_E("--record: %s", err.message);
         return APP_EXIT_FAILURE;
     }
-    if (!L->recorded_any)
+    if (L->recorded == 0)
         U_LOG_W("--record: no frame was recorded; %s holds only the header",
                 L->opt->record_path);
     return APP_EXIT_OK;
@@ -542,7 +541,7 @@ print_summary(const struct live *L)
     if (L->screenshot_done[0])
         printf("embody: screenshot: %s\n", L->screenshot_done);
     if (L->opt->record_path)
-        printf("embody: recorded %ld frames to %s%s\n", L->recorder.frames_written,
+        printf("embody: recorded %ld frames to %s%s\n", L->recorded,
                L->opt->record_path, L->record_refused ? " (some refused: see the warning)" : "");
     print_sender_summary("VMC", &L->opt->vmc, L->vmc);
     print_sender_summary("VRChat OSC", &L->opt->vrchat, L->vrchat);

@@ -3,6 +3,7 @@
  * (EMBODY_HAVE_OPENXR); without it the main job says so and plays the demo.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/app_args.h"
@@ -34,10 +35,14 @@ draw_eye(void *user, const struct oxr_eye_view *eye)
 #endif
 
 static enum em_result
-open_openxr(const struct app_eye_target *eyes, struct in_source **out_source,
+open_openxr(const struct app_eye_target *eyes, bool verbose, struct in_source **out_source,
             struct em_error *err)
 {
 #ifdef EMBODY_HAVE_OPENXR
+    /* The Khronos loader prints its own errors to stderr; our one-line reason says the
+     * same more plainly, so keep it quiet unless asked (or set by the user). */
+    if (!verbose)
+        setenv("XR_LOADER_DEBUG", "none", 0);
     const struct oxr_desc desc = {
         .app_name = "embody",
         .headless = eyes == NULL,
@@ -49,6 +54,7 @@ open_openxr(const struct app_eye_target *eyes, struct in_source **out_source,
     return oxr_source_create(&desc, out_source, err);
 #else
     (void)eyes;
+    (void)verbose;
     *out_source = NULL;
     return em_fail(err, EM_ERROR_UNSUPPORTED,
                    "this embody was built without OpenXR support (the xr module)");
@@ -80,8 +86,7 @@ open_demo(const struct app_options *o, struct in_source **out_source,
           struct app_source_info *info, struct em_error *err)
 {
     info->kind = "demo";
-    const char *path = in_demo_path();
-    snprintf(info->path, sizeof info->path, "%s", path ? path : "");
+    app_path_tidy(in_demo_path(), info->path, sizeof info->path);
     return in_demo_create(o->fast, out_source, err);
 }
 
@@ -99,7 +104,7 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
         return open_demo(options, out_source, out_info, err);
     case APP_INPUT_OPENXR: {
         out_info->kind = "openxr";
-        const enum em_result r = open_openxr(eyes, out_source, err);
+        const enum em_result r = open_openxr(eyes, options->verbosity > 0, out_source, err);
         if (r != EM_OK)
             app_error_prefix(err, "--openxr");
         return r;
@@ -109,7 +114,7 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
     }
     out_info->kind = "openxr";
     struct em_error why = {{0}};
-    if (open_openxr(eyes, out_source, &why) == EM_OK)
+    if (open_openxr(eyes, options->verbosity > 0, out_source, &why) == EM_OK)
         return EM_OK;
     /* Anything that keeps OpenXR from starting sends the main job to the demo. */
     out_info->fell_back = true;
