@@ -428,7 +428,7 @@ idle(struct live *L)
 }
 
 static int
-run_loop(struct live *L)
+run_loop(struct live *L, const struct app_live_hooks *hooks)
 {
     const long limit = L->opt->frames > 0 ? L->opt->frames : L->frame_limit;
     const bool openxr_window = L->render && strcmp(L->source_info.kind, "openxr") == 0;
@@ -448,6 +448,9 @@ run_loop(struct live *L)
             return APP_EXIT_FAILURE;
         }
         L->have_frame = true;
+        if (hooks && hooks->on_frame)
+            hooks->on_frame(hooks->user, L->stats.frames, &L->frame, L->render, &L->scene,
+                            L->body);
         const bool keep_going = process_frame(L);
         const enum em_result s = in_source_submit(L->source);
         if (s < 0) {
@@ -611,7 +614,7 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
         sigemptyset(&action.sa_mask);
         sigaction(SIGINT, &action, &old_int);
         sigaction(SIGTERM, &action, &old_term);
-        code = finish(L, hooks, run_loop(L));
+        code = finish(L, hooks, run_loop(L, hooks));
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }

@@ -17,6 +17,12 @@
 #include "embody/render.h"
 
 struct app_live_hooks {
+    /* Called for each frame the source gives, before it is solved and drawn: its index
+     * (0 for the first), the frame, and the window, scene and body as the previous frame
+     * left them (render NULL without a window). May be NULL. */
+    void (*on_frame)(void *user, long index, const struct em_tracking_frame *frame,
+                     struct render *render, const struct render_scene *scene,
+                     const struct body *body);
     /* Called once after the last frame and the screenshot, before anything is closed:
      * the window (NULL without one), the scene last drawn, the body. */
     void (*at_end)(void *user, struct render *render, const struct render_scene *scene,

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include <SDL.h>
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"
 #pragma GCC diagnostic ignored "-Wsign-conversion"
@@ -192,6 +194,106 @@ replayed_stream_shows_the_avatar_where_its_parts_project(void **state)
     }
 }
 
+/* The keys, pressed through SDL's event queue at chosen frames. */
+struct key_script {
+    double paused_time_s; /* the frame time when Space paused */
+    int repeated;         /* frames given again while paused */
+    int held_wrong;       /* paused frames with another time */
+    bool saw_calibrated;
+    bool saw_recentered;
+    float height_before_m, height_after_m;
+};
+
+static void
+press(SDL_Keycode key)
+{
+    SDL_Event e = {0};
+    e.type = SDL_KEYDOWN;
+    e.key.state = SDL_PRESSED;
+    e.key.keysym.sym = key;
+    assert_int_equal(SDL_PushEvent(&e), 1);
+}
+
+static const char *
+hud_message(const struct render_scene *scene)
+{
+    return scene->hud.message ? scene->hud.message : "";
+}
+
+static void
+key_script_frame(void *user, long index, const struct em_tracking_frame *frame,
+                 struct render *render, const struct render_scene *scene,
+                 const struct body *body)
+{
+    struct key_script *k = user;
+    assert_non_null(render);
+    struct body_status status;
+    body_get_status(body, &status);
+    if (index == 10) {
+        k->height_before_m = status.height_m;
+        press(SDLK_c); /* calibrate from this frame (the player's headset height) */
+    } else if (index == 11) {
+        k->height_after_m = status.height_m;
+        k->saw_calibrated = strncmp(hud_message(scene), "calibrated: height ", 19) == 0;
+    } else if (index == 20) {
+        k->paused_time_s = frame->time_s; /* the frame to be held */
+        press(SDLK_SPACE);
+    } else if (index > 20 && index <= 30) {
+        k->repeated++;
+        k->held_wrong += frame->time_s != k->paused_time_s;
+        if (index == 30)
+            press(SDLK_SPACE);
+    } else if (index == 40) {
+        press(SDLK_r);
+    } else if (index == 41) {
+        k->saw_recentered = strcmp(hud_message(scene), "recentered") == 0;
+    } else if (index == 50) {
+        press(SDLK_ESCAPE);
+    }
+}
+
+static void
+keys_calibrate_recenter_pause_and_quit(void **state)
+{
+    (void)state;
+    char recorded[1024];
+    snprintf(recorded, sizeof recorded, EMBODY_BINARY_DIR "/tests/app/keys-%d.csv",
+             (int)getpid());
+    struct key_script keys = {0};
+    const struct app_live_hooks hooks = {.on_frame = key_script_frame, .user = &keys};
+    char *argv[] = {"embody", "--replay", STREAM "cmu_14_04.csv", "--fast", "--frames", "300",
+                    "--record", recorded, "-q", NULL};
+    struct app_options options;
+    struct em_error err = {{0}};
+    assert_int_equal(app_options_parse(9, argv, 1, &options, &err), EM_OK);
+    struct app_live_result result;
+    assert_int_equal(app_live_run(&options, &hooks, &result), 0);
+
+    /* C: calibrated from the headset (1.55 m eyes: a shorter player than 1.75 m). */
+    assert_true(keys.saw_calibrated);
+    assert_true(fabsf(keys.height_before_m - 1.75f) < 0.01f);
+    assert_true(keys.height_after_m > 1.5f && keys.height_after_m < 1.72f);
+    /* Space: the same frame again until Space again. */
+    assert_int_equal(keys.repeated, 10);
+    assert_int_equal(keys.held_wrong, 0);
+    assert_true(keys.saw_recentered);
+    /* Esc: the run ends after the frame it was pressed on. */
+    assert_int_equal(result.frames, 51);
+
+    /* The recording has each frame once, as the file has it: the paused repeats are not
+     * new samples. */
+    struct st_stream got, want;
+    assert_int_equal(st_stream_load(recorded, &got, &err), EM_OK);
+    assert_int_equal(st_stream_load(STREAM "cmu_14_04.csv", &want, &err), EM_OK);
+    assert_int_equal(got.frame_count, 51 - 10);
+    for (int i = 0; i < got.frame_count; ++i)
+        assert_memory_equal(got.frames[i].device, want.frames[i].device,
+                            sizeof got.frames[i].device);
+    st_stream_fini(&got);
+    st_stream_fini(&want);
+    remove(recorded);
+}
+
 static void
 no_window_runs_the_same_loop_without_a_renderer(void **state)
 {
@@ -219,6 +321,7 @@ main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replayed_stream_shows_the_avatar_where_its_parts_project),
+        cmocka_unit_test(keys_calibrate_recenter_pause_and_quit),
         cmocka_unit_test(no_window_runs_the_same_loop_without_a_renderer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,13 +36,16 @@ write_script(const char *tag, const char *directives, char *out, size_t size)
     fclose(f);
 }
 
-/* Runs the program against the test runtime playing `script`. */
+/* Runs the program against the test runtime playing `script`. `extra_env` (may be NULL)
+ * is one more environment change. */
 static void
-run_with_runtime(const char *script, const char *const *args, struct app_run_result *r)
+run_with_runtime(const char *script, const char *const *args, const char *extra_env,
+                 struct app_run_result *r)
 {
     char script_env[1200];
     snprintf(script_env, sizeof script_env, "EMBODY_TEST_RUNTIME_SCRIPT=%s", script);
-    const char *const env[] = {"XR_RUNTIME_JSON=" EMBODY_TEST_RUNTIME_JSON, script_env, NULL};
+    const char *const env[] = {"XR_RUNTIME_JSON=" EMBODY_TEST_RUNTIME_JSON, script_env,
+                               extra_env, NULL};
     app_run(args, env, TIMEOUT_MS, r);
 }
 
@@ -69,7 +72,7 @@ openxr_frames_drive_the_program_and_record_exactly(void **state)
     run_with_runtime(script,
                      (const char *[]){"--openxr", "--no-window", "--frames", "60", "--record",
                                       recorded, NULL},
-                     &r);
+                     NULL, &r);
     app_run_expect_exit(&r, 0);
     app_run_expect_text(r.out, "60 frames from OpenXR");
     assert_int_equal(app_run_count_text(r.err, VIOLATION), 0);
@@ -109,7 +112,8 @@ a_controller_button_calibrates(void **state)
                  script, sizeof script);
     struct app_run_result r;
     run_with_runtime(script,
-                     (const char *[]){"--openxr", "--no-window", "--frames", "40", NULL}, &r);
+                     (const char *[]){"--openxr", "--no-window", "--frames", "40", NULL}, NULL,
+                     &r);
     app_run_expect_exit(&r, 0);
     /* Once per press, with the height measured from the headset. */
     if (app_run_count_text(r.err, "calibrated: height ") != 1)
@@ -129,9 +133,13 @@ the_headset_view_is_drawn_with_the_window(void **state)
     app_run_scratch_path("openxr-window", "png", shot, sizeof shot);
     remove(shot);
     struct app_run_result r;
+    /* In the sanitizer build: Mesa's driver, unloaded when the window closes, leaves
+     * allocations LeakSanitizer reports from an "<unknown module>" (see
+     * tests/render/render_check.h); no suppression can name it. The window's path is
+     * leak-checked in process by test_app_render, which keeps the driver loaded. */
     run_with_runtime(script,
                      (const char *[]){"--openxr", "--frames", "30", "--screenshot", shot, NULL},
-                     &r);
+                     "ASAN_OPTIONS=detect_leaks=0", &r);
     app_run_expect_exit(&r, 0);
     app_run_expect_text(r.out, "30 frames from OpenXR");
     if (app_run_count_text(r.err, VIOLATION) != 0)
@@ -150,7 +158,7 @@ no_headset_sends_the_main_job_to_the_demo_and_fails_openxr(void **state)
     char script[1024];
     write_script("no-hmd", "no_hmd\n", script, sizeof script);
     struct app_run_result r;
-    run_with_runtime(script, (const char *[]){"--no-window", "--frames", "10", NULL}, &r);
+    run_with_runtime(script, (const char *[]){"--no-window", "--frames", "10", NULL}, NULL, &r);
     app_run_expect_exit(&r, 0);
     app_run_expect_text(r.err, "no headset: the OpenXR runtime");
     app_run_expect_text(r.err, "has no headset connected");
@@ -158,7 +166,7 @@ no_headset_sends_the_main_job_to_the_demo_and_fails_openxr(void **state)
     app_run_result_fini(&r);
 
     run_with_runtime(script, (const char *[]){"--openxr", "--no-window", "--frames", "10", NULL},
-                     &r);
+                     NULL, &r);
     app_run_expect_exit(&r, 1);
     app_run_expect_text(r.err, "--openxr: the OpenXR runtime");
     app_run_result_fini(&r);
