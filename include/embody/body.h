@@ -54,8 +54,8 @@ struct body_desc {
     float arm_span_m;
     struct body_device_offsets offsets;
     float floor_height_m; /* the floor's y in the tracking space (0 in STAGE space) */
-    /* Jitter filter (One-Euro, Casiez et al. 2012): cutoff at rest in Hz (default 1.5)
-     * and speed coefficient (default 2); negative min_cutoff turns filtering off. */
+    /* Jitter filter (One-Euro, Casiez et al. 2012): cutoff at rest in Hz (default 3)
+     * and speed coefficient (default 8, per m/s); negative min_cutoff turns filtering off. */
     float filter_min_cutoff_hz;
     float filter_beta;
     float loss_blend_s; /* time for a lost limb to settle, and to come back (0.3 s) */

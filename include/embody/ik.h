@@ -70,6 +70,10 @@ struct ik_solver_desc {
     struct ik_effector_desc effector[IK_MAX_EFFECTORS];
     float tolerance_m;  /* an effector closer than this to its target is done; 0 = 1 mm */
     int max_iterations; /* 0 = 20 */
+    /* When > 0, a group of joints also stops when its worst residual has not improved by
+     * this much for two iterations (an unreachable target, or a pose held by limits),
+     * rather than iterating to the cap; 0 = never (classic FABRIK). */
+    float stall_m;
     bool ignore_limits; /* plain positional FABRIK: free joints, bones move independently */
     /* With ignore_limits only: skip deriving rotations, as purely positional solvers do;
      * only the positions of the joints on the effectors' paths are written. */

@@ -1,16 +1,28 @@
 /*
- * Feet: a planted foot stays where it is; when the body moves or turns far enough from
- * it, it steps (one foot at a time) along an arc to where it should stand, a little
- * ahead in the direction the body is moving.
+ * Feet: a planted foot stays where it is. When the body has moved or turned far enough
+ * from it, it steps along an arc, one foot at a time, to where it should land.
+ *
+ * Stepping follows the body's speed as walking does: a foot is planted for a stance
+ * phase and swings for a swing phase, and lands ahead of the hips by half of what the
+ * hips will travel over its stance, so over its stance it goes from half a stance ahead
+ * to half a stance behind. It lifts when it falls that far behind (or the standing
+ * threshold, whichever is larger), or when the body has turned away from it.
  */
 #include "b_internal.h"
 #include "embody/m_math.h"
 
-#define STEP_DISTANCE_M 0.18f
+/* Standing still, a foot this far from where it should be steps. */
+#define STEP_DISTANCE_M 0.15f
 #define STEP_TURN_RAD (35.0f * M_DEG_TO_RAD)
 #define STEP_HEIGHT_M 0.08f
-#define STEP_MIN_S 0.22f
-#define STEP_MAX_S 0.40f
+/* Swing time: slower steps when slow, quicker when fast (walking to running). */
+#define SWING_SLOW_S 0.40f
+#define SWING_FAST_S 0.25f
+#define SWING_FAST_SPEED_M_S 3.0f
+/* Stance lasts this many swings (walking: stance 60 %, swing 40 % of a cycle). */
+#define STANCE_PER_SWING 1.5f
+/* The other foot waits this long after a landing (double support). */
+#define DOUBLE_SUPPORT_S 0.05f
 
 /* Where foot s would stand under the body now. */
 static void
@@ -21,7 +33,7 @@ home_position(const struct body *b, int s, float *out)
     m_vec3_set(off, b->m.ankle_offset_m[s][0], 0.0f, b->m.ankle_offset_m[s][2]);
     m_quat_rotate(yaw_rot, off, off);
     out[0] = b->hips_position_m[0] + off[0];
-    out[1] = b->desc.floor_height_m + b->m.ankle_height_m;
+    out[1] = b->ground_height_m + b->m.ankle_height_m;
     out[2] = b->hips_position_m[2] + off[2];
 }
 
@@ -34,29 +46,37 @@ b_feet_reset(struct body *b)
         m_vec3_copy(f->planted_m, f->position_m);
         f->planted_yaw_rad = f->yaw_rad = b->heading_rad;
         f->stepping = false;
+        f->step_time_s = 1.0f;
     }
     b->last_stepped = 1;
 }
 
 static float
-horizontal_distance(const float *a, const float *b)
+ground_speed(const struct body *b)
 {
-    const float dx = a[0] - b[0], dz = a[2] - b[2];
-    return sqrtf(dx * dx + dz * dz);
+    const float *v = b->body_velocity_m_s;
+    return sqrtf(v[0] * v[0] + v[2] * v[2]);
+}
+
+static float
+swing_time(const struct body *b)
+{
+    const float t = m_clampf(ground_speed(b) / SWING_FAST_SPEED_M_S, 0.0f, 1.0f);
+    return SWING_SLOW_S + (SWING_FAST_S - SWING_SLOW_S) * t;
 }
 
 static void
 start_step(struct body *b, int s, const float *home)
 {
     struct b_foot *f = &b->foot[s];
-    const float speed = sqrtf(b->body_velocity_m_s[0] * b->body_velocity_m_s[0] +
-                              b->body_velocity_m_s[2] * b->body_velocity_m_s[2]);
-    f->step_duration_s = m_clampf(STEP_MAX_S - 0.1f * speed, STEP_MIN_S, STEP_MAX_S);
+    const float swing = swing_time(b);
+    f->step_duration_s = swing;
     m_vec3_copy(f->planted_m, f->step_from_m);
-    /* Land ahead of where the body will be when the foot comes down. */
-    f->step_to_m[0] = home[0] + b->body_velocity_m_s[0] * 0.5f * f->step_duration_s;
+    /* Land where the hips will be when it comes down, plus half a stance ahead. */
+    const float lead_s = swing + 0.5f * STANCE_PER_SWING * swing;
+    f->step_to_m[0] = home[0] + b->body_velocity_m_s[0] * lead_s;
     f->step_to_m[1] = home[1];
-    f->step_to_m[2] = home[2] + b->body_velocity_m_s[2] * 0.5f * f->step_duration_s;
+    f->step_to_m[2] = home[2] + b->body_velocity_m_s[2] * lead_s;
     f->step_from_yaw_rad = f->planted_yaw_rad;
     f->step_to_yaw_rad = b->heading_rad;
     f->step_time_s = 0.0f;
@@ -72,13 +92,34 @@ advance_step(struct b_foot *f, float dt_s)
     const float ease = t * t * (3.0f - 2.0f * t);
     m_vec3_lerp(f->step_from_m, f->step_to_m, ease, f->position_m);
     f->position_m[1] += STEP_HEIGHT_M * sinf(M_PI_F * t);
-    f->yaw_rad = f->step_from_yaw_rad + m_angle_wrap(f->step_to_yaw_rad - f->step_from_yaw_rad) * ease;
+    f->yaw_rad = f->step_from_yaw_rad +
+                 m_angle_wrap(f->step_to_yaw_rad - f->step_from_yaw_rad) * ease;
     if (t >= 1.0f) {
         f->stepping = false;
+        f->step_time_s = 0.0f; /* now counts time since landing */
         m_vec3_copy(f->step_to_m, f->planted_m);
         m_vec3_copy(f->step_to_m, f->position_m);
         f->planted_yaw_rad = f->yaw_rad = f->step_to_yaw_rad;
     }
+}
+
+static float
+horizontal_distance(const float *a, const float *b)
+{
+    const float dx = a[0] - b[0], dz = a[2] - b[2];
+    return sqrtf(dx * dx + dz * dz);
+}
+
+/* How urgently foot s needs to step: >= 1 means now. */
+static float
+step_need(const struct body *b, int s, const float *home)
+{
+    const struct b_foot *f = &b->foot[s];
+    const float threshold =
+        fmaxf(STEP_DISTANCE_M, 0.5f * STANCE_PER_SWING * swing_time(b) * ground_speed(b));
+    const float off = horizontal_distance(f->planted_m, home) / threshold;
+    const float turn = fabsf(m_angle_wrap(b->heading_rad - f->planted_yaw_rad)) / STEP_TURN_RAD;
+    return fmaxf(off, turn);
 }
 
 void
@@ -97,14 +138,14 @@ b_feet_update(struct body *b, float dt_s)
             advance_step(f, dt_s);
             continue;
         }
-        const float off = horizontal_distance(f->planted_m, home[s]) / STEP_DISTANCE_M;
-        const float turn = fabsf(m_angle_wrap(b->heading_rad - f->planted_yaw_rad)) / STEP_TURN_RAD;
-        need[s] = fmaxf(off, turn);
+        f->step_time_s += dt_s;
+        need[s] = step_need(b, s, home[s]);
     }
-    if (b->foot[0].stepping || b->foot[1].stepping)
-        return;
+    for (int s = 0; s < 2; ++s)
+        if (b->foot[s].stepping || b->foot[s].step_time_s < DOUBLE_SUPPORT_S)
+            return;
     /* The foot that needs it more steps; on a tie, the one that did not step last. */
-    int s = need[0] > need[1] ? 0 : (need[1] > need[0] ? 1 : 1 - b->last_stepped);
+    const int s = need[0] > need[1] ? 0 : (need[1] > need[0] ? 1 : 1 - b->last_stepped);
     if (need[s] >= 1.0f)
         start_step(b, s, home[s]);
 }

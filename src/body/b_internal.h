@@ -101,6 +101,9 @@ struct body {
     float head_position_m[3], head_rotation[4];
     float hand_position_m[2][3], hand_rotation[2][4];
 
+    /* The ground under the feet (the floor, or higher on steps). */
+    float ground_height_m;
+
     /* Pelvis and heading. */
     float heading_rad;
     float hips_position_m[3];

@@ -32,10 +32,17 @@ ik_two_bone_positions(const float *root_m, float upper_m, float lower_m, const f
     perpendicular_toward(u, bend_dir, p);
     /* Law of cosines: how far along root->target the middle joint sits, and how far
      * out to the side. */
-    const float along =
-        dist > M_TINY ? (upper_m * upper_m - lower_m * lower_m + dist * dist) / (2.0f * dist)
-                      : 0.0f;
-    const float side = sqrtf(fmaxf(0.0f, upper_m * upper_m - along * along));
+    float along, side;
+    if (dist >= reach_max) { /* straight: no sideways part to lose to rounding */
+        along = upper_m;
+        side = 0.0f;
+    } else if (dist <= reach_min) { /* folded back on itself */
+        along = upper_m >= lower_m ? upper_m : -upper_m;
+        side = 0.0f;
+    } else {
+        along = (upper_m * upper_m - lower_m * lower_m + dist * dist) / (2.0f * dist);
+        side = sqrtf(fmaxf(0.0f, upper_m * upper_m - along * along));
+    }
     for (int i = 0; i < 3; ++i) {
         out_mid_m[i] = root_m[i] + u[i] * along + p[i] * side;
         out_end_m[i] = root_m[i] + u[i] * dist;

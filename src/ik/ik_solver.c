@@ -22,12 +22,10 @@
 
 #include "embody/ik.h"
 #include "embody/m_math.h"
+#include "ik/ik_internal.h"
 
 #define DEFAULT_TOLERANCE_M 1e-3f
 #define DEFAULT_MAX_ITERATIONS 20
-/* Below this improvement of the worst residual per iteration, more iterations are
- * pointless (an unreachable target, or a pose pinned by limits). */
-#define STALL_M 1e-7f
 
 enum node_flags {
     NODE_BASE = 1u << 0,
@@ -64,10 +62,24 @@ struct backward_step {
     bool has_pole;
 };
 
+/* Nodes that move together. Below a base that does not turn (a fixed root, or any base
+ * without limits, where nothing turns), each child's subtree is its own problem: the
+ * legs below a pinned pelvis do not depend on the arms. Each group iterates until its own
+ * effectors are done. Ranges index the solver's step, node, sub-base and effector lists,
+ * which are sorted by group. */
+struct ik_group {
+    int forward_begin, forward_end;
+    int backward_begin, backward_end;
+    int node_begin, node_end;
+    int sub_base_begin, sub_base_end;
+    int effector_begin, effector_end;
+};
+
 struct ik_solver {
     struct ik_solver_desc desc;
     const struct sk_skeleton *sk;
     float tolerance_m;
+    float stall_m; /* progress per iteration below which a group stops */
 
     int node_count;
     int *joint;            /* node -> skeleton joint */
@@ -86,6 +98,7 @@ struct ik_solver {
     float (*solve_dir)[3]; /* rest direction to solve_child, unit, in the node's frame */
     float (*limit_dir)[3]; /* rest direction of the skeleton's primary bone, unit */
     int *pole;             /* node -> pole slot for hinge nodes, or -1 */
+    struct ik_fast_limit *limit; /* node -> its joint's limit, compiled */
     int *forward_order;    /* nodes by height above their chain tips: children first */
     struct forward_step *forward_steps;
     int forward_step_count;
@@ -93,6 +106,11 @@ struct ik_solver {
     int backward_step_count;
     int *sub_bases;
     int sub_base_count;
+    int *group_of;         /* node -> group, or -1 for a base that never moves */
+    int *group_nodes;      /* nodes by group, parents first within a group */
+    int *group_effectors;  /* effectors by group */
+    struct ik_group *groups;
+    int group_count;
     int *backward_order;   /* nodes by depth: parents first */
     int inactive_count;
     int *inactive;         /* joints off every path, parents first: carried along by FK */
@@ -135,6 +153,8 @@ resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct
     if (in->positions_only && !in->ignore_limits)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "ik: positions_only needs ignore_limits (limits act on rotations)");
+    if (!isfinite(in->stall_m) || in->stall_m < 0.0f)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "ik: stall_m: expected a finite number >= 0");
     if (out->tolerance_m == 0.0f)
         out->tolerance_m = DEFAULT_TOLERANCE_M;
     if (out->max_iterations == 0)
@@ -195,10 +215,15 @@ alloc_nodes(struct ik_solver *s, int joint_count, int n)
     s->solve_dir = alloc_zero(nn, sizeof *s->solve_dir, &ok);
     s->limit_dir = alloc_zero(nn, sizeof *s->limit_dir, &ok);
     s->pole = alloc_zero(nn, sizeof *s->pole, &ok);
+    s->limit = alloc_zero(nn, sizeof *s->limit, &ok);
     s->forward_order = alloc_zero(nn, sizeof *s->forward_order, &ok);
     s->forward_steps = alloc_zero(nn, sizeof *s->forward_steps, &ok);
     s->backward_steps = alloc_zero(nn, sizeof *s->backward_steps, &ok);
     s->sub_bases = alloc_zero(nn, sizeof *s->sub_bases, &ok);
+    s->group_of = alloc_zero(nn, sizeof *s->group_of, &ok);
+    s->group_nodes = alloc_zero(nn, sizeof *s->group_nodes, &ok);
+    s->group_effectors = alloc_zero(IK_MAX_EFFECTORS, sizeof *s->group_effectors, &ok);
+    s->groups = alloc_zero(nn, sizeof *s->groups, &ok);
     s->backward_order = alloc_zero(nn, sizeof *s->backward_order, &ok);
     s->inactive = alloc_zero((size_t)joint_count, sizeof *s->inactive, &ok);
     s->shift = alloc_zero((size_t)joint_count, sizeof *s->shift, &ok);
@@ -231,10 +256,15 @@ ik_solver_destroy(struct ik_solver **solver)
     free(s->solve_dir);
     free(s->limit_dir);
     free(s->pole);
+    free(s->limit);
     free(s->forward_order);
     free(s->forward_steps);
     free(s->backward_steps);
     free(s->sub_bases);
+    free(s->group_of);
+    free(s->group_nodes);
+    free(s->group_effectors);
+    free(s->groups);
     free(s->backward_order);
     free(s->inactive);
     free(s->shift);
@@ -320,7 +350,47 @@ order_by_levels(struct ik_solver *s)
     free(level);
 }
 
-/* Turns the node orders into the flat step lists the passes run. */
+/* Splits the nodes into groups that can be solved apart (see struct ik_group). */
+static void
+assign_groups(struct ik_solver *s)
+{
+    const bool turns = !s->desc.ignore_limits;
+    s->group_count = 0;
+    for (int k = 0; k < s->node_count; ++k) {
+        const int p = s->parent[k];
+        const bool still_base = (s->flags[k] & NODE_BASE) &&
+                                (!turns || (s->flags[k] & NODE_ROTATION_FIXED));
+        if (p < 0)
+            s->group_of[k] = still_base ? -1 : s->group_count++;
+        else if (s->group_of[p] < 0)
+            s->group_of[k] = s->group_count++;
+        else
+            s->group_of[k] = s->group_of[p];
+    }
+}
+
+/* Stable partition of `items` (count entries of `size` bytes) by group, using `group_of_item`
+ * to read each item's group; writes each group's range through `set_range`. */
+#define PARTITION_BY_GROUP(items, count, type, group_expr, begin_field, end_field)            \
+    do {                                                                                     \
+        type *sorted_ = malloc((size_t)((count) > 0 ? (count) : 1) * sizeof(type));           \
+        int n_ = 0;                                                                          \
+        for (int g_ = 0; g_ < s->group_count; ++g_) {                                        \
+            s->groups[g_].begin_field = n_;                                                  \
+            for (int i_ = 0; i_ < (count); ++i_) {                                           \
+                const type item = (items)[i_];                                               \
+                if ((group_expr) == g_ && sorted_)                                           \
+                    sorted_[n_++] = item;                                                    \
+            }                                                                                \
+            s->groups[g_].end_field = n_;                                                    \
+        }                                                                                    \
+        if (sorted_)                                                                         \
+            memcpy((items), sorted_, (size_t)n_ * sizeof(type));                             \
+        free(sorted_);                                                                       \
+        (count) = n_;                                                                        \
+    } while (0)
+
+/* Turns the node orders into the flat step lists the passes run, grouped. */
 static void
 compile_steps(struct ik_solver *s)
 {
@@ -352,6 +422,23 @@ compile_steps(struct ik_solver *s)
             .node = k, .parent = s->parent[k], .length_m = s->length_m[k],
             .has_pole = s->pole[k] >= 0};
     }
+    assign_groups(s);
+    PARTITION_BY_GROUP(s->forward_steps, s->forward_step_count, struct forward_step,
+                       s->group_of[item.node], forward_begin, forward_end);
+    PARTITION_BY_GROUP(s->backward_steps, s->backward_step_count, struct backward_step,
+                       s->group_of[item.node], backward_begin, backward_end);
+    PARTITION_BY_GROUP(s->sub_bases, s->sub_base_count, int, s->group_of[item], sub_base_begin,
+                       sub_base_end);
+    int node_count = 0;
+    for (int k = 0; k < s->node_count; ++k)
+        s->group_nodes[node_count++] = k;
+    PARTITION_BY_GROUP(s->group_nodes, node_count, int, s->group_of[item], node_begin,
+                       node_end);
+    int effector_count = s->desc.effector_count;
+    for (int e = 0; e < effector_count; ++e)
+        s->group_effectors[e] = e;
+    PARTITION_BY_GROUP(s->group_effectors, effector_count, int,
+                       s->group_of[s->effector_node[item]], effector_begin, effector_end);
 }
 
 /* Fills node topology: parents, children lists, flags, weights, directions. */
@@ -423,6 +510,7 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
             unit_offset(sk, sk->primary_child[j], s->limit_dir[k]);
         else
             m_vec3_set(s->limit_dir[k], 0, 1, 0);
+        ik_fast_limit_init(&s->limit[k], &sk->limit[j], s->limit_dir[k]);
     }
     for (int k = 0; k < n; ++k) {
         const int c = s->solve_child[k];
@@ -473,6 +561,7 @@ ik_solver_create(const struct ik_solver_desc *desc, struct ik_solver **out_solve
     s->desc = resolved;
     s->sk = sk;
     s->tolerance_m = resolved.tolerance_m;
+    s->stall_m = resolved.stall_m;
     const int n = mark_paths(&resolved, marks, marks + sk->joint_count);
     if (!alloc_nodes(s, sk->joint_count, n)) {
         free(marks);
@@ -603,11 +692,11 @@ chain_weight(const struct ik_solver *s, const struct forward_step *step, const f
  * a chain the next step is usually the parent just placed, so its position is carried
  * in registers (c) rather than read back from memory. */
 static void
-reach_forward(struct ik_solver *s)
+reach_forward(struct ik_solver *s, const struct ik_group *g)
 {
     float (*pos)[3] = s->pos;
     float (*acc)[4] = s->acc;
-    for (int i = 0; i < s->sub_base_count; ++i) {
+    for (int i = g->sub_base_begin; i < g->sub_base_end; ++i) {
         const int k = s->sub_bases[i];
         const int e = s->effector[k];
         const float w = e >= 0 ? s->desc.effector[e].weight : 0.0f;
@@ -618,10 +707,9 @@ reach_forward(struct ik_solver *s)
         acc[k][3] = w;
     }
     const struct forward_step *steps = s->forward_steps;
-    const int count = s->forward_step_count;
     float cx = 0.0f, cy = 0.0f, cz = 0.0f;
     int carried = -1;
-    for (int i = 0; i < count; ++i) {
+    for (int i = g->forward_begin; i < g->forward_end; ++i) {
         const struct forward_step *step = &steps[i];
         const int k = step->node;
         const unsigned op = step->op;
@@ -696,13 +784,13 @@ swing_toward_pole(struct ik_solver *s, int hinge)
  * parent, toward where the forward pass put it. The parent is usually the node just
  * placed, kept in registers (b). */
 static void
-reach_backward_free(struct ik_solver *s)
+reach_backward_free(struct ik_solver *s, const struct ik_group *g)
 {
     float (*pos)[3] = s->pos;
     const struct backward_step *steps = s->backward_steps;
     float bx = 0.0f, by = 0.0f, bz = 0.0f;
     int placed = -1;
-    for (int i = 0; i < s->backward_step_count; ++i) {
+    for (int i = g->backward_begin; i < g->backward_end; ++i) {
         const struct backward_step *step = &steps[i];
         const int k = step->node, p = step->parent;
         if (step->has_pole)
@@ -738,24 +826,6 @@ parent_rotation(const struct ik_solver *s, const struct sk_pose *pose, int k)
     return pj >= 0 ? pose->rotation[pj] : identity;
 }
 
-/* The signed angle about unit `axis` from `a` to `b` (their parts across the axis). */
-static float
-angle_around(const float *axis, const float *a, const float *b)
-{
-    float ap[3], bp[3], c[3];
-    m_vec3_muladd(a, axis, -m_vec3_dot(a, axis), ap);
-    m_vec3_muladd(b, axis, -m_vec3_dot(b, axis), bp);
-    m_vec3_cross(ap, bp, c);
-    return atan2f(m_vec3_dot(c, axis), m_vec3_dot(ap, bp));
-}
-
-/* How far outside [lo, hi] an angle is (0 inside). */
-static float
-outside(float angle, float lo, float hi)
-{
-    return angle < lo ? lo - angle : (angle > hi ? angle - hi : 0.0f);
-}
-
 /* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
  * can bend onto the direction e the forward pass asks of the hinge's own bone.
  *
@@ -763,15 +833,17 @@ outside(float angle, float lo, float hi)
  * which starts at f0 (its direction at hinge angle 0), can reach e only where
  * h . e = h . f0. Twisting by phi about d moves h; with h = h_par + h_perp (along and
  * across d), that condition reads A cos(phi) + B sin(phi) = C, with A = h_perp . e,
- * B = (d x h_perp) . e, C = h . f0 - (h . d)(d . e). Of its two solutions the one whose
- * hinge angle lies in the hinge's range is kept (the anatomical side), else the nearer.
- * A straight limb (no plane to follow) keeps its twist. */
+ * B = (d x h_perp) . e, C = h . f0 - (h . d)(d . e): phi = base +- spread, where
+ * (cos, sin)(base) = (A, B) / R and cos(spread) = C / R. Of the two, the one whose bend
+ * lies in the hinge's range is kept (the anatomical side), else the one nearer to it.
+ * Everything is done with those cosines and sines, without trigonometric calls. A
+ * straight limb (no plane to follow) keeps its twist. */
 static void
 align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, float *L)
 {
     const int c = s->solve_child[k];
     const int g = s->solve_child[c];
-    const struct sk_limit *hinge = &s->sk->limit[s->joint[c]];
+    const struct ik_fast_limit *hinge = &s->limit[c];
     float d[3], e[3];
     m_vec3_sub(s->pos[c], s->pos[k], d);
     m_vec3_sub(s->pos[g], s->pos[c], e);
@@ -787,29 +859,65 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     m_vec3_cross(d, h_perp, dxh);
     const float A = m_vec3_dot(h_perp, e), B = m_vec3_dot(dxh, e);
     const float C = m_vec3_dot(h0, f0) - hd * m_vec3_dot(d, e);
-    const float R = sqrtf(A * A + B * B);
-    if (R < 1e-4f)
+    const float R2 = A * A + B * B;
+    if (R2 < 1e-8f)
         return;
-    const float base = atan2f(B, A);
-    const float spread = acosf(m_clampf(C / R, -1.0f, 1.0f));
-    float best_phi = 0.0f, best_out = INFINITY;
+    const float inv_r = 1.0f / sqrtf(R2);
+    const float cb = A * inv_r, sb = B * inv_r;
+    const float cs = m_clampf(C * inv_r, -1.0f, 1.0f);
+    const float ss = sqrtf(fmaxf(0.0f, 1.0f - cs * cs));
+    /* f0 across and along d, to turn it by phi without quaternions. */
+    const float fd = m_vec3_dot(f0, d);
+    float f_perp[3], dxf[3];
+    m_vec3_muladd(f0, d, -fd, f_perp);
+    m_vec3_cross(d, f_perp, dxf);
+    float best_cos = 1.0f, best_sin = 0.0f, best_cost = INFINITY;
     for (int side = 0; side < 2; ++side) {
-        const float phi = m_angle_wrap(side ? base - spread : base + spread);
-        float turn[4], h[3], f[3];
-        m_quat_from_axis_angle(d, phi, turn);
-        m_quat_rotate(turn, h0, h);
-        m_quat_rotate(turn, f0, f);
-        const float bend = angle_around(h, f, e);
-        /* Prefer the side in range; between equals, the smaller twist. */
-        const float cost = outside(bend, hinge->min_rad, hinge->max_rad) + 1e-3f * fabsf(phi);
-        if (cost < best_out) {
-            best_out = cost;
-            best_phi = phi;
+        const float sgn = side ? -1.0f : 1.0f;
+        const float cp = cb * cs - sgn * sb * ss; /* cos(base + sgn * spread) */
+        const float sp = sb * cs + sgn * cb * ss; /* sin(base + sgn * spread) */
+        float h[3], f[3];
+        for (int i = 0; i < 3; ++i) {
+            h[i] = d[i] * hd + h_perp[i] * cp + dxh[i] * sp;
+            f[i] = d[i] * fd + f_perp[i] * cp + dxf[i] * sp;
+        }
+        /* The bend about h from f to e, as a half-angle vector, checked against the
+         * hinge's range like ik_fast_limit_apply. */
+        float fp[3], ep[3], cr[3];
+        m_vec3_muladd(f, h, -m_vec3_dot(f, h), fp);
+        m_vec3_muladd(e, h, -m_vec3_dot(e, h), ep);
+        m_vec3_cross(fp, ep, cr);
+        float hs = m_vec3_dot(cr, h);
+        float hw = sqrtf(m_vec3_dot(fp, fp) * m_vec3_dot(ep, ep)) + m_vec3_dot(fp, ep);
+        if (hw < 0.0f) {
+            hs = -hs;
+            hw = -hw;
+        }
+        const float n = sqrtf(hs * hs + hw * hw);
+        if (n > 1e-12f) {
+            hs /= n;
+            hw /= n;
+        }
+        const float below = hs * hinge->lo_cos - hw * hinge->lo_sin; /* >= 0 inside */
+        const float above = hs * hinge->hi_cos - hw * hinge->hi_sin; /* <= 0 inside */
+        /* Outside by how much (sines of half-angle overshoots), plus a little for the
+         * size of the twist, so that between equals the smaller twist wins. */
+        const float cost = fmaxf(0.0f, -below) + fmaxf(0.0f, above) + 1e-3f * (1.0f - cp);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best_cos = cp;
+            best_sin = sp;
         }
     }
-    float d_local[3], turn[4];
+    /* The turn by phi about d, from cos(phi) and sin(phi) by half-angle formulas. */
+    float d_local[3];
     m_quat_rotate_inv(parent_rot, d, d_local);
-    m_quat_from_axis_angle(d_local, best_phi, turn);
+    const float half_cos = sqrtf(fmaxf(0.0f, 0.5f * (1.0f + best_cos)));
+    float half_sin = sqrtf(fmaxf(0.0f, 0.5f * (1.0f - best_cos)));
+    if (best_sin < 0.0f)
+        half_sin = -half_sin;
+    const float turn[4] = {d_local[0] * half_sin, d_local[1] * half_sin, d_local[2] * half_sin,
+                           half_cos};
     m_quat_mul(turn, L, L);
 }
 
@@ -876,11 +984,19 @@ solve_node_rotation(struct ik_solver *s, int k, const float *parent_rot, float *
  * frame toward where the forward pass put its children, its local rotation kept within
  * its limit, and its children placed rigidly from it. */
 static void
-reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose)
+reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
 {
     const struct sk_skeleton *sk = s->sk;
-    for (int k = 0; k < s->node_count; ++k) {
+    for (int i = g->node_begin; i < g->node_end; ++i) {
+        const int k = s->group_nodes[i];
         const unsigned f = s->flags[k];
+        const int p = s->parent[k];
+        if (p >= 0 && s->group_of[p] != s->group_of[k]) {
+            /* The group's top hangs from a base that does not move or turn. */
+            float off[3];
+            m_quat_rotate(s->rot[p], sk->offset_m[s->joint[k]], off);
+            m_vec3_add(s->pos[p], off, s->pos[k]);
+        }
         const float *parent_rot = parent_rotation(s, pose, k);
         float *L = s->local[k];
         if (!(f & NODE_ROTATION_FIXED)) {
@@ -889,11 +1005,11 @@ reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose)
                 m_quat_mul_conj_first(parent_rot, s->target_rotation[e], L);
             else
                 solve_node_rotation(s, k, parent_rot, L);
-            ik_limit_apply(&sk->limit[s->joint[k]], s->limit_dir[k], L);
+            ik_fast_limit_apply(&s->limit[k], L);
         }
         m_quat_mul(parent_rot, L, s->rot[k]);
-        for (int i = 0; i < s->child_count[k]; ++i) {
-            const int c = s->children[s->child_start[k] + i];
+        for (int c_i = 0; c_i < s->child_count[k]; ++c_i) {
+            const int c = s->children[s->child_start[k] + c_i];
             float off[3];
             m_quat_rotate(s->rot[k], sk->offset_m[s->joint[c]], off);
             m_vec3_add(s->pos[k], off, s->pos[c]);
@@ -901,12 +1017,13 @@ reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose)
     }
 }
 
-/* The worst squared distance of an effector to its target. */
+/* The worst squared distance of a group's effector to its target. */
 static float
-worst_residual_sq(const struct ik_solver *s)
+worst_residual_sq(const struct ik_solver *s, const struct ik_group *g)
 {
     float worst = 0.0f;
-    for (int e = 0; e < s->desc.effector_count; ++e) {
+    for (int i = g->effector_begin; i < g->effector_end; ++i) {
+        const int e = s->group_effectors[i];
         const float *p = s->pos[s->effector_node[e]], *t = s->target[e];
         const float dx = p[0] - t[0], dy = p[1] - t[1], dz = p[2] - t[2];
         const float d2 = dx * dx + dy * dy + dz * dz;
@@ -919,19 +1036,20 @@ worst_residual_sq(const struct ik_solver *s)
  * takes its target rotation (within its limit); one with chains below it gets a full
  * backward pass so its children follow. */
 static void
-apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose)
+apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
 {
-    for (int e = 0; e < s->desc.effector_count; ++e) {
+    for (int i = g->effector_begin; i < g->effector_end; ++i) {
+        const int e = s->group_effectors[i];
         const int k = s->effector_node[e];
         if (!s->has_target_rotation[e] || (s->flags[k] & NODE_ROTATION_FIXED))
             continue;
         if (s->child_count[k] > 0) {
-            reach_backward_limited(s, pose);
+            reach_backward_limited(s, pose, g);
             return;
         }
         const float *parent_rot = parent_rotation(s, pose, k);
         m_quat_mul_conj_first(parent_rot, s->target_rotation[e], s->local[k]);
-        ik_limit_apply(&s->sk->limit[s->joint[k]], s->limit_dir[k], s->local[k]);
+        ik_fast_limit_apply(&s->limit[k], s->local[k]);
         m_quat_mul(parent_rot, s->local[k], s->rot[k]);
     }
 }
@@ -1047,33 +1165,52 @@ store_state(struct ik_solver *s, struct sk_pose *pose)
     }
 }
 
+/* Iterates one group until its effectors are within tolerance, progress stalls, or the
+ * iteration cap; returns the iterations made. */
+static int
+solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
+{
+    const bool limited = !s->desc.ignore_limits;
+    const float tolerance_sq = s->tolerance_m * s->tolerance_m;
+    int iterations = 0, stalled = 0;
+    float worst_sq = worst_residual_sq(s, g);
+    float best = s->stall_m > 0.0f ? sqrtf(worst_sq) : 0.0f;
+    while (worst_sq > tolerance_sq && iterations < s->desc.max_iterations) {
+        reach_forward(s, g);
+        if (limited)
+            reach_backward_limited(s, pose, g);
+        else
+            reach_backward_free(s, g);
+        ++iterations;
+        worst_sq = worst_residual_sq(s, g);
+        if (s->stall_m > 0.0f) {
+            /* Stop when the worst residual has not improved on its best for two
+             * iterations (an unreachable target, or a pose held by limits); one that goes
+             * back a little, as sub-bases settle, is not a stall. */
+            const float now = sqrtf(worst_sq);
+            stalled = now > best - s->stall_m ? stalled + 1 : 0;
+            best = now < best ? now : best;
+            if (stalled >= 2)
+                break;
+        }
+    }
+    if (limited && iterations == 0)
+        apply_orientation_targets(s, pose, g);
+    return iterations;
+}
+
 void
 ik_solver_solve(struct ik_solver *s, struct sk_pose *pose, struct ik_stats *out_stats)
 {
     load_state(s, pose);
     const bool limited = !s->desc.ignore_limits;
-    const float tolerance_sq = s->tolerance_m * s->tolerance_m;
     int iterations = 0;
-    float worst_sq = worst_residual_sq(s);
-    while (worst_sq > tolerance_sq && iterations < s->desc.max_iterations) {
-        reach_forward(s);
-        if (limited)
-            reach_backward_limited(s, pose);
-        else
-            reach_backward_free(s);
-        ++iterations;
-        const float now_sq = worst_residual_sq(s);
-        /* Stop when the worst residual no longer shrinks (an unreachable target, or a
-         * pose held by limits). */
-        const bool stalled = sqrtf(worst_sq) - sqrtf(now_sq) < STALL_M;
-        worst_sq = now_sq;
-        if (stalled)
-            break;
+    for (int g = 0; g < s->group_count; ++g) {
+        const int n = solve_group(s, pose, &s->groups[g]);
+        iterations = n > iterations ? n : iterations;
     }
     if (!limited && !s->desc.positions_only)
         derive_rotations(s, pose);
-    else if (limited && iterations == 0)
-        apply_orientation_targets(s, pose);
     store_state(s, pose);
     if (out_stats) {
         out_stats->iterations = iterations;

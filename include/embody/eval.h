@@ -1,0 +1,361 @@
+/*
+ * The accuracy evaluation (../shared/eval/PROTOCOL.md): real motion capture goes in as
+ * only what a headset and two controllers would report, the body reconstructs the rest,
+ * and every scored joint is compared with where the real person's joint was.
+ *
+ * `embody eval DIR` runs the whole protocol over a folder of CMU BVH clips: per clip the
+ * 3-point stream (PROTOCOL section 2), a fresh body for each mode (known body: the
+ * clip's own skeleton; height only: the default proportions fitted to the clip's
+ * height), every row through body_update (timed), and the metrics of section 4 against
+ * the true joints at the same rows. A do-nothing avatar (the first true pose carried
+ * rigidly under the headset) is scored alongside, for scale. Means are over clips (each
+ * clip counts once), also by motion category (MANIFEST.tsv's category column).
+ *
+ * Layers, each callable on its own (tests use them): the metric functions on motions of
+ * the 17 scored joints; a clip (ev_clip_load) and its reconstruction by a method
+ * (ev_clip_reconstruct); a whole run over a folder (ev_run) into a report that prints as
+ * tables and as JSON; and ev_main, the command line on top.
+ *
+ * Units: positions in metres in the stream's tracking space (+Y up, floor at y = 0);
+ * MPJPE and foot skate in centimetres, jitter in m/s^3, times in microseconds.
+ */
+#ifndef EMBODY_EVAL_H
+#define EMBODY_EVAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "embody/result.h"
+#include "embody/skeleton.h"
+#include "embody/stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The scored joints and their groups (PROTOCOL sections 3 and 4) ------------- */
+
+enum ev_joint {
+    EV_HIPS = 0,
+    EV_NECK,
+    EV_HEAD,
+    EV_LEFT_UPPER_ARM,
+    EV_LEFT_LOWER_ARM,
+    EV_LEFT_HAND,
+    EV_RIGHT_UPPER_ARM,
+    EV_RIGHT_LOWER_ARM,
+    EV_RIGHT_HAND,
+    EV_LEFT_UPPER_LEG,
+    EV_LEFT_LOWER_LEG,
+    EV_LEFT_FOOT,
+    EV_LEFT_TOES,
+    EV_RIGHT_UPPER_LEG,
+    EV_RIGHT_LOWER_LEG,
+    EV_RIGHT_FOOT,
+    EV_RIGHT_TOES,
+    EV_JOINT_COUNT,
+};
+
+/* The humanoid bone a scored joint is read from in the reconstruction (SK_LEFT_HAND). */
+enum sk_bone
+ev_joint_bone(enum ev_joint joint);
+
+/* The CMU joint it is compared with ("LeftHand"). */
+const char *
+ev_joint_cmu_name(enum ev_joint joint);
+
+/* all: the 17; upper: neck, head, both arms (8); lower: hips, both legs (9); hands: the
+ * two hands; feet: foot and toes of both legs (4). */
+enum ev_group {
+    EV_GROUP_ALL = 0,
+    EV_GROUP_UPPER,
+    EV_GROUP_LOWER,
+    EV_GROUP_HANDS,
+    EV_GROUP_FEET,
+    EV_GROUP_COUNT,
+};
+
+const char *
+ev_group_name(enum ev_group group);
+
+bool
+ev_joint_in_group(enum ev_joint joint, enum ev_group group);
+
+/* ---- Motions and metrics (PROTOCOL section 4) ------------------------------------- */
+
+/* The positions of the 17 scored joints over a run of equally spaced frames. */
+struct ev_motion {
+    int frame_count;
+    double fps;                                /* frames per second of these frames */
+    double (*position_m)[EV_JOINT_COUNT][3];   /* [frame][joint][x, y, z], owned */
+};
+
+/* Allocates `frame_count` frames (zeroed). EM_ERROR_OUT_OF_MEMORY leaves `out` empty. */
+enum em_result
+ev_motion_init(struct ev_motion *out, int frame_count, double fps);
+
+/* Frees; safe on a zeroed struct and twice. */
+void
+ev_motion_fini(struct ev_motion *motion);
+
+/* MPJPE (centimetres) of `ours` against `truth` (the same frame count): the mean over
+ * frames and the group's joints of the distance between the two positions, per group;
+ * `out_joint_cm` (may be NULL) gets each joint's mean over frames. */
+void
+ev_mpjpe_cm(const struct ev_motion *ours, const struct ev_motion *truth,
+            double out_cm[EV_GROUP_COUNT], double out_joint_cm[EV_JOINT_COUNT]);
+
+/* Jitter (m/s^3): the mean over frames 3.. and the 17 joints of the norm of the third
+ * finite difference p[f] - 3 p[f-1] + 3 p[f-2] - p[f-3], times fps^3. NaN with fewer
+ * than 4 frames. */
+double
+ev_jitter_m_s3(const struct ev_motion *motion);
+
+/* A foot or toe joint counts as planted at frame f >= 1 when its true position moved at
+ * most this far since frame f - 1. */
+#define EV_PLANTED_MAX_STEP_M 0.01
+
+/* Foot skate (centimetres per frame): over the (joint, frame) pairs where a true foot or
+ * toe joint is planted, the mean distance our same joint moved since the previous frame.
+ * `out_planted` (may be NULL) gets the number of pairs; NaN when there are none. */
+double
+ev_foot_skate_cm(const struct ev_motion *ours, const struct ev_motion *truth,
+                 long *out_planted);
+
+struct ev_scores {
+    double mpjpe_cm[EV_GROUP_COUNT];
+    double joint_mpjpe_cm[EV_JOINT_COUNT]; /* each scored joint's mean error */
+    double jitter_m_s3;   /* of ours */
+    double foot_skate_cm; /* NaN when no frame was planted */
+    long planted_count;
+};
+
+/* Every metric of `ours` against `truth`. */
+void
+ev_score(const struct ev_motion *ours, const struct ev_motion *truth, struct ev_scores *out);
+
+/* The do-nothing avatar: the first frame of `truth` carried rigidly under the headset,
+ * upright: at each frame k it is turned about +Y by the change of the headset's heading
+ * (the horizontal direction the view looks in) since frames[0] and moved with the
+ * headset's position, p -> R_y(heading_k - heading_0) (p - h_0) + h_k. (Turning it by
+ * the headset's whole rotation instead would swing the feet with every nod; PROTOCOL's
+ * figures for it, 20.5 cm, lower 23.5, hands 30.1, are those of this upright carry.)
+ * `frames` has truth->frame_count entries whose head poses are usable. `out` must be
+ * initialised with the same frame count. */
+void
+ev_do_nothing(const struct ev_motion *truth, const struct em_tracking_frame *frames,
+              struct ev_motion *out);
+
+/* ---- Timing ------------------------------------------------------------------------- */
+
+/* Durations of body_update calls, microseconds. A zeroed struct is empty. */
+struct ev_timing {
+    long count;
+    long capacity;
+    double *us;
+};
+
+enum em_result
+ev_timing_add(struct ev_timing *timing, double us);
+
+void
+ev_timing_fini(struct ev_timing *timing);
+
+/* Median and mean of samples [first, first + count) (NaN when count is 0). The median
+ * of an even count is the mean of the two middle samples. */
+double
+ev_timing_median_us(const struct ev_timing *timing, long first, long count);
+
+double
+ev_timing_mean_us(const struct ev_timing *timing, long first, long count);
+
+/* The nearest-rank percentile (`fraction` in (0, 1]: 0.99 for the 99th) of the same. */
+double
+ev_timing_percentile_us(const struct ev_timing *timing, long first, long count,
+                        double fraction);
+
+/* ---- One clip ------------------------------------------------------------------------ */
+
+enum ev_method {
+    EV_KNOWN_BODY = 0, /* the body built from the clip's own skeleton */
+    EV_HEIGHT_ONLY,    /* the default proportions fitted to the clip's height */
+    EV_DO_NOTHING,     /* the baseline (ev_do_nothing) */
+    EV_METHOD_COUNT,
+};
+
+/* "known body", "height only", "do-nothing"; and a key for JSON ("known_body"). */
+const char *
+ev_method_name(enum ev_method method);
+
+const char *
+ev_method_key(enum ev_method method);
+
+/* A clip ready to be reconstructed and scored. */
+struct ev_clip {
+    char path[1024];
+    int source_frame_count;      /* frames in the BVH */
+    int step;                    /* every step-th frame is a stream row (2 for 120 fps) */
+    double unit_scale;           /* metres per file unit */
+    struct st_stream stream;     /* the rows scored (at most the frame limit) */
+    struct ev_motion truth;      /* true positions at the same rows, metres */
+    struct sk_skeleton skeleton; /* the known body (st_bvh_to_humanoid) */
+    float height_m;              /* its standing height (sk_humanoid_height) */
+};
+
+/* Loads a CMU-style BVH clip: its unit scale (st_bvh_guess_unit_scale), its stream
+ * (st_mocap_to_stream) cut to the first `frame_limit` rows when `frame_limit` > 0 (at
+ * least 4 rows are needed), the true positions of the scored joints at those rows (frame
+ * k * step of the clip, by st_bvh_frame_pose, times the unit scale) and the known body.
+ * Errors name the file (and line for a malformed file). `out` is the caller's to
+ * ev_clip_fini; zeroed on failure. */
+enum em_result
+ev_clip_load(const char *path, int frame_limit, struct ev_clip *out, struct em_error *err);
+
+void
+ev_clip_fini(struct ev_clip *clip);
+
+/* Reconstructs the clip's motion by `method` into `out` (initialised here; the caller
+ * ev_motion_fini's it, also on failure). Known body and height only: a fresh body
+ * (body_create), body_update for every stream row with each call timed on the monotonic
+ * clock into `timing` (may be NULL), the scored joints read from body_pose. Fails when
+ * the body cannot be created, lacks a scored bone, or gives a non-finite position. */
+enum em_result
+ev_clip_reconstruct(const struct ev_clip *clip, enum ev_method method, struct ev_motion *out,
+                    struct ev_timing *timing, struct em_error *err);
+
+/* ---- A whole run ------------------------------------------------------------------- */
+
+/* Which reconstruction modes to run (the do-nothing baseline always runs). */
+enum ev_mode_flags {
+    EV_MODE_KNOWN_BODY = 1u << EV_KNOWN_BODY,
+    EV_MODE_HEIGHT_ONLY = 1u << EV_HEIGHT_ONLY,
+    EV_MODE_BOTH = EV_MODE_KNOWN_BODY | EV_MODE_HEIGHT_ONLY,
+};
+
+struct ev_clip_result;
+
+/* Called after each clip has run (index from 0 of `count`) with its result. */
+typedef void (*ev_progress_fn)(void *user, int index, int count,
+                               const struct ev_clip_result *clip);
+
+/* Zero means default for every field (resolved by ev_options_resolve). */
+struct ev_options {
+    const char *clip_dir;     /* default EMBODY_SOURCE_DIR "/../shared/mocap", or the
+                               * repository's tests/data/mocap when that does not exist */
+    const char *json_path;    /* default "eval.json"; "-" writes none */
+    unsigned modes;           /* enum ev_mode_flags; default both */
+    int frame_limit;          /* rows scored per clip; 0 = all */
+    bool quiet;               /* no progress on stderr */
+    double max_mean_mpjpe_cm; /* > 0: fail when the known-body mean MPJPE exceeds it */
+    ev_progress_fn progress;  /* NULL: none (ev_main prints to stderr) */
+    void *progress_user;
+};
+
+/* Fills in the defaults. The clip folder is not checked here (ev_run does). */
+void
+ev_options_resolve(const struct ev_options *options, struct ev_options *out_resolved);
+
+/* The result of one clip: scores by method, or the reason it failed. */
+struct ev_clip_result {
+    char file[256];    /* file name within the folder */
+    char category[64]; /* from MANIFEST.tsv, or "other" */
+    bool ok;
+    char error[EM_ERROR_MESSAGE_MAX];
+    int source_frames;
+    int frames; /* rows scored */
+    double fps;
+    float height_m;
+    double truth_jitter_m_s3;
+    bool has[EV_METHOD_COUNT];
+    struct ev_scores scores[EV_METHOD_COUNT];
+    double update_median_us[EV_METHOD_COUNT]; /* NaN for the do-nothing */
+    double update_mean_us[EV_METHOD_COUNT];
+};
+
+/* Means over clips (each counts once; a clip without a value, such as foot skate with
+ * no planted frame, is left out of that mean). */
+struct ev_means {
+    int clip_count;
+    struct ev_scores scores[EV_METHOD_COUNT];
+    double truth_jitter_m_s3;
+};
+
+struct ev_category {
+    char name[64];
+    struct ev_means means;
+};
+
+struct ev_timing_summary {
+    long frames;
+    double median_us;
+    double mean_us;
+    double p99_us;
+};
+
+struct ev_report {
+    struct ev_options options; /* resolved */
+    char clip_dir[1024];
+    int clip_count;
+    struct ev_clip_result *clips;
+    int failed_count;
+    char manifest_error[EM_ERROR_MESSAGE_MAX]; /* empty when MANIFEST.tsv was fine */
+    struct ev_means means;
+    int category_count;
+    struct ev_category *categories;
+    /* body_update times by mode, and over every avatar-frame of the run. */
+    struct ev_timing_summary timing[EV_METHOD_COUNT];
+    struct ev_timing_summary timing_all;
+    double elapsed_s;
+};
+
+/* Runs the evaluation over every *.bvh file of the folder (in name order). A clip that
+ * fails (malformed file, a body that cannot be built) is recorded with its error and
+ * the run goes on. Fails only when the folder cannot be read or holds no clip, or on
+ * running out of memory. `out` is the caller's to ev_report_fini (also on failure). */
+enum em_result
+ev_run(const struct ev_options *options, struct ev_report *out, struct em_error *err);
+
+void
+ev_report_fini(struct ev_report *report);
+
+/* The tables: per clip for each method, by category, timing, and the summary with the
+ * targets (markdown, readable in a terminal). */
+void
+ev_report_print(const struct ev_report *report, FILE *out);
+
+/* The same as JSON (cJSON). */
+enum em_result
+ev_report_write_json(const struct ev_report *report, const char *path, struct em_error *err);
+
+/* True when the bound is set and the known-body mean MPJPE exceeds it (or is missing). */
+bool
+ev_report_exceeds_bound(const struct ev_report *report);
+
+/* ---- The command line ------------------------------------------------------------- */
+
+/* Parses `embody eval` options (argv[0] is the command's name; options start at
+ * argv[1]):
+ *     [DIR] [--json PATH|-] [--mode known|height|both] [--frames N] [--max-mpjpe CM]
+ *     [--quiet] [--help]
+ * Values may follow as the next argument or after '='. Strings in `out` point into argv.
+ * Sets `out_help` for --help. Errors name the option and what was expected. */
+enum em_result
+ev_parse_options(int argc, char **argv, struct ev_options *out, bool *out_help,
+                 struct em_error *err);
+
+/* The usage text. */
+void
+ev_print_usage(FILE *out);
+
+/* Parses, runs, prints the tables on stdout and progress on stderr, writes the JSON.
+ * Returns the exit status: 0 when everything ran and met the bound; 1 when a clip or
+ * MANIFEST.tsv failed, the JSON could not be written, or the known-body mean MPJPE is
+ * above --max-mpjpe; 2 for bad options or a folder without clips. */
+int
+ev_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

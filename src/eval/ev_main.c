@@ -1,0 +1,303 @@
+/*
+ * `embody eval`: the command line of the evaluation. Parses its own options strictly,
+ * runs the whole protocol over a folder of clips with progress on stderr, prints the
+ * tables on stdout and writes the JSON copy. The exit status says whether every clip ran
+ * and the regression bound (if given) held.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "embody/eval.h"
+#include "util/u_text.h"
+
+#define MAX_FRAME_LIMIT 100000000L
+#define MAX_BOUND_CM 1000.0
+
+void
+ev_print_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: embody eval [DIR] [options]\n"
+            "\n"
+            "Runs the 3-point evaluation protocol (../shared/eval/PROTOCOL.md) over every\n"
+            "*.bvh clip in DIR: the body is given only the headset and controller poses made\n"
+            "from each clip and its joints are compared with the true ones. Prints a table\n"
+            "per clip and mode, the means over clips, a line per motion category (from\n"
+            "DIR/MANIFEST.tsv), the time of body_update, and the targets.\n"
+            "\n"
+            "  DIR               folder of clips (default: ../shared/mocap beside the source\n"
+            "                    tree, or the repository's tests/data/mocap without it)\n"
+            "  --json PATH       write the figures as JSON to PATH (default eval.json; - for\n"
+            "                    none)\n"
+            "  --mode MODE       known (the clip's own skeleton), height (default proportions\n"
+            "                    fitted to the clip's height) or both (default)\n"
+            "  --frames N        score only the first N rows (60 Hz) of each clip (N >= 4)\n"
+            "  --max-mpjpe CM    exit with status 1 when the known-body mean MPJPE is above CM\n"
+            "  -q, --quiet       no progress on stderr\n"
+            "  -h, --help        this text\n"
+            "\n"
+            "Exit status: 0 all ran (and the bound held); 1 a clip, MANIFEST.tsv or the JSON\n"
+            "failed, or the bound was exceeded; 2 bad options or no clips.\n");
+}
+
+/* ---- Options ---- */
+
+struct option_state {
+    bool seen_json, seen_mode, seen_frames, seen_bound, seen_quiet;
+};
+
+/* Splits "--name=value" (value after '='), else takes the next argument as the value. */
+static enum em_result
+option_value(int argc, char **argv, int *i, const char *name, const char *inline_value,
+             const char *expected, const char **out, struct em_error *err)
+{
+    if (inline_value) {
+        *out = inline_value;
+        return EM_OK;
+    }
+    if (*i + 1 >= argc)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: expected %s after it", name,
+                       expected);
+    *out = argv[++*i];
+    return EM_OK;
+}
+
+static enum em_result
+once(bool *seen, const char *name, struct em_error *err)
+{
+    if (*seen)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given more than once", name);
+    *seen = true;
+    return EM_OK;
+}
+
+static enum em_result
+parse_mode(const char *v, unsigned *out, struct em_error *err)
+{
+    if (strcmp(v, "known") == 0)
+        *out = EV_MODE_KNOWN_BODY;
+    else if (strcmp(v, "height") == 0)
+        *out = EV_MODE_HEIGHT_ONLY;
+    else if (strcmp(v, "both") == 0)
+        *out = EV_MODE_BOTH;
+    else
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--mode: expected known, height or both, got \"%s\"", v);
+    return EM_OK;
+}
+
+static enum em_result
+parse_frames(const char *v, int *out, struct em_error *err)
+{
+    long n = 0;
+    if (!u_parse_int(v, 4, MAX_FRAME_LIMIT, &n))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--frames: expected a whole number of rows per clip from 4 to %ld, "
+                       "got \"%s\"",
+                       MAX_FRAME_LIMIT, v);
+    *out = (int)n;
+    return EM_OK;
+}
+
+static enum em_result
+parse_bound(const char *v, double *out, struct em_error *err)
+{
+    double cm = 0.0;
+    if (!u_parse_double(v, &cm) || !(cm > 0.0) || cm > MAX_BOUND_CM)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--max-mpjpe: expected a number of centimetres above 0 and at most %g, "
+                       "got \"%s\"",
+                       MAX_BOUND_CM, v);
+    *out = cm;
+    return EM_OK;
+}
+
+/* One option at argv[*i] (which starts with '-'). */
+static enum em_result
+parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_options *out,
+             bool *out_help, struct em_error *err)
+{
+    char name[64];
+    const char *arg = argv[*i];
+    const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+    const size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (name_len >= sizeof name)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown option \"%.60s...\" (see --help)",
+                       arg);
+    memcpy(name, arg, name_len);
+    name[name_len] = '\0';
+    const char *inline_value = eq ? eq + 1 : NULL;
+    const char *v = NULL;
+    enum em_result r;
+
+    const bool is_flag = strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 ||
+                         strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0;
+    if (is_flag && inline_value)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"", name,
+                       inline_value);
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+        *out_help = true;
+        return EM_OK;
+    }
+    if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
+        out->quiet = true;
+        return once(&st->seen_quiet, "--quiet", err);
+    }
+    if (strcmp(name, "--json") == 0) {
+        if ((r = once(&st->seen_json, name, err)) != EM_OK ||
+            (r = option_value(argc, argv, i, name, inline_value,
+                              "a file path (or - for none)", &v, err)) != EM_OK)
+            return r;
+        if (!v[0])
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "--json: expected a file path (or - for none), got an empty value");
+        out->json_path = v;
+        return EM_OK;
+    }
+    if (strcmp(name, "--mode") == 0) {
+        if ((r = once(&st->seen_mode, name, err)) != EM_OK ||
+            (r = option_value(argc, argv, i, name, inline_value, "known, height or both", &v,
+                              err)) != EM_OK)
+            return r;
+        return parse_mode(v, &out->modes, err);
+    }
+    if (strcmp(name, "--frames") == 0) {
+        if ((r = once(&st->seen_frames, name, err)) != EM_OK ||
+            (r = option_value(argc, argv, i, name, inline_value, "a number of rows", &v,
+                              err)) != EM_OK)
+            return r;
+        return parse_frames(v, &out->frame_limit, err);
+    }
+    if (strcmp(name, "--max-mpjpe") == 0) {
+        if ((r = once(&st->seen_bound, name, err)) != EM_OK ||
+            (r = option_value(argc, argv, i, name, inline_value, "a number of centimetres",
+                              &v, err)) != EM_OK)
+            return r;
+        return parse_bound(v, &out->max_mean_mpjpe_cm, err);
+    }
+    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown option \"%s\" (see --help)", arg);
+}
+
+enum em_result
+ev_parse_options(int argc, char **argv, struct ev_options *out, bool *out_help,
+                 struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *out_help = false;
+    struct option_state st = {0};
+    bool options_done = false;
+    for (int i = 1; i < argc; ++i) {
+        const char *arg = argv[i];
+        if (!options_done && strcmp(arg, "--") == 0) {
+            options_done = true;
+            continue;
+        }
+        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            const enum em_result r = parse_option(argc, argv, &i, &st, out, out_help, err);
+            if (r != EM_OK)
+                return r;
+            continue;
+        }
+        if (out->clip_dir)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "unexpected argument \"%s\": one clip folder is taken, and \"%s\" "
+                           "was already given",
+                           arg, out->clip_dir);
+        if (!arg[0])
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "the clip folder is an empty string; expected a folder of *.bvh "
+                           "clips");
+        out->clip_dir = arg;
+    }
+    if (out->max_mean_mpjpe_cm > 0.0 && out->modes == EV_MODE_HEIGHT_ONLY)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--max-mpjpe: bounds the known-body mean MPJPE, which --mode height "
+                       "does not run");
+    return EM_OK;
+}
+
+/* ---- Progress on stderr ---- */
+
+struct progress {
+    bool tty;
+};
+
+static void
+print_progress(void *user, int index, int count, const struct ev_clip_result *clip)
+{
+    const struct progress *p = user;
+    if (!clip->ok) {
+        fprintf(stderr, "%s[%d/%d] FAILED: %s\n", p->tty ? "\r\033[K" : "", index + 1, count,
+                clip->error);
+        return;
+    }
+    char scores[160] = "";
+    size_t used = 0;
+    for (int m = 0; m < EV_METHOD_COUNT && used < sizeof scores; ++m)
+        if (clip->has[m])
+            used += (size_t)snprintf(scores + used, sizeof scores - used, ", %s %.2f cm",
+                                     ev_method_name((enum ev_method)m),
+                                     clip->scores[m].mpjpe_cm[EV_GROUP_ALL]);
+    fprintf(stderr, "%s[%d/%d] %s: %d frames, %d rows%s%s", p->tty ? "\r\033[K" : "",
+            index + 1, count, clip->file, clip->source_frames, clip->frames, scores,
+            p->tty && index + 1 < count ? "" : "\n");
+    fflush(stderr);
+}
+
+int
+ev_main(int argc, char **argv)
+{
+    struct ev_options options;
+    bool help = false;
+    struct em_error err = {{0}};
+    if (ev_parse_options(argc, argv, &options, &help, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        fprintf(stderr, "usage: embody eval [DIR] [--json PATH|-] [--mode known|height|both] "
+                        "[--frames N] [--max-mpjpe CM] [--quiet] [--help]\n");
+        return 2;
+    }
+    if (help) {
+        ev_print_usage(stdout);
+        return 0;
+    }
+    struct progress progress = {.tty = isatty(fileno(stderr)) != 0};
+    if (!options.quiet) {
+        options.progress = print_progress;
+        options.progress_user = &progress;
+    }
+    struct ev_report report;
+    if (ev_run(&options, &report, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        ev_report_fini(&report);
+        return 2;
+    }
+    ev_report_print(&report, stdout);
+    fflush(stdout);
+    int status = report.failed_count > 0 || report.manifest_error[0] ? 1 : 0;
+    if (report.failed_count > 0)
+        fprintf(stderr, "embody eval: %d of %d clips failed (listed under Failures)\n",
+                report.failed_count, report.clip_count);
+    if (report.manifest_error[0])
+        fprintf(stderr, "embody eval: %s\n", report.manifest_error);
+    const char *json = report.options.json_path;
+    if (strcmp(json, "-") != 0) {
+        if (ev_report_write_json(&report, json, &err) != EM_OK) {
+            fprintf(stderr, "embody eval: %s\n", err.message);
+            status = 1;
+        } else {
+            printf("JSON copy: %s\n", json);
+        }
+    }
+    if (report.options.max_mean_mpjpe_cm > 0.0) {
+        const double mean = report.means.scores[EV_KNOWN_BODY].mpjpe_cm[EV_GROUP_ALL];
+        const bool exceeded = ev_report_exceeds_bound(&report);
+        printf("known-body mean MPJPE %.3f cm, bound %.3f cm: %s\n", mean,
+               report.options.max_mean_mpjpe_cm, exceeded ? "EXCEEDED" : "within");
+        if (exceeded)
+            status = 1;
+    }
+    ev_report_fini(&report);
+    return status;
+}

@@ -1,0 +1,385 @@
+/*
+ * The evaluation's report: markdown tables (readable in a terminal, pasteable into
+ * notes) and the same figures as JSON. The targets are the project's accuracy issue's.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "embody/eval.h"
+
+/* The targets (means over clips) and the published figures given for scale. */
+#define TARGET_MPJPE_KNOWN_CM 7.0
+#define TARGET_MPJPE_HEIGHT_CM 9.0
+#define TARGET_LOWER_CM 10.0
+#define TARGET_JITTER_RATIO 1.5
+#define TARGET_SKATE_CM 0.5
+#define TARGET_UPDATE_US 5.0
+
+/* A number in `width` columns with `precision` decimals, or "-" when it is not finite. */
+static const char *
+num(char *buf, size_t size, int width, int precision, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, size, "%*.*f", width, precision, v);
+    else
+        snprintf(buf, size, "%*s", width, "-");
+    return buf;
+}
+
+/* Up to 8 numbers per printf call, each in its own buffer. */
+#define N(i, w, p, v) num(b[i], sizeof b[i], (w), (p), (v))
+
+static void
+print_clips(const struct ev_report *r, FILE *out)
+{
+    char b[8][32];
+    fprintf(out, "\n## Clips\n\n");
+    fprintf(out, "| clip             | category         | clip frames | rows (60 Hz) | height m "
+                 "| truth jitter m/s^3 |\n");
+    fprintf(out, "|------------------|------------------|-------------|--------------|----------"
+                 "|--------------------|\n");
+    for (int c = 0; c < r->clip_count; ++c) {
+        const struct ev_clip_result *clip = &r->clips[c];
+        if (!clip->ok) {
+            fprintf(out, "| %-16s | %-16s | FAILED (see below) |\n", clip->file,
+                    clip->category);
+            continue;
+        }
+        fprintf(out, "| %-16s | %-16s | %11d | %12d | %s | %s |\n", clip->file, clip->category,
+                clip->source_frames, clip->frames, N(0, 8, 3, (double)clip->height_m),
+                N(1, 18, 1, clip->truth_jitter_m_s3));
+    }
+}
+
+static void
+print_scores_row(FILE *out, const char *label, const struct ev_scores *s, double truth_jitter,
+                 double update_us)
+{
+    char b[8][32];
+    fprintf(out, "| %-22s | %s | %s | %s | %s | %s | %s |", label, N(0, 8, 2, s->mpjpe_cm[0]),
+            N(1, 5, 2, s->mpjpe_cm[EV_GROUP_UPPER]), N(2, 5, 2, s->mpjpe_cm[EV_GROUP_LOWER]),
+            N(3, 5, 2, s->mpjpe_cm[EV_GROUP_HANDS]), N(4, 5, 2, s->mpjpe_cm[EV_GROUP_FEET]),
+            N(5, 12, 1, s->jitter_m_s3));
+    fprintf(out, " %s | %s | %7ld | %s |\n", N(6, 12, 1, truth_jitter),
+            N(7, 14, 3, s->foot_skate_cm), s->planted_count, N(0, 9, 2, update_us));
+}
+
+static void
+print_method(const struct ev_report *r, enum ev_method m, FILE *out)
+{
+    fprintf(out, "\n## %s%s\n\n", ev_method_name(m),
+            m == EV_DO_NOTHING ? " (the first true pose carried upright under the headset)" : "");
+    fprintf(out, "| clip                   | MPJPE cm | upper | lower | hands |  feet "
+                 "| jitter m/s^3 | truth jitter | skate cm/frame | planted | update us |\n");
+    fprintf(out, "|------------------------|----------|-------|-------|-------|-------"
+                 "|--------------|--------------|----------------|---------|-----------|\n");
+    for (int c = 0; c < r->clip_count; ++c) {
+        const struct ev_clip_result *clip = &r->clips[c];
+        if (clip->has[m])
+            print_scores_row(out, clip->file, &clip->scores[m], clip->truth_jitter_m_s3,
+                             clip->update_median_us[m]);
+    }
+    char label[64];
+    snprintf(label, sizeof label, "mean (%d clips)", r->means.clip_count);
+    print_scores_row(out, label, &r->means.scores[m], r->means.truth_jitter_m_s3,
+                     r->timing[m].median_us);
+}
+
+static bool
+ran(const struct ev_report *r, enum ev_method m)
+{
+    return m == EV_DO_NOTHING || (r->options.modes & (1u << m));
+}
+
+static void
+print_categories(const struct ev_report *r, FILE *out)
+{
+    char b[8][32];
+    fprintf(out, "\n## By motion category (means over clips; MPJPE in cm)\n\n");
+    fprintf(out, "| category         | clips | known | known lower | height only | height lower "
+                 "| do-nothing | known skate | jitter known/truth |\n");
+    fprintf(out, "|------------------|-------|-------|-------------|-------------|--------------"
+                 "|------------|-------------|--------------------|\n");
+    for (int c = 0; c < r->category_count; ++c) {
+        const struct ev_means *m = &r->categories[c].means;
+        const struct ev_scores *k = &m->scores[EV_KNOWN_BODY], *h = &m->scores[EV_HEIGHT_ONLY];
+        const bool has_k = ran(r, EV_KNOWN_BODY), has_h = ran(r, EV_HEIGHT_ONLY);
+        fprintf(out, "| %-16s | %5d | %s | %s | %s | %s | %s |", r->categories[c].name,
+                m->clip_count, N(0, 5, 2, has_k ? k->mpjpe_cm[0] : (double)NAN),
+                N(1, 11, 2, has_k ? k->mpjpe_cm[EV_GROUP_LOWER] : (double)NAN),
+                N(2, 11, 2, has_h ? h->mpjpe_cm[0] : (double)NAN),
+                N(3, 12, 2, has_h ? h->mpjpe_cm[EV_GROUP_LOWER] : (double)NAN),
+                N(4, 10, 2, m->scores[EV_DO_NOTHING].mpjpe_cm[0]));
+        fprintf(out, " %s | %s |\n", N(5, 11, 3, has_k ? k->foot_skate_cm : (double)NAN),
+                N(6, 18, 2, has_k ? k->jitter_m_s3 / m->truth_jitter_m_s3 : (double)NAN));
+    }
+}
+
+static void
+print_timing(const struct ev_report *r, FILE *out)
+{
+    char b[8][32];
+    fprintf(out, "\n## body_update time (one core, monotonic clock, per avatar-frame)\n\n");
+    fprintf(out, "| mode         | avatar-frames | median us | mean us | p99 us |\n");
+    fprintf(out, "|--------------|---------------|-----------|---------|--------|\n");
+    for (int m = 0; m < EV_DO_NOTHING; ++m)
+        if (ran(r, (enum ev_method)m))
+            fprintf(out, "| %-12s | %13ld | %s | %s | %s |\n", ev_method_name((enum ev_method)m),
+                    r->timing[m].frames, N(0, 9, 2, r->timing[m].median_us),
+                    N(1, 7, 2, r->timing[m].mean_us), N(2, 6, 2, r->timing[m].p99_us));
+    fprintf(out, "| %-12s | %13ld | %s | %s | %s |\n", "all", r->timing_all.frames,
+            N(0, 9, 2, r->timing_all.median_us), N(1, 7, 2, r->timing_all.mean_us),
+            N(2, 6, 2, r->timing_all.p99_us));
+}
+
+static const char *
+met(double value, double target)
+{
+    if (!isfinite(value))
+        return "no value";
+    return value <= target ? "met" : "NOT MET";
+}
+
+static void
+summary_row(FILE *out, const char *measure, const char *value, const char *target,
+            const char *verdict)
+{
+    fprintf(out, "| %-36s | %-32s | %-26s | %-8s |\n", measure, value, target, verdict);
+}
+
+static void
+summary_for_mode(const struct ev_report *r, enum ev_method m, double mpjpe_target, FILE *out)
+{
+    const struct ev_scores *s = &r->means.scores[m];
+    const char *name = ev_method_name(m);
+    char measure[64], value[64], target[64];
+    snprintf(measure, sizeof measure, "%s: MPJPE", name);
+    snprintf(value, sizeof value, "%.2f cm", s->mpjpe_cm[0]);
+    snprintf(target, sizeof target, "<= %.1f cm", mpjpe_target);
+    summary_row(out, measure, value, target, met(s->mpjpe_cm[0], mpjpe_target));
+    snprintf(measure, sizeof measure, "%s: lower body MPJPE", name);
+    snprintf(value, sizeof value, "%.2f cm", s->mpjpe_cm[EV_GROUP_LOWER]);
+    snprintf(target, sizeof target, "<= %.1f cm", TARGET_LOWER_CM);
+    summary_row(out, measure, value, target, met(s->mpjpe_cm[EV_GROUP_LOWER], TARGET_LOWER_CM));
+    const double jitter_target = TARGET_JITTER_RATIO * r->means.truth_jitter_m_s3;
+    snprintf(measure, sizeof measure, "%s: jitter", name);
+    snprintf(value, sizeof value, "%.1f m/s^3 (%.2f x truth)", s->jitter_m_s3,
+             s->jitter_m_s3 / r->means.truth_jitter_m_s3);
+    snprintf(target, sizeof target, "<= 1.5 x truth = %.1f", jitter_target);
+    summary_row(out, measure, value, target, met(s->jitter_m_s3, jitter_target));
+    snprintf(measure, sizeof measure, "%s: foot skate", name);
+    snprintf(value, sizeof value, "%.3f cm/frame", s->foot_skate_cm);
+    snprintf(target, sizeof target, "<= %.1f cm/frame", TARGET_SKATE_CM);
+    summary_row(out, measure, value, target, met(s->foot_skate_cm, TARGET_SKATE_CM));
+}
+
+static void
+print_summary(const struct ev_report *r, FILE *out)
+{
+    fprintf(out, "\n## Summary (means over %d clips%s)\n\n", r->means.clip_count,
+            r->options.frame_limit > 0 ? ", first rows only: not the full protocol" : "");
+    summary_row(out, "measure", "value", "target", "verdict");
+    fprintf(out, "|--------------------------------------|----------------------------------|"
+                 "----------------------------|----------|\n");
+    if (ran(r, EV_KNOWN_BODY))
+        summary_for_mode(r, EV_KNOWN_BODY, TARGET_MPJPE_KNOWN_CM, out);
+    if (ran(r, EV_HEIGHT_ONLY))
+        summary_for_mode(r, EV_HEIGHT_ONLY, TARGET_MPJPE_HEIGHT_CM, out);
+    char value[64], target[64];
+    snprintf(value, sizeof value, "%.2f us (mean %.2f)", r->timing_all.median_us,
+             r->timing_all.mean_us);
+    snprintf(target, sizeof target, "<= %.1f us", TARGET_UPDATE_US);
+    summary_row(out, "body_update, median per avatar-frame", value, target,
+                met(r->timing_all.median_us, TARGET_UPDATE_US));
+    const struct ev_scores *d = &r->means.scores[EV_DO_NOTHING];
+    snprintf(value, sizeof value, "%.2f (lower %.2f, hands %.2f)", d->mpjpe_cm[0],
+             d->mpjpe_cm[EV_GROUP_LOWER], d->mpjpe_cm[EV_GROUP_HANDS]);
+    summary_row(out, "do-nothing MPJPE cm (for scale)", value, "20.5 (23.5, 30.1) PROTOCOL",
+                "-");
+    if (r->options.max_mean_mpjpe_cm > 0.0) {
+        const double mean = r->means.scores[EV_KNOWN_BODY].mpjpe_cm[0];
+        snprintf(value, sizeof value, "%.2f cm", mean);
+        snprintf(target, sizeof target, "<= %.2f cm (--max-mpjpe)", r->options.max_mean_mpjpe_cm);
+        summary_row(out, "regression bound: known-body MPJPE", value, target,
+                    ev_report_exceeds_bound(r) ? "EXCEEDED" : "within");
+    }
+}
+
+static void
+print_failures(const struct ev_report *r, FILE *out)
+{
+    if (r->failed_count == 0 && !r->manifest_error[0])
+        return;
+    fprintf(out, "\n## Failures\n\n");
+    if (r->manifest_error[0])
+        fprintf(out, "- %s\n", r->manifest_error);
+    for (int c = 0; c < r->clip_count; ++c)
+        if (!r->clips[c].ok)
+            fprintf(out, "- %s\n", r->clips[c].error);
+}
+
+void
+ev_report_print(const struct ev_report *r, FILE *out)
+{
+    fprintf(out, "# embody eval: %s\n\n", r->clip_dir);
+    fprintf(out, "%d clips (%d failed); modes: %s%s%s; %s\n", r->clip_count, r->failed_count,
+            ran(r, EV_KNOWN_BODY) ? "known body" : "",
+            ran(r, EV_KNOWN_BODY) && ran(r, EV_HEIGHT_ONLY) ? ", " : "",
+            ran(r, EV_HEIGHT_ONLY) ? "height only" : "",
+            r->options.frame_limit > 0 ? "only the first rows of each clip" : "every row");
+    if (r->options.frame_limit > 0)
+        fprintf(out, "frame limit: %d rows (60 Hz) per clip\n", r->options.frame_limit);
+    print_clips(r, out);
+    for (int m = 0; m < EV_METHOD_COUNT; ++m)
+        if (ran(r, (enum ev_method)m))
+            print_method(r, (enum ev_method)m, out);
+    print_categories(r, out);
+    print_timing(r, out);
+    print_summary(r, out);
+    print_failures(r, out);
+    fprintf(out, "\nthe run took %.2f s\n", r->elapsed_s);
+}
+
+/* ---- JSON ---- */
+
+static bool
+add_scores(cJSON *parent, const char *key, const struct ev_scores *s, double median_us,
+           double mean_us)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, key);
+    if (!o)
+        return false;
+    bool ok = cJSON_AddNumberToObject(o, "mpjpe_cm", s->mpjpe_cm[EV_GROUP_ALL]) != NULL;
+    for (int g = EV_GROUP_UPPER; g < EV_GROUP_COUNT; ++g) {
+        char name[32];
+        snprintf(name, sizeof name, "%s_cm", ev_group_name((enum ev_group)g));
+        ok = ok && cJSON_AddNumberToObject(o, name, s->mpjpe_cm[g]);
+    }
+    cJSON *joints = ok ? cJSON_AddObjectToObject(o, "joint_mpjpe_cm") : NULL;
+    ok = joints != NULL;
+    for (int j = 0; j < EV_JOINT_COUNT && ok; ++j)
+        ok = cJSON_AddNumberToObject(joints, sk_bone_name(ev_joint_bone((enum ev_joint)j)),
+                                     s->joint_mpjpe_cm[j]) != NULL;
+    ok = ok && cJSON_AddNumberToObject(o, "jitter_m_s3", s->jitter_m_s3);
+    ok = ok && cJSON_AddNumberToObject(o, "foot_skate_cm", s->foot_skate_cm);
+    ok = ok && cJSON_AddNumberToObject(o, "planted_count", (double)s->planted_count);
+    if (isfinite(median_us)) {
+        ok = ok && cJSON_AddNumberToObject(o, "update_median_us", median_us);
+        ok = ok && cJSON_AddNumberToObject(o, "update_mean_us", mean_us);
+    }
+    return ok;
+}
+
+static bool
+add_means(cJSON *parent, const char *key, const struct ev_report *r, const struct ev_means *m)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, key);
+    bool ok = o && cJSON_AddNumberToObject(o, "clips", m->clip_count);
+    ok = ok && cJSON_AddNumberToObject(o, "truth_jitter_m_s3", m->truth_jitter_m_s3);
+    for (int k = 0; k < EV_METHOD_COUNT && ok; ++k)
+        if (ran(r, (enum ev_method)k))
+            ok = add_scores(o, ev_method_key((enum ev_method)k), &m->scores[k], (double)NAN,
+                            (double)NAN);
+    return ok;
+}
+
+static bool
+add_clip(cJSON *array, const struct ev_report *r, const struct ev_clip_result *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(array, o))
+        return false;
+    bool ok = cJSON_AddStringToObject(o, "file", c->file) != NULL;
+    ok = ok && cJSON_AddStringToObject(o, "category", c->category);
+    if (!c->ok)
+        return ok && cJSON_AddStringToObject(o, "error", c->error);
+    ok = ok && cJSON_AddNumberToObject(o, "clip_frames", c->source_frames);
+    ok = ok && cJSON_AddNumberToObject(o, "frames", c->frames);
+    ok = ok && cJSON_AddNumberToObject(o, "fps", c->fps);
+    ok = ok && cJSON_AddNumberToObject(o, "height_m", (double)c->height_m);
+    ok = ok && cJSON_AddNumberToObject(o, "truth_jitter_m_s3", c->truth_jitter_m_s3);
+    for (int m = 0; m < EV_METHOD_COUNT && ok; ++m)
+        if (c->has[m] && ran(r, (enum ev_method)m))
+            ok = add_scores(o, ev_method_key((enum ev_method)m), &c->scores[m],
+                            c->update_median_us[m], c->update_mean_us[m]);
+    return ok;
+}
+
+static bool
+add_timing(cJSON *parent, const char *key, const struct ev_timing_summary *t)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, key);
+    bool ok = o && cJSON_AddNumberToObject(o, "avatar_frames", (double)t->frames);
+    ok = ok && cJSON_AddNumberToObject(o, "median_us", t->median_us);
+    ok = ok && cJSON_AddNumberToObject(o, "mean_us", t->mean_us);
+    return ok && cJSON_AddNumberToObject(o, "p99_us", t->p99_us);
+}
+
+static cJSON *
+report_json(const struct ev_report *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    bool ok = root && cJSON_AddStringToObject(root, "clip_dir", r->clip_dir);
+    ok = ok && cJSON_AddNumberToObject(root, "frame_limit", r->options.frame_limit);
+    ok = ok && cJSON_AddNumberToObject(root, "clip_count", r->clip_count);
+    ok = ok && cJSON_AddNumberToObject(root, "failed_count", r->failed_count);
+    if (ok && r->manifest_error[0])
+        ok = cJSON_AddStringToObject(root, "manifest_error", r->manifest_error) != NULL;
+    cJSON *clips = ok ? cJSON_AddArrayToObject(root, "clips") : NULL;
+    ok = clips != NULL;
+    for (int c = 0; c < r->clip_count && ok; ++c)
+        ok = add_clip(clips, r, &r->clips[c]);
+    ok = ok && add_means(root, "means", r, &r->means);
+    cJSON *categories = ok ? cJSON_AddArrayToObject(root, "categories") : NULL;
+    ok = categories != NULL;
+    for (int c = 0; c < r->category_count && ok; ++c) {
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(categories, o) &&
+             cJSON_AddStringToObject(o, "category", r->categories[c].name) &&
+             add_means(o, "means", r, &r->categories[c].means);
+    }
+    cJSON *timing = ok ? cJSON_AddObjectToObject(root, "update_timing") : NULL;
+    ok = timing != NULL;
+    for (int m = 0; m < EV_DO_NOTHING && ok; ++m)
+        if (ran(r, (enum ev_method)m))
+            ok = add_timing(timing, ev_method_key((enum ev_method)m), &r->timing[m]);
+    ok = ok && add_timing(timing, "all", &r->timing_all);
+    if (ok && r->options.max_mean_mpjpe_cm > 0.0)
+        ok = cJSON_AddNumberToObject(root, "max_mean_mpjpe_cm", r->options.max_mean_mpjpe_cm) &&
+             cJSON_AddBoolToObject(root, "bound_exceeded", ev_report_exceeds_bound(r));
+    ok = ok && cJSON_AddNumberToObject(root, "elapsed_s", r->elapsed_s);
+    if (!ok) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+enum em_result
+ev_report_write_json(const struct ev_report *report, const char *path, struct em_error *err)
+{
+    cJSON *root = report_json(report);
+    char *text = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory making the JSON", path);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        const int e = errno;
+        free(text);
+        return em_fail(err, EM_ERROR_IO, "%s: cannot create the JSON file: %s", path,
+                       strerror(e));
+    }
+    const size_t len = strlen(text);
+    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
+    ok = (fclose(f) == 0) && ok;
+    free(text);
+    if (!ok)
+        return em_fail(err, EM_ERROR_IO, "%s: write error", path);
+    return EM_OK;
+}

@@ -1,0 +1,827 @@
+/*
+ * IK solver tests: properties that must hold for any targets (bone lengths, limits),
+ * reaching reachable targets, the shape of unreachable solves, the sub-base rule, poles,
+ * warm starts, input validation, no allocation while solving, and the analytic solvers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "embody/ik.h"
+#include "embody/m_math.h"
+#include "embody/skeleton.h"
+#include "ik/ik_internal.h"
+
+/* ---- Allocation counting (linked with --wrap) -------------------------------------- */
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__real_aligned_alloc(size_t alignment, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_aligned_alloc(size_t alignment, size_t size);
+
+static long g_allocations;
+
+void *
+__wrap_malloc(size_t size)
+{
+    ++g_allocations;
+    return __real_malloc(size);
+}
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+    ++g_allocations;
+    return __real_calloc(n, size);
+}
+
+void *
+__wrap_realloc(void *p, size_t size)
+{
+    ++g_allocations;
+    return __real_realloc(p, size);
+}
+
+void *
+__wrap_aligned_alloc(size_t alignment, size_t size)
+{
+    ++g_allocations;
+    return __real_aligned_alloc(alignment, size);
+}
+
+/* ---- Helpers ----------------------------------------------------------------------- */
+
+/* A deterministic generator (xorshift), so every run tests the same cases. */
+static uint32_t g_rng = 12345u;
+
+static float
+uniform(float lo, float hi)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 17;
+    g_rng ^= g_rng << 5;
+    return lo + (hi - lo) * (float)(g_rng & 0xffffff) / (float)0x1000000;
+}
+
+static void
+random_unit(float *out)
+{
+    do {
+        m_vec3_set(out, uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+    } while (m_vec3_dot(out, out) > 1.0f || m_vec3_dot(out, out) < 0.01f);
+    m_vec3_normalize_or(out, out, out);
+}
+
+static void
+random_rotation(float max_angle_rad, float *out)
+{
+    float axis[3];
+    random_unit(axis);
+    m_quat_from_axis_angle(axis, uniform(0.0f, max_angle_rad), out);
+}
+
+/* A straight chain of `bones` bones of `length` along +Y. */
+static void
+make_chain(int bones, float length, struct sk_skeleton *out)
+{
+    struct sk_joint_desc d[64];
+    static char names[64][16];
+    for (int i = 0; i <= bones; ++i) {
+        snprintf(names[i], sizeof names[i], "j%d", i);
+        d[i] = (struct sk_joint_desc){.name = names[i], .parent = i ? names[i - 1] : NULL};
+        m_vec3_set(d[i].offset_m, 0, i ? length : 0, 0);
+    }
+    struct em_error err;
+    if (sk_skeleton_create(d, bones + 1, "chain", out, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static void
+load_humanoid(struct sk_skeleton *sk)
+{
+    struct em_error err;
+    if (sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", sk, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static struct ik_solver *
+make_solver(const struct ik_solver_desc *desc)
+{
+    struct ik_solver *s = NULL;
+    struct em_error err;
+    if (ik_solver_create(desc, &s, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    return s;
+}
+
+static float
+worst_bone_error(const struct sk_skeleton *sk, const struct sk_pose *pose)
+{
+    float worst = 0.0f;
+    for (int j = 1; j < sk->joint_count; ++j) {
+        const float len = m_vec3_distance(pose->position_m[j], pose->position_m[sk->parent[j]]);
+        worst = fmaxf(worst, fabsf(len - sk->length_m[j]) / sk->length_m[j]);
+    }
+    return worst;
+}
+
+/* Random local rotations kept within every joint's limit, then FK: a reachable pose. */
+static void
+random_limited_pose(const struct sk_skeleton *sk, struct sk_pose *pose, float max_angle_rad)
+{
+    sk_pose_set_rest(pose, sk);
+    for (int j = 1; j < sk->joint_count; ++j) {
+        random_rotation(max_angle_rad, pose->local_rotation[j]);
+        const int c = sk->primary_child[j];
+        if (c < 0)
+            continue;
+        float dir[3];
+        m_vec3_normalize_or(sk->offset_m[c], (const float[3]){0, 1, 0}, dir);
+        ik_limit_apply(&sk->limit[j], dir, pose->local_rotation[j]);
+    }
+    sk_pose_forward_kinematics(pose, sk);
+}
+
+/* The humanoid with head, hands and feet as effectors (hands and head with rotation). */
+static struct ik_solver_desc
+humanoid_desc(const struct sk_skeleton *sk, bool ignore_limits)
+{
+    struct ik_solver_desc d = {.skeleton = sk, .ignore_limits = ignore_limits,
+                               .root_mode = IK_ROOT_FIXED, .max_iterations = 40};
+    const enum sk_bone bones[] = {SK_HEAD, SK_LEFT_HAND, SK_RIGHT_HAND, SK_LEFT_FOOT,
+                                  SK_RIGHT_FOOT};
+    for (int e = 0; e < 5; ++e)
+        d.effector[e] = (struct ik_effector_desc){.joint = sk->bone_joint[bones[e]],
+                                                  .orientation = e < 3};
+    d.effector_count = 5;
+    return d;
+}
+
+/* ---- Tests ------------------------------------------------------------------------- */
+
+static void
+solver_keeps_bone_lengths_for_any_targets(void **state)
+{
+    (void)state;
+    struct sk_skeleton chain, human;
+    make_chain(10, 1.0f, &chain);
+    load_humanoid(&human);
+    struct sk_pose chain_pose, human_pose;
+    assert_int_equal(sk_pose_init(&chain_pose, &chain), EM_OK);
+    assert_int_equal(sk_pose_init(&human_pose, &human), EM_OK);
+    for (int limits = 0; limits < 2; ++limits) {
+        struct ik_solver_desc cd = {.skeleton = &chain, .effector_count = 1,
+                                    .ignore_limits = !limits};
+        cd.effector[0].joint = 10;
+        struct ik_solver *cs = make_solver(&cd);
+        struct ik_solver_desc hd = humanoid_desc(&human, !limits);
+        struct ik_solver *hs = make_solver(&hd);
+        for (int k = 0; k < 200; ++k) {
+            float t[3], dir[3];
+            random_unit(dir);
+            m_vec3_scale(dir, uniform(0.0f, 15.0f), t); /* some beyond reach */
+            ik_solver_set_target(cs, 0, t, NULL);
+            ik_solver_solve(cs, &chain_pose, NULL);
+            assert_true(worst_bone_error(&chain, &chain_pose) < 1e-5f);
+            for (int e = 0; e < 5; ++e) {
+                random_unit(dir);
+                m_vec3_muladd((const float[3]){0, 1, 0}, dir, uniform(0.0f, 1.5f), t);
+                float q[4];
+                random_rotation(M_PI_F, q);
+                ik_solver_set_target(hs, e, t, q);
+            }
+            ik_solver_solve(hs, &human_pose, NULL);
+            assert_true(worst_bone_error(&human, &human_pose) < 1e-5f);
+        }
+        ik_solver_destroy(&cs);
+        ik_solver_destroy(&hs);
+        assert_null(cs);
+    }
+    sk_pose_fini(&chain_pose);
+    sk_pose_fini(&human_pose);
+    sk_skeleton_fini(&chain);
+    sk_skeleton_fini(&human);
+}
+
+static void
+reachable_targets_are_reached_within_tolerance(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, pose;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    /* Without limits, every pose of the same skeleton is reachable. */
+    struct ik_solver_desc d = humanoid_desc(&human, true);
+    d.max_iterations = 100;
+    d.root_mode = IK_ROOT_PINNED;
+    struct ik_solver *s = make_solver(&d);
+    int converged = 0;
+    for (int k = 0; k < 100; ++k) {
+        random_limited_pose(&human, &goal, 0.8f);
+        for (int e = 0; e < d.effector_count; ++e)
+            ik_solver_set_target(s, e, goal.position_m[d.effector[e].joint], NULL);
+        sk_pose_set_rest(&pose, &human);
+        struct ik_stats stats;
+        ik_solver_solve(s, &pose, &stats);
+        converged += stats.converged;
+        for (int e = 0; e < d.effector_count; ++e)
+            assert_true(m_vec3_distance(pose.position_m[d.effector[e].joint],
+                                        goal.position_m[d.effector[e].joint]) <= 1.001e-3f ||
+                        !stats.converged);
+    }
+    assert_int_equal(converged, 100);
+    ik_solver_destroy(&s);
+    /* A chain reaches any point inside its reach. */
+    struct sk_skeleton chain;
+    make_chain(6, 0.5f, &chain);
+    struct sk_pose cp;
+    assert_int_equal(sk_pose_init(&cp, &chain), EM_OK);
+    struct ik_solver_desc cd = {.skeleton = &chain, .effector_count = 1, .ignore_limits = true,
+                                .max_iterations = 200, .tolerance_m = 1e-4f};
+    cd.effector[0].joint = 6;
+    s = make_solver(&cd);
+    for (int k = 0; k < 100; ++k) {
+        float t[3];
+        random_unit(t);
+        m_vec3_scale(t, uniform(0.2f, 2.8f), t);
+        sk_pose_set_rest(&cp, &chain);
+        struct ik_stats stats;
+        ik_solver_set_target(s, 0, t, NULL);
+        ik_solver_solve(s, &cp, &stats);
+        assert_true(stats.converged);
+        assert_true(m_vec3_distance(cp.position_m[6], t) <= 1e-4f);
+    }
+    ik_solver_destroy(&s);
+    sk_pose_fini(&cp);
+    sk_skeleton_fini(&chain);
+    sk_pose_fini(&goal);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+static void
+unreachable_target_leaves_the_chain_straight_and_pointing_at_it(void **state)
+{
+    (void)state;
+    struct sk_skeleton chain;
+    make_chain(5, 1.0f, &chain);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &chain), EM_OK);
+    for (int limits = 0; limits < 2; ++limits) {
+        struct ik_solver_desc d = {.skeleton = &chain, .effector_count = 1,
+                                   .ignore_limits = !limits, .max_iterations = 100};
+        d.effector[0].joint = 5;
+        struct ik_solver *s = make_solver(&d);
+        const float target[3] = {6.0f, 4.0f, -3.0f}; /* 7.8 away, the chain is 5 long */
+        float dir[3];
+        m_vec3_normalize_or(target, target, dir);
+        ik_solver_set_target(s, 0, target, NULL);
+        struct ik_stats stats;
+        ik_solver_solve(s, &pose, &stats);
+        assert_false(stats.converged);
+        for (int j = 1; j <= 5; ++j) {
+            float expect[3];
+            m_vec3_scale(dir, (float)j, expect);
+            assert_true(m_vec3_distance(pose.position_m[j], expect) < 1e-3f);
+        }
+        ik_solver_destroy(&s);
+    }
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&chain);
+}
+
+/* A free root with two one-bone chains: after one iteration the root is the weighted
+ * average of what the chains asked for. */
+static void
+sub_base_lands_at_the_weighted_average_of_its_chains_requests(void **state)
+{
+    (void)state;
+    const struct sk_joint_desc jd[] = {
+        {.name = "root", .offset_m = {0, 0, 0}},
+        {.name = "a", .parent = "root", .offset_m = {1, 0, 0}},
+        {.name = "b", .parent = "root", .offset_m = {-2, 0, 0}},
+    };
+    struct sk_skeleton sk;
+    assert_int_equal(sk_skeleton_create(jd, 3, "y", &sk, NULL), EM_OK);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &sk), EM_OK);
+    const float ta[3] = {2.5f, 1.0f, 0.0f}, tb[3] = {-1.0f, -2.0f, 0.5f};
+    const float weight_a = 1.0f, weight_b = 3.0f;
+    for (int rule = 0; rule < 2; ++rule) {
+        struct ik_solver_desc d = {.skeleton = &sk, .effector_count = 2, .ignore_limits = true,
+                                   .max_iterations = 1, .root_mode = IK_ROOT_FREE,
+                                   .sub_base_rule = (enum ik_sub_base_rule)rule};
+        d.effector[0] = (struct ik_effector_desc){.joint = 1, .weight = weight_a};
+        d.effector[1] = (struct ik_effector_desc){.joint = 2, .weight = weight_b};
+        struct ik_solver *s = make_solver(&d);
+        sk_pose_set_rest(&pose, &sk);
+        ik_solver_set_target(s, 0, ta, NULL);
+        ik_solver_set_target(s, 1, tb, NULL);
+        ik_solver_solve(s, &pose, NULL);
+        /* Each chain asks for its base at its bone's length from its target, toward
+         * where the root was (the origin). */
+        const float *t[2] = {ta, tb};
+        const float len[2] = {1.0f, 2.0f}, w_eff[2] = {weight_a, weight_b};
+        float sum[3] = {0, 0, 0}, wsum = 0.0f;
+        for (int c = 0; c < 2; ++c) {
+            float to_root[3], req[3];
+            m_vec3_scale(t[c], -1.0f, to_root);
+            const float dist = m_vec3_length(to_root);
+            m_vec3_muladd(t[c], to_root, len[c] / dist, req);
+            /* The tension rule weighs a chain by (distance to its tip / its length)^8. */
+            const float tension = dist / len[c];
+            const float w = rule == IK_SUB_BASE_AVERAGE
+                                ? w_eff[c]
+                                : w_eff[c] * (powf(tension, 8.0f) + 1e-6f);
+            m_vec3_muladd(sum, req, w, sum);
+            wsum += w;
+        }
+        m_vec3_scale(sum, 1.0f / wsum, sum);
+        assert_true(m_vec3_distance(pose.position_m[0], sum) < 1e-4f);
+        ik_solver_destroy(&s);
+    }
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&sk);
+}
+
+static void
+hinges_never_bend_backwards_and_joints_stay_within_limits(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    struct ik_solver *s = make_solver(&d);
+    for (int k = 0; k < 300; ++k) {
+        for (int e = 0; e < 5; ++e) {
+            float t[3], q[4];
+            m_vec3_set(t, uniform(-1.2f, 1.2f), uniform(-0.3f, 2.3f), uniform(-1.2f, 1.2f));
+            random_rotation(M_PI_F, q);
+            ik_solver_set_target(s, e, t, q);
+        }
+        if (k % 3 == 0)
+            sk_pose_set_rest(&pose, &human);
+        ik_solver_solve(s, &pose, NULL);
+        for (int j = 1; j < human.joint_count; ++j) {
+            const struct sk_limit *lim = &human.limit[j];
+            const int c = human.primary_child[j];
+            if (lim->kind == SK_LIMIT_NONE || c < 0)
+                continue;
+            float dir[3];
+            m_vec3_normalize_or(human.offset_m[c], (const float[3]){0, 1, 0}, dir);
+            if (!ik_limit_check(lim, dir, pose.local_rotation[j], 1e-3f))
+                fail_msg("solve %d: %s outside its limit", k, human.name[j]);
+            if (lim->kind == SK_LIMIT_HINGE) {
+                /* The bend, measured about the hinge axis, is within its range. */
+                const float angle = 2.0f * atan2f(m_vec3_dot(pose.local_rotation[j], lim->axis),
+                                                  pose.local_rotation[j][3]);
+                assert_true(angle >= lim->min_rad - 1e-3f && angle <= lim->max_rad + 1e-3f);
+            }
+        }
+    }
+    ik_solver_destroy(&s);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+/* The elbow of a bent arm lies on the pole's side of the shoulder-to-hand line. */
+static float
+elbow_side(const struct sk_pose *pose, int shoulder, int elbow, int hand, const float *pole)
+{
+    float axis[3], e[3], p[3];
+    m_vec3_sub(pose->position_m[hand], pose->position_m[shoulder], axis);
+    m_vec3_normalize_or(axis, axis, axis);
+    m_vec3_sub(pose->position_m[elbow], pose->position_m[shoulder], e);
+    m_vec3_sub(pole, pose->position_m[shoulder], p);
+    m_vec3_muladd(e, axis, -m_vec3_dot(e, axis), e);
+    m_vec3_muladd(p, axis, -m_vec3_dot(p, axis), p);
+    return m_vec3_dot(e, p) / (m_vec3_length(e) * m_vec3_length(p) + 1e-9f);
+}
+
+static void
+pole_target_decides_where_elbow_and_knee_point(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    const int shoulder = human.bone_joint[SK_LEFT_UPPER_ARM];
+    const int elbow = human.bone_joint[SK_LEFT_LOWER_ARM];
+    const int hand = human.bone_joint[SK_LEFT_HAND];
+    const int hip = human.bone_joint[SK_LEFT_UPPER_LEG];
+    const int knee = human.bone_joint[SK_LEFT_LOWER_LEG];
+    const int ankle = human.bone_joint[SK_LEFT_FOOT];
+    for (int limits = 0; limits < 2; ++limits) {
+        struct ik_solver_desc d = {.skeleton = &human, .effector_count = 2,
+                                   .ignore_limits = !limits, .root_mode = IK_ROOT_FIXED,
+                                   .max_iterations = 50};
+        d.effector[0] = (struct ik_effector_desc){.joint = hand, .chain_length = 2};
+        d.effector[1] = (struct ik_effector_desc){.joint = ankle, .chain_length = 2};
+        struct ik_solver *s = make_solver(&d);
+        /* Hand in front at 70 % reach; pole below-out, then pole outward-up. */
+        const float hand_target[3] = {0.35f, 1.30f, 0.35f};
+        const float poles[2][3] = {{0.6f, 0.9f, -0.1f}, {0.9f, 1.6f, 0.0f}};
+        for (int p = 0; p < 2; ++p) {
+            sk_pose_set_rest(&pose, &human);
+            ik_solver_set_target(s, 0, hand_target, NULL);
+            ik_solver_set_target(s, 1, pose.position_m[ankle], NULL);
+            assert_int_equal(ik_solver_set_pole(s, elbow, poles[p]), EM_OK);
+            struct ik_stats stats;
+            ik_solver_solve(s, &pose, &stats);
+            assert_true(stats.residual_m[0] < 0.01f);
+            assert_true(elbow_side(&pose, shoulder, elbow, hand, poles[p]) > 0.9f);
+        }
+        /* Knee: foot raised in front, pole ahead of the knee vs. out to the side. */
+        const float knee_poles[2][3] = {{0.1f, 0.6f, 1.0f}, {1.0f, 0.6f, 0.2f}};
+        const float foot_target[3] = {0.12f, 0.35f, 0.25f};
+        for (int p = 0; p < (limits ? 1 : 2); ++p) { /* sideways knees exceed the limits */
+            sk_pose_set_rest(&pose, &human);
+            ik_solver_set_target(s, 0, pose.position_m[hand], NULL);
+            ik_solver_set_target(s, 1, foot_target, NULL);
+            assert_int_equal(ik_solver_set_pole(s, knee, knee_poles[p]), EM_OK);
+            ik_solver_solve(s, &pose, NULL);
+            assert_true(elbow_side(&pose, hip, knee, ankle, knee_poles[p]) > 0.9f);
+        }
+        /* A pole on a joint that is not a hinge is refused. */
+        assert_int_equal(ik_solver_set_pole(s, shoulder, poles[0]), EM_ERROR_INVALID_ARGUMENT);
+        ik_solver_destroy(&s);
+    }
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+static void
+warm_start_converges_in_fewer_iterations_than_cold(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, warm, cold;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&warm, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&cold, &human), EM_OK);
+    for (int limits = 0; limits < 2; ++limits) {
+        struct ik_solver_desc d = humanoid_desc(&human, !limits);
+        d.max_iterations = 100;
+        struct ik_solver *s = make_solver(&d);
+        int warm_iterations = 0, cold_iterations = 0;
+        sk_pose_set_rest(&warm, &human);
+        /* A smooth motion: the arms swing, a frame at a time. */
+        for (int k = 0; k < 120; ++k) {
+            const float phase = (float)k / 120.0f * 2.0f * M_PI_F;
+            sk_pose_set_rest(&goal, &human);
+            const float z[3] = {0, 0, 1}, x[3] = {1, 0, 0};
+            m_quat_from_axis_angle(z, -1.2f + 0.5f * sinf(phase),
+                                   goal.local_rotation[human.bone_joint[SK_LEFT_UPPER_ARM]]);
+            m_quat_from_axis_angle(x, 0.25f + 0.15f * cosf(phase),
+                                   goal.local_rotation[human.bone_joint[SK_SPINE]]);
+            /* Elbows and knees a little bent: targets inside reach, not at its edge, where
+             * FABRIK only creeps toward a straight limb. */
+            const float yn[3] = {0, -1, 0}, yp[3] = {0, 1, 0};
+            m_quat_from_axis_angle(yn, 0.6f, goal.local_rotation[human.bone_joint[SK_LEFT_LOWER_ARM]]);
+            m_quat_from_axis_angle(yp, 0.5f, goal.local_rotation[human.bone_joint[SK_RIGHT_LOWER_ARM]]);
+            m_quat_from_axis_angle(x, 0.3f, goal.local_rotation[human.bone_joint[SK_LEFT_LOWER_LEG]]);
+            m_quat_from_axis_angle(x, 0.3f, goal.local_rotation[human.bone_joint[SK_RIGHT_LOWER_LEG]]);
+            sk_pose_forward_kinematics(&goal, &human);
+            /* The motion stays within the limits, so both starts can reach it. */
+            for (int j = 1; j < human.joint_count; ++j) {
+                const int c = human.primary_child[j];
+                float dir[3];
+                if (c < 0)
+                    continue;
+                m_vec3_normalize_or(human.offset_m[c], (const float[3]){0, 1, 0}, dir);
+                assert_true(ik_limit_check(&human.limit[j], dir, goal.local_rotation[j], 1e-4f));
+            }
+            for (int e = 0; e < d.effector_count; ++e) {
+                const int j = d.effector[e].joint;
+                ik_solver_set_target(s, e, goal.position_m[j], goal.rotation[j]);
+            }
+            struct ik_stats ws, cs;
+            ik_solver_solve(s, &warm, &ws);
+            sk_pose_set_rest(&cold, &human);
+            ik_solver_solve(s, &cold, &cs);
+            if (k > 0) { /* the first frame is a cold start for both */
+                warm_iterations += ws.iterations;
+                cold_iterations += cs.iterations;
+            }
+        }
+        print_message("limits %d: warm %d iterations, cold %d\n", limits, warm_iterations,
+                      cold_iterations);
+        if (!(warm_iterations < cold_iterations))
+            fail_msg("limits %d: warm %d iterations, cold %d", limits, warm_iterations,
+                     cold_iterations);
+        ik_solver_destroy(&s);
+    }
+    sk_pose_fini(&goal);
+    sk_pose_fini(&warm);
+    sk_pose_fini(&cold);
+    sk_skeleton_fini(&human);
+}
+
+static void
+non_finite_targets_and_poles_are_refused(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    struct ik_solver *s = make_solver(&d);
+    const float nan3[3] = {NAN, 1.0f, 0.0f}, inf3[3] = {0.0f, INFINITY, 0.0f};
+    const float ok3[3] = {0.3f, 1.2f, 0.3f};
+    const float bad_q[4] = {0.0f, NAN, 0.0f, 1.0f}, zero_q[4] = {0, 0, 0, 0};
+    assert_int_equal(ik_solver_set_target(s, 1, nan3, NULL), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_target(s, 1, inf3, NULL), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_target(s, 1, ok3, bad_q), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_target(s, 1, ok3, zero_q), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_target(s, 1, NULL, NULL), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_target(s, 99, ok3, NULL), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_pole(s, human.bone_joint[SK_LEFT_LOWER_ARM], nan3),
+                     EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_pole(s, -1, ok3), EM_ERROR_INVALID_ARGUMENT);
+    /* The solve goes on with the last good targets and stays finite. */
+    ik_solver_solve(s, &pose, NULL);
+    for (int j = 0; j < human.joint_count; ++j) {
+        assert_true(m_vec3_is_finite(pose.position_m[j]));
+        assert_true(m_quat_is_finite(pose.local_rotation[j]));
+    }
+    ik_solver_destroy(&s);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+static void
+bad_solver_descriptions_are_refused_with_a_reason(void **state)
+{
+    (void)state;
+    struct sk_skeleton chain;
+    make_chain(3, 1.0f, &chain);
+    struct ik_solver *s = NULL;
+    struct em_error err;
+    struct ik_solver_desc d = {.skeleton = &chain, .effector_count = 1};
+    d.effector[0].joint = 3;
+    struct ik_solver_desc bad = d;
+    bad.skeleton = NULL;
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "skeleton"));
+    bad = d;
+    bad.effector_count = 0;
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "effectors"));
+    bad = d;
+    bad.effector[0].joint = 7;
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "not in the skeleton"));
+    bad = d;
+    bad.effector_count = 2;
+    bad.effector[1].joint = 3;
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "both joint"));
+    bad = d;
+    bad.effector[0].weight = -1.0f;
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "weight"));
+    bad = d;
+    bad.tolerance_m = NAN;
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "tolerance"));
+    bad = d;
+    bad.effector[0].joint = 0; /* the pinned root cannot be an effector */
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_null(s);
+    /* Defaults are resolved and can be read back. */
+    s = make_solver(&d);
+    struct ik_solver_desc got;
+    ik_solver_get_desc(s, &got);
+    assert_float_equal(got.tolerance_m, 1e-3, 1e-9);
+    assert_int_equal(got.max_iterations, 20);
+    assert_float_equal(got.effector[0].weight, 1.0, 1e-9);
+    ik_solver_destroy(&s);
+    ik_solver_destroy(&s); /* twice is fine */
+    sk_skeleton_fini(&chain);
+}
+
+static void
+solver_allocates_nothing_while_solving(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    for (int limits = 0; limits < 2; ++limits) {
+        struct ik_solver_desc d = humanoid_desc(&human, !limits);
+        struct ik_solver *s = make_solver(&d);
+        ik_solver_set_pole(s, human.bone_joint[SK_LEFT_LOWER_ARM], (const float[3]){0.5f, 1, -1});
+        const long before = g_allocations;
+        for (int k = 0; k < 50; ++k) {
+            for (int e = 0; e < 5; ++e) {
+                float t[3];
+                m_vec3_set(t, uniform(-1, 1), uniform(0, 2), uniform(-1, 1));
+                ik_solver_set_target(s, e, t, NULL);
+            }
+            struct ik_stats stats;
+            ik_solver_solve(s, &pose, &stats);
+        }
+        assert_int_equal(g_allocations, before);
+        ik_solver_destroy(&s);
+    }
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+static void
+same_inputs_give_the_same_output(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose a, b;
+    assert_int_equal(sk_pose_init(&a, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&b, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    struct ik_solver *s = make_solver(&d);
+    for (int e = 0; e < 5; ++e) {
+        float t[3];
+        m_vec3_set(t, uniform(-1, 1), uniform(0, 2), uniform(-1, 1));
+        ik_solver_set_target(s, e, t, NULL);
+    }
+    ik_solver_solve(s, &a, NULL);
+    ik_solver_solve(s, &b, NULL);
+    const size_t n = (size_t)human.joint_count;
+    assert_memory_equal(a.position_m, b.position_m, n * sizeof *a.position_m);
+    assert_memory_equal(a.local_rotation, b.local_rotation, n * sizeof *a.local_rotation);
+    ik_solver_destroy(&s);
+    sk_pose_fini(&a);
+    sk_pose_fini(&b);
+    sk_skeleton_fini(&human);
+}
+
+static void
+orientation_targets_turn_the_hand_and_head(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    struct ik_solver *s = make_solver(&d);
+    /* Targets where they are, rotations a comfortable turn away. */
+    float q_hand[4], q_head[4];
+    const float y[3] = {0, 1, 0};
+    m_quat_from_axis_angle(y, 0.4f, q_hand);
+    m_quat_from_axis_angle(y, 0.5f, q_head);
+    for (int e = 0; e < 5; ++e)
+        ik_solver_set_target(s, e, pose.position_m[d.effector[e].joint],
+                             e == 0 ? q_head : (e == 1 ? q_hand : NULL));
+    ik_solver_solve(s, &pose, NULL);
+    float diff[4];
+    m_quat_mul_conj_first(q_hand, pose.rotation[d.effector[1].joint], diff);
+    assert_true(m_quat_angle(diff) < 1e-3f);
+    m_quat_mul_conj_first(q_head, pose.rotation[d.effector[0].joint], diff);
+    assert_true(m_quat_angle(diff) < 1e-3f);
+    ik_solver_destroy(&s);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+static void
+two_bone_solver_is_exact(void **state)
+{
+    (void)state;
+    const float root[3] = {0.1f, 1.4f, 0.0f};
+    const float bend[3] = {0.0f, -1.0f, -1.0f};
+    for (int k = 0; k < 200; ++k) {
+        const float a = uniform(0.2f, 0.4f), b = uniform(0.2f, 0.4f);
+        float dir[3], target[3], mid[3], end[3];
+        random_unit(dir);
+        const float dist = uniform(0.0f, 1.2f) * (a + b) * 1.2f;
+        m_vec3_muladd(root, dir, dist, target);
+        ik_two_bone_positions(root, a, b, target, bend, mid, end);
+        assert_float_equal(m_vec3_distance(root, mid), a, 1e-5);
+        assert_float_equal(m_vec3_distance(mid, end), b, 1e-5);
+        if (dist <= a + b && dist >= fabsf(a - b)) {
+            assert_true(m_vec3_distance(end, target) < 1e-5f);
+        } else if (dist > a + b) { /* straight toward it */
+            float expect[3];
+            m_vec3_muladd(root, dir, a, expect);
+            assert_true(m_vec3_distance(mid, expect) < 1e-5f);
+        }
+    }
+    /* On a pose: the hand reaches, the elbow bends toward the pole. */
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    const int hand = human.bone_joint[SK_LEFT_HAND];
+    const float target[3] = {0.4f, 1.1f, 0.3f}, pole[3] = {0.6f, 1.0f, -0.5f};
+    ik_two_bone_solve(&human, &pose, hand, target, pole, NULL);
+    assert_true(m_vec3_distance(pose.position_m[hand], target) < 1e-4f);
+    assert_true(elbow_side(&pose, human.bone_joint[SK_LEFT_UPPER_ARM],
+                           human.bone_joint[SK_LEFT_LOWER_ARM], hand, pole) > 0.99f);
+    assert_true(worst_bone_error(&human, &pose) < 1e-5f);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+static void
+look_at_points_the_bone_at_the_target_within_its_limit(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    const int neck = human.bone_joint[SK_NECK], head = human.bone_joint[SK_HEAD];
+    /* A target slightly forward: reachable within the neck's cone. */
+    float target[3] = {0.0f, 1.8f, 0.3f};
+    ik_look_at(&human, &pose, neck, target, true);
+    float bone[3], want[3];
+    m_vec3_sub(pose.position_m[head], pose.position_m[neck], bone);
+    m_vec3_sub(target, pose.position_m[neck], want);
+    m_vec3_normalize_or(bone, bone, bone);
+    m_vec3_normalize_or(want, want, want);
+    assert_true(m_vec3_dot(bone, want) > 0.9999f);
+    /* Straight behind: the limit stops it at its cone. */
+    m_vec3_set(target, 0.0f, 1.3f, -1.0f);
+    ik_look_at(&human, &pose, neck, target, true);
+    float dir[3];
+    m_vec3_normalize_or(human.offset_m[head], dir, dir);
+    assert_true(ik_limit_check(&human.limit[neck], dir, pose.local_rotation[neck], 1e-3f));
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&human);
+}
+
+static void
+compiled_limits_agree_with_the_reference(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    int clamped = 0;
+    for (int j = 1; j < human.joint_count; ++j) {
+        const int c = human.primary_child[j];
+        if (c < 0 || human.limit[j].kind == SK_LIMIT_NONE)
+            continue;
+        float dir[3];
+        m_vec3_normalize_or(human.offset_m[c], (const float[3]){0, 1, 0}, dir);
+        struct ik_fast_limit fast;
+        ik_fast_limit_init(&fast, &human.limit[j], dir);
+        for (int k = 0; k < 2000; ++k) {
+            float q[4], ref[4], got[4];
+            random_rotation(M_PI_F, q);
+            m_quat_copy(q, ref);
+            m_quat_copy(q, got);
+            const bool ref_changed = ik_limit_apply(&human.limit[j], dir, ref);
+            const bool got_changed = ik_fast_limit_apply(&fast, got);
+            clamped += ref_changed;
+            float diff[4];
+            m_quat_mul_conj_first(ref, got, diff);
+            if (m_quat_angle(diff) > 2e-3f || ref_changed != got_changed)
+                fail_msg("%s: reference and compiled limits differ by %g rad (changed %d/%d)",
+                         human.name[j], (double)m_quat_angle(diff), ref_changed, got_changed);
+        }
+    }
+    assert_true(clamped > 1000); /* the cases did exercise the clamps */
+    sk_skeleton_fini(&human);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(solver_keeps_bone_lengths_for_any_targets),
+        cmocka_unit_test(reachable_targets_are_reached_within_tolerance),
+        cmocka_unit_test(unreachable_target_leaves_the_chain_straight_and_pointing_at_it),
+        cmocka_unit_test(sub_base_lands_at_the_weighted_average_of_its_chains_requests),
+        cmocka_unit_test(hinges_never_bend_backwards_and_joints_stay_within_limits),
+        cmocka_unit_test(pole_target_decides_where_elbow_and_knee_point),
+        cmocka_unit_test(warm_start_converges_in_fewer_iterations_than_cold),
+        cmocka_unit_test(non_finite_targets_and_poles_are_refused),
+        cmocka_unit_test(bad_solver_descriptions_are_refused_with_a_reason),
+        cmocka_unit_test(solver_allocates_nothing_while_solving),
+        cmocka_unit_test(same_inputs_give_the_same_output),
+        cmocka_unit_test(orientation_targets_turn_the_hand_and_head),
+        cmocka_unit_test(two_bone_solver_is_exact),
+        cmocka_unit_test(look_at_points_the_bone_at_the_target_within_its_limit),
+        cmocka_unit_test(compiled_limits_agree_with_the_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
