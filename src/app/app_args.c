@@ -63,8 +63,8 @@ take_value(struct app_args *args, const struct app_arg_spec *spec, const char *n
 }
 
 enum app_arg_next
-app_args_next(struct app_args *args, const struct app_arg_spec *specs, int spec_count,
-              int *out_id, const char **out_name, const char **out_value, const char *help_hint,
+app_args_next(struct app_args *args, const struct app_arg_spec *specs, int spec_count, int *out_id,
+              const char **out_name, const char **out_value, const char *help_hint,
               struct em_error *err)
 {
     *out_id = 0;
@@ -80,8 +80,7 @@ app_args_next(struct app_args *args, const struct app_arg_spec *specs, int spec_
     }
     if (strcmp(arg, "--") == 0) {
         args->only_positionals = true;
-        return app_args_next(args, specs, spec_count, out_id, out_name, out_value, help_hint,
-                             err);
+        return app_args_next(args, specs, spec_count, out_id, out_name, out_value, help_hint, err);
     }
 
     const struct app_arg_spec *spec = NULL;
@@ -113,8 +112,8 @@ app_args_next(struct app_args *args, const struct app_arg_spec *specs, int spec_
     *out_name = args->name;
     if (spec->kind == APP_ARG_FLAG) {
         if (inline_value) {
-            em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s takes no value (got \"%s\")",
-                    args->name, inline_value);
+            em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s takes no value (got \"%s\")", args->name,
+                    inline_value);
             return APP_ARGS_ERROR;
         }
         return APP_ARGS_OPTION;
@@ -154,15 +153,12 @@ app_check_readable(const char *option, const char *path, struct em_error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return em_fail(err, EM_ERROR_IO, "%s: %s: cannot open: %s", option, path,
-                       strerror(errno));
+        return em_fail(err, EM_ERROR_IO, "%s: %s: cannot open: %s", option, path, strerror(errno));
     if (S_ISDIR(st.st_mode))
-        return em_fail(err, EM_ERROR_IO, "%s: %s: is a directory, expected a file", option,
-                       path);
+        return em_fail(err, EM_ERROR_IO, "%s: %s: is a directory, expected a file", option, path);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return em_fail(err, EM_ERROR_IO, "%s: %s: cannot open: %s", option, path,
-                       strerror(errno));
+        return em_fail(err, EM_ERROR_IO, "%s: %s: cannot open: %s", option, path, strerror(errno));
     fclose(f);
     return EM_OK;
 }
@@ -176,8 +172,8 @@ app_check_writable(const char *option, const char *path, struct em_error *err)
     struct stat st;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return em_fail(err, EM_ERROR_IO, "%s: %s: is a directory, expected a file name",
-                           option, path);
+            return em_fail(err, EM_ERROR_IO, "%s: %s: is a directory, expected a file name", option,
+                           path);
         if (access(path, W_OK) != 0)
             return em_fail(err, EM_ERROR_IO, "%s: %s: cannot write: %s", option, path,
                            strerror(errno));
@@ -196,8 +192,8 @@ app_check_writable(const char *option, const char *path, struct em_error *err)
         return em_fail(err, EM_ERROR_IO, "%s: %s: cannot write: the folder %s does not exist",
                        option, path, dir);
     if (access(dir, W_OK) != 0)
-        return em_fail(err, EM_ERROR_IO, "%s: %s: cannot write in the folder %s: %s", option,
-                       path, dir, strerror(errno));
+        return em_fail(err, EM_ERROR_IO, "%s: %s: cannot write in the folder %s: %s", option, path,
+                       dir, strerror(errno));
     return EM_OK;
 }
 

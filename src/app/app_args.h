@@ -22,10 +22,10 @@ enum app_exit {
 };
 
 enum app_arg_kind {
-    APP_ARG_FLAG = 0,     /* no value */
-    APP_ARG_VALUE,        /* a value is required */
-    APP_ARG_OPTIONAL,     /* "--name=value", or "--name value" when value does not start
-                             with '-', or nothing */
+    APP_ARG_FLAG = 0, /* no value */
+    APP_ARG_VALUE,    /* a value is required */
+    APP_ARG_OPTIONAL, /* "--name=value", or "--name value" when value does not start
+                         with '-', or nothing */
 };
 
 /* One option a command accepts. */
@@ -40,7 +40,7 @@ struct app_arg_spec {
 struct app_args {
     int argc;
     char **argv;
-    int index; /* next argument to look at */
+    int index;             /* next argument to look at */
     bool only_positionals; /* "--" was seen */
     char name[72];         /* the option last returned, as "--height" or "-o" */
 };
@@ -53,49 +53,41 @@ enum app_arg_next {
 };
 
 /* Starts at argv[first]. */
-void
-app_args_init(struct app_args *args, int argc, char **argv, int first);
+void app_args_init(struct app_args *args, int argc, char **argv, int first);
 
 /* The next argument. `out_name` gets the option's name ("--height", "-o"; without any
- * "=value") for error messages, valid until the next call. On APP_ARGS_ERROR `err` says what was wrong and
- * suggests `help_hint` ("embody --help"). */
-enum app_arg_next
-app_args_next(struct app_args *args, const struct app_arg_spec *specs, int spec_count,
-              int *out_id, const char **out_name, const char **out_value, const char *help_hint,
-              struct em_error *err);
+ * "=value") for error messages, valid until the next call. On APP_ARGS_ERROR `err` says what was
+ * wrong and suggests `help_hint` ("embody --help"). */
+enum app_arg_next app_args_next(struct app_args *args, const struct app_arg_spec *specs,
+                                int spec_count, int *out_id, const char **out_name,
+                                const char **out_value, const char *help_hint,
+                                struct em_error *err);
 
 /* Parses `text` as a number in [lo, hi]. On failure: "OPTION: expected WHAT from LO to HI,
  * got \"TEXT\"" (EM_ERROR_INVALID_ARGUMENT). `what` says the unit ("metres"). */
-enum em_result
-app_parse_number(const char *option, const char *text, double lo, double hi, const char *what,
-                 double *out_value, struct em_error *err);
+enum em_result app_parse_number(const char *option, const char *text, double lo, double hi,
+                                const char *what, double *out_value, struct em_error *err);
 
 /* Parses `text` as a whole number in [lo, hi], with the same kind of message. */
-enum em_result
-app_parse_count(const char *option, const char *text, long lo, long hi, const char *what,
-                long *out_value, struct em_error *err);
+enum em_result app_parse_count(const char *option, const char *text, long lo, long hi,
+                               const char *what, long *out_value, struct em_error *err);
 
 /* Checks that `path` names a file that can be opened for reading (not a directory):
  * "OPTION: PATH: cannot open: No such file or directory". */
-enum em_result
-app_check_readable(const char *option, const char *path, struct em_error *err);
+enum em_result app_check_readable(const char *option, const char *path, struct em_error *err);
 
 /* Checks that `path` can be created or overwritten: its folder exists and is writable,
  * and it is not a folder itself: "OPTION: PATH: cannot write: ...". Creates nothing. */
-enum em_result
-app_check_writable(const char *option, const char *path, struct em_error *err);
+enum em_result app_check_writable(const char *option, const char *path, struct em_error *err);
 
 /* True when `path` ends with `suffix`, ignoring case (".bvh"). */
-bool
-app_has_suffix(const char *path, const char *suffix);
+bool app_has_suffix(const char *path, const char *suffix);
 
 /* The absolute form of an existing `path` without "..", "." or symbolic links, for
  * messages (`path` itself when it does not exist). `out` may be `path`. */
-void
-app_path_tidy(const char *path, char *out, size_t out_size);
+void app_path_tidy(const char *path, char *out, size_t out_size);
 
 /* Prefixes an existing message with "OPTION: " (in place, truncating if needed). */
-void
-app_error_prefix(struct em_error *err, const char *option);
+void app_error_prefix(struct em_error *err, const char *option);
 
 #endif

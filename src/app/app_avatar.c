@@ -73,8 +73,7 @@ load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_er
     if (r == EM_OK) {
         a->unit_scale_guessed = unit_scale <= 0.0;
         a->unit_scale = a->unit_scale_guessed ? st_bvh_guess_unit_scale(&bvh) : unit_scale;
-        r = st_bvh_to_humanoid(&bvh, guess_names(&bvh), a->unit_scale, path, &a->skeleton,
-                               err);
+        r = st_bvh_to_humanoid(&bvh, guess_names(&bvh), a->unit_scale, path, &a->skeleton, err);
         st_bvh_fini(&bvh);
     }
     if (r != EM_OK)

@@ -41,22 +41,19 @@ struct app_avatar {
  * APP_DEFAULT_HEIGHT_M; a BVH or skeleton file keeps its own height unless `height_m` is
  * given. Errors name the option and the file (and line or field, from the readers);
  * EM_ERROR_IO when the file is missing. `out_avatar` is the caller's to app_avatar_fini. */
-enum em_result
-app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avatar,
-                struct em_error *err);
+enum em_result app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avatar,
+                               struct em_error *err);
 
-void
-app_avatar_fini(struct app_avatar *avatar);
+void app_avatar_fini(struct app_avatar *avatar);
 
 /* Fills `out_desc` (zeroed first) to build a body for the avatar. The skeleton pointer
  * refers to `avatar`, which must outlive body_create. */
-void
-app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc);
+void app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc);
 
 /* Reads the avatar and builds its body; errors as app_avatar_load, and body_create's
  * reason (an implausible fit) prefixed with the options involved. */
-enum em_result
-app_avatar_create_body(const struct app_avatar_desc *desc, struct app_avatar *out_avatar,
-                       struct body **out_body, struct em_error *err);
+enum em_result app_avatar_create_body(const struct app_avatar_desc *desc,
+                                      struct app_avatar *out_avatar, struct body **out_body,
+                                      struct em_error *err);
 
 #endif

@@ -169,13 +169,12 @@ app_cmd_mocap2stream(int argc, char **argv)
     const int frames = stream.frame_count;
     st_stream_fini(&stream);
     if (r != EM_OK) {
-        fprintf(stderr, "embody mocap2stream: error: %s%s\n", to_stdout ? "" : "-o: ",
-                err.message);
+        fprintf(stderr, "embody mocap2stream: error: %s%s\n", to_stdout ? "" : "-o: ", err.message);
         return APP_EXIT_FAILURE;
     }
     if (!a.quiet)
-        fprintf(stderr, "embody mocap2stream: %d frames from %s (%g m per unit%s) to %s\n",
-                frames, a.clip, scale, a.unit_scale > 0.0 ? "" : ", guessed",
+        fprintf(stderr, "embody mocap2stream: %d frames from %s (%g m per unit%s) to %s\n", frames,
+                a.clip, scale, a.unit_scale > 0.0 ? "" : ", guessed",
                 to_stdout ? "standard output" : a.output);
     return APP_EXIT_OK;
 }

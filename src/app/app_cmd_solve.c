@@ -137,8 +137,8 @@ parse(int argc, char **argv, struct solve_args *a, struct em_error *err)
         if (kind == APP_ARGS_POSITIONAL) {
             if (a->stream)
                 return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                               "one stream at a time: \"%s\" and \"%s\" (see %s)", a->stream,
-                               value, HELP_HINT);
+                               "one stream at a time: \"%s\" and \"%s\" (see %s)", a->stream, value,
+                               HELP_HINT);
             a->stream = value;
             continue;
         }

@@ -5,25 +5,16 @@
 #ifndef EMBODY_APP_COMMANDS_H
 #define EMBODY_APP_COMMANDS_H
 
-#include <stdbool.h>
-
 /* embody mocap2stream CLIP.bvh [-o OUT.csv] [--unit-scale S]: the 3-point stream a
  * headset and two controllers would have reported for a motion capture clip
  * (PROTOCOL section 2, st_mocap_to_stream). Without -o (or with -o -) to stdout. */
-int
-app_cmd_mocap2stream(int argc, char **argv);
+int app_cmd_mocap2stream(int argc, char **argv);
 
 /* embody solve STREAM.csv -o OUT.bvh (--avatar CLIP.bvh | --height M): reconstructs every
  * row of a stream and writes the body's motion as BVH (PROTOCOL section 3). */
-int
-app_cmd_solve(int argc, char **argv);
+int app_cmd_solve(int argc, char **argv);
 
 /* embody eval [DIR] ...: the evaluation protocol (src/eval, ev_main). */
-int
-app_cmd_eval(int argc, char **argv);
-
-/* True when the eval command is built in. */
-bool
-app_cmd_eval_available(void);
+int app_cmd_eval(int argc, char **argv);
 
 #endif

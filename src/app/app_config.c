@@ -105,9 +105,10 @@ print_output_and_window(FILE *out, const struct app_options *o)
     print_osc(out, "vrchat-osc", &o->vrchat);
     fprintf(out, "%-34s = %s\n", "record", or_none(o->record_path));
     fprintf(out, "[window]\n");
-    fprintf(out, "%-34s = %s\n", "window", o->no_window ? "none (--no-window)"
-                                           : o->frames > 0 ? "hidden (--frames)"
-                                                           : "shown");
+    fprintf(out, "%-34s = %s\n", "window",
+            o->no_window    ? "none (--no-window)"
+            : o->frames > 0 ? "hidden (--frames)"
+                            : "shown");
     if (o->frames > 0)
         fprintf(out, "%-34s = %ld\n", "frames", o->frames);
     else

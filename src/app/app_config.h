@@ -12,8 +12,7 @@
 #include "app/app_options.h"
 #include "embody/body.h"
 
-void
-app_config_print(FILE *out, const struct app_options *options, const struct app_avatar *avatar,
-                 const struct body *body);
+void app_config_print(FILE *out, const struct app_options *options, const struct app_avatar *avatar,
+                      const struct body *body);
 
 #endif

@@ -107,8 +107,7 @@ open_sender(const struct app_osc_option *osc, enum osc_protocol protocol,
         return APP_EXIT_OK;
     struct em_error err = {{0}};
     if (osc_sender_create(protocol, osc->host, osc->port, out_sender, &err) != EM_OK) {
-        U_LOG_E("%s: %s", protocol == OSC_PROTOCOL_VMC ? "--vmc" : "--vrchat-osc",
-                err.message);
+        U_LOG_E("%s: %s", protocol == OSC_PROTOCOL_VMC ? "--vmc" : "--vrchat-osc", err.message);
         return APP_EXIT_USAGE;
     }
     U_LOG_I("sending %s to %s:%d", osc_protocol_name(protocol), osc->host, osc->port);
@@ -186,8 +185,8 @@ open_source(struct live *L)
     L->eyes.render = L->render;
     L->eyes.scene = &L->scene;
     struct em_error err = {{0}};
-    const enum em_result r = app_source_open(L->opt, L->render ? &L->eyes : NULL, &L->source,
-                                             &L->source_info, &err);
+    const enum em_result r =
+        app_source_open(L->opt, L->render ? &L->eyes : NULL, &L->source, &L->source_info, &err);
     if (r != EM_OK) {
         U_LOG_E("%s", err.message);
         /* A bad file or option is the user's to fix; a runtime that fails is not. */
@@ -298,16 +297,15 @@ stepping_text(const struct body_status *s)
 static void
 describe_devices(const struct body_status *s, char *out, size_t size)
 {
-    static const char *const device_words[EM_DEVICE_COUNT] = {"head", "left hand",
-                                                              "right hand"};
+    static const char *const device_words[EM_DEVICE_COUNT] = {"head", "left hand", "right hand"};
     size_t used = 0;
     out[0] = '\0';
     for (int d = 0; d < EM_DEVICE_COUNT && used < size; ++d) {
         if (s->device[d] == BODY_DEVICE_TRACKED)
             continue;
-        const int w = snprintf(out + used, size - used, "%s%s %s", used ? ", " : "",
-                               device_words[d],
-                               s->device[d] == BODY_DEVICE_LOST ? "lost" : "returning");
+        const int w =
+            snprintf(out + used, size - used, "%s%s %s", used ? ", " : "", device_words[d],
+                     s->device[d] == BODY_DEVICE_LOST ? "lost" : "returning");
         used += w > 0 ? (size_t)w : 0;
     }
 }
@@ -449,8 +447,7 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
         }
         L->have_frame = true;
         if (hooks && hooks->on_frame)
-            hooks->on_frame(hooks->user, L->stats.frames, &L->frame, L->render, &L->scene,
-                            L->body);
+            hooks->on_frame(hooks->user, L->stats.frames, &L->frame, L->render, &L->scene, L->body);
         const bool keep_going = process_frame(L);
         const enum em_result s = in_source_submit(L->source);
         if (s < 0) {
@@ -499,8 +496,7 @@ close_recording(struct live *L)
         return APP_EXIT_FAILURE;
     }
     if (L->recorded == 0)
-        U_LOG_W("--record: no frame was recorded; %s holds only the header",
-                L->opt->record_path);
+        U_LOG_W("--record: no frame was recorded; %s holds only the header", L->opt->record_path);
     return APP_EXIT_OK;
 }
 
@@ -538,14 +534,13 @@ print_summary(const struct live *L)
            (double)st->update_us_max);
     printf("embody: posture:");
     for (int p = 0; p < BODY_POSTURE_COUNT; ++p)
-        printf("%s %s %ld", p ? "," : "", body_posture_name((enum body_posture)p),
-               st->posture[p]);
+        printf("%s %s %ld", p ? "," : "", body_posture_name((enum body_posture)p), st->posture[p]);
     printf(" (frames)\n");
     if (L->screenshot_done[0])
         printf("embody: screenshot: %s\n", L->screenshot_done);
     if (L->opt->record_path)
-        printf("embody: recorded %ld frames to %s%s\n", L->recorded,
-               L->opt->record_path, L->record_refused ? " (some refused: see the warning)" : "");
+        printf("embody: recorded %ld frames to %s%s\n", L->recorded, L->opt->record_path,
+               L->record_refused ? " (some refused: see the warning)" : "");
     print_sender_summary("VMC", &L->opt->vmc, L->vmc);
     print_sender_summary("VRChat OSC", &L->opt->vrchat, L->vrchat);
     fflush(stdout);

@@ -41,8 +41,7 @@ struct app_live_result {
 /* Runs the program with `options` (from app_options_parse; not help or version). Sets the
  * log level from options->verbosity, prints errors and, unless quiet, the summary on
  * stdout. `hooks` and `out_result` may be NULL. Returns the exit code (enum app_exit). */
-int
-app_live_run(const struct app_options *options, const struct app_live_hooks *hooks,
-             struct app_live_result *out_result);
+int app_live_run(const struct app_options *options, const struct app_live_hooks *hooks,
+                 struct app_live_result *out_result);
 
 #endif

@@ -59,52 +59,49 @@ static const struct app_arg_spec k_specs[] = {
 void
 app_options_print_help(FILE *out)
 {
-    fputs(
-        "usage: embody [OPTIONS]            a full body from a headset and two controllers\n"
-        "       embody COMMAND [ARGS]       (embody COMMAND --help for each)\n"
-        "\n"
-        "With no options, embody tracks a headset through OpenXR when a runtime and a\n"
-        "headset are there; otherwise it says why and plays the bundled demo.\n"
-        "\n"
-        "Tracking:\n"
-        "  --openxr               OpenXR only: exit with an error if it is not available\n"
-        "  --replay FILE.csv      play a 3-point stream file in real time\n"
-        "  --demo                 play the bundled demo\n"
-        "  --fast                 play the replay or the demo as fast as possible\n"
-        "  --loop                 start the replay again at its end\n"
-        "Avatar:\n"
-        "  --height M             standing height, 0.5 to 2.8 m (default humanoid: 1.75)\n"
-        "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
-        "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
-        "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
-        "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
-        "Output:\n"
-        "  --vmc [HOST:PORT]      send the pose over the VMC protocol (127.0.0.1:39539)\n"
-        "  --vrchat-osc [HOST:PORT]  send VRChat OSC trackers (127.0.0.1:9000)\n"
-        "  --record FILE.csv      write the tracking frames as read to a stream file\n"
-        "Window:\n"
-        "  --frames N             stop after N frames (the window is then hidden)\n"
-        "  --screenshot FILE.png  write the window's image at the end\n"
-        "  --no-window            run without any window (no display needed)\n"
-        "Other:\n"
-        "  --print-config         print every resolved setting and exit\n"
-        "  -v, --verbose          more messages\n"
-        "  -q, --quiet            errors and warnings only, no summary\n"
-        "  -h, --help             this help\n"
-        "  --version              the version\n"
-        "\n"
-        "Commands:\n"
-        "  mocap2stream CLIP.bvh [-o OUT.csv]   the stream a headset would give for a clip\n"
-        "  solve STREAM.csv -o OUT.bvh (--avatar CLIP.bvh | --height M)\n"
-        "                                       reconstruct a stream into a BVH file\n"
-#ifdef EMBODY_HAVE_EVAL
-        "  eval [DIR] ...                       run the evaluation protocol\n"
-#endif
-        "\n"
-        "Keys in the window: C calibrate (stand straight, arms out), R recenter,\n"
-        "Space pause, Tab camera, H HUD, T IK targets, S screenshot, F1 help, Esc quit.\n"
-        "Exit status: 0 done, 1 failed while running, 2 bad options or input files.\n",
-        out);
+    fputs("usage: embody [OPTIONS]            a full body from a headset and two controllers\n"
+          "       embody COMMAND [ARGS]       (embody COMMAND --help for each)\n"
+          "\n"
+          "With no options, embody tracks a headset through OpenXR when a runtime and a\n"
+          "headset are there; otherwise it says why and plays the bundled demo.\n"
+          "\n"
+          "Tracking:\n"
+          "  --openxr               OpenXR only: exit with an error if it is not available\n"
+          "  --replay FILE.csv      play a 3-point stream file in real time\n"
+          "  --demo                 play the bundled demo\n"
+          "  --fast                 play the replay or the demo as fast as possible\n"
+          "  --loop                 start the replay again at its end\n"
+          "Avatar:\n"
+          "  --height M             standing height, 0.5 to 2.8 m (default humanoid: 1.75)\n"
+          "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
+          "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
+          "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
+          "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
+          "Output:\n"
+          "  --vmc [HOST:PORT]      send the pose over the VMC protocol (127.0.0.1:39539)\n"
+          "  --vrchat-osc [HOST:PORT]  send VRChat OSC trackers (127.0.0.1:9000)\n"
+          "  --record FILE.csv      write the tracking frames as read to a stream file\n"
+          "Window:\n"
+          "  --frames N             stop after N frames (the window is then hidden)\n"
+          "  --screenshot FILE.png  write the window's image at the end\n"
+          "  --no-window            run without any window (no display needed)\n"
+          "Other:\n"
+          "  --print-config         print every resolved setting and exit\n"
+          "  -v, --verbose          more messages\n"
+          "  -q, --quiet            errors and warnings only, no summary\n"
+          "  -h, --help             this help\n"
+          "  --version              the version\n"
+          "\n"
+          "Commands:\n"
+          "  mocap2stream CLIP.bvh [-o OUT.csv]   the stream a headset would give for a clip\n"
+          "  solve STREAM.csv -o OUT.bvh (--avatar CLIP.bvh | --height M)\n"
+          "                                       reconstruct a stream into a BVH file\n"
+          "  eval [DIR] ...                       run the evaluation protocol\n"
+          "\n"
+          "Keys in the window: C calibrate (stand straight, arms out), R recenter,\n"
+          "Space pause, Tab camera, H HUD, T IK targets, S screenshot, F1 help, Esc quit.\n"
+          "Exit status: 0 done, 1 failed while running, 2 bad options or input files.\n",
+          out);
 }
 
 const char *
@@ -144,8 +141,8 @@ parse_osc(struct app_osc_option *osc, const char *name, const char *value, int d
           struct em_error *err)
 {
     osc->enabled = true;
-    return osc_parse_destination(value, name, OSC_DEFAULT_HOST, default_port, osc->host,
-                                 &osc->port, err);
+    return osc_parse_destination(value, name, OSC_DEFAULT_HOST, default_port, osc->host, &osc->port,
+                                 err);
 }
 
 /* Applies one option with its value. */
@@ -190,8 +187,7 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
         o->record_path = value;
         return EM_OK;
     case OPT_FRAMES:
-        if (app_parse_count(name, value, 1, APP_FRAMES_MAX, "a frame count", &count, err) !=
-            EM_OK)
+        if (app_parse_count(name, value, 1, APP_FRAMES_MAX, "a frame count", &count, err) != EM_OK)
             return EM_ERROR_INVALID_ARGUMENT;
         o->frames = count;
         return EM_OK;
@@ -237,8 +233,7 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar and --skeleton: choose one of them for the avatar");
     if (o->unit_scale > 0.0 && !o->avatar_bvh)
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "--unit-scale: only with --avatar FILE.bvh");
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
     if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar: expected a BVH file (FILE.bvh), got \"%s\"", o->avatar_bvh);

@@ -70,21 +70,17 @@ struct app_options {
 /* Parses the live program's options from argv[first..argc). On a bad option returns
  * EM_ERROR_INVALID_ARGUMENT with a message naming it and what was expected (the program
  * exits with APP_EXIT_USAGE). */
-enum em_result
-app_options_parse(int argc, char **argv, int first, struct app_options *out_options,
-                  struct em_error *err);
+enum em_result app_options_parse(int argc, char **argv, int first, struct app_options *out_options,
+                                 struct em_error *err);
 
 /* True when the options run the program's main job: tracking chosen automatically and no
  * screenshot asked for (the case that falls back to the demo and runs without a display). */
-bool
-app_options_is_main_job(const struct app_options *options);
+bool app_options_is_main_job(const struct app_options *options);
 
 /* The --help text. */
-void
-app_options_print_help(FILE *out);
+void app_options_print_help(FILE *out);
 
 /* The name of an input mode ("auto", "openxr", "replay", "demo"). */
-const char *
-app_input_name(enum app_input input);
+const char *app_input_name(enum app_input input);
 
 #endif

@@ -82,8 +82,8 @@ open_replay(const struct app_options *o, struct in_source **out_source,
 }
 
 static enum em_result
-open_demo(const struct app_options *o, struct in_source **out_source,
-          struct app_source_info *info, struct em_error *err)
+open_demo(const struct app_options *o, struct in_source **out_source, struct app_source_info *info,
+          struct em_error *err)
 {
     info->kind = "demo";
     app_path_tidy(in_demo_path(), info->path, sizeof info->path);

@@ -29,16 +29,14 @@ struct app_eye_target {
 };
 
 /* True when this program was built with OpenXR support (the xr module). */
-bool
-app_source_has_openxr(void);
+bool app_source_has_openxr(void);
 
 /* Opens the source for `options`. `eyes` is the window for the headset view, or NULL to
  * track only (OpenXR's headless mode, without a window). Errors name the option and file;
  * --openxr without a runtime is EM_ERROR_UNSUPPORTED with the reason. The caller owns
  * `*out_source` (in_source_destroy). */
-enum em_result
-app_source_open(const struct app_options *options, const struct app_eye_target *eyes,
-                struct in_source **out_source, struct app_source_info *out_info,
-                struct em_error *err);
+enum em_result app_source_open(const struct app_options *options, const struct app_eye_target *eyes,
+                               struct in_source **out_source, struct app_source_info *out_info,
+                               struct em_error *err);
 
 #endif

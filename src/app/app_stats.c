@@ -4,8 +4,7 @@
 #include "app/app_stats.h"
 
 void
-app_stats_add(struct app_stats *stats, int64_t now_ns, float update_us,
-              enum body_posture posture)
+app_stats_add(struct app_stats *stats, int64_t now_ns, float update_us, enum body_posture posture)
 {
     if (stats->frames == 0)
         stats->first_frame_ns = now_ns;
@@ -50,6 +49,5 @@ app_stats_median_us(const struct app_stats *stats)
 double
 app_stats_seconds(const struct app_stats *stats)
 {
-    return stats->frames > 1 ? (double)(stats->last_frame_ns - stats->first_frame_ns) * 1e-9
-                             : 0.0;
+    return stats->frames > 1 ? (double)(stats->last_frame_ns - stats->first_frame_ns) * 1e-9 : 0.0;
 }

@@ -25,19 +25,15 @@ struct app_stats {
 };
 
 /* Counts one frame at `now_ns` whose body update took `update_us`. */
-void
-app_stats_add(struct app_stats *stats, int64_t now_ns, float update_us,
-              enum body_posture posture);
+void app_stats_add(struct app_stats *stats, int64_t now_ns, float update_us,
+                   enum body_posture posture);
 
-float
-app_stats_mean_us(const struct app_stats *stats);
+float app_stats_mean_us(const struct app_stats *stats);
 
 /* The median update time (to the bin width), or 0 without frames. */
-float
-app_stats_median_us(const struct app_stats *stats);
+float app_stats_median_us(const struct app_stats *stats);
 
 /* Seconds from the first frame to the last (0 with fewer than two frames). */
-double
-app_stats_seconds(const struct app_stats *stats);
+double app_stats_seconds(const struct app_stats *stats);
 
 #endif

@@ -153,8 +153,8 @@ app_run(const char *const *args, const char *const *env, int timeout_ms,
     struct buffer out = {0}, err = {0};
     buffer_append(&out, "", 0);
     buffer_append(&err, "", 0);
-    const bool finished = collect(out_pipe[0], err_pipe[0], start_s + timeout_ms * 1e-3, &out,
-                                  &err);
+    const bool finished =
+        collect(out_pipe[0], err_pipe[0], start_s + timeout_ms * 1e-3, &out, &err);
     if (!finished)
         kill(pid, SIGKILL);
     close(out_pipe[0]);

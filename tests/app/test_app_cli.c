@@ -53,12 +53,10 @@ unknown_options_are_named(void **state)
     (void)state;
     expect_failure((const char *[]){"--bogus", NULL}, 2, "unknown option \"--bogus\"",
                    "embody --help");
-    expect_failure((const char *[]){"--height=1.7", "-x", NULL}, 2, "unknown option \"-x\"",
-                   NULL);
+    expect_failure((const char *[]){"--height=1.7", "-x", NULL}, 2, "unknown option \"-x\"", NULL);
     expect_failure((const char *[]){"--no-window=yes", NULL}, 2, "--no-window takes no value",
                    NULL);
-    expect_failure((const char *[]){"frobnicate", NULL}, 2, "unknown command \"frobnicate\"",
-                   NULL);
+    expect_failure((const char *[]){"frobnicate", NULL}, 2, "unknown command \"frobnicate\"", NULL);
     expect_failure((const char *[]){"--demo", "stray.csv", NULL}, 2,
                    "unexpected argument \"stray.csv\"", NULL);
     expect_failure((const char *[]){"solve", "--bogus", NULL}, 2, "unknown option \"--bogus\"",
@@ -71,12 +69,11 @@ missing_values_are_named(void **state)
     (void)state;
     expect_failure((const char *[]){"--height", NULL}, 2, "--height needs a value", NULL);
     expect_failure((const char *[]){"--replay", NULL}, 2, "--replay needs a value", NULL);
-    expect_failure((const char *[]){"--demo", "--frames", NULL}, 2, "--frames needs a value",
-                   NULL);
+    expect_failure((const char *[]){"--demo", "--frames", NULL}, 2, "--frames needs a value", NULL);
     expect_failure((const char *[]){"solve", g_stream, "--height", "1.7", "-o", NULL}, 2,
                    "-o needs a value", NULL);
-    expect_failure((const char *[]){"solve", g_stream, "--height", "1.7", NULL}, 2,
-                   "-o OUT.bvh", NULL);
+    expect_failure((const char *[]){"solve", g_stream, "--height", "1.7", NULL}, 2, "-o OUT.bvh",
+                   NULL);
     expect_failure((const char *[]){"mocap2stream", NULL}, 2, "expected a clip", NULL);
 }
 
@@ -87,8 +84,9 @@ numbers_are_checked_for_form_and_range(void **state)
     static const struct {
         const char *option, *value, *expected;
     } cases[] = {
-        {"--height", "abc", "--height: expected a standing height in metres from 0.5 to 2.8, "
-                            "got \"abc\""},
+        {"--height", "abc",
+         "--height: expected a standing height in metres from 0.5 to 2.8, "
+         "got \"abc\""},
         {"--height", "1.7m", "got \"1.7m\""},
         {"--height", "0.4", "from 0.5 to 2.8, got \"0.4\""},
         {"--height", "2.81", "from 0.5 to 2.8, got \"2.81\""},
@@ -137,10 +135,9 @@ conflicting_options_are_refused(void **state)
                    "give them different ports", NULL);
     expect_failure((const char *[]){"solve", g_stream, "-o", "x.bvh", NULL}, 2,
                    "--avatar CLIP.bvh (known body) or --height M", NULL);
-    expect_failure(
-        (const char *[]){"solve", g_stream, "-o", "x.bvh", "--avatar", g_clip, "--height", "1.7",
-                         NULL},
-        2, "--avatar and --height: choose one", NULL);
+    expect_failure((const char *[]){"solve", g_stream, "-o", "x.bvh", "--avatar", g_clip,
+                                    "--height", "1.7", NULL},
+                   2, "--avatar and --height: choose one", NULL);
 }
 
 /* Writes `text` to a scratch file and returns its path in `out`. */
@@ -184,19 +181,20 @@ bad_files_are_named_with_their_line(void **state)
     expect_failure((const char *[]){"--avatar", bad_bvh, NULL}, 2, "--avatar: ", bvh_where);
 
     char bad_json[1024];
-    scratch_file("bad", "json", "{\"format\": \"embody-skeleton\", \"version\": 1,\n \"joints\": 3}\n",
-                 bad_json, sizeof bad_json);
+    scratch_file("bad", "json",
+                 "{\"format\": \"embody-skeleton\", \"version\": 1,\n \"joints\": 3}\n", bad_json,
+                 sizeof bad_json);
     expect_failure((const char *[]){"--skeleton", bad_json, NULL}, 2, "--skeleton: ", bad_json);
 
     expect_failure((const char *[]){"--demo", "--record", "/nonexistent/dir/out.csv", NULL}, 2,
                    "--record: /nonexistent/dir/out.csv", NULL);
-    expect_failure((const char *[]){"--demo", "--screenshot", "/nonexistent/dir/a.png", NULL},
-                   2, "--screenshot: /nonexistent/dir/a.png: cannot write", NULL);
-    expect_failure((const char *[]){"solve", "/nonexistent/s.csv", "-o", "x.bvh", "--height",
-                                    "1.7", NULL},
-                   2, "/nonexistent/s.csv: cannot open", NULL);
-    expect_failure((const char *[]){"solve", bad_csv, "-o", "x.bvh", "--height", "1.7", NULL},
-                   2, csv_where, NULL);
+    expect_failure((const char *[]){"--demo", "--screenshot", "/nonexistent/dir/a.png", NULL}, 2,
+                   "--screenshot: /nonexistent/dir/a.png: cannot write", NULL);
+    expect_failure(
+        (const char *[]){"solve", "/nonexistent/s.csv", "-o", "x.bvh", "--height", "1.7", NULL}, 2,
+        "/nonexistent/s.csv: cannot open", NULL);
+    expect_failure((const char *[]){"solve", bad_csv, "-o", "x.bvh", "--height", "1.7", NULL}, 2,
+                   csv_where, NULL);
     expect_failure((const char *[]){"mocap2stream", bad_bvh, NULL}, 2, bvh_where, NULL);
 }
 
@@ -208,10 +206,11 @@ help_and_version_exit_zero(void **state)
     app_run((const char *[]){"--help", NULL}, NULL, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 0);
     static const char *const documented[] = {
-        "usage: embody", "--openxr", "--replay", "--demo", "--fast", "--height", "--arm-span",
-        "--avatar", "--skeleton", "--vmc", "--vrchat-osc", "--record", "--frames",
-        "--screenshot", "--no-window", "--print-config", "--verbose", "--quiet", "--version",
-        "mocap2stream", "solve", "Keys"};
+        "usage: embody",  "--openxr",   "--replay", "--demo",       "--fast",
+        "--height",       "--arm-span", "--avatar", "--skeleton",   "--vmc",
+        "--vrchat-osc",   "--record",   "--frames", "--screenshot", "--no-window",
+        "--print-config", "--verbose",  "--quiet",  "--version",    "mocap2stream",
+        "solve",          "Keys"};
     for (size_t i = 0; i < sizeof documented / sizeof documented[0]; ++i)
         app_run_expect_text(r.out, documented[i]);
     app_run_result_fini(&r);
@@ -294,8 +293,8 @@ main_job_without_a_runtime_plays_the_demo_and_says_why(void **state)
 {
     (void)state;
     struct app_run_result r;
-    app_run((const char *[]){"--frames", "20", "--no-window", NULL}, k_no_runtime_env,
-            TIMEOUT_MS, &r);
+    app_run((const char *[]){"--frames", "20", "--no-window", NULL}, k_no_runtime_env, TIMEOUT_MS,
+            &r);
     app_run_expect_exit(&r, 0);
     app_run_expect_text(r.err, "no headset: no OpenXR runtime");
     app_run_expect_text(r.err, "playing the bundled demo instead");
@@ -327,8 +326,7 @@ no_display_is_refused_plainly(void **state)
     app_run_result_fini(&r);
 
     /* --no-window needs no display. */
-    app_run((const char *[]){"--replay", g_stream, "--frames", "5", "--fast", "--no-window",
-                             NULL},
+    app_run((const char *[]){"--replay", g_stream, "--frames", "5", "--fast", "--no-window", NULL},
             k_no_display_env, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 0);
     app_run_result_fini(&r);

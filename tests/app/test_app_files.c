@@ -2,7 +2,8 @@
  * The program's files, run as the real binary: --record writes the frames exactly as
  * read (record, replay, record again: identical files, identical floats), `embody solve`
  * writes a BVH that reads back with one frame per stream row, the VRM names and a head
- * where the headset was, and `embody mocap2stream` reproduces the reference streams.
+ * where the headset was, `embody mocap2stream` reproduces the reference streams, and
+ * `embody eval` runs the protocol.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -104,10 +105,9 @@ record_then_replay_gives_the_same_frames(void **state)
 
 /* The VRM names the protocol scores (PROTOCOL section 3). */
 static const char *const k_scored[] = {
-    "hips",         "neck",          "head",         "leftUpperArm", "leftLowerArm",
-    "leftHand",     "rightUpperArm", "rightLowerArm", "rightHand",   "leftUpperLeg",
-    "leftLowerLeg", "leftFoot",      "leftToes",     "rightUpperLeg", "rightLowerLeg",
-    "rightFoot",    "rightToes"};
+    "hips",          "neck",          "head",          "leftUpperArm", "leftLowerArm", "leftHand",
+    "rightUpperArm", "rightLowerArm", "rightHand",     "leftUpperLeg", "leftLowerLeg", "leftFoot",
+    "leftToes",      "rightUpperLeg", "rightLowerLeg", "rightFoot",    "rightToes"};
 #define SCORED_COUNT ((int)(sizeof k_scored / sizeof k_scored[0]))
 
 /* Checks the BVH against the stream: a frame per row, the stream's period, the scored
@@ -118,9 +118,9 @@ check_solved_bvh(const char *bvh_path, const struct st_stream *stream)
     struct st_bvh bvh;
     load_bvh(bvh_path, &bvh);
     assert_int_equal(bvh.frame_count, stream->frame_count);
-    const double period = (stream->frames[stream->frame_count - 1].time_s -
-                           stream->frames[0].time_s) /
-                          (double)(stream->frame_count - 1);
+    const double period =
+        (stream->frames[stream->frame_count - 1].time_s - stream->frames[0].time_s) /
+        (double)(stream->frame_count - 1);
     assert_true(fabs(bvh.frame_time_s - period) < 1e-6);
     for (int i = 0; i < SCORED_COUNT; ++i)
         if (st_bvh_find(&bvh, k_scored[i]) < 0)
@@ -199,8 +199,8 @@ solve_with_a_known_body_uses_the_clip_skeleton(void **state)
     if (st_bvh_to_humanoid(&clip, SK_NAMES_CMU, st_bvh_guess_unit_scale(&clip), g_clip, &known,
                            &err) != EM_OK)
         fail_msg("%s", err.message);
-    static const char *const bones[] = {"leftLowerArm", "leftHand", "rightLowerLeg",
-                                        "rightFoot", "leftLowerLeg"};
+    static const char *const bones[] = {"leftLowerArm", "leftHand", "rightLowerLeg", "rightFoot",
+                                        "leftLowerLeg"};
     for (int i = 0; i < 5; ++i) {
         const int j = sk_skeleton_find(&known, bones[i]);
         assert_true(j >= 0);
@@ -288,14 +288,38 @@ mocap2stream_names_the_joints_a_clip_lacks(void **state)
     char solved[1024];
     app_run_scratch_path("no-cmu", "bvh", solved, sizeof solved);
     struct app_run_result r;
-    run_ok((const char *[]){"solve", g_stream, "-o", solved, "--height", "1.7", "-q", NULL},
-           &r);
+    run_ok((const char *[]){"solve", g_stream, "-o", solved, "--height", "1.7", "-q", NULL}, &r);
     app_run_result_fini(&r);
     app_run((const char *[]){"mocap2stream", solved, NULL}, NULL, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 2);
     app_run_expect_text(r.err, "LeftFingerBase");
     app_run_result_fini(&r);
     remove(solved);
+}
+
+static void
+eval_runs_the_protocol(void **state)
+{
+    (void)state;
+    char clips[1024], json[1024];
+    app_run_source_path("tests/data/mocap", clips, sizeof clips);
+    app_run_scratch_path("eval", "json", json, sizeof json);
+    remove(json);
+    struct app_run_result r;
+    run_ok((const char *[]){"eval", clips, "--frames", "30", "--json", json, "--quiet", NULL}, &r);
+    app_run_expect_text(r.out, "known body: MPJPE");
+    app_run_expect_text(r.out, "height only: MPJPE");
+    app_run_result_fini(&r);
+    size_t size = 0;
+    char *text = app_run_read_file(json, &size);
+    assert_true(size > 100 && text[0] == '{');
+    free(text);
+    remove(json);
+
+    app_run((const char *[]){"eval", "--frames", "x", NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--frames");
+    app_run_result_fini(&r);
 }
 
 int
@@ -315,6 +339,7 @@ main(int argc, char **argv)
         cmocka_unit_test(mocap2stream_reproduces_the_reference_streams),
         cmocka_unit_test(mocap2stream_writes_to_stdout_without_o),
         cmocka_unit_test(mocap2stream_names_the_joints_a_clip_lacks),
+        cmocka_unit_test(eval_runs_the_protocol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

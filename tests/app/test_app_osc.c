@@ -40,8 +40,8 @@ run_to_port(const char *option, int port, const char *frames, struct app_run_res
 {
     char dest[64];
     snprintf(dest, sizeof dest, "127.0.0.1:%d", port);
-    app_run((const char *[]){"--replay", g_stream, "--no-window", "--frames", frames, option,
-                             dest, NULL},
+    app_run((const char *[]){"--replay", g_stream, "--no-window", "--frames", frames, option, dest,
+                             NULL},
             k_env, TIMEOUT_MS, r);
     app_run_expect_exit(r, 0);
 }
@@ -137,8 +137,8 @@ vmc_to_a_port_nobody_listens_on_neither_stalls_nor_repeats_warnings(void **state
     char dest[64];
     snprintf(dest, sizeof dest, "127.0.0.1:%d", port);
     struct app_run_result r;
-    app_run((const char *[]){"--demo", "--fast", "--no-window", "--frames", "2000", "--vmc",
-                             dest, NULL},
+    app_run((const char *[]){"--demo", "--fast", "--no-window", "--frames", "2000", "--vmc", dest,
+                             NULL},
             k_env, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 0);
     /* 2000 frames as fast as possible: seconds at most, even in a sanitizer build. */

@@ -46,8 +46,8 @@ struct end_check {
     int failed_parts;
     char report[2048];
     int width, height;
-    uint8_t *rgba; /* the final image */
-    float head_m[3]; /* the body's head joint at the end */
+    uint8_t *rgba;                 /* the final image */
+    float head_m[3];               /* the body's head joint at the end */
     struct em_device_pose headset; /* the headset in the scene at the end */
 };
 
@@ -153,8 +153,8 @@ replayed_stream_shows_the_avatar_where_its_parts_project(void **state)
         snprintf(frames, sizeof frames, "%d", frame_count);
         struct end_check check = {0};
         struct app_live_result result;
-        const int code = run_live((const char *[]){"--replay", stream, "--fast", "--frames",
-                                                   frames, "--screenshot", shot, "-q", NULL},
+        const int code = run_live((const char *[]){"--replay", stream, "--fast", "--frames", frames,
+                                                   "--screenshot", shot, "-q", NULL},
                                   &check, &result);
         assert_int_equal(code, 0);
         assert_true(check.called);
@@ -175,8 +175,7 @@ replayed_stream_shows_the_avatar_where_its_parts_project(void **state)
                      (double)sqrtf(m_vec3_dot(d, d)));
         st_stream_fini(&rows);
         if (check.failed_parts != 0)
-            fail_msg("%s: the avatar is not where its parts project:\n%s", clips[i],
-                     check.report);
+            fail_msg("%s: the avatar is not where its parts project:\n%s", clips[i], check.report);
 
         /* The screenshot is the image checked. */
         int w, h, comp;
@@ -222,8 +221,7 @@ hud_message(const struct render_scene *scene)
 
 static void
 key_script_frame(void *user, long index, const struct em_tracking_frame *frame,
-                 struct render *render, const struct render_scene *scene,
-                 const struct body *body)
+                 struct render *render, const struct render_scene *scene, const struct body *body)
 {
     struct key_script *k = user;
     assert_non_null(render);
@@ -257,12 +255,13 @@ keys_calibrate_recenter_pause_and_quit(void **state)
 {
     (void)state;
     char recorded[1024];
-    snprintf(recorded, sizeof recorded, EMBODY_BINARY_DIR "/tests/app/keys-%d.csv",
-             (int)getpid());
+    snprintf(recorded, sizeof recorded, EMBODY_BINARY_DIR "/tests/app/keys-%d.csv", (int)getpid());
     struct key_script keys = {0};
     const struct app_live_hooks hooks = {.on_frame = key_script_frame, .user = &keys};
-    char *argv[] = {"embody", "--replay", STREAM "cmu_14_04.csv", "--fast", "--frames", "300",
-                    "--record", recorded, "-q", NULL};
+    char *argv[] = {"embody",   "--replay", STREAM "cmu_14_04.csv",
+                    "--fast",   "--frames", "300",
+                    "--record", recorded,   "-q",
+                    NULL};
     struct app_options options;
     struct em_error err = {{0}};
     assert_int_equal(app_options_parse(9, argv, 1, &options, &err), EM_OK);
@@ -300,9 +299,9 @@ no_window_runs_the_same_loop_without_a_renderer(void **state)
     (void)state;
     struct end_check check = {0};
     struct app_live_result result;
-    const int code = run_live((const char *[]){"--replay", STREAM "cmu_14_04.csv", "--fast",
-                                               "--no-window", "-q", NULL},
-                              &check, &result);
+    const int code = run_live(
+        (const char *[]){"--replay", STREAM "cmu_14_04.csv", "--fast", "--no-window", "-q", NULL},
+        &check, &result);
     assert_int_equal(code, 0);
     assert_true(check.called);
     assert_false(check.had_window);

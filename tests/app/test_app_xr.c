@@ -44,8 +44,8 @@ run_with_runtime(const char *script, const char *const *args, const char *extra_
 {
     char script_env[1200];
     snprintf(script_env, sizeof script_env, "EMBODY_TEST_RUNTIME_SCRIPT=%s", script);
-    const char *const env[] = {"XR_RUNTIME_JSON=" EMBODY_TEST_RUNTIME_JSON, script_env,
-                               extra_env, NULL};
+    const char *const env[] = {"XR_RUNTIME_JSON=" EMBODY_TEST_RUNTIME_JSON, script_env, extra_env,
+                               NULL};
     app_run(args, env, TIMEOUT_MS, r);
 }
 
@@ -54,8 +54,7 @@ poses_equal(const struct em_tracking_frame *a, const struct em_tracking_frame *b
 {
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         if (memcmp(a->device[d].pose.position_m, b->device[d].pose.position_m, sizeof(vec3)) ||
-            memcmp(a->device[d].pose.orientation, b->device[d].pose.orientation,
-                   sizeof(versor)) ||
+            memcmp(a->device[d].pose.orientation, b->device[d].pose.orientation, sizeof(versor)) ||
             a->device[d].flags != b->device[d].flags)
             return false;
     return true;
@@ -69,10 +68,10 @@ openxr_frames_drive_the_program_and_record_exactly(void **state)
     write_script("headless", "", script, sizeof script);
     app_run_scratch_path("openxr-record", "csv", recorded, sizeof recorded);
     struct app_run_result r;
-    run_with_runtime(script,
-                     (const char *[]){"--openxr", "--no-window", "--frames", "60", "--record",
-                                      recorded, NULL},
-                     NULL, &r);
+    run_with_runtime(
+        script,
+        (const char *[]){"--openxr", "--no-window", "--frames", "60", "--record", recorded, NULL},
+        NULL, &r);
     app_run_expect_exit(&r, 0);
     app_run_expect_text(r.out, "60 frames from OpenXR");
     assert_int_equal(app_run_count_text(r.err, VIOLATION), 0);
@@ -111,9 +110,8 @@ a_controller_button_calibrates(void **state)
                  "at 23 release /user/hand/right/input/a/click\n",
                  script, sizeof script);
     struct app_run_result r;
-    run_with_runtime(script,
-                     (const char *[]){"--openxr", "--no-window", "--frames", "40", NULL}, NULL,
-                     &r);
+    run_with_runtime(script, (const char *[]){"--openxr", "--no-window", "--frames", "40", NULL},
+                     NULL, &r);
     app_run_expect_exit(&r, 0);
     /* Once per press, with the height measured from the headset. */
     if (app_run_count_text(r.err, "calibrated: height ") != 1)
