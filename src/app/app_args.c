@@ -156,6 +156,9 @@ app_check_readable(const char *option, const char *path, struct em_error *err)
         return em_fail(err, EM_ERROR_IO, "%s: %s: cannot open: %s", option, path, strerror(errno));
     if (S_ISDIR(st.st_mode))
         return em_fail(err, EM_ERROR_IO, "%s: %s: is a directory, expected a file", option, path);
+    /* Files are read whole: a device or a pipe may never end. */
+    if (!S_ISREG(st.st_mode))
+        return em_fail(err, EM_ERROR_IO, "%s: %s: is not a regular file", option, path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return em_fail(err, EM_ERROR_IO, "%s: %s: cannot open: %s", option, path, strerror(errno));

@@ -72,7 +72,8 @@ enum em_result app_parse_number(const char *option, const char *text, double lo,
 enum em_result app_parse_count(const char *option, const char *text, long lo, long hi,
                                const char *what, long *out_value, struct em_error *err);
 
-/* Checks that `path` names a file that can be opened for reading (not a directory):
+/* Checks that `path` names a regular file that can be opened for reading (not a directory,
+ * a device or a pipe, which a reader of whole files could wait on for ever):
  * "OPTION: PATH: cannot open: No such file or directory". */
 enum em_result app_check_readable(const char *option, const char *path, struct em_error *err);
 

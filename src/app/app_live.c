@@ -234,6 +234,14 @@ calibrate(struct live *L)
 {
     struct em_error err = {{0}};
     char text[sizeof L->message];
+    /* Without a known floor the headset's height says where the floor is, not how tall
+     * the player is: the avatar's height stays and the floor moves. */
+    if (app_source_calibrate_floor(L->source, &L->source_info, &L->frame,
+                                   body_eye_height_for(L->status.height_m), text, sizeof text)) {
+        U_LOG_I("%s", text);
+        set_message(L, text);
+        return;
+    }
     if (body_calibrate(L->body, &L->frame, &err) == EM_OK) {
         body_get_status(L->body, &L->status);
         snprintf(text, sizeof text, "calibrated: height %.2f m, arm span %.2f m",
@@ -529,6 +537,10 @@ print_summary(const struct live *L)
     if (L->source_info.fell_back)
         printf("embody: the demo played because there is no headset: %s\n",
                L->source_info.fallback_reason);
+    char openxr[512];
+    app_source_describe(L->source, openxr, sizeof openxr);
+    if (openxr[0])
+        printf("embody: OpenXR: %s\n", openxr);
     printf("embody: body update: mean %.1f µs, median %.1f µs, max %.1f µs\n",
            (double)app_stats_mean_us(st), (double)app_stats_median_us(st),
            (double)st->update_us_max);

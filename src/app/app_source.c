@@ -48,6 +48,7 @@ open_openxr(const struct app_eye_target *eyes, bool verbose, struct in_source **
         .headless = eyes == NULL,
         .draw_eye = eyes ? draw_eye : NULL,
         .user = (void *)eyes,
+        .floor_height_m = APP_LOCAL_FLOOR_DEFAULT_M,
     };
     if (eyes)
         render_make_current(eyes->render);
@@ -97,6 +98,7 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
 {
     *out_source = NULL;
     memset(out_info, 0, sizeof *out_info);
+    out_info->floor_height_m = APP_LOCAL_FLOOR_DEFAULT_M;
     switch (options->input) {
     case APP_INPUT_REPLAY:
         return open_replay(options, out_source, out_info, err);
@@ -121,4 +123,60 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
     snprintf(out_info->fallback_reason, sizeof out_info->fallback_reason, "%s",
              why.message[0] ? why.message : "OpenXR could not start");
     return open_demo(options, out_source, out_info, err);
+}
+
+void
+app_source_describe(const struct in_source *source, char *out, size_t size)
+{
+    out[0] = '\0';
+#ifdef EMBODY_HAVE_OPENXR
+    if (!oxr_source_is_openxr(source))
+        return;
+    struct oxr_status status;
+    oxr_source_get_status(source, &status);
+    snprintf(out, size, "runtime %s, headset %s, %s space", status.runtime_name, status.system_name,
+             status.stage_space ? "STAGE" : "LOCAL");
+#else
+    (void)source;
+    (void)size;
+#endif
+}
+
+bool
+app_source_calibrate_floor(struct in_source *source, struct app_source_info *info,
+                           const struct em_tracking_frame *frame, float eye_height_m,
+                           char *out_message, size_t size)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    if (!oxr_source_is_openxr(source))
+        return false;
+    struct oxr_status status;
+    oxr_source_get_status(source, &status);
+    if (status.stage_space)
+        return false;
+    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
+    if (!em_device_pose_usable(head)) {
+        snprintf(out_message, size, "floor calibration failed: the headset is not tracked");
+        return true;
+    }
+    /* The frame's y is LOCAL's y plus the floor's depth: shift it to the eye height. */
+    const float floor_m = info->floor_height_m + (eye_height_m - head->pose.position_m[1]);
+    struct em_error err = {{0}};
+    if (oxr_source_set_floor(source, floor_m, &err) != EM_OK) {
+        snprintf(out_message, size, "floor calibration failed: %.120s", err.message);
+        return true;
+    }
+    info->floor_height_m = floor_m;
+    snprintf(out_message, size, "floor set %.2f m below the start (no STAGE space)",
+             (double)floor_m);
+    return true;
+#else
+    (void)source;
+    (void)info;
+    (void)frame;
+    (void)eye_height_m;
+    (void)out_message;
+    (void)size;
+    return false;
+#endif
 }

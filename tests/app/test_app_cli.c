@@ -157,6 +157,10 @@ bad_files_are_named_with_their_line(void **state)
     (void)state;
     expect_failure((const char *[]){"--replay", "/nonexistent/walk.csv", NULL}, 2,
                    "--replay: /nonexistent/walk.csv: cannot open", NULL);
+    expect_failure((const char *[]){"--replay", "/dev/zero", NULL}, 2,
+                   "--replay: /dev/zero: is not a regular file", NULL);
+    expect_failure((const char *[]){"--replay", "/tmp", NULL}, 2, "--replay: /tmp: is a directory",
+                   NULL);
     char bad_csv[1024];
     scratch_file("bad", "csv",
                  "t,head_px,head_py,head_pz,head_qx,head_qy,head_qz,head_qw,head_valid,"

@@ -2,9 +2,10 @@
  * The program with an OpenXR runtime: the real binary against the xr module's scripted
  * test runtime (tests/xr/runtime, loaded by the Khronos loader through XR_RUNTIME_JSON).
  * The runtime serves a stream's rows as the headset and controllers; the program must
- * take them as they come (recorded bit for bit), act on a controller's calibrate button,
- * draw the headset view without breaking the specification (the runtime prints any
- * violation), and fall back to the demo, or fail for --openxr, when there is no headset.
+ * take them as they come (recorded bit for bit), act on a controller's calibrate button
+ * (measuring the player, or in LOCAL space finding the floor), draw the headset view
+ * without breaking the specification (the runtime prints any violation), and fall back
+ * to the demo, or fail for --openxr, when there is no headset.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "app_run.h"
+#include "embody/body.h"
 #include "embody/stream.h"
 
 #define TIMEOUT_MS 60000
@@ -119,6 +121,66 @@ a_controller_button_calibrates(void **state)
     app_run_result_fini(&r);
 }
 
+/* The recorded head height minus the served one, row by row. */
+static double
+height_offset(const struct st_stream *recorded, const struct st_stream *served, int row)
+{
+    return (double)recorded->frames[row].device[EM_DEVICE_HEAD].pose.position_m[1] -
+           (double)served->frames[row].device[EM_DEVICE_HEAD].pose.position_m[1];
+}
+
+static void
+without_stage_the_calibrate_button_finds_the_floor(void **state)
+{
+    (void)state;
+    /* LOCAL's origin 1.2 m above the floor; the program first takes it to be 1.6 m. */
+    char script[1024], recorded[1024];
+    write_script("local",
+                 "no_stage\nlocal_origin_y 1.2\n"
+                 "profile /interaction_profiles/valve/index_controller\n"
+                 "at 10 press /user/hand/left/input/a/click\n"
+                 "at 12 release /user/hand/left/input/a/click\n",
+                 script, sizeof script);
+    app_run_scratch_path("local-record", "csv", recorded, sizeof recorded);
+    struct app_run_result r;
+    run_with_runtime(
+        script,
+        (const char *[]){"--openxr", "--no-window", "--frames", "40", "--record", recorded, NULL},
+        NULL, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.err, "floor set ");
+    app_run_expect_text(r.out, "LOCAL space");
+    assert_null(strstr(r.err, "calibrated: height")); /* the player's height is kept */
+    app_run_result_fini(&r);
+
+    struct st_stream served, got;
+    struct em_error err = {{0}};
+    if (st_stream_load(g_stream, &served, &err) != EM_OK ||
+        st_stream_load(recorded, &got, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    /* Rows are served from the first: the head is raised by the assumed floor, 1.6 - 1.2 m,
+     * then, from the row after the press, by whatever puts the pressing row's headset at
+     * the eye height of a 1.75 m avatar. */
+    const double before = height_offset(&got, &served, 0);
+    assert_true(fabs(before - 0.4) < 1e-5);
+    int change = -1;
+    for (int i = 1; i < got.frame_count && change < 0; ++i)
+        if (fabs(height_offset(&got, &served, i) - before) > 1e-3)
+            change = i;
+    assert_true(change > 0);
+    const double after = height_offset(&got, &served, change);
+    for (int i = change; i < got.frame_count; ++i)
+        assert_true(fabs(height_offset(&got, &served, i) - after) < 1e-5);
+    const double eye_at_press =
+        (double)served.frames[change - 1].device[EM_DEVICE_HEAD].pose.position_m[1] + after;
+    if (!(fabs(eye_at_press - (double)body_eye_height_for(1.75f)) < 1e-4))
+        fail_msg("the headset was put at %.4f m, expected %.4f m", eye_at_press,
+                 (double)body_eye_height_for(1.75f));
+    st_stream_fini(&served);
+    st_stream_fini(&got);
+    remove(recorded);
+}
+
 static void
 the_headset_view_is_drawn_with_the_window(void **state)
 {
@@ -182,6 +244,7 @@ main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(openxr_frames_drive_the_program_and_record_exactly),
         cmocka_unit_test(a_controller_button_calibrates),
+        cmocka_unit_test(without_stage_the_calibrate_button_finds_the_floor),
         cmocka_unit_test(the_headset_view_is_drawn_with_the_window),
         cmocka_unit_test(no_headset_sends_the_main_job_to_the_demo_and_fails_openxr),
     };
