@@ -527,7 +527,7 @@ print_summary(const struct live *L)
     const struct app_stats *st = &L->stats;
     const double seconds = app_stats_seconds(st);
     const char *kind = L->source_info.kind ? L->source_info.kind : "-";
-    printf("embody: %ld frames from %s%s%s%s in %.1f s", st->frames,
+    printf("embody: %ld frames from %s%s%s%s in %.2f s", st->frames,
            strcmp(kind, "openxr") == 0 ? "OpenXR" : (strcmp(kind, "demo") == 0 ? "the demo" : kind),
            L->source_info.path[0] ? " (" : "", L->source_info.path,
            L->source_info.path[0] ? ")" : "", seconds);
