@@ -201,6 +201,14 @@ app_check_writable(const char *option, const char *path, struct em_error *err)
 }
 
 bool
+app_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+bool
 app_has_suffix(const char *path, const char *suffix)
 {
     const size_t n = strlen(path), s = strlen(suffix);

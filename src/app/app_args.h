@@ -81,6 +81,10 @@ enum em_result app_check_readable(const char *option, const char *path, struct e
  * and it is not a folder itself: "OPTION: PATH: cannot write: ...". Creates nothing. */
 enum em_result app_check_writable(const char *option, const char *path, struct em_error *err);
 
+/* True when both paths exist and name the same file (however they are spelled). */
+bool
+app_same_file(const char *a, const char *b);
+
 /* True when `path` ends with `suffix`, ignoring case (".bvh"). */
 bool app_has_suffix(const char *path, const char *suffix);
 

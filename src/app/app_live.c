@@ -128,6 +128,11 @@ setup_outputs(struct live *L)
     }
     if (code != APP_EXIT_OK || !L->opt->record_path)
         return code;
+    if (L->opt->replay_path && app_same_file(L->opt->record_path, L->opt->replay_path)) {
+        U_LOG_E("--record: %s is the file --replay reads; record to another file",
+                L->opt->record_path);
+        return APP_EXIT_USAGE;
+    }
     if (st_stream_writer_open(L->opt->record_path, &L->recorder, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);
         return APP_EXIT_USAGE;

@@ -190,6 +190,14 @@ bad_files_are_named_with_their_line(void **state)
                  sizeof bad_json);
     expect_failure((const char *[]){"--skeleton", bad_json, NULL}, 2, "--skeleton: ", bad_json);
 
+    /* Recording over the file being replayed would destroy it: refused, file untouched. */
+    char copy[1024];
+    scratch_file("replayed", "csv", "t,head_px\n", copy, sizeof copy);
+    expect_failure((const char *[]){"--replay", copy, "--record", copy, NULL}, 2,
+                   "is the file --replay reads", NULL);
+    size_t size = 0;
+    free(app_run_read_file(copy, &size));
+    assert_int_equal(size, 10);
     expect_failure((const char *[]){"--demo", "--record", "/nonexistent/dir/out.csv", NULL}, 2,
                    "--record: /nonexistent/dir/out.csv", NULL);
     expect_failure((const char *[]){"--demo", "--screenshot", "/nonexistent/dir/a.png", NULL}, 2,
