@@ -96,6 +96,17 @@ struct body_status {
 
 struct body;
 
+/* Reads settings from an embody body file (config/body.json) into `desc`: fields the
+ * file has replace desc's, the rest stay. Errors name the file and the field (or the line
+ * of malformed JSON); on error `desc` is unchanged. */
+enum em_result
+body_desc_load_json(const char *path, struct body_desc *desc, struct em_error *err);
+
+/* The same from text in memory; `source` names it in errors. */
+enum em_result
+body_desc_parse_json(const char *text, const char *source, struct body_desc *desc,
+                     struct em_error *err);
+
 /* Builds the reconstruction for an avatar. Fails (with a reason) on a skeleton that is
  * not a humanoid, an implausible height or span, or non-finite settings. */
 enum em_result

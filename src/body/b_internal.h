@@ -48,6 +48,7 @@ struct b_measures {
     float leg_length_m;        /* hip joint to ankle */
     float ankle_height_m;      /* ankle above the floor, standing */
     float upper_arm_m, lower_arm_m, palm_m;
+    float foot_length_m;       /* ankle to the toe tip, along the floor */
     float hip_offset_m[2][3];  /* hip joints from the hips (rest) */
     float ankle_offset_m[2][3]; /* ankles from the hips (rest), standing */
     float shoulder_offset_m[2][3]; /* upper arm joints from the chest (rest) */
@@ -106,6 +107,8 @@ struct body {
 
     /* Pelvis and heading. */
     float heading_rad;
+    float head_yaw_rad;   /* last frame's */
+    float head_yaw_speed; /* smoothed, rad/s */
     float hips_position_m[3];
     float hips_rotation[4];
     float body_velocity_m_s[3]; /* of the pelvis, smoothed */

@@ -21,8 +21,13 @@
 
 /* The head may turn this far from the hips before they follow. */
 #define HEADING_DEAD_ZONE_RAD (30.0f * M_DEG_TO_RAD)
-/* Inside the dead zone the hips still drift toward the head, slowly (per second). */
+/* Inside the dead zone the hips drift toward the head: slowly while the head moves
+ * (glancing around), faster once it has been still a moment (the body turned). Per
+ * second. */
 #define HEADING_DRIFT_PER_S 0.5f
+#define HEADING_SETTLE_PER_S 2.0f
+/* Head yaw speed below which the head counts as still (rad/s). */
+#define HEAD_STILL_RAD_S 0.6f
 
 static void
 update_heading(struct body *b, float dt_s)
@@ -30,15 +35,24 @@ update_heading(struct body *b, float dt_s)
     const float head_yaw = b_yaw_of(b->head_rotation, b->heading_rad);
     if (!b->pelvis_started) {
         b->heading_rad = head_yaw;
+        b->head_yaw_rad = head_yaw;
+        b->head_yaw_speed = 0.0f;
         return;
     }
+    if (dt_s > 0.0f) {
+        const float speed = fabsf(m_angle_wrap(head_yaw - b->head_yaw_rad)) / dt_s;
+        b->head_yaw_speed += (speed - b->head_yaw_speed) * fminf(1.0f, 8.0f * dt_s);
+    }
+    b->head_yaw_rad = head_yaw;
     float diff = m_angle_wrap(head_yaw - b->heading_rad);
     if (diff > HEADING_DEAD_ZONE_RAD)
         b->heading_rad += diff - HEADING_DEAD_ZONE_RAD;
     else if (diff < -HEADING_DEAD_ZONE_RAD)
         b->heading_rad += diff + HEADING_DEAD_ZONE_RAD;
     diff = m_angle_wrap(head_yaw - b->heading_rad);
-    b->heading_rad += diff * fminf(1.0f, HEADING_DRIFT_PER_S * dt_s);
+    const float still = expf(-b->head_yaw_speed / HEAD_STILL_RAD_S);
+    const float rate = HEADING_DRIFT_PER_S + (HEADING_SETTLE_PER_S - HEADING_DRIFT_PER_S) * still;
+    b->heading_rad += diff * fminf(1.0f, rate * dt_s);
     b->heading_rad = m_angle_wrap(b->heading_rad);
 }
 

@@ -12,6 +12,9 @@
 #include "embody/m_math.h"
 #include "util/u_path.h"
 
+/* Ankle joint centre above the floor, as a share of standing height (anthropometric
+ * tables put the malleolus near 4 %; the joint centre is a little higher). */
+#define ANKLE_HEIGHT_PER_STATURE 0.045f
 #define DEFAULT_MIN_CUTOFF_HZ 3.0f
 #define DEFAULT_BETA 8.0f
 #define DEFAULT_LOSS_BLEND_S 0.3f
@@ -138,7 +141,10 @@ take_measures(const struct sk_skeleton *sk, const struct b_joints *j, struct b_m
     m->hips_to_neck_m = m_vec3_distance(rest[j->hips], rest[j->neck]);
     m_vec3_sub(rest[j->head], rest[j->neck], m->head_from_neck_m);
     m->leg_length_m = sk->length_m[j->lower_leg[0]] + sk->length_m[j->foot[0]];
-    m->ankle_height_m = 0.5f * (rest[j->foot[0]][1] + rest[j->foot[1]][1]) - floor_y;
+    /* A skeleton's lowest joint is not on the floor (joint centres sit inside the foot),
+     * so standing ankles are at least the anthropometric ankle height above it. */
+    m->ankle_height_m = fmaxf(0.5f * (rest[j->foot[0]][1] + rest[j->foot[1]][1]) - floor_y,
+                              ANKLE_HEIGHT_PER_STATURE * sk_humanoid_height(sk));
     m->upper_arm_m = sk->length_m[j->lower_arm[0]];
     m->lower_arm_m = sk->length_m[j->hand[0]];
     m->palm_m = j->hand_end[0] >= 0 ? sk->length_m[j->hand_end[0]] : 0.0f;
