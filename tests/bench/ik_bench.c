@@ -7,7 +7,10 @@
  * angles each joint was sampled from), as a hinge for elbows and knees and the smallest
  * enclosing swing cone and twist range for ball joints, so every target stays reachable.
  *
- *     ik_bench [--problems FILE] [--only ID] [--mode pos|full|limits]... [--callgrind]
+ *     ik_bench [--problems FILE] [--only ID] [--mode pos|full|limits]... [--solves N]
+ *              [--callgrind]
+ *
+ * --solves N: only the first N target sets of each problem (for slow runs under valgrind).
  *
  * --callgrind: collect instructions only around solves (run under
  * valgrind --tool=callgrind --collect-atstart=no; tests/bench/callgrind.sh does this).
@@ -422,6 +425,7 @@ main(int argc, char **argv)
     const char *path = EMBODY_SOURCE_DIR "/../shared/bench/problems.json";
     const char *only = NULL;
     bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
+    long max_solves = 0;
     for (int i = 1; i < argc; ++i) {
         enum bench_mode m;
         if (strcmp(argv[i], "--problems") == 0 && i + 1 < argc) {
@@ -431,12 +435,15 @@ main(int argc, char **argv)
         } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && parse_mode(argv[i + 1], &m)) {
             modes[m] = any_mode = true;
             ++i;
+        } else if (strcmp(argv[i], "--solves") == 0 && i + 1 < argc &&
+                   u_parse_int(argv[i + 1], 1, 100000000, &max_solves)) {
+            ++i;
         } else if (strcmp(argv[i], "--callgrind") == 0) {
             callgrind = true;
         } else {
             fprintf(stderr,
                     "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
-                    "[--callgrind]\n"
+                    "[--solves N] [--callgrind]\n"
                     "  FILE defaults to ../shared/bench/problems.json beside the source tree\n",
                     argv[0]);
             return 2;
@@ -477,8 +484,12 @@ main(int argc, char **argv)
                 continue;
             struct problem p;
             struct result r;
-            if (!load_problem(item, path, &p, tree) ||
-                !run_problem(&p, (enum bench_mode)mode, callgrind, &r)) {
+            const bool loaded = load_problem(item, path, &p, tree);
+            if (loaded && max_solves > 0 && p.target_count > max_solves)
+                p.target_count = (int)max_solves;
+            if (!loaded || !run_problem(&p, (enum bench_mode)mode, callgrind, &r)) {
+                sk_skeleton_fini(&p.skeleton);
+                free(p.targets);
                 ++failures;
                 continue;
             }

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Instructions per solve, counted by valgrind's callgrind (repeatable where wall time is
+# noisy): runs ik_bench under callgrind for each problem and solve mode, collecting only
+# inside the timed solves, and prints a table.
+#
+#   tests/bench/callgrind.sh [BUILD_DIR] [PROBLEMS_JSON] [SOLVES]
+#
+# BUILD_DIR defaults to build, PROBLEMS_JSON to ../shared/bench/problems.json beside the
+# source tree, SOLVES (target sets per problem) to 2000; P2_chain1000 uses a tenth.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}
+problems=${2:-$here/../../../shared/bench/problems.json}
+solves=${3:-2000}
+bench="$build/tests/bench/ik_bench"
+[ -x "$bench" ] || { echo "callgrind.sh: $bench not found; build first" >&2; exit 1; }
+[ -r "$problems" ] || { echo "callgrind.sh: $problems not readable" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+printf '| problem          | solve  | solves | instructions per solve |\n'
+printf '|------------------|--------|--------|------------------------|\n'
+for mode in pos full limits; do
+    for id in P1_chain10 P2_chain100 P2_chain1000 P3_human3 P3_human5 P3_human3_track; do
+        case "$mode:$id" in limits:P1*|limits:P2*) continue ;; esac
+        n=$solves
+        [ "$id" = P2_chain1000 ] && n=$((solves / 10))
+        valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out/cg" \
+            "$bench" --problems "$problems" --only "$id" --mode "$mode" --solves "$n" \
+            --callgrind >/dev/null 2>"$out/log"
+        total=$(sed -n 's/^summary: *//p' "$out/cg")
+        [ -n "$total" ] || total=$(sed -n 's/^totals: *//p' "$out/cg")
+        printf '| %-16s | %-6s | %6d | %22d |\n' "$id" "$mode" "$n" $((total / n))
+    done
+done
