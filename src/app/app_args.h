@@ -82,8 +82,7 @@ enum em_result app_check_readable(const char *option, const char *path, struct e
 enum em_result app_check_writable(const char *option, const char *path, struct em_error *err);
 
 /* True when both paths exist and name the same file (however they are spelled). */
-bool
-app_same_file(const char *a, const char *b);
+bool app_same_file(const char *a, const char *b);
 
 /* True when `path` ends with `suffix`, ignoring case (".bvh"). */
 bool app_has_suffix(const char *path, const char *suffix);

@@ -68,12 +68,8 @@ static enum em_result
 apply(struct solve_args *a, int id, const char *name, const char *value, struct em_error *err)
 {
     switch (id) {
-    case OPT_OUTPUT:
-        a->output = value;
-        return EM_OK;
-    case OPT_AVATAR:
-        a->avatar = value;
-        return EM_OK;
+    case OPT_OUTPUT: a->output = value; return EM_OK;
+    case OPT_AVATAR: a->avatar = value; return EM_OK;
     case OPT_HEIGHT:
         return app_parse_number(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
                                 "a standing height in metres", &a->height_m, err);
@@ -83,12 +79,8 @@ apply(struct solve_args *a, int id, const char *name, const char *value, struct 
     case OPT_UNIT_SCALE:
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
                                 "metres per BVH unit", &a->unit_scale, err);
-    case OPT_QUIET:
-        a->quiet = true;
-        return EM_OK;
-    default:
-        a->help = true;
-        return EM_OK;
+    case OPT_QUIET: a->quiet = true; return EM_OK;
+    default: a->help = true; return EM_OK;
     }
 }
 

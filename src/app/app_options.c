@@ -108,14 +108,10 @@ const char *
 app_input_name(enum app_input input)
 {
     switch (input) {
-    case APP_INPUT_AUTO:
-        return "auto";
-    case APP_INPUT_OPENXR:
-        return "openxr";
-    case APP_INPUT_REPLAY:
-        return "replay";
-    case APP_INPUT_DEMO:
-        return "demo";
+    case APP_INPUT_AUTO: return "auto";
+    case APP_INPUT_OPENXR: return "openxr";
+    case APP_INPUT_REPLAY: return "replay";
+    case APP_INPUT_DEMO: return "demo";
     }
     return "?";
 }
@@ -151,69 +147,38 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
 {
     long count;
     switch ((enum option_id)id) {
-    case OPT_OPENXR:
-        return set_input(o, APP_INPUT_OPENXR, name, err);
-    case OPT_REPLAY:
-        o->replay_path = value;
-        return set_input(o, APP_INPUT_REPLAY, name, err);
-    case OPT_DEMO:
-        return set_input(o, APP_INPUT_DEMO, name, err);
-    case OPT_FAST:
-        o->fast = true;
-        return EM_OK;
-    case OPT_LOOP:
-        o->loop = true;
-        return EM_OK;
+    case OPT_OPENXR: return set_input(o, APP_INPUT_OPENXR, name, err);
+    case OPT_REPLAY: o->replay_path = value; return set_input(o, APP_INPUT_REPLAY, name, err);
+    case OPT_DEMO: return set_input(o, APP_INPUT_DEMO, name, err);
+    case OPT_FAST: o->fast = true; return EM_OK;
+    case OPT_LOOP: o->loop = true; return EM_OK;
     case OPT_HEIGHT:
         return app_parse_number(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
                                 "a standing height in metres", &o->height_m, err);
     case OPT_ARM_SPAN:
         return app_parse_number(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
                                 "an arm span in metres", &o->arm_span_m, err);
-    case OPT_AVATAR:
-        o->avatar_bvh = value;
-        return EM_OK;
-    case OPT_SKELETON:
-        o->skeleton_json = value;
-        return EM_OK;
+    case OPT_AVATAR: o->avatar_bvh = value; return EM_OK;
+    case OPT_SKELETON: o->skeleton_json = value; return EM_OK;
     case OPT_UNIT_SCALE:
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
                                 "metres per BVH unit", &o->unit_scale, err);
-    case OPT_VMC:
-        return parse_osc(&o->vmc, name, value, OSC_VMC_DEFAULT_PORT, err);
-    case OPT_VRCHAT:
-        return parse_osc(&o->vrchat, name, value, OSC_VRCHAT_DEFAULT_PORT, err);
-    case OPT_RECORD:
-        o->record_path = value;
-        return EM_OK;
+    case OPT_VMC: return parse_osc(&o->vmc, name, value, OSC_VMC_DEFAULT_PORT, err);
+    case OPT_VRCHAT: return parse_osc(&o->vrchat, name, value, OSC_VRCHAT_DEFAULT_PORT, err);
+    case OPT_RECORD: o->record_path = value; return EM_OK;
     case OPT_FRAMES:
         if (app_parse_count(name, value, 1, APP_FRAMES_MAX, "a frame count", &count, err) != EM_OK)
             return EM_ERROR_INVALID_ARGUMENT;
         o->frames = count;
         return EM_OK;
-    case OPT_SCREENSHOT:
-        o->screenshot_path = value;
-        return EM_OK;
-    case OPT_NO_WINDOW:
-        o->no_window = true;
-        return EM_OK;
-    case OPT_PRINT_CONFIG:
-        o->print_config = true;
-        return EM_OK;
-    case OPT_VERBOSE:
-        o->verbosity = 1;
-        return EM_OK;
-    case OPT_QUIET:
-        o->verbosity = -1;
-        return EM_OK;
-    case OPT_HELP:
-        o->show_help = true;
-        return EM_OK;
-    case OPT_VERSION:
-        o->show_version = true;
-        return EM_OK;
-    case OPT_COUNT:
-        break;
+    case OPT_SCREENSHOT: o->screenshot_path = value; return EM_OK;
+    case OPT_NO_WINDOW: o->no_window = true; return EM_OK;
+    case OPT_PRINT_CONFIG: o->print_config = true; return EM_OK;
+    case OPT_VERBOSE: o->verbosity = 1; return EM_OK;
+    case OPT_QUIET: o->verbosity = -1; return EM_OK;
+    case OPT_HELP: o->show_help = true; return EM_OK;
+    case OPT_VERSION: o->show_version = true; return EM_OK;
+    case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);
 }

@@ -100,10 +100,8 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
     memset(out_info, 0, sizeof *out_info);
     out_info->floor_height_m = APP_LOCAL_FLOOR_DEFAULT_M;
     switch (options->input) {
-    case APP_INPUT_REPLAY:
-        return open_replay(options, out_source, out_info, err);
-    case APP_INPUT_DEMO:
-        return open_demo(options, out_source, out_info, err);
+    case APP_INPUT_REPLAY: return open_replay(options, out_source, out_info, err);
+    case APP_INPUT_DEMO: return open_demo(options, out_source, out_info, err);
     case APP_INPUT_OPENXR: {
         out_info->kind = "openxr";
         const enum em_result r = open_openxr(eyes, options->verbosity > 0, out_source, err);
@@ -111,8 +109,7 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
             app_error_prefix(err, "--openxr");
         return r;
     }
-    case APP_INPUT_AUTO:
-        break;
+    case APP_INPUT_AUTO: break;
     }
     out_info->kind = "openxr";
     struct em_error why = {{0}};
