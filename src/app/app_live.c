@@ -6,8 +6,6 @@
  * before any window opens (a bad file fails at once), while OpenXR needs the window's
  * OpenGL context to exist first.
  */
-#include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,7 +444,9 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
     while (!g_interrupted && (limit == 0 || L->stats.frames < limit)) {
         if (openxr_window)
             render_make_current(L->render);
-        const enum em_result r = in_source_next(L->source, &L->frame);
+        /* Into a separate frame: the last good one stays for the window while waiting. */
+        struct em_tracking_frame next;
+        const enum em_result r = in_source_next(L->source, &next);
         if (r == EM_END_OF_STREAM)
             break;
         if (r == EM_NOT_READY) {
@@ -458,6 +458,7 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
             U_LOG_E("tracking (%s) failed: %s", L->source_info.kind, em_result_string(r));
             return APP_EXIT_FAILURE;
         }
+        L->frame = next;
         L->have_frame = true;
         if (hooks && hooks->on_frame)
             hooks->on_frame(hooks->user, L->stats.frames, &L->frame, L->render, &L->scene, L->body);
