@@ -195,6 +195,13 @@ open_source(struct live *L)
         /* A bad file or option is the user's to fix; a runtime that fails is not. */
         return L->opt->input == APP_INPUT_OPENXR ? APP_EXIT_FAILURE : APP_EXIT_USAGE;
     }
+    return APP_EXIT_OK;
+}
+
+/* Says where tracking comes from, once everything is open. */
+static void
+announce_source(const struct live *L)
+{
     const struct app_source_info *info = &L->source_info;
     if (info->fell_back)
         U_LOG_I("no headset: %s; playing the bundled demo instead (%s)", info->fallback_reason,
@@ -203,7 +210,6 @@ open_source(struct live *L)
         U_LOG_I("playing %s%s", info->path, L->opt->fast ? " as fast as possible" : "");
     else
         U_LOG_I("tracking the headset through OpenXR");
-    return APP_EXIT_OK;
 }
 
 static int
@@ -215,6 +221,7 @@ open_window_and_source(struct live *L)
         code = file_first ? open_window(L) : open_source(L);
     if (code != APP_EXIT_OK)
         return code;
+    announce_source(L);
     /* Without a display the demo would play unseen for ever: a short run and a summary. */
     if (L->no_display_fallback && strcmp(L->source_info.kind, "demo") == 0 && L->opt->frames == 0) {
         L->frame_limit = APP_HEADLESS_DEMO_FRAMES;
