@@ -1,0 +1,59 @@
+/*
+ * The avatar's skeleton, as the options choose it: the default humanoid
+ * (config/humanoid.json, found with u_path_find_data), a known body from a BVH file's
+ * HIERARCHY (st_bvh_to_humanoid: the motion is never read), or an embody skeleton file.
+ * Fitting to a height and arm span is the body's job (body_desc.height_m, arm_span_m).
+ */
+#ifndef EMBODY_APP_AVATAR_H
+#define EMBODY_APP_AVATAR_H
+
+#include <stdbool.h>
+
+#include "embody/body.h"
+#include "embody/result.h"
+#include "embody/skeleton.h"
+
+#define APP_PATH_MAX 4096
+
+/* Where the avatar comes from; at most one of the paths is set. */
+struct app_avatar_desc {
+    const char *bvh_path;      /* --avatar FILE.bvh, or NULL */
+    const char *skeleton_path; /* --skeleton FILE.json, or NULL */
+    double unit_scale;         /* metres per BVH unit; 0 = st_bvh_guess_unit_scale */
+    double height_m;           /* fit to this standing height; 0 = see app_avatar_load */
+    double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */
+};
+
+struct app_avatar {
+    struct sk_skeleton skeleton; /* as read (not yet fitted) */
+    char path[APP_PATH_MAX];     /* the file it came from */
+    const char *kind;            /* "default humanoid", "BVH skeleton", "skeleton file" */
+    const char *option;          /* the option that chose it ("--avatar"), or NULL */
+    double unit_scale;           /* BVH only: metres per file unit used */
+    bool unit_scale_guessed;
+    float own_height_m; /* the skeleton's standing height and arm span before fitting */
+    float own_arm_span_m;
+    float fit_height_m; /* what the body is asked to fit (0 = its own) */
+    float fit_arm_span_m;
+};
+
+/* Reads the avatar. The default humanoid is fitted to `height_m` or, when that is 0, to
+ * APP_DEFAULT_HEIGHT_M; a BVH or skeleton file keeps its own height unless `height_m` is
+ * given. Errors name the option and the file (and line or field, from the readers);
+ * EM_ERROR_IO when the file is missing. `out_avatar` is the caller's to app_avatar_fini. */
+enum em_result app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avatar,
+                               struct em_error *err);
+
+void app_avatar_fini(struct app_avatar *avatar);
+
+/* Fills `out_desc` (zeroed first) to build a body for the avatar. The skeleton pointer
+ * refers to `avatar`, which must outlive body_create. */
+void app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc);
+
+/* Reads the avatar and builds its body; errors as app_avatar_load, and body_create's
+ * reason (an implausible fit) prefixed with the options involved. */
+enum em_result app_avatar_create_body(const struct app_avatar_desc *desc,
+                                      struct app_avatar *out_avatar, struct body **out_body,
+                                      struct em_error *err);
+
+#endif

@@ -1,0 +1,12 @@
+/*
+ * embody eval (app_commands.h): the evaluation protocol, run by src/eval's command line
+ * (ev_main in include/embody/eval.h), which takes argv from the command's name on.
+ */
+#include "app/app_commands.h"
+#include "embody/eval.h"
+
+int
+app_cmd_eval(int argc, char **argv)
+{
+    return ev_main(argc, argv);
+}

@@ -1,0 +1,650 @@
+/*
+ * The live loop (app_live.h): setup in a fixed order (avatar and body, outputs, window
+ * and source), the frame loop, then the screenshot, the summary and teardown in reverse.
+ *
+ * The window and the source are opened in the order each needs: a replayed file is read
+ * before any window opens (a bad file fails at once), while OpenXR needs the window's
+ * OpenGL context to exist first.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/app_args.h"
+#include "app/app_avatar.h"
+#include "app/app_config.h"
+#include "app/app_live.h"
+#include "app/app_source.h"
+#include "app/app_stats.h"
+#include "embody/out.h"
+#include "embody/stream.h"
+#include "util/u_log.h"
+#include "util/u_time.h"
+
+#define MESSAGE_TIME_NS 3000000000LL
+#define FRAME_RATE_SMOOTHING 0.1f
+
+struct live {
+    const struct app_options *opt;
+    struct app_avatar avatar;
+    struct body *body;
+    struct render *render;
+    struct in_source *source;
+    struct app_source_info source_info;
+    struct app_eye_target eyes;
+    struct osc_sender *vmc;
+    struct osc_sender *vrchat;
+
+    struct st_stream_writer recorder;
+    bool recording;
+    long recorded; /* frames written */
+    double record_last_time_s;
+    long record_refused;
+
+    long frame_limit; /* 0: none */
+    bool no_display_fallback;
+    bool paused;
+    bool have_frame;
+    struct em_tracking_frame frame;
+    struct body_status status;
+    struct render_scene scene;
+    char message[160];
+    int64_t message_until_ns;
+    char device_line[128];
+
+    struct app_stats stats;
+    float frame_rate_hz;
+    int64_t last_frame_ns;
+    float last_update_us;
+    char screenshot_done[APP_PATH_MAX];
+};
+
+static volatile sig_atomic_t g_interrupted;
+
+static void
+on_signal(int signal_number)
+{
+    (void)signal_number;
+    g_interrupted = 1;
+}
+
+/* ---- Setup -------------------------------------------------------------------------- */
+
+static void
+set_log_level(int verbosity)
+{
+    u_log_set_level(verbosity < 0 ? U_LOG_WARN : (verbosity > 0 ? U_LOG_DEBUG : U_LOG_INFO));
+}
+
+static int
+setup_body(struct live *L)
+{
+    const struct app_avatar_desc desc = {
+        .bvh_path = L->opt->avatar_bvh,
+        .skeleton_path = L->opt->skeleton_json,
+        .unit_scale = L->opt->unit_scale,
+        .height_m = L->opt->height_m,
+        .arm_span_m = L->opt->arm_span_m,
+    };
+    struct em_error err = {{0}};
+    if (app_avatar_create_body(&desc, &L->avatar, &L->body, &err) != EM_OK) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_USAGE;
+    }
+    U_LOG_D("avatar: %s (%s), %d joints", L->avatar.path, L->avatar.kind,
+            L->avatar.skeleton.joint_count);
+    return APP_EXIT_OK;
+}
+
+static int
+open_sender(const struct app_osc_option *osc, enum osc_protocol protocol,
+            struct osc_sender **out_sender)
+{
+    if (!osc->enabled)
+        return APP_EXIT_OK;
+    struct em_error err = {{0}};
+    if (osc_sender_create(protocol, osc->host, osc->port, out_sender, &err) != EM_OK) {
+        U_LOG_E("%s: %s", protocol == OSC_PROTOCOL_VMC ? "--vmc" : "--vrchat-osc", err.message);
+        return APP_EXIT_USAGE;
+    }
+    U_LOG_I("sending %s to %s:%d", osc_protocol_name(protocol), osc->host, osc->port);
+    return APP_EXIT_OK;
+}
+
+static int
+setup_outputs(struct live *L)
+{
+    int code = open_sender(&L->opt->vmc, OSC_PROTOCOL_VMC, &L->vmc);
+    if (code == APP_EXIT_OK)
+        code = open_sender(&L->opt->vrchat, OSC_PROTOCOL_VRCHAT, &L->vrchat);
+    struct em_error err = {{0}};
+    if (code == APP_EXIT_OK && L->opt->screenshot_path &&
+        app_check_writable("--screenshot", L->opt->screenshot_path, &err) != EM_OK) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_USAGE;
+    }
+    if (code != APP_EXIT_OK || !L->opt->record_path)
+        return code;
+    if (L->opt->replay_path && app_same_file(L->opt->record_path, L->opt->replay_path)) {
+        U_LOG_E("--record: %s is the file --replay reads; record to another file",
+                L->opt->record_path);
+        return APP_EXIT_USAGE;
+    }
+    if (st_stream_writer_open(L->opt->record_path, &L->recorder, &err) != EM_OK) {
+        U_LOG_E("--record: %s", err.message);
+        return APP_EXIT_USAGE;
+    }
+    L->recording = true;
+    return APP_EXIT_OK;
+}
+
+static bool
+display_available(void)
+{
+    const char *x11 = getenv("DISPLAY");
+    const char *wayland = getenv("WAYLAND_DISPLAY");
+    return (x11 && x11[0]) || (wayland && wayland[0]);
+}
+
+/* The main job without a display still does something useful: the pipeline without a
+ * window. Everything else that wants a window fails plainly. */
+static int
+refuse_or_fall_back(struct live *L, const char *why)
+{
+    if (!app_options_is_main_job(L->opt)) {
+        U_LOG_E("%s; run under xvfb-run, or use --no-window", why);
+        return APP_EXIT_USAGE;
+    }
+    U_LOG_I("%s: running without the mirror window (run under xvfb-run to see it)", why);
+    L->no_display_fallback = true;
+    return APP_EXIT_OK;
+}
+
+static int
+open_window(struct live *L)
+{
+    if (L->opt->no_window)
+        return APP_EXIT_OK;
+    if (!display_available())
+        return refuse_or_fall_back(L, "no display: neither DISPLAY nor WAYLAND_DISPLAY is set");
+    const struct render_desc desc = {
+        .title = "embody",
+        .hidden = L->opt->frames > 0,
+    };
+    struct em_error err = {{0}};
+    const enum em_result r = render_create(&desc, &L->render, &err);
+    if (r == EM_OK)
+        return APP_EXIT_OK;
+    if (r == EM_ERROR_UNSUPPORTED)
+        return refuse_or_fall_back(L, err.message);
+    U_LOG_E("window: %s", err.message);
+    return APP_EXIT_FAILURE;
+}
+
+static int
+open_source(struct live *L)
+{
+    L->eyes.render = L->render;
+    L->eyes.scene = &L->scene;
+    struct em_error err = {{0}};
+    const enum em_result r =
+        app_source_open(L->opt, L->render ? &L->eyes : NULL, &L->source, &L->source_info, &err);
+    if (r != EM_OK) {
+        U_LOG_E("%s", err.message);
+        /* A bad file or option is the user's to fix; a runtime that fails is not. */
+        return L->opt->input == APP_INPUT_OPENXR ? APP_EXIT_FAILURE : APP_EXIT_USAGE;
+    }
+    return APP_EXIT_OK;
+}
+
+/* Says where tracking comes from, once everything is open. */
+static void
+announce_source(const struct live *L)
+{
+    const struct app_source_info *info = &L->source_info;
+    if (info->fell_back)
+        U_LOG_I("no headset: %s; playing the bundled demo instead (%s)", info->fallback_reason,
+                info->path);
+    else if (info->path[0])
+        U_LOG_I("playing %s%s", info->path, L->opt->fast ? " as fast as possible" : "");
+    else
+        U_LOG_I("tracking the headset through OpenXR");
+}
+
+static int
+open_window_and_source(struct live *L)
+{
+    const bool file_first = L->opt->input == APP_INPUT_REPLAY || L->opt->input == APP_INPUT_DEMO;
+    int code = file_first ? open_source(L) : open_window(L);
+    if (code == APP_EXIT_OK)
+        code = file_first ? open_window(L) : open_source(L);
+    if (code != APP_EXIT_OK)
+        return code;
+    announce_source(L);
+    /* Without a display the demo would play unseen for ever: a short run and a summary. */
+    if (L->no_display_fallback && strcmp(L->source_info.kind, "demo") == 0 && L->opt->frames == 0) {
+        L->frame_limit = APP_HEADLESS_DEMO_FRAMES;
+        U_LOG_I("playing %ld demo frames (--frames N for more)", L->frame_limit);
+    }
+    return APP_EXIT_OK;
+}
+
+/* ---- One frame ---------------------------------------------------------------------- */
+
+static void
+set_message(struct live *L, const char *text)
+{
+    snprintf(L->message, sizeof L->message, "%s", text);
+    L->message_until_ns = u_time_now_ns() + MESSAGE_TIME_NS;
+}
+
+static void
+calibrate(struct live *L)
+{
+    struct em_error err = {{0}};
+    char text[sizeof L->message];
+    /* Without a known floor the headset's height says where the floor is, not how tall
+     * the player is: the avatar's height stays and the floor moves. */
+    if (app_source_calibrate_floor(L->source, &L->source_info, &L->frame,
+                                   body_eye_height_for(L->status.height_m), text, sizeof text)) {
+        U_LOG_I("%s", text);
+        set_message(L, text);
+        return;
+    }
+    if (body_calibrate(L->body, &L->frame, &err) == EM_OK) {
+        body_get_status(L->body, &L->status);
+        snprintf(text, sizeof text, "calibrated: height %.2f m, arm span %.2f m",
+                 (double)L->status.height_m, (double)L->status.arm_span_m);
+        U_LOG_I("%s", text);
+    } else {
+        snprintf(text, sizeof text, "calibration failed: %.120s", err.message);
+        U_LOG_W("%s", text);
+    }
+    set_message(L, text);
+}
+
+static void
+recenter(struct live *L)
+{
+    body_recenter(L->body);
+    set_message(L, "recentered");
+    U_LOG_I("recentered");
+}
+
+static void
+toggle_pause(struct live *L)
+{
+    if (!in_source_can_pause(L->source)) {
+        set_message(L, "live tracking cannot pause");
+        return;
+    }
+    L->paused = !L->paused;
+    in_source_set_paused(L->source, L->paused);
+    set_message(L, L->paused ? "paused" : "playing");
+}
+
+/* Carries out the window's actions and the frame's button events; false to quit. */
+static bool
+handle_requests(struct live *L, uint32_t actions, uint32_t events)
+{
+    if ((actions & RENDER_ACTION_CALIBRATE) || (events & EM_EVENT_CALIBRATE))
+        calibrate(L);
+    if ((actions & RENDER_ACTION_RECENTER) || (events & EM_EVENT_RECENTER))
+        recenter(L);
+    if (actions & RENDER_ACTION_PAUSE_TOGGLE)
+        toggle_pause(L);
+    return !(actions & RENDER_ACTION_QUIT);
+}
+
+static const char *
+stepping_text(const struct body_status *s)
+{
+    const bool left = s->foot[0] == BODY_FOOT_STEPPING;
+    const bool right = s->foot[1] == BODY_FOOT_STEPPING;
+    if (left && right)
+        return "stepping both";
+    if (left)
+        return "stepping left";
+    if (right)
+        return "stepping right";
+    return "feet planted";
+}
+
+/* A line about devices the body is covering for (lost or coming back), or "". */
+static void
+describe_devices(const struct body_status *s, char *out, size_t size)
+{
+    static const char *const device_words[EM_DEVICE_COUNT] = {"head", "left hand", "right hand"};
+    size_t used = 0;
+    out[0] = '\0';
+    for (int d = 0; d < EM_DEVICE_COUNT && used < size; ++d) {
+        if (s->device[d] == BODY_DEVICE_TRACKED)
+            continue;
+        const int w =
+            snprintf(out + used, size - used, "%s%s %s", used ? ", " : "", device_words[d],
+                     s->device[d] == BODY_DEVICE_LOST ? "lost" : "returning");
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static void
+fill_scene(struct live *L, int64_t now_ns)
+{
+    struct render_scene *sc = &L->scene;
+    const struct body_status *s = &L->status;
+    sc->skeleton = body_skeleton(L->body);
+    sc->pose = body_pose(L->body);
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        sc->device[d] = L->frame.device[d];
+    const int n = s->effector_count < RENDER_MAX_TARGETS ? s->effector_count : RENDER_MAX_TARGETS;
+    sc->target_count = n;
+    struct render_hud *h = &sc->hud;
+    h->effector_count = n;
+    for (int i = 0; i < n; ++i) {
+        memcpy(sc->target[i].target_m, s->target_m[i], sizeof(vec3));
+        memcpy(sc->target[i].reached_m, s->reached_m[i], sizeof(vec3));
+        h->effector_name[i] = s->effector_name[i];
+        h->residual_mm[i] = s->ik.residual_m[i] * 1000.0f;
+    }
+    h->frame_rate_hz = L->frame_rate_hz;
+    h->solve_us = L->last_update_us;
+    h->iterations = s->ik.iterations;
+    h->source_name = L->source_info.kind;
+    h->posture = body_posture_name(s->posture);
+    h->stepping = stepping_text(s);
+    h->height_m = s->height_m;
+    h->arm_span_m = s->arm_span_m;
+    h->paused = L->paused;
+    describe_devices(s, L->device_line, sizeof L->device_line);
+    if (now_ns < L->message_until_ns)
+        h->message = L->message;
+    else
+        h->message = L->device_line[0] ? L->device_line : NULL;
+}
+
+static void
+update_frame_rate(struct live *L, int64_t now_ns)
+{
+    if (L->last_frame_ns > 0 && now_ns > L->last_frame_ns) {
+        const float rate = (float)(1e9 / (double)(now_ns - L->last_frame_ns));
+        L->frame_rate_hz = L->frame_rate_hz > 0.0f
+                               ? L->frame_rate_hz + FRAME_RATE_SMOOTHING * (rate - L->frame_rate_hz)
+                               : rate;
+    }
+    L->last_frame_ns = now_ns;
+}
+
+static void
+send_outputs(struct live *L)
+{
+    const struct sk_skeleton *skeleton = body_skeleton(L->body);
+    const struct sk_pose *pose = body_pose(L->body);
+    struct osc_sender *senders[2] = {L->vmc, L->vrchat};
+    for (int i = 0; i < 2; ++i) {
+        if (!senders[i])
+            continue;
+        osc_sender_set_headset(senders[i], &L->frame.device[EM_DEVICE_HEAD]);
+        osc_sender_send(senders[i], skeleton, pose, L->frame.time_s);
+    }
+}
+
+/* Writes the frame as read; a frame repeated while paused is not a new sample. */
+static void
+record_frame(struct live *L)
+{
+    if (!L->recording || (L->recorded > 0 && L->frame.time_s <= L->record_last_time_s))
+        return;
+    struct em_error err = {{0}};
+    if (st_stream_writer_write(&L->recorder, &L->frame, &err) != EM_OK) {
+        if (L->record_refused++ == 0)
+            U_LOG_W("--record: a frame was not recorded: %s (further ones are counted)",
+                    err.message);
+        return;
+    }
+    L->recorded++;
+    L->record_last_time_s = L->frame.time_s;
+}
+
+/* Solves one new frame and shows it; false to stop. */
+static bool
+process_frame(struct live *L)
+{
+    const int64_t start_ns = u_time_now_ns();
+    body_update(L->body, &L->frame);
+    const int64_t end_ns = u_time_now_ns();
+    L->last_update_us = (float)((double)(end_ns - start_ns) * 1e-3);
+    body_get_status(L->body, &L->status);
+    app_stats_add(&L->stats, end_ns, L->last_update_us, L->status.posture);
+    update_frame_rate(L, end_ns);
+
+    const uint32_t actions = L->render ? render_poll(L->render) : 0;
+    const bool keep_going = handle_requests(L, actions, L->frame.events);
+    fill_scene(L, end_ns); /* the headset's eyes draw it too, in in_source_submit */
+    if (L->render)
+        render_draw(L->render, &L->scene);
+    send_outputs(L);
+    record_frame(L);
+    return keep_going;
+}
+
+/* No frame this time (a session not running yet): keep the window alive. */
+static bool
+idle(struct live *L)
+{
+    if (!L->render)
+        return true;
+    const uint32_t actions = render_poll(L->render);
+    if (L->have_frame) {
+        set_message(L, "waiting for tracking");
+        fill_scene(L, u_time_now_ns());
+        render_draw(L->render, &L->scene);
+    }
+    return !(actions & RENDER_ACTION_QUIT);
+}
+
+static int
+run_loop(struct live *L, const struct app_live_hooks *hooks)
+{
+    const long limit = L->opt->frames > 0 ? L->opt->frames : L->frame_limit;
+    const bool openxr_window = L->render && strcmp(L->source_info.kind, "openxr") == 0;
+    while (!g_interrupted && (limit == 0 || L->stats.frames < limit)) {
+        if (openxr_window)
+            render_make_current(L->render);
+        /* Into a separate frame: the last good one stays for the window while waiting. */
+        struct em_tracking_frame next;
+        const enum em_result r = in_source_next(L->source, &next);
+        if (r == EM_END_OF_STREAM)
+            break;
+        if (r == EM_NOT_READY) {
+            if (!idle(L))
+                break;
+            continue;
+        }
+        if (r != EM_OK) {
+            U_LOG_E("tracking (%s) failed: %s", L->source_info.kind, em_result_string(r));
+            return APP_EXIT_FAILURE;
+        }
+        L->frame = next;
+        L->have_frame = true;
+        if (hooks && hooks->on_frame)
+            hooks->on_frame(hooks->user, L->stats.frames, &L->frame, L->render, &L->scene, L->body);
+        const bool keep_going = process_frame(L);
+        const enum em_result s = in_source_submit(L->source);
+        if (s < 0) {
+            U_LOG_E("tracking (%s): submitting the frame failed: %s", L->source_info.kind,
+                    em_result_string(s));
+            return APP_EXIT_FAILURE;
+        }
+        if (!keep_going)
+            break;
+    }
+    if (g_interrupted)
+        U_LOG_I("interrupted");
+    return APP_EXIT_OK;
+}
+
+/* ---- The end ------------------------------------------------------------------------ */
+
+static int
+take_screenshot(struct live *L)
+{
+    if (!L->opt->screenshot_path || !L->render)
+        return APP_EXIT_OK;
+    if (!L->have_frame) {
+        U_LOG_E("--screenshot: no frame was drawn, so there is nothing to save");
+        return APP_EXIT_FAILURE;
+    }
+    struct em_error err = {{0}};
+    if (render_screenshot(L->render, L->opt->screenshot_path, &err) != EM_OK) {
+        U_LOG_E("--screenshot: %s", err.message);
+        return APP_EXIT_FAILURE;
+    }
+    /* Say where it is, wherever the program was started from. */
+    app_path_tidy(L->opt->screenshot_path, L->screenshot_done, sizeof L->screenshot_done);
+    return APP_EXIT_OK;
+}
+
+static int
+close_recording(struct live *L)
+{
+    if (!L->recording)
+        return APP_EXIT_OK;
+    L->recording = false;
+    struct em_error err = {{0}};
+    if (st_stream_writer_close(&L->recorder, &err) != EM_OK) {
+        U_LOG_E("--record: %s", err.message);
+        return APP_EXIT_FAILURE;
+    }
+    if (L->recorded == 0)
+        U_LOG_W("--record: no frame was recorded; %s holds only the header", L->opt->record_path);
+    return APP_EXIT_OK;
+}
+
+static void
+print_sender_summary(const char *what, const struct app_osc_option *o,
+                     const struct osc_sender *sender)
+{
+    if (!sender)
+        return;
+    struct osc_sender_stats st;
+    osc_sender_get_stats(sender, &st);
+    printf("embody: %s to %s:%d: %llu frames, %llu datagrams sent, %llu failed\n", what, o->host,
+           o->port, (unsigned long long)st.frames, (unsigned long long)st.datagrams_sent,
+           (unsigned long long)st.datagrams_failed);
+}
+
+static void
+print_summary(const struct live *L)
+{
+    const struct app_stats *st = &L->stats;
+    const double seconds = app_stats_seconds(st);
+    const char *kind = L->source_info.kind ? L->source_info.kind : "-";
+    printf("embody: %ld frames from %s%s%s%s in %.2f s", st->frames,
+           strcmp(kind, "openxr") == 0 ? "OpenXR" : (strcmp(kind, "demo") == 0 ? "the demo" : kind),
+           L->source_info.path[0] ? " (" : "", L->source_info.path,
+           L->source_info.path[0] ? ")" : "", seconds);
+    if (seconds > 0.0)
+        printf(" (%.1f frames/s)", (double)(st->frames - 1) / seconds);
+    printf("\n");
+    if (L->source_info.fell_back)
+        printf("embody: the demo played because there is no headset: %s\n",
+               L->source_info.fallback_reason);
+    char openxr[512];
+    app_source_describe(L->source, openxr, sizeof openxr);
+    if (openxr[0])
+        printf("embody: OpenXR: %s\n", openxr);
+    printf("embody: body update: mean %.1f µs, median %.1f µs, max %.1f µs\n",
+           (double)app_stats_mean_us(st), (double)app_stats_median_us(st),
+           (double)st->update_us_max);
+    printf("embody: posture:");
+    for (int p = 0; p < BODY_POSTURE_COUNT; ++p)
+        printf("%s %s %ld", p ? "," : "", body_posture_name((enum body_posture)p), st->posture[p]);
+    printf(" (frames)\n");
+    if (L->screenshot_done[0])
+        printf("embody: screenshot: %s\n", L->screenshot_done);
+    if (L->opt->record_path)
+        printf("embody: recorded %ld frames to %s%s\n", L->recorded, L->opt->record_path,
+               L->record_refused ? " (some refused: see the warning)" : "");
+    print_sender_summary("VMC", &L->opt->vmc, L->vmc);
+    print_sender_summary("VRChat OSC", &L->opt->vrchat, L->vrchat);
+    fflush(stdout);
+}
+
+static void
+teardown(struct live *L)
+{
+    if (L->recording) {
+        st_stream_writer_close(&L->recorder, NULL);
+        L->recording = false;
+    }
+    osc_sender_destroy(&L->vrchat);
+    osc_sender_destroy(&L->vmc);
+    if (L->render && L->source && strcmp(L->source_info.kind, "openxr") == 0)
+        render_make_current(L->render);
+    in_source_destroy(&L->source);
+    render_destroy(&L->render);
+    body_destroy(&L->body);
+    app_avatar_fini(&L->avatar);
+}
+
+static int
+finish(struct live *L, const struct app_live_hooks *hooks, int loop_code)
+{
+    int code = loop_code;
+    const int shot = take_screenshot(L);
+    if (code == APP_EXIT_OK)
+        code = shot;
+    if (hooks && hooks->at_end)
+        hooks->at_end(hooks->user, L->render, &L->scene, L->body);
+    const int recorded = close_recording(L);
+    if (code == APP_EXIT_OK)
+        code = recorded;
+    if (L->opt->verbosity >= 0)
+        print_summary(L);
+    return code;
+}
+
+int
+app_live_run(const struct app_options *options, const struct app_live_hooks *hooks,
+             struct app_live_result *out_result)
+{
+    struct live *L = calloc(1, sizeof *L);
+    if (!L) {
+        fprintf(stderr, "embody: error: out of memory\n");
+        return APP_EXIT_FAILURE;
+    }
+    L->opt = options;
+    set_log_level(options->verbosity);
+    g_interrupted = 0;
+
+    int code = setup_body(L);
+    if (code == APP_EXIT_OK && options->print_config) {
+        app_config_print(stdout, options, &L->avatar, L->body);
+        teardown(L);
+        free(L);
+        return APP_EXIT_OK;
+    }
+    if (code == APP_EXIT_OK)
+        code = setup_outputs(L);
+    if (code == APP_EXIT_OK)
+        code = open_window_and_source(L);
+    if (code == APP_EXIT_OK) {
+        struct sigaction action = {.sa_handler = on_signal}, old_int, old_term;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, &old_int);
+        sigaction(SIGTERM, &action, &old_term);
+        code = finish(L, hooks, run_loop(L, hooks));
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    if (out_result) {
+        out_result->frames = L->stats.frames;
+        out_result->source_kind = L->source_info.kind;
+        out_result->fell_back_to_demo = L->source_info.fell_back;
+        out_result->had_window = L->render != NULL;
+    }
+    teardown(L);
+    free(L);
+    return code;
+}

@@ -1,0 +1,257 @@
+/* The live program's options (app_options.h): the table, the checks, the help text. */
+#include <string.h>
+
+#include "app/app_args.h"
+#include "app/app_options.h"
+
+#define HELP_HINT "embody --help"
+
+enum option_id {
+    OPT_OPENXR = 1,
+    OPT_REPLAY,
+    OPT_DEMO,
+    OPT_FAST,
+    OPT_LOOP,
+    OPT_HEIGHT,
+    OPT_ARM_SPAN,
+    OPT_AVATAR,
+    OPT_SKELETON,
+    OPT_UNIT_SCALE,
+    OPT_VMC,
+    OPT_VRCHAT,
+    OPT_RECORD,
+    OPT_FRAMES,
+    OPT_SCREENSHOT,
+    OPT_NO_WINDOW,
+    OPT_PRINT_CONFIG,
+    OPT_VERBOSE,
+    OPT_QUIET,
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_COUNT,
+};
+
+static const struct app_arg_spec k_specs[] = {
+    {OPT_OPENXR, "openxr", 0, APP_ARG_FLAG},
+    {OPT_REPLAY, "replay", 0, APP_ARG_VALUE},
+    {OPT_DEMO, "demo", 0, APP_ARG_FLAG},
+    {OPT_FAST, "fast", 0, APP_ARG_FLAG},
+    {OPT_LOOP, "loop", 0, APP_ARG_FLAG},
+    {OPT_HEIGHT, "height", 0, APP_ARG_VALUE},
+    {OPT_ARM_SPAN, "arm-span", 0, APP_ARG_VALUE},
+    {OPT_AVATAR, "avatar", 0, APP_ARG_VALUE},
+    {OPT_SKELETON, "skeleton", 0, APP_ARG_VALUE},
+    {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
+    {OPT_VMC, "vmc", 0, APP_ARG_OPTIONAL},
+    {OPT_VRCHAT, "vrchat-osc", 0, APP_ARG_OPTIONAL},
+    {OPT_RECORD, "record", 0, APP_ARG_VALUE},
+    {OPT_FRAMES, "frames", 0, APP_ARG_VALUE},
+    {OPT_SCREENSHOT, "screenshot", 0, APP_ARG_VALUE},
+    {OPT_NO_WINDOW, "no-window", 0, APP_ARG_FLAG},
+    {OPT_PRINT_CONFIG, "print-config", 0, APP_ARG_FLAG},
+    {OPT_VERBOSE, "verbose", 'v', APP_ARG_FLAG},
+    {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
+    {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_VERSION, "version", 0, APP_ARG_FLAG},
+};
+#define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
+
+void
+app_options_print_help(FILE *out)
+{
+    fputs("usage: embody [OPTIONS]            a full body from a headset and two controllers\n"
+          "       embody COMMAND [ARGS]       (embody COMMAND --help for each)\n"
+          "\n"
+          "With no options, embody tracks a headset through OpenXR when a runtime and a\n"
+          "headset are there; otherwise it says why and plays the bundled demo.\n"
+          "\n"
+          "Tracking:\n"
+          "  --openxr               OpenXR only: exit with an error if it is not available\n"
+          "  --replay FILE.csv      play a 3-point stream file in real time\n"
+          "  --demo                 play the bundled demo\n"
+          "  --fast                 play the replay or the demo as fast as possible\n"
+          "  --loop                 start the replay again at its end\n"
+          "Avatar:\n"
+          "  --height M             standing height, 0.5 to 2.8 m (default humanoid: 1.75)\n"
+          "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
+          "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
+          "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
+          "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
+          "Output:\n"
+          "  --vmc [HOST:PORT]      send the pose over the VMC protocol (127.0.0.1:39539)\n"
+          "  --vrchat-osc [HOST:PORT]  send VRChat OSC trackers (127.0.0.1:9000)\n"
+          "  --record FILE.csv      write the tracking frames as read to a stream file\n"
+          "Window:\n"
+          "  --frames N             stop after N frames (the window is then hidden)\n"
+          "  --screenshot FILE.png  write the window's image at the end\n"
+          "  --no-window            run without any window (no display needed)\n"
+          "Other:\n"
+          "  --print-config         print every resolved setting and exit\n"
+          "  -v, --verbose          more messages\n"
+          "  -q, --quiet            errors and warnings only, no summary\n"
+          "  -h, --help             this help\n"
+          "  --version              the version\n"
+          "\n"
+          "Commands:\n"
+          "  mocap2stream CLIP.bvh [-o OUT.csv]   the stream a headset would give for a clip\n"
+          "  solve STREAM.csv -o OUT.bvh (--avatar CLIP.bvh | --height M)\n"
+          "                                       reconstruct a stream into a BVH file\n"
+          "  eval [DIR] ...                       run the evaluation protocol\n"
+          "\n"
+          "Keys in the window: C calibrate (stand straight, arms out), R recenter,\n"
+          "Space pause, Tab camera, H HUD, T IK targets, S screenshot, F1 help, Esc quit.\n"
+          "Exit status: 0 done, 1 failed while running, 2 bad options or input files.\n",
+          out);
+}
+
+const char *
+app_input_name(enum app_input input)
+{
+    switch (input) {
+    case APP_INPUT_AUTO: return "auto";
+    case APP_INPUT_OPENXR: return "openxr";
+    case APP_INPUT_REPLAY: return "replay";
+    case APP_INPUT_DEMO: return "demo";
+    }
+    return "?";
+}
+
+bool
+app_options_is_main_job(const struct app_options *options)
+{
+    return options->input == APP_INPUT_AUTO && !options->screenshot_path;
+}
+
+static enum em_result
+set_input(struct app_options *o, enum app_input input, const char *name, struct em_error *err)
+{
+    if (o->input != APP_INPUT_AUTO && o->input != input)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "%s: choose one of --openxr, --replay and --demo", name);
+    o->input = input;
+    return EM_OK;
+}
+
+static enum em_result
+parse_osc(struct app_osc_option *osc, const char *name, const char *value, int default_port,
+          struct em_error *err)
+{
+    osc->enabled = true;
+    return osc_parse_destination(value, name, OSC_DEFAULT_HOST, default_port, osc->host, &osc->port,
+                                 err);
+}
+
+/* Applies one option with its value. */
+static enum em_result
+apply(struct app_options *o, int id, const char *name, const char *value, struct em_error *err)
+{
+    long count;
+    switch ((enum option_id)id) {
+    case OPT_OPENXR: return set_input(o, APP_INPUT_OPENXR, name, err);
+    case OPT_REPLAY: o->replay_path = value; return set_input(o, APP_INPUT_REPLAY, name, err);
+    case OPT_DEMO: return set_input(o, APP_INPUT_DEMO, name, err);
+    case OPT_FAST: o->fast = true; return EM_OK;
+    case OPT_LOOP: o->loop = true; return EM_OK;
+    case OPT_HEIGHT:
+        return app_parse_number(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
+                                "a standing height in metres", &o->height_m, err);
+    case OPT_ARM_SPAN:
+        return app_parse_number(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
+                                "an arm span in metres", &o->arm_span_m, err);
+    case OPT_AVATAR: o->avatar_bvh = value; return EM_OK;
+    case OPT_SKELETON: o->skeleton_json = value; return EM_OK;
+    case OPT_UNIT_SCALE:
+        return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
+                                "metres per BVH unit", &o->unit_scale, err);
+    case OPT_VMC: return parse_osc(&o->vmc, name, value, OSC_VMC_DEFAULT_PORT, err);
+    case OPT_VRCHAT: return parse_osc(&o->vrchat, name, value, OSC_VRCHAT_DEFAULT_PORT, err);
+    case OPT_RECORD: o->record_path = value; return EM_OK;
+    case OPT_FRAMES:
+        if (app_parse_count(name, value, 1, APP_FRAMES_MAX, "a frame count", &count, err) != EM_OK)
+            return EM_ERROR_INVALID_ARGUMENT;
+        o->frames = count;
+        return EM_OK;
+    case OPT_SCREENSHOT: o->screenshot_path = value; return EM_OK;
+    case OPT_NO_WINDOW: o->no_window = true; return EM_OK;
+    case OPT_PRINT_CONFIG: o->print_config = true; return EM_OK;
+    case OPT_VERBOSE: o->verbosity = 1; return EM_OK;
+    case OPT_QUIET: o->verbosity = -1; return EM_OK;
+    case OPT_HELP: o->show_help = true; return EM_OK;
+    case OPT_VERSION: o->show_version = true; return EM_OK;
+    case OPT_COUNT: break;
+    }
+    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);
+}
+
+/* Checks the options that only make sense together (or apart). */
+static enum em_result
+check_combinations(const struct app_options *o, struct em_error *err)
+{
+    if (o->fast && o->input != APP_INPUT_REPLAY && o->input != APP_INPUT_DEMO)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--fast: only with --replay FILE or --demo (live tracking keeps its "
+                       "own pace)");
+    if (o->loop && o->input != APP_INPUT_REPLAY)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--loop: only with --replay FILE (the demo always loops)");
+    if (o->avatar_bvh && o->skeleton_json)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--avatar and --skeleton: choose one of them for the avatar");
+    if (o->unit_scale > 0.0 && !o->avatar_bvh)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
+    if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--avatar: expected a BVH file (FILE.bvh), got \"%s\"", o->avatar_bvh);
+    if (o->skeleton_json && !app_has_suffix(o->skeleton_json, ".json"))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--skeleton: expected an embody skeleton file (FILE.json), got \"%s\"",
+                       o->skeleton_json);
+    if (o->screenshot_path && o->no_window)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--screenshot: needs the window, which --no-window turns off");
+    if (o->screenshot_path && !app_has_suffix(o->screenshot_path, ".png"))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--screenshot: expected a PNG file name (FILE.png), got \"%s\"",
+                       o->screenshot_path);
+    if (o->vmc.enabled && o->vrchat.enabled && o->vmc.port == o->vrchat.port &&
+        strcmp(o->vmc.host, o->vrchat.host) == 0)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--vmc and --vrchat-osc: both send to %s:%d; give them different ports",
+                       o->vmc.host, o->vmc.port);
+    return EM_OK;
+}
+
+enum em_result
+app_options_parse(int argc, char **argv, int first, struct app_options *out_options,
+                  struct em_error *err)
+{
+    struct app_options *o = out_options;
+    memset(o, 0, sizeof *o);
+    bool seen[OPT_COUNT] = {false};
+    struct app_args args;
+    app_args_init(&args, argc, argv, first);
+    for (;;) {
+        int id;
+        const char *name, *value;
+        const enum app_arg_next kind =
+            app_args_next(&args, k_specs, SPEC_COUNT, &id, &name, &value, HELP_HINT, err);
+        if (kind == APP_ARGS_END)
+            break;
+        if (kind == APP_ARGS_ERROR)
+            return EM_ERROR_INVALID_ARGUMENT;
+        if (kind == APP_ARGS_POSITIONAL)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "unexpected argument \"%s\": embody takes files only after an "
+                           "option (--replay FILE.csv, ...; see %s)",
+                           value, HELP_HINT);
+        if (seen[id] && id != OPT_VERBOSE && id != OPT_QUIET)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given twice", name);
+        seen[id] = true;
+        const enum em_result r = apply(o, id, name, value, err);
+        if (r != EM_OK)
+            return r;
+    }
+    if (o->show_help || o->show_version)
+        return EM_OK;
+    return check_combinations(o, err);
+}

@@ -1,0 +1,86 @@
+/*
+ * The options of the live program (`embody [OPTIONS]`): where tracking comes from, the
+ * avatar, the outputs, the window and the headless controls. Parsing checks everything it
+ * can without opening files or windows (numbers, ranges, combinations, destinations);
+ * files are checked when they are read, with the option named in the error.
+ */
+#ifndef EMBODY_APP_OPTIONS_H
+#define EMBODY_APP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "embody/out.h"
+#include "embody/result.h"
+
+/* Limits of the options (also shown in --help). */
+#define APP_HEIGHT_MIN_M 0.5
+#define APP_HEIGHT_MAX_M 2.8
+#define APP_DEFAULT_HEIGHT_M 1.75
+#define APP_ARM_SPAN_MIN_M 0.5
+#define APP_ARM_SPAN_MAX_M 3.0
+#define APP_UNIT_SCALE_MIN 1e-4
+#define APP_UNIT_SCALE_MAX 100.0
+#define APP_FRAMES_MAX 1000000000L
+/* The main job without a display or a headset plays this many demo frames (10 s). */
+#define APP_HEADLESS_DEMO_FRAMES 600L
+
+enum app_input {
+    APP_INPUT_AUTO = 0, /* OpenXR when a runtime and headset are there, else the demo */
+    APP_INPUT_OPENXR,   /* OpenXR or an error */
+    APP_INPUT_REPLAY,   /* a stream file */
+    APP_INPUT_DEMO,     /* the bundled demo */
+};
+
+/* One OSC output (--vmc, --vrchat-osc). */
+struct app_osc_option {
+    bool enabled;
+    char host[OSC_HOST_MAX];
+    int port;
+};
+
+struct app_options {
+    enum app_input input;
+    const char *replay_path; /* --replay */
+    bool fast;               /* --fast: replay and demo as fast as possible */
+    bool loop;               /* --loop: replay starts again at the end */
+
+    /* The avatar: the default humanoid, a BVH skeleton or a skeleton file, fitted to a
+     * height and arm span (0 = the avatar's own; the default humanoid gets 1.75 m). */
+    const char *avatar_bvh;    /* --avatar */
+    const char *skeleton_json; /* --skeleton */
+    double unit_scale;         /* --unit-scale for --avatar: metres per BVH unit, 0 = guess */
+    double height_m;           /* --height, 0 when not given */
+    double arm_span_m;         /* --arm-span, 0 when not given */
+
+    struct app_osc_option vmc;    /* --vmc [HOST:PORT] */
+    struct app_osc_option vrchat; /* --vrchat-osc [HOST:PORT] */
+    const char *record_path;      /* --record */
+
+    long frames;                 /* --frames: stop after this many, 0 = until the end */
+    const char *screenshot_path; /* --screenshot: the window's image at the end */
+    bool no_window;              /* --no-window */
+
+    bool print_config; /* --print-config */
+    bool show_help;    /* --help */
+    bool show_version; /* --version */
+    int verbosity;     /* -1 quiet, 0 normal, 1 verbose */
+};
+
+/* Parses the live program's options from argv[first..argc). On a bad option returns
+ * EM_ERROR_INVALID_ARGUMENT with a message naming it and what was expected (the program
+ * exits with APP_EXIT_USAGE). */
+enum em_result app_options_parse(int argc, char **argv, int first, struct app_options *out_options,
+                                 struct em_error *err);
+
+/* True when the options run the program's main job: tracking chosen automatically and no
+ * screenshot asked for (the case that falls back to the demo and runs without a display). */
+bool app_options_is_main_job(const struct app_options *options);
+
+/* The --help text. */
+void app_options_print_help(FILE *out);
+
+/* The name of an input mode ("auto", "openxr", "replay", "demo"). */
+const char *app_input_name(enum app_input input);
+
+#endif

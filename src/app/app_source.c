@@ -1,0 +1,179 @@
+/*
+ * Opening the input source (app_source.h). OpenXR is compiled in when the xr module is
+ * (EMBODY_HAVE_OPENXR); without it the main job says so and plays the demo.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/app_args.h"
+#include "app/app_source.h"
+
+#ifdef EMBODY_HAVE_OPENXR
+#include "embody/xr.h"
+#endif
+
+bool
+app_source_has_openxr(void)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    return true;
+#else
+    return false;
+#endif
+}
+
+#ifdef EMBODY_HAVE_OPENXR
+/* Draws the mirror's scene for one headset eye (called inside in_source_submit). */
+static void
+draw_eye(void *user, const struct oxr_eye_view *eye)
+{
+    const struct app_eye_target *target = user;
+    render_draw_eye(target->render, target->scene, eye->view, eye->projection, eye->width,
+                    eye->height);
+}
+#endif
+
+static enum em_result
+open_openxr(const struct app_eye_target *eyes, bool verbose, struct in_source **out_source,
+            struct em_error *err)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    /* The Khronos loader prints its own errors to stderr; our one-line reason says the
+     * same more plainly, so keep it quiet unless asked (or set by the user). */
+    if (!verbose)
+        setenv("XR_LOADER_DEBUG", "none", 0);
+    const struct oxr_desc desc = {
+        .app_name = "embody",
+        .headless = eyes == NULL,
+        .draw_eye = eyes ? draw_eye : NULL,
+        .user = (void *)eyes,
+        .floor_height_m = APP_LOCAL_FLOOR_DEFAULT_M,
+    };
+    if (eyes)
+        render_make_current(eyes->render);
+    return oxr_source_create(&desc, out_source, err);
+#else
+    (void)eyes;
+    (void)verbose;
+    *out_source = NULL;
+    return em_fail(err, EM_ERROR_UNSUPPORTED,
+                   "this embody was built without OpenXR support (the xr module)");
+#endif
+}
+
+static enum em_result
+open_replay(const struct app_options *o, struct in_source **out_source,
+            struct app_source_info *info, struct em_error *err)
+{
+    info->kind = "replay";
+    snprintf(info->path, sizeof info->path, "%s", o->replay_path);
+    enum em_result r = app_check_readable("--replay", o->replay_path, err);
+    if (r != EM_OK)
+        return r;
+    const struct in_replay_desc desc = {
+        .path = o->replay_path,
+        .as_fast_as_possible = o->fast,
+        .loop = o->loop,
+    };
+    r = in_replay_create(&desc, out_source, err);
+    if (r != EM_OK)
+        app_error_prefix(err, "--replay");
+    return r;
+}
+
+static enum em_result
+open_demo(const struct app_options *o, struct in_source **out_source, struct app_source_info *info,
+          struct em_error *err)
+{
+    info->kind = "demo";
+    app_path_tidy(in_demo_path(), info->path, sizeof info->path);
+    return in_demo_create(o->fast, out_source, err);
+}
+
+enum em_result
+app_source_open(const struct app_options *options, const struct app_eye_target *eyes,
+                struct in_source **out_source, struct app_source_info *out_info,
+                struct em_error *err)
+{
+    *out_source = NULL;
+    memset(out_info, 0, sizeof *out_info);
+    out_info->floor_height_m = APP_LOCAL_FLOOR_DEFAULT_M;
+    switch (options->input) {
+    case APP_INPUT_REPLAY: return open_replay(options, out_source, out_info, err);
+    case APP_INPUT_DEMO: return open_demo(options, out_source, out_info, err);
+    case APP_INPUT_OPENXR: {
+        out_info->kind = "openxr";
+        const enum em_result r = open_openxr(eyes, options->verbosity > 0, out_source, err);
+        if (r != EM_OK)
+            app_error_prefix(err, "--openxr");
+        return r;
+    }
+    case APP_INPUT_AUTO: break;
+    }
+    out_info->kind = "openxr";
+    struct em_error why = {{0}};
+    if (open_openxr(eyes, options->verbosity > 0, out_source, &why) == EM_OK)
+        return EM_OK;
+    /* Anything that keeps OpenXR from starting sends the main job to the demo. */
+    out_info->fell_back = true;
+    snprintf(out_info->fallback_reason, sizeof out_info->fallback_reason, "%s",
+             why.message[0] ? why.message : "OpenXR could not start");
+    return open_demo(options, out_source, out_info, err);
+}
+
+void
+app_source_describe(const struct in_source *source, char *out, size_t size)
+{
+    out[0] = '\0';
+#ifdef EMBODY_HAVE_OPENXR
+    if (!oxr_source_is_openxr(source))
+        return;
+    struct oxr_status status;
+    oxr_source_get_status(source, &status);
+    snprintf(out, size, "runtime %s, headset %s, %s space", status.runtime_name, status.system_name,
+             status.stage_space ? "STAGE" : "LOCAL");
+#else
+    (void)source;
+    (void)size;
+#endif
+}
+
+bool
+app_source_calibrate_floor(struct in_source *source, struct app_source_info *info,
+                           const struct em_tracking_frame *frame, float eye_height_m,
+                           char *out_message, size_t size)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    if (!oxr_source_is_openxr(source))
+        return false;
+    struct oxr_status status;
+    oxr_source_get_status(source, &status);
+    if (status.stage_space)
+        return false;
+    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
+    if (!em_device_pose_usable(head)) {
+        snprintf(out_message, size, "floor calibration failed: the headset is not tracked");
+        return true;
+    }
+    /* The frame's y is LOCAL's y plus the floor's depth: shift it to the eye height. */
+    const float floor_m = info->floor_height_m + (eye_height_m - head->pose.position_m[1]);
+    struct em_error err = {{0}};
+    if (oxr_source_set_floor(source, floor_m, &err) != EM_OK) {
+        snprintf(out_message, size, "floor calibration failed: %.120s", err.message);
+        return true;
+    }
+    info->floor_height_m = floor_m;
+    snprintf(out_message, size, "floor set %.2f m below the start (no STAGE space)",
+             (double)floor_m);
+    return true;
+#else
+    (void)source;
+    (void)info;
+    (void)frame;
+    (void)eye_height_m;
+    (void)out_message;
+    (void)size;
+    return false;
+#endif
+}

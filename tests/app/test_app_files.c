@@ -1,0 +1,345 @@
+/*
+ * The program's files, run as the real binary: --record writes the frames exactly as
+ * read (record, replay, record again: identical files, identical floats), `embody solve`
+ * writes a BVH that reads back with one frame per stream row, the VRM names and a head
+ * where the headset was, `embody mocap2stream` reproduces the reference streams, and
+ * `embody eval` runs the protocol.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "app_run.h"
+#include "embody/m_math.h"
+#include "embody/stream.h"
+
+#define TIMEOUT_MS 120000
+
+static char g_stream[1024]; /* tests/data/streams/cmu_14_04.csv */
+static char g_clip[1024];   /* tests/data/mocap/cmu_14_04.bvh */
+
+static void
+run_ok(const char *const *args, struct app_run_result *r)
+{
+    app_run(args, (const char *const[]){"XR_RUNTIME_JSON=/nonexistent/runtime.json", NULL},
+            TIMEOUT_MS, r);
+    app_run_expect_exit(r, 0);
+}
+
+static void
+load_stream(const char *path, struct st_stream *out)
+{
+    struct em_error err = {{0}};
+    if (st_stream_load(path, out, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static void
+load_bvh(const char *path, struct st_bvh *out)
+{
+    struct em_error err = {{0}};
+    if (st_bvh_load(path, out, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static void
+expect_same_poses(const struct em_tracking_frame *a, const struct em_tracking_frame *b, int row)
+{
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const struct em_device_pose *x = &a->device[d], *y = &b->device[d];
+        if (memcmp(x->pose.position_m, y->pose.position_m, sizeof(vec3)) != 0 ||
+            memcmp(x->pose.orientation, y->pose.orientation, sizeof(versor)) != 0 ||
+            x->flags != y->flags)
+            fail_msg("row %d, %s: the recorded pose differs from the file's", row,
+                     em_device_name((enum em_device)d));
+    }
+}
+
+static void
+record_then_replay_gives_the_same_frames(void **state)
+{
+    (void)state;
+    char b[1024], c[1024];
+    app_run_scratch_path("record-b", "csv", b, sizeof b);
+    app_run_scratch_path("record-c", "csv", c, sizeof c);
+    struct app_run_result r;
+    run_ok((const char *[]){"--replay", g_stream, "--fast", "--no-window", "--record", b, NULL},
+           &r);
+    app_run_expect_text(r.out, "recorded ");
+    app_run_result_fini(&r);
+    run_ok((const char *[]){"--replay", b, "--fast", "--no-window", "--record", c, NULL}, &r);
+    app_run_result_fini(&r);
+
+    size_t b_size, c_size;
+    char *b_text = app_run_read_file(b, &b_size);
+    char *c_text = app_run_read_file(c, &c_size);
+    assert_true(b_size > 1000);
+    if (b_size != c_size || memcmp(b_text, c_text, b_size) != 0)
+        fail_msg("%s and %s differ", b, c);
+    free(b_text);
+    free(c_text);
+
+    /* B holds A's frames: every float identical, every time the same. */
+    struct st_stream sa, sb;
+    load_stream(g_stream, &sa);
+    load_stream(b, &sb);
+    assert_int_equal(sa.frame_count, sb.frame_count);
+    for (int i = 0; i < sa.frame_count; ++i) {
+        expect_same_poses(&sa.frames[i], &sb.frames[i], i + 2);
+        if (fabs((sa.frames[i].time_s - sa.frames[0].time_s) - sb.frames[i].time_s) > 1e-12)
+            fail_msg("row %d: t %.17g, expected %.17g", i + 2, sb.frames[i].time_s,
+                     sa.frames[i].time_s);
+    }
+    st_stream_fini(&sa);
+    st_stream_fini(&sb);
+    remove(b);
+    remove(c);
+}
+
+/* The VRM names the protocol scores (PROTOCOL section 3). */
+static const char *const k_scored[] = {
+    "hips",          "neck",          "head",          "leftUpperArm", "leftLowerArm", "leftHand",
+    "rightUpperArm", "rightLowerArm", "rightHand",     "leftUpperLeg", "leftLowerLeg", "leftFoot",
+    "leftToes",      "rightUpperLeg", "rightLowerLeg", "rightFoot",    "rightToes"};
+#define SCORED_COUNT ((int)(sizeof k_scored / sizeof k_scored[0]))
+
+/* Checks the BVH against the stream: a frame per row, the stream's period, the scored
+ * names, metres in the stream's frame (the head joint stays near the headset). */
+static void
+check_solved_bvh(const char *bvh_path, const struct st_stream *stream)
+{
+    struct st_bvh bvh;
+    load_bvh(bvh_path, &bvh);
+    assert_int_equal(bvh.frame_count, stream->frame_count);
+    const double period =
+        (stream->frames[stream->frame_count - 1].time_s - stream->frames[0].time_s) /
+        (double)(stream->frame_count - 1);
+    assert_true(fabs(bvh.frame_time_s - period) < 1e-6);
+    for (int i = 0; i < SCORED_COUNT; ++i)
+        if (st_bvh_find(&bvh, k_scored[i]) < 0)
+            fail_msg("%s: no joint \"%s\"", bvh_path, k_scored[i]);
+
+    double(*position)[3] = calloc((size_t)bvh.joint_count, sizeof *position);
+    double(*rotation)[4] = calloc((size_t)bvh.joint_count, sizeof *rotation);
+    assert_non_null(position);
+    assert_non_null(rotation);
+    const int head = st_bvh_find(&bvh, "head");
+    double worst_m = 0.0;
+    for (int f = 0; f < bvh.frame_count; ++f) {
+        st_bvh_frame_pose(&bvh, f, position, rotation);
+        const float *eye = stream->frames[f].device[EM_DEVICE_HEAD].pose.position_m;
+        double d2 = 0.0;
+        for (int k = 0; k < 3; ++k)
+            d2 += pow(position[head][k] - (double)eye[k], 2);
+        const double d = sqrt(d2);
+        worst_m = fmax(worst_m, d);
+    }
+    /* The headset sits 8 cm up and 9 cm forward of the head joint: about 12 cm. */
+    if (!(worst_m < 0.2))
+        fail_msg("%s: the head joint is up to %.3f m from the headset", bvh_path, worst_m);
+    free(position);
+    free(rotation);
+    st_bvh_fini(&bvh);
+}
+
+static void
+solve_writes_a_bvh_frame_per_row_with_vrm_names(void **state)
+{
+    (void)state;
+    char out[1024];
+    app_run_scratch_path("solve-height", "bvh", out, sizeof out);
+    struct app_run_result r;
+    run_ok((const char *[]){"solve", g_stream, "-o", out, "--height", "1.75", NULL}, &r);
+    app_run_expect_text(r.err, "embody solve: ");
+    app_run_result_fini(&r);
+    struct st_stream stream;
+    load_stream(g_stream, &stream);
+    check_solved_bvh(out, &stream);
+    st_stream_fini(&stream);
+    remove(out);
+}
+
+/* Length of the bone from `joint`'s parent to `joint` in a BVH (file units). */
+static double
+bvh_bone_length(const struct st_bvh *bvh, const char *joint)
+{
+    const int j = st_bvh_find(bvh, joint);
+    assert_true(j >= 0);
+    const double *o = bvh->joints[j].offset;
+    return sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2]);
+}
+
+static void
+solve_with_a_known_body_uses_the_clip_skeleton(void **state)
+{
+    (void)state;
+    char out[1024];
+    app_run_scratch_path("solve-known", "bvh", out, sizeof out);
+    struct app_run_result r;
+    run_ok((const char *[]){"solve", g_stream, "-o", out, "--avatar", g_clip, "-q", NULL}, &r);
+    assert_string_equal(r.err, "");
+    app_run_result_fini(&r);
+    struct st_stream stream;
+    load_stream(g_stream, &stream);
+    check_solved_bvh(out, &stream);
+
+    /* The bones are the clip's (its HIERARCHY in metres), not the default humanoid's. */
+    struct st_bvh clip, solved;
+    load_bvh(g_clip, &clip);
+    load_bvh(out, &solved);
+    struct sk_skeleton known;
+    struct em_error err = {{0}};
+    if (st_bvh_to_humanoid(&clip, SK_NAMES_CMU, st_bvh_guess_unit_scale(&clip), g_clip, &known,
+                           &err) != EM_OK)
+        fail_msg("%s", err.message);
+    static const char *const bones[] = {"leftLowerArm", "leftHand", "rightLowerLeg", "rightFoot",
+                                        "leftLowerLeg"};
+    for (int i = 0; i < 5; ++i) {
+        const int j = sk_skeleton_find(&known, bones[i]);
+        assert_true(j >= 0);
+        const double expected = (double)known.length_m[j];
+        const double got = bvh_bone_length(&solved, bones[i]);
+        if (fabs(got - expected) > 1e-4)
+            fail_msg("%s: bone %.5f m, the clip's is %.5f m", bones[i], got, expected);
+    }
+    sk_skeleton_fini(&known);
+    st_bvh_fini(&clip);
+    st_bvh_fini(&solved);
+    st_stream_fini(&stream);
+    remove(out);
+}
+
+static void
+expect_streams_within(const struct st_stream *got, const struct st_stream *want, double tol,
+                      const char *what)
+{
+    assert_int_equal(got->frame_count, want->frame_count);
+    for (int i = 0; i < got->frame_count; ++i) {
+        const struct em_tracking_frame *g = &got->frames[i], *w = &want->frames[i];
+        double worst = fabs(g->time_s - w->time_s);
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+            for (int k = 0; k < 3; ++k)
+                worst = fmax(worst, fabs((double)g->device[d].pose.position_m[k] -
+                                         (double)w->device[d].pose.position_m[k]));
+            for (int k = 0; k < 4; ++k)
+                worst = fmax(worst, fabs((double)g->device[d].pose.orientation[k] -
+                                         (double)w->device[d].pose.orientation[k]));
+            assert_int_equal(g->device[d].flags, w->device[d].flags);
+        }
+        if (!(worst <= tol))
+            fail_msg("%s, row %d: off by %g (more than %g)", what, i + 2, worst, tol);
+    }
+}
+
+static void
+mocap2stream_reproduces_the_reference_streams(void **state)
+{
+    (void)state;
+    static const char *const clips[] = {"cmu_14_04", "cmu_05_04", "cmu_91_17"};
+    for (int i = 0; i < 3; ++i) {
+        char clip[1024], reference[1024], rel[128], out[1024];
+        snprintf(rel, sizeof rel, "tests/data/mocap/%s.bvh", clips[i]);
+        app_run_source_path(rel, clip, sizeof clip);
+        snprintf(rel, sizeof rel, "tests/data/streams/%s.csv", clips[i]);
+        app_run_source_path(rel, reference, sizeof reference);
+        app_run_scratch_path(clips[i], "csv", out, sizeof out);
+        struct app_run_result r;
+        run_ok((const char *[]){"mocap2stream", clip, "-o", out, NULL}, &r);
+        app_run_result_fini(&r);
+        struct st_stream got, want;
+        load_stream(out, &got);
+        load_stream(reference, &want);
+        expect_streams_within(&got, &want, 1e-5, clips[i]);
+        st_stream_fini(&got);
+        st_stream_fini(&want);
+        remove(out);
+    }
+}
+
+static void
+mocap2stream_writes_to_stdout_without_o(void **state)
+{
+    (void)state;
+    struct app_run_result r;
+    run_ok((const char *[]){"mocap2stream", g_clip, "-q", NULL}, &r);
+    struct st_stream got, want;
+    struct em_error err = {{0}};
+    if (st_stream_parse(r.out, "stdout", &got, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    load_stream(g_stream, &want);
+    expect_streams_within(&got, &want, 1e-5, "stdout");
+    st_stream_fini(&got);
+    st_stream_fini(&want);
+    app_run_result_fini(&r);
+}
+
+static void
+mocap2stream_names_the_joints_a_clip_lacks(void **state)
+{
+    (void)state;
+    /* A BVH that embody wrote has VRM names, not the CMU joints the protocol needs. */
+    char solved[1024];
+    app_run_scratch_path("no-cmu", "bvh", solved, sizeof solved);
+    struct app_run_result r;
+    run_ok((const char *[]){"solve", g_stream, "-o", solved, "--height", "1.7", "-q", NULL}, &r);
+    app_run_result_fini(&r);
+    app_run((const char *[]){"mocap2stream", solved, NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "LeftFingerBase");
+    app_run_result_fini(&r);
+    remove(solved);
+}
+
+static void
+eval_runs_the_protocol(void **state)
+{
+    (void)state;
+    char clips[1024], json[1024];
+    app_run_source_path("tests/data/mocap", clips, sizeof clips);
+    app_run_scratch_path("eval", "json", json, sizeof json);
+    remove(json);
+    struct app_run_result r;
+    run_ok((const char *[]){"eval", clips, "--frames", "30", "--json", json, "--quiet", NULL}, &r);
+    app_run_expect_text(r.out, "known body: MPJPE");
+    app_run_expect_text(r.out, "height only: MPJPE");
+    app_run_result_fini(&r);
+    size_t size = 0;
+    char *text = app_run_read_file(json, &size);
+    assert_true(size > 100 && text[0] == '{');
+    free(text);
+    remove(json);
+
+    app_run((const char *[]){"eval", "--frames", "x", NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--frames");
+    app_run_result_fini(&r);
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+        return 2;
+    }
+    app_run_set_program(argv[1]);
+    app_run_source_path("tests/data/streams/cmu_14_04.csv", g_stream, sizeof g_stream);
+    app_run_source_path("tests/data/mocap/cmu_14_04.bvh", g_clip, sizeof g_clip);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(record_then_replay_gives_the_same_frames),
+        cmocka_unit_test(solve_writes_a_bvh_frame_per_row_with_vrm_names),
+        cmocka_unit_test(solve_with_a_known_body_uses_the_clip_skeleton),
+        cmocka_unit_test(mocap2stream_reproduces_the_reference_streams),
+        cmocka_unit_test(mocap2stream_writes_to_stdout_without_o),
+        cmocka_unit_test(mocap2stream_names_the_joints_a_clip_lacks),
+        cmocka_unit_test(eval_runs_the_protocol),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
