@@ -66,7 +66,8 @@ xt_temp_path(const char *name, char *out, size_t out_size)
     snprintf(dir, sizeof dir, "%s/tests/xr/tmp", EMBODY_BINARY_DIR);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         fail_msg("cannot make %s: %s", dir, strerror(errno));
-    snprintf(out, out_size, "%s/%s-%s", dir, EMBODY_TEST_PROGRAM, name);
+    if (snprintf(out, out_size, "%s/%s-%s", dir, EMBODY_TEST_PROGRAM, name) >= (int)out_size)
+        fail_msg("temporary path for %s too long", name);
     return out;
 }
 

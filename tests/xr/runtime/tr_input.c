@@ -632,7 +632,7 @@ tr_get_action_state_boolean(XrSession handle, const XrActionStateGetInfo *info,
                             XrActionStateBoolean *state)
 {
     struct tr_action *a = NULL;
-    int hand;
+    int hand = -1;
     XrResult r = check_state_query(handle, info, XR_ACTION_TYPE_BOOLEAN_INPUT, &a, &hand);
     if (XR_FAILED(r))
         return r;
@@ -656,7 +656,7 @@ tr_get_action_state_pose(XrSession handle, const XrActionStateGetInfo *info,
                          XrActionStatePose *state)
 {
     struct tr_action *a = NULL;
-    int hand;
+    int hand = -1;
     XrResult r = check_state_query(handle, info, XR_ACTION_TYPE_POSE_INPUT, &a, &hand);
     if (XR_FAILED(r))
         return r;
