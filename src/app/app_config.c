@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "app/app_config.h"
+#include "embody/render.h"
 #include "app/app_source.h"
 #include "embody/input.h"
 #include "util/u_path.h"
@@ -114,6 +115,7 @@ print_output_and_window(FILE *out, const struct app_options *o)
     else
         fprintf(out, "%-34s = until the end\n", "frames");
     fprintf(out, "%-34s = %s\n", "screenshot", or_none(o->screenshot_path));
+    fprintf(out, "%-34s = %s\n", "camera", render_camera_name((enum render_camera)o->camera));
     const char *display = getenv("DISPLAY");
     fprintf(out, "%-34s = %s\n", "DISPLAY", or_none(display));
     fprintf(out, "%-34s = %s\n", "verbosity",

@@ -174,8 +174,10 @@ open_window(struct live *L)
     };
     struct em_error err = {{0}};
     const enum em_result r = render_create(&desc, &L->render, &err);
-    if (r == EM_OK)
+    if (r == EM_OK) {
+        render_set_camera(L->render, (enum render_camera)L->opt->camera);
         return APP_EXIT_OK;
+    }
     if (r == EM_ERROR_UNSUPPORTED)
         return refuse_or_fall_back(L, err.message);
     U_LOG_E("window: %s", err.message);

@@ -3,6 +3,7 @@
 
 #include "app/app_args.h"
 #include "app/app_options.h"
+#include "embody/render.h"
 
 #define HELP_HINT "embody --help"
 
@@ -22,6 +23,7 @@ enum option_id {
     OPT_RECORD,
     OPT_FRAMES,
     OPT_SCREENSHOT,
+    OPT_CAMERA,
     OPT_NO_WINDOW,
     OPT_PRINT_CONFIG,
     OPT_VERBOSE,
@@ -47,6 +49,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_RECORD, "record", 0, APP_ARG_VALUE},
     {OPT_FRAMES, "frames", 0, APP_ARG_VALUE},
     {OPT_SCREENSHOT, "screenshot", 0, APP_ARG_VALUE},
+    {OPT_CAMERA, "camera", 0, APP_ARG_VALUE},
     {OPT_NO_WINDOW, "no-window", 0, APP_ARG_FLAG},
     {OPT_PRINT_CONFIG, "print-config", 0, APP_ARG_FLAG},
     {OPT_VERBOSE, "verbose", 'v', APP_ARG_FLAG},
@@ -84,6 +87,8 @@ app_options_print_help(FILE *out)
           "Window:\n"
           "  --frames N             stop after N frames (the window is then hidden)\n"
           "  --screenshot FILE.png  write the window's image at the end\n"
+          "  --camera NAME          start with this view: mirror (default), orbit, front,\n"
+          "                         side, top\n"
           "  --no-window            run without any window (no display needed)\n"
           "Other:\n"
           "  --print-config         print every resolved setting and exit\n"
@@ -172,6 +177,14 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
         o->frames = count;
         return EM_OK;
     case OPT_SCREENSHOT: o->screenshot_path = value; return EM_OK;
+    case OPT_CAMERA:
+        for (int c = 0; c < RENDER_CAMERA_COUNT; ++c)
+            if (strcmp(value, render_camera_name((enum render_camera)c)) == 0) {
+                o->camera = c;
+                return EM_OK;
+            }
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "%s: expected mirror, orbit, front, side or top, got \"%s\"", name, value);
     case OPT_NO_WINDOW: o->no_window = true; return EM_OK;
     case OPT_PRINT_CONFIG: o->print_config = true; return EM_OK;
     case OPT_VERBOSE: o->verbosity = 1; return EM_OK;

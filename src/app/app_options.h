@@ -59,6 +59,7 @@ struct app_options {
 
     long frames;                 /* --frames: stop after this many, 0 = until the end */
     const char *screenshot_path; /* --screenshot: the window's image at the end */
+    int camera;                  /* --camera: enum render_camera to start with */
     bool no_window;              /* --no-window */
 
     bool print_config; /* --print-config */

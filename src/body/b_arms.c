@@ -7,6 +7,9 @@
 #include "b_internal.h"
 #include "embody/m_math.h"
 
+/* How far out to the side of straight ahead a knee's pole sits (the body's left is +X). */
+#define KNEE_OUTWARD_M 0.12f
+
 /* How much the hand's orientation decides the elbow, against the anatomical default. */
 #define HAND_CUE_WEIGHT 0.8f
 
@@ -30,11 +33,14 @@ b_arm_pole(const struct body *b, int side, float *out_pole_m)
 void
 b_leg_pole(const struct body *b, int side, float *out_pole_m)
 {
-    float yaw_rot[4], forward[3];
+    /* Ahead of the foot, and a little out to its side: knees track over the toes and
+     * spread when they bend deeply, rather than fold in across each other. */
+    float yaw_rot[4], ahead[3];
     b_quat_from_yaw(b->foot[side].yaw_rad, yaw_rot);
-    const float z[3] = {0, 0, 1};
-    m_quat_rotate(yaw_rot, z, forward);
+    const float out = side == 0 ? KNEE_OUTWARD_M : -KNEE_OUTWARD_M;
+    const float local[3] = {out, 0.0f, 0.5f};
+    m_quat_rotate(yaw_rot, local, ahead);
     float mid[3];
     m_vec3_lerp(b->pose.position_m[b->j.upper_leg[side]], b->foot[side].position_m, 0.5f, mid);
-    m_vec3_muladd(mid, forward, 0.5f, out_pole_m);
+    m_vec3_add(mid, ahead, out_pole_m);
 }

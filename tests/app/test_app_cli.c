@@ -99,6 +99,8 @@ numbers_are_checked_for_form_and_range(void **state)
         {"--frames", "99999999999999999999", "got \"99999999999999999999\""},
         {"--vmc", "127.0.0.1:99999", "--vmc: port \"99999\" is out of range 1-65535"},
         {"--vrchat-osc", "127.0.0.1:abc", "--vrchat-osc"},
+        {"--camera", "sideways", "--camera: expected mirror, orbit, front, side or top, got "
+                                 "\"sideways\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         char joined[128];
