@@ -54,6 +54,9 @@ struct render_hud {
     float height_m;
     float arm_span_m;
     bool paused;
+    /* What the body does about each device beyond its tracking flags, for example "hand
+     * at rest" while it is lost or "blending back" when it returns; NULL for nothing. */
+    const char *device_note[EM_DEVICE_COUNT];
     const char *message; /* a transient line, for example "calibrated: 1.78 m" */
 };
 

@@ -51,7 +51,6 @@ struct live {
     struct render_scene scene;
     char message[160];
     int64_t message_until_ns;
-    char device_line[128];
 
     struct app_stats stats;
     float frame_rate_hz;
@@ -313,21 +312,16 @@ stepping_text(const struct body_status *s)
     return "feet planted";
 }
 
-/* A line about devices the body is covering for (lost or coming back), or "". */
-static void
-describe_devices(const struct body_status *s, char *out, size_t size)
+/* What the body does for a device it is covering for (lost, or coming back). */
+static const char *
+device_note(const struct body_status *s, int d)
 {
-    static const char *const device_words[EM_DEVICE_COUNT] = {"head", "left hand", "right hand"};
-    size_t used = 0;
-    out[0] = '\0';
-    for (int d = 0; d < EM_DEVICE_COUNT && used < size; ++d) {
-        if (s->device[d] == BODY_DEVICE_TRACKED)
-            continue;
-        const int w =
-            snprintf(out + used, size - used, "%s%s %s", used ? ", " : "", device_words[d],
-                     s->device[d] == BODY_DEVICE_LOST ? "lost" : "returning");
-        used += w > 0 ? (size_t)w : 0;
+    switch (s->device[d]) {
+    case BODY_DEVICE_LOST: return d == EM_DEVICE_HEAD ? "head held" : "hand at rest";
+    case BODY_DEVICE_RETURNING: return "blending back";
+    case BODY_DEVICE_TRACKED: break;
     }
+    return NULL;
 }
 
 static void
@@ -358,11 +352,9 @@ fill_scene(struct live *L, int64_t now_ns)
     h->height_m = s->height_m;
     h->arm_span_m = s->arm_span_m;
     h->paused = L->paused;
-    describe_devices(s, L->device_line, sizeof L->device_line);
-    if (now_ns < L->message_until_ns)
-        h->message = L->message;
-    else
-        h->message = L->device_line[0] ? L->device_line : NULL;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        h->device_note[d] = device_note(s, d);
+    h->message = now_ns < L->message_until_ns ? L->message : NULL;
 }
 
 static void

@@ -115,6 +115,10 @@ hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera ca
         pen_text(p, buf, k_label);
         snprintf(buf, sizeof buf, "%s   ", word);
         pen_text(p, buf, rgba);
+        if (h->device_note[d]) {
+            snprintf(buf, sizeof buf, "(%s)   ", h->device_note[d]);
+            pen_text(p, buf, k_warn);
+        }
     }
     pen_newline(p);
 
