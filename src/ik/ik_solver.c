@@ -536,9 +536,20 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
     order_by_levels(s);
     compile_steps(s);
     s->inactive_count = 0;
-    for (int j = 0; j < sk->joint_count; ++j)
-        if (s->node_of_joint[j] < 0)
-            s->inactive[s->inactive_count++] = j;
+    for (int j = 0; j < sk->joint_count; ++j) {
+        if (s->node_of_joint[j] >= 0)
+            continue;
+        /* With positions only, a subtree hanging from a base that never moves (a pinned
+         * root, without rotations) stays where it is: no need to carry it. */
+        if (s->desc.positions_only) {
+            int a = sk->parent[j];
+            while (a >= 0 && s->node_of_joint[a] < 0)
+                a = sk->parent[a];
+            if (a < 0 || (s->flags[s->node_of_joint[a]] & NODE_BASE))
+                continue;
+        }
+        s->inactive[s->inactive_count++] = j;
+    }
 }
 
 enum em_result
