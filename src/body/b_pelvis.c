@@ -5,7 +5,8 @@
  * not twist the hips.
  *
  * Position: the torso hangs upright from the neck, a spine's length below it, so when
- * the head drops (crouching, squatting, sitting) the hips drop with it, and when the head
+ * the head drops (crouching, squatting, sitting) the hips drop with it and sit back a
+ * little, and when the head
  * rises above standing height (a step up, a jump) the body rises and the feet leave the
  * floor or the ground under them rises (b_feet.c). The spine bends between this pelvis
  * and the head (the solver).
@@ -19,6 +20,10 @@
 #include "b_internal.h"
 #include "embody/m_math.h"
 
+/* Of the neck's drop below standing, the share the hips move back (sitting back). Larger
+ * shares made the evaluation worse (0.3: +0.2 cm MPJPE, 0.5: +0.4 cm); this is about
+ * neutral there and shows the movement. */
+#define SIT_BACK_PER_DROP 0.15f
 /* The head may turn this far from the hips before they follow. */
 #define HEADING_DEAD_ZONE_RAD (30.0f * M_DEG_TO_RAD)
 /* Inside the dead zone the hips drift toward the head: slowly while the head moves
@@ -97,8 +102,15 @@ b_pelvis_update(struct body *b, float dt_s)
     const float *rest_neck = b->skeleton.rest_position_m[b->j.neck];
     float rest_delta[3] = {rest_hips[0] - rest_neck[0], 0.0f, rest_hips[2] - rest_neck[2]};
     m_quat_rotate(yaw_rot, rest_delta, rest_delta);
-    const float hips[3] = {neck[0] + rest_delta[0], neck[1] - b->m.hips_to_neck_m,
-                           neck[2] + rest_delta[2]};
+    float hips[3] = {neck[0] + rest_delta[0], neck[1] - b->m.hips_to_neck_m,
+                     neck[2] + rest_delta[2]};
+    /* A body lowering itself sits back: the hips go behind the line below the neck by a
+     * share of the drop, as in a squat or sitting down, to keep the weight over the feet. */
+    const float standing_neck = b->ground_height_m + b->m.neck_height_m;
+    const float drop = fmaxf(0.0f, standing_neck - neck[1]);
+    const float back = SIT_BACK_PER_DROP * drop;
+    hips[0] -= sinf(b->heading_rad) * back;
+    hips[2] -= cosf(b->heading_rad) * back;
     if (b->pelvis_started && dt_s > 0.0f) {
         float v[3];
         m_vec3_sub(hips, b->hips_position_m, v);

@@ -170,6 +170,7 @@ pelvis_drops_with_the_head_and_knees_bend_forward(void **state)
     rig_pose(&r, stand, 0.0f);
     rig_step(&r, 30);
     const float standing_hips = ours(&r, SK_HIPS)[1];
+    const float standing_hips_z = ours(&r, SK_HIPS)[2];
     /* The player crouches: the head comes down 35 cm over a second. */
     for (int i = 1; i <= 60; ++i) {
         const float hips[3] = {0.0f, 1.0f - 0.35f * (float)i / 60.0f, 0.0f};
@@ -178,6 +179,8 @@ pelvis_drops_with_the_head_and_knees_bend_forward(void **state)
     }
     rig_step(&r, 20);
     assert_float_equal(ours(&r, SK_HIPS)[1], standing_hips - 0.35f, 0.03);
+    /* ... and sit back (the body faces +Z). */
+    assert_true(ours(&r, SK_HIPS)[2] < standing_hips_z - 0.02f);
     struct body_status st;
     body_get_status(r.body, &st);
     assert_true(st.posture == BODY_CROUCHING || st.posture == BODY_KNEELING);
