@@ -2,8 +2,11 @@
  * Where elbows and knees point. An elbow is predicted from how the hand is held (the
  * forearm leaves the wrist along the hand's own axis when the wrist is straight), blended
  * with an anatomical default (down, back and out from the shoulder). A knee points over
- * its foot.
+ * its foot. After the solve, the forearm takes half of the hand's twist (pronation), so a
+ * skinned forearm turns along its length instead of at the wrist alone.
  */
+#include <stddef.h>
+
 #include "b_internal.h"
 #include "embody/m_math.h"
 
@@ -43,4 +46,36 @@ b_leg_pole(const struct body *b, int side, float *out_pole_m)
     float mid[3];
     m_vec3_lerp(b->pose.position_m[b->j.upper_leg[side]], b->foot[side].position_m, 0.5f, mid);
     m_vec3_add(mid, ahead, out_pole_m);
+}
+
+/* Of the hand's twist about the forearm, the share the forearm takes. */
+#define FOREARM_TWIST_SHARE 0.5f
+
+void
+b_spread_forearm_twist(struct body *b)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    struct sk_pose *pose = &b->pose;
+    for (int s = 0; s < 2; ++s) {
+        const int elbow = b->j.lower_arm[s], hand = b->j.hand[s];
+        float axis[3], part[4], part_conj[4], swing[4], held[4];
+        const float fallback[3] = {1, 0, 0};
+        /* The forearm's axis, elbow to wrist, in the forearm's frame (= the hand's rest
+         * frame, where its twist is measured). */
+        m_vec3_normalize_or(sk->offset_m[hand], fallback, axis);
+        /* Whatever twist the forearm still holds (a solve that needed no iteration keeps
+         * the last frame's) goes back to the hand first, so the split is of the total. */
+        m_quat_swing_twist(pose->local_rotation[elbow], axis, swing, held);
+        m_quat_copy(swing, pose->local_rotation[elbow]);
+        m_quat_mul(held, pose->local_rotation[hand], pose->local_rotation[hand]);
+        const float angle = m_quat_swing_twist(pose->local_rotation[hand], axis, NULL, NULL);
+        m_quat_from_axis_angle(axis, FOREARM_TWIST_SHARE * angle, part);
+        /* Turning the forearm about its own axis leaves the wrist where it is; the hand
+         * turns back by as much, so its rotation in the world is unchanged. */
+        m_quat_mul(pose->local_rotation[elbow], part, pose->local_rotation[elbow]);
+        m_quat_mul(pose->rotation[sk->parent[elbow]], pose->local_rotation[elbow],
+                   pose->rotation[elbow]);
+        m_quat_conjugate(part, part_conj);
+        m_quat_mul(part_conj, pose->local_rotation[hand], pose->local_rotation[hand]);
+    }
 }

@@ -137,6 +137,11 @@ b_feet_reset(struct body *body);
 void
 b_arm_pole(const struct body *body, int side, float *out_pole_m);
 
+/* Moves half of each hand's twist about the forearm into the forearm (lowerArm) joint,
+ * keeping the hand's position and world rotation. */
+void
+b_spread_forearm_twist(struct body *body);
+
 /* Knee pole for side s. */
 void
 b_leg_pole(const struct body *body, int side, float *out_pole_m);

@@ -398,6 +398,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     set_targets(b);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
+    b_spread_forearm_twist(b);
     classify_posture(b);
 }
 

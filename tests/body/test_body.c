@@ -337,6 +337,39 @@ elbows_point_down_and_back_for_hands_in_front(void **state)
 }
 
 static void
+the_forearm_shares_the_hands_twist(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r);
+    rig_pose(&r, (const float[3]){0.0f, 1.0f, 0.0f}, 0.0f);
+    /* The left hand turned 80 degrees about the forearm (pronation). */
+    const int hand = r.sk.bone_joint[SK_LEFT_HAND];
+    const float x[3] = {1, 0, 0};
+    m_quat_from_axis_angle(x, 80.0f * M_DEG_TO_RAD, r.pose.local_rotation[hand]);
+    sk_pose_forward_kinematics(&r.pose, &r.sk);
+    rig_step(&r, 60);
+    const struct sk_skeleton *sk = body_skeleton(r.body);
+    const struct sk_pose *p = body_pose(r.body);
+    const int elbow = sk->bone_joint[SK_LEFT_LOWER_ARM], our_hand = sk->bone_joint[SK_LEFT_HAND];
+    /* The hand still follows the controller... */
+    float diff[4];
+    m_quat_mul_conj_first(r.pose.rotation[hand], p->rotation[our_hand], diff);
+    assert_true(m_quat_angle(diff) < 3.0f * M_DEG_TO_RAD);
+    assert_true(m_vec3_distance(p->position_m[our_hand], r.pose.position_m[hand]) < 0.01f);
+    /* ... and the forearm took half of the hand's turn about its own axis: the two parts
+     * are equal (measured in our arm, whose upper arm may be twisted differently from
+     * the rig's, so not necessarily 40 degrees each). */
+    float axis[3];
+    m_vec3_normalize_or(sk->offset_m[our_hand], x, axis);
+    const float forearm = m_quat_swing_twist(p->local_rotation[elbow], axis, NULL, NULL);
+    const float wrist = m_quat_swing_twist(p->local_rotation[our_hand], axis, NULL, NULL);
+    assert_true(fabsf(forearm) > 20.0f * M_DEG_TO_RAD);
+    assert_float_equal(forearm, wrist, 2.0f * M_DEG_TO_RAD);
+    rig_fini(&r);
+}
+
+static void
 a_lost_hand_hangs_at_the_side_and_comes_back(void **state)
 {
     (void)state;
@@ -575,6 +608,7 @@ main(void)
         cmocka_unit_test(planted_feet_stay_put_while_the_body_sways),
         cmocka_unit_test(walking_steps_one_foot_at_a_time_and_planted_feet_do_not_slide),
         cmocka_unit_test(elbows_point_down_and_back_for_hands_in_front),
+        cmocka_unit_test(the_forearm_shares_the_hands_twist),
         cmocka_unit_test(a_lost_hand_hangs_at_the_side_and_comes_back),
         cmocka_unit_test(a_lost_head_holds_where_it_was),
         cmocka_unit_test(bad_frames_never_break_the_pose),
