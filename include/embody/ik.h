@@ -119,6 +119,12 @@ ik_solver_set_target(struct ik_solver *solver, int effector, const float *positi
 enum em_result
 ik_solver_set_pole(struct ik_solver *solver, int joint, const float *position_m);
 
+/* The same with a pole direction (world frame, any length): the bend plane is turned
+ * toward `direction` from the limb's root, as for a pole far away that way. It replaces
+ * a pole position set for the joint, and the other way round. */
+enum em_result
+ik_solver_set_pole_direction(struct ik_solver *solver, int joint, const float *direction);
+
 /* Solves, starting from `pose` (which must be consistent: from forward kinematics or an
  * earlier solve) and writing the result into it. `out_stats` may be NULL. */
 void

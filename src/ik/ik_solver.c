@@ -128,8 +128,9 @@ struct ik_solver {
     int effector_node[IK_MAX_EFFECTORS];
 
     int pole_joint[IK_MAX_POLES];
-    float pole_position[IK_MAX_POLES][3];
+    float pole_position[IK_MAX_POLES][3]; /* a point, or a direction when pole_is_direction */
     bool pole_set[IK_MAX_POLES];
+    bool pole_is_direction[IK_MAX_POLES];
     int pole_count;
 };
 
@@ -617,8 +618,8 @@ ik_solver_set_target(struct ik_solver *s, int effector, const float *position_m,
     return EM_OK;
 }
 
-enum em_result
-ik_solver_set_pole(struct ik_solver *s, int joint, const float *position_m)
+static enum em_result
+set_pole(struct ik_solver *s, int joint, const float *value, bool is_direction)
 {
     if (joint < 0 || joint >= s->sk->joint_count ||
         s->sk->limit[joint].kind != SK_LIMIT_HINGE)
@@ -628,12 +629,12 @@ ik_solver_set_pole(struct ik_solver *s, int joint, const float *position_m)
     for (int i = 0; i < s->pole_count; ++i)
         if (s->pole_joint[i] == joint)
             slot = i;
-    if (!position_m) {
+    if (!value) {
         if (slot >= 0)
             s->pole_set[slot] = false;
         return EM_OK;
     }
-    if (!m_vec3_is_finite(position_m))
+    if (!m_vec3_is_finite(value) || (is_direction && !(m_vec3_dot(value, value) > 1e-12f)))
         return EM_ERROR_INVALID_ARGUMENT;
     if (slot < 0) {
         if (s->pole_count >= IK_MAX_POLES)
@@ -647,9 +648,22 @@ ik_solver_set_pole(struct ik_solver *s, int joint, const float *position_m)
                     s->backward_steps[i].has_pole = true;
         }
     }
-    m_vec3_copy(position_m, s->pole_position[slot]);
+    m_vec3_copy(value, s->pole_position[slot]);
+    s->pole_is_direction[slot] = is_direction;
     s->pole_set[slot] = true;
     return EM_OK;
+}
+
+enum em_result
+ik_solver_set_pole(struct ik_solver *s, int joint, const float *position_m)
+{
+    return set_pole(s, joint, position_m, false);
+}
+
+enum em_result
+ik_solver_set_pole_direction(struct ik_solver *s, int joint, const float *direction)
+{
+    return set_pole(s, joint, direction, true);
 }
 
 /* ---- The passes ------------------------------------------------------------------- */
@@ -780,7 +794,10 @@ swing_toward_pole(struct ik_solver *s, int hinge)
     m_vec3_sub(s->pos[hinge], a, rel);
     m_vec3_scale(axis, m_vec3_dot(rel, axis), along);
     m_vec3_sub(rel, along, off);
-    m_vec3_sub(s->pole_position[slot], a, pole_off);
+    if (s->pole_is_direction[slot])
+        m_vec3_copy(s->pole_position[slot], pole_off);
+    else
+        m_vec3_sub(s->pole_position[slot], a, pole_off);
     m_vec3_muladd(pole_off, axis, -m_vec3_dot(pole_off, axis), pole_off);
     const float radius = m_vec3_length(off);
     if (!(m_vec3_normalize_or(pole_off, pole_off, pole_off) > M_TINY))

@@ -457,6 +457,18 @@ pole_target_decides_where_elbow_and_knee_point(void **state)
             ik_solver_solve(s, &pose, NULL);
             assert_true(elbow_side(&pose, hip, knee, ankle, knee_poles[p]) > 0.9f);
         }
+        /* A pole direction works as a pole far away that way: elbow up and out. */
+        const float up_out[3] = {0.7f, 0.7f, 0.0f};
+        sk_pose_set_rest(&pose, &human);
+        ik_solver_set_target(s, 0, hand_target, NULL);
+        ik_solver_set_target(s, 1, pose.position_m[ankle], NULL);
+        assert_int_equal(ik_solver_set_pole_direction(s, elbow, up_out), EM_OK);
+        ik_solver_solve(s, &pose, NULL);
+        float far_pole[3];
+        m_vec3_muladd(pose.position_m[shoulder], up_out, 100.0f, far_pole);
+        assert_true(elbow_side(&pose, shoulder, elbow, hand, far_pole) > 0.9f);
+        const float zero[3] = {0, 0, 0};
+        assert_int_equal(ik_solver_set_pole_direction(s, elbow, zero), EM_ERROR_INVALID_ARGUMENT);
         /* A pole on a joint that is not a hinge is refused. */
         assert_int_equal(ik_solver_set_pole(s, shoulder, poles[0]), EM_ERROR_INVALID_ARGUMENT);
         ik_solver_destroy(&s);
