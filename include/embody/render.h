@@ -54,6 +54,7 @@ struct render_hud {
     float height_m;
     float arm_span_m;
     bool paused;
+    bool recording; /* a REC badge while the session is being recorded */
     /* What the body does about each device beyond its tracking flags, for example "hand
      * at rest" while it is lost or "blending back" when it returns; NULL for nothing. */
     const char *device_note[EM_DEVICE_COUNT];
@@ -104,6 +105,7 @@ enum render_action {
     RENDER_ACTION_CALIBRATE = 1u << 1,
     RENDER_ACTION_RECENTER = 1u << 2,
     RENDER_ACTION_PAUSE_TOGGLE = 1u << 3,
+    RENDER_ACTION_RECORD_TOGGLE = 1u << 4, /* F9: start or stop recording the session */
 };
 
 struct render;

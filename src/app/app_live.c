@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "app/app_args.h"
 #include "app/app_avatar.h"
@@ -37,6 +38,7 @@ struct live {
     struct osc_sender *vrchat;
 
     struct st_stream_writer recorder;
+    char record_path[512]; /* --record's file, or one started with F9 */
     bool recording;
     long recorded; /* frames written */
     double record_last_time_s;
@@ -49,7 +51,7 @@ struct live {
     struct em_tracking_frame frame;
     struct body_status status;
     struct render_scene scene;
-    char message[160];
+    char message[768];
     int64_t message_until_ns;
 
     struct app_stats stats;
@@ -130,6 +132,7 @@ setup_outputs(struct live *L)
                 L->opt->record_path);
         return APP_EXIT_USAGE;
     }
+    snprintf(L->record_path, sizeof L->record_path, "%s", L->opt->record_path);
     if (st_stream_writer_open(L->opt->record_path, &L->recorder, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);
         return APP_EXIT_USAGE;
@@ -285,6 +288,43 @@ toggle_pause(struct live *L)
     set_message(L, L->paused ? "paused" : "playing");
 }
 
+static int
+close_recording(struct live *L);
+
+/* F9: stops the recording under way (from --record or an earlier F9), or starts one in
+ * embody-YYYYmmdd-HHMMSS.csv in the current directory. */
+static void
+toggle_recording(struct live *L)
+{
+    char text[640];
+    if (L->recording) {
+        const long frames = L->recorded;
+        if (close_recording(L) == APP_EXIT_OK)
+            snprintf(text, sizeof text, "recording saved: %s (%ld frames)", L->record_path,
+                     frames);
+        else
+            snprintf(text, sizeof text, "recording to %s failed (see the log)", L->record_path);
+        set_message(L, text);
+        return;
+    }
+    const time_t now = time(NULL);
+    struct tm local;
+    localtime_r(&now, &local);
+    strftime(L->record_path, sizeof L->record_path, "embody-%Y%m%d-%H%M%S.csv", &local);
+    struct em_error err = {{0}};
+    if (st_stream_writer_open(L->record_path, &L->recorder, &err) != EM_OK) {
+        U_LOG_W("recording: %s", err.message);
+        snprintf(text, sizeof text, "cannot record: %s", err.message);
+        set_message(L, text);
+        return;
+    }
+    L->recording = true;
+    L->recorded = 0;
+    L->record_refused = 0;
+    snprintf(text, sizeof text, "recording to %s (F9 stops)", L->record_path);
+    set_message(L, text);
+}
+
 /* Carries out the window's actions and the frame's button events; false to quit. */
 static bool
 handle_requests(struct live *L, uint32_t actions, uint32_t events)
@@ -295,6 +335,8 @@ handle_requests(struct live *L, uint32_t actions, uint32_t events)
         recenter(L);
     if (actions & RENDER_ACTION_PAUSE_TOGGLE)
         toggle_pause(L);
+    if (actions & RENDER_ACTION_RECORD_TOGGLE)
+        toggle_recording(L);
     return !(actions & RENDER_ACTION_QUIT);
 }
 
@@ -352,6 +394,7 @@ fill_scene(struct live *L, int64_t now_ns)
     h->height_m = s->height_m;
     h->arm_span_m = s->arm_span_m;
     h->paused = L->paused;
+    h->recording = L->recording;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         h->device_note[d] = device_note(s, d);
     h->message = now_ns < L->message_until_ns ? L->message : NULL;
@@ -511,7 +554,7 @@ close_recording(struct live *L)
         return APP_EXIT_FAILURE;
     }
     if (L->recorded == 0)
-        U_LOG_W("--record: no frame was recorded; %s holds only the header", L->opt->record_path);
+        U_LOG_W("--record: no frame was recorded; %s holds only the header", L->record_path);
     return APP_EXIT_OK;
 }
 

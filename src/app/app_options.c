@@ -104,7 +104,8 @@ app_options_print_help(FILE *out)
           "  eval [DIR] ...                       run the evaluation protocol\n"
           "\n"
           "Keys in the window: C calibrate (stand straight, arms out), R recenter,\n"
-          "Space pause, Tab camera, H HUD, T IK targets, S screenshot, F1 help, Esc quit.\n"
+          "Space pause, Tab camera, H HUD, T IK targets, S screenshot, F9 record, F1 help,\n"
+          "Esc quit.\n"
           "Exit status: 0 done, 1 failed while running, 2 bad options or input files.\n",
           out);
 }

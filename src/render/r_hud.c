@@ -162,6 +162,7 @@ help_overlay(struct r_text_batch *batch, const struct r_font *font, int width, i
         {"H", "show or hide the HUD"},
         {"T", "show or hide the IK targets"},
         {"S", "screenshot (embody-date-time.png)"},
+        {"F9", "record the session or stop (embody-date-time.csv)"},
         {"C", "calibrate: stand straight, arms out"},
         {"R", "recenter"},
         {"Space", "pause or resume (replay)"},
@@ -208,10 +209,12 @@ r_hud_build(struct r_text_batch *batch, const struct r_font *font, const struct 
         p.y = margin + pad;
         hud_lines(&p, scene, camera, draw_ms);
 
-        const char *hint = "F1 help · Tab camera · S screenshot · H hide";
+        const char *hint = "F1 help · Tab camera · S screenshot · F9 record · H hide";
         r_text_add(batch, font, margin, (float)height - margin - font->line_px, hint, k_label);
         if (scene->hud.paused)
             badge(batch, font, 0.5f * (float)width, margin, "PAUSED", k_warn, scale);
+        if (scene->hud.recording)
+            badge(batch, font, (float)width - 4.0f * margin, margin, "● REC", k_bad, scale);
     }
     const char *message = NULL;
     if (hud->message[0] && now_ns < hud->message_until_ns)

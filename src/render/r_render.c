@@ -657,6 +657,8 @@ key_down(struct render *r, const SDL_KeyboardEvent *key) {
         return RENDER_ACTION_RECENTER;
     case SDLK_SPACE:
         return RENDER_ACTION_PAUSE_TOGGLE;
+    case SDLK_F9:
+        return RENDER_ACTION_RECORD_TOGGLE;
     case SDLK_F1:
         r->hud.help_visible = !r->hud.help_visible;
         break;

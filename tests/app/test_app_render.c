@@ -228,6 +228,9 @@ struct key_script {
     bool saw_calibrated;
     bool saw_recentered;
     float height_before_m, height_after_m;
+    long saved_frames;      /* F9 stopped --record: the frames it said it saved */
+    char started_path[256]; /* F9 started a recording here */
+    bool recording_badge;   /* the HUD showed recording while it ran */
 };
 
 static void
@@ -272,6 +275,24 @@ key_script_frame(void *user, long index, const struct em_tracking_frame *frame,
         press(SDLK_r);
     } else if (index == 41) {
         k->saw_recentered = strcmp(hud_message(scene), "recentered") == 0;
+    } else if (index == 42) {
+        press(SDLK_F9); /* stops --record */
+    } else if (index == 43) {
+        const char *m = hud_message(scene);
+        const char *paren = strrchr(m, '(');
+        if (strncmp(m, "recording saved: ", 17) == 0 && paren)
+            k->saved_frames = strtol(paren + 1, NULL, 10);
+    } else if (index == 44) {
+        press(SDLK_F9); /* starts a recording in the current directory */
+    } else if (index == 45) {
+        const char *m = hud_message(scene);
+        if (strncmp(m, "recording to ", 13) == 0) {
+            snprintf(k->started_path, sizeof k->started_path, "%s", m + 13);
+            char *space = strchr(k->started_path, ' ');
+            if (space)
+                *space = '\0';
+        }
+        k->recording_badge = scene->hud.recording;
     } else if (index == 50) {
         press(SDLK_ESCAPE);
     }
@@ -311,13 +332,31 @@ keys_calibrate_recenter_pause_and_quit(void **state)
     struct st_stream got, want;
     assert_int_equal(st_stream_load(recorded, &got, &err), EM_OK);
     assert_int_equal(st_stream_load(STREAM "cmu_14_04.csv", &want, &err), EM_OK);
-    assert_int_equal(got.frame_count, 51 - 10);
+    /* F9 stopped it part way: it holds what the HUD said it saved, each frame once. */
+    assert_true(keys.saved_frames > 20 && keys.saved_frames < 51 - 10);
+    assert_int_equal(got.frame_count, keys.saved_frames);
     for (int i = 0; i < got.frame_count; ++i)
         assert_memory_equal(got.frames[i].device, want.frames[i].device,
                             sizeof got.frames[i].device);
     st_stream_fini(&got);
-    st_stream_fini(&want);
     remove(recorded);
+    /* The second F9 started a new recording, shown on the HUD, closed at the end: the
+     * stream's next frames, in order. */
+    assert_true(keys.recording_badge);
+    assert_true(strncmp(keys.started_path, "embody-", 7) == 0);
+    assert_int_equal(st_stream_load(keys.started_path, &got, &err), EM_OK);
+    assert_true(got.frame_count >= 3);
+    int first = -1;
+    for (int i = 0; i < want.frame_count && first < 0; ++i)
+        if (memcmp(want.frames[i].device, got.frames[0].device, sizeof got.frames[0].device) == 0)
+            first = i;
+    assert_true(first > 30);
+    for (int i = 0; i < got.frame_count; ++i)
+        assert_memory_equal(got.frames[i].device, want.frames[first + i].device,
+                            sizeof got.frames[i].device);
+    st_stream_fini(&got);
+    st_stream_fini(&want);
+    remove(keys.started_path);
 }
 
 static void
