@@ -18,7 +18,8 @@
 #define FOLLOW_TIME_S 0.35f /* time constant of the follow smoothing */
 
 void
-r_camera_init(struct r_camera_state *cam) {
+r_camera_init(struct r_camera_state *cam)
+{
     memset(cam, 0, sizeof *cam);
     cam->mode = RENDER_CAMERA_MIRROR;
     m_vec3_set(cam->follow_m, 0.0f, 1.0f, 0.0f);
@@ -32,7 +33,8 @@ r_camera_init(struct r_camera_state *cam) {
  * the pose when there is one, else from the headset. Returns false if neither is known. */
 static bool
 player_from_scene(const struct render_scene *scene, float *out_position, float *out_yaw,
-                  float *out_height) {
+                  float *out_height)
+{
     const struct sk_skeleton *sk = scene->skeleton;
     const struct sk_pose *pose = scene->pose;
     float forward[3];
@@ -68,7 +70,8 @@ player_from_scene(const struct render_scene *scene, float *out_position, float *
 }
 
 void
-r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, float dt_s) {
+r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, float dt_s)
+{
     float position[3], yaw = cam->follow_yaw_rad, height = cam->height_m;
     if (!player_from_scene(scene, position, &yaw, &height))
         return;
@@ -87,8 +90,8 @@ r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, fl
 }
 
 void
-r_view_from_matrices(const mat4 view, const mat4 projection, bool mirrored,
-                     struct r_view *out_view) {
+r_view_from_matrices(const mat4 view, const mat4 projection, bool mirrored, struct r_view *out_view)
+{
     glm_mat4_copy((vec4 *)view, out_view->view);
     glm_mat4_copy((vec4 *)projection, out_view->projection);
     glm_mat4_mul(out_view->projection, out_view->view, out_view->view_proj);
@@ -103,12 +106,14 @@ r_view_from_matrices(const mat4 view, const mat4 projection, bool mirrored,
 }
 
 void
-r_camera_center(const struct r_camera_state *cam, float out_m[3]) {
+r_camera_center(const struct r_camera_state *cam, float out_m[3])
+{
     m_vec3_set(out_m, cam->follow_m[0], 0.57f * cam->height_m, cam->follow_m[2]);
 }
 
 void
-r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out_view) {
+r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out_view)
+{
     const float h = cam->height_m;
     const float tan_half = tanf(0.5f * FOV_Y_RAD);
     /* Far enough to show the whole body from the feet to raised hands (about 1.2 times
@@ -137,12 +142,8 @@ r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out
                    center[2] + d * cp * cosf(cam->orbit_yaw_rad));
         break;
     }
-    case RENDER_CAMERA_FRONT:
-        m_vec3_set(eye, center[0], center[1] + lift, center[2] + dist);
-        break;
-    case RENDER_CAMERA_SIDE:
-        m_vec3_set(eye, center[0] + dist, center[1] + lift, center[2]);
-        break;
+    case RENDER_CAMERA_FRONT: m_vec3_set(eye, center[0], center[1] + lift, center[2] + dist); break;
+    case RENDER_CAMERA_SIDE: m_vec3_set(eye, center[0] + dist, center[1] + lift, center[2]); break;
     case RENDER_CAMERA_TOP:
         m_vec3_set(eye, center[0], center[1] + dist * 0.75f, center[2]);
         m_vec3_set(up, 0.0f, 0.0f, -1.0f); /* the player's front (+Z) at the bottom */

@@ -27,32 +27,37 @@ struct pen {
 };
 
 static void
-pen_text(struct pen *p, const char *text, const uint8_t rgba[4]) {
+pen_text(struct pen *p, const char *text, const uint8_t rgba[4])
+{
     p->x = r_text_add(p->batch, p->font, p->x, p->y, text, rgba);
     if (p->x > p->max_x)
         p->max_x = p->x;
 }
 
 static void
-pen_label(struct pen *p, const char *label) {
+pen_label(struct pen *p, const char *label)
+{
     p->x = p->x0;
     pen_text(p, label, k_label);
     p->x = p->x0 + p->label_w;
 }
 
 static void
-pen_newline(struct pen *p) {
+pen_newline(struct pen *p)
+{
     p->x = p->x0;
     p->y += p->font->line_px * 1.15f;
 }
 
 static const char *
-or_dash(const char *s) {
+or_dash(const char *s)
+{
     return s && s[0] ? s : "–";
 }
 
 static void
-device_state(const struct em_device_pose *d, const char **out_word, const uint8_t **out_rgba) {
+device_state(const struct em_device_pose *d, const char **out_word, const uint8_t **out_rgba)
+{
     const uint32_t tracked = EM_POSE_ORIENTATION_TRACKED | EM_POSE_POSITION_TRACKED;
     if (!em_device_pose_usable(d)) {
         *out_word = "✕ lost";
@@ -68,8 +73,8 @@ device_state(const struct em_device_pose *d, const char **out_word, const uint8_
 
 /* The panel's lines; returns nothing, grows p->max_x and p->y. */
 static void
-hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera camera,
-          float draw_ms) {
+hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera camera, float draw_ms)
+{
     const struct render_hud *h = &scene->hud;
     char buf[160];
     pen_text(p, "embody", k_accent);
@@ -144,7 +149,8 @@ hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera ca
 /* Text centred at (cx, y) on a rounded-looking pill of the panel colour. */
 static void
 badge(struct r_text_batch *batch, const struct r_font *font, float cx, float y, const char *text,
-      const uint8_t rgba[4], float scale) {
+      const uint8_t rgba[4], float scale)
+{
     const float w = r_text_width(font, text), pad = 10.0f * scale;
     r_text_rect(batch, font, cx - 0.5f * w - pad, y, w + 2.0f * pad, font->line_px + 0.6f * pad,
                 k_panel);
@@ -153,7 +159,8 @@ badge(struct r_text_batch *batch, const struct r_font *font, float cx, float y, 
 
 static void
 help_overlay(struct r_text_batch *batch, const struct r_font *font, int width, int height,
-             float scale) {
+             float scale)
+{
     static const char *const keys[][2] = {
         {"F1", "show or hide this help"},
         {"Tab", "next camera (Shift+Tab: previous)"},
@@ -192,7 +199,8 @@ help_overlay(struct r_text_batch *batch, const struct r_font *font, int width, i
 void
 r_hud_build(struct r_text_batch *batch, const struct r_font *font, const struct r_hud_state *hud,
             const struct render_scene *scene, enum render_camera camera, float draw_ms, int width,
-            int height, float scale, int64_t now_ns) {
+            int height, float scale, int64_t now_ns)
+{
     batch->count = 0;
     if (hud->visible) {
         const float margin = 14.0f * scale, pad = 12.0f * scale;

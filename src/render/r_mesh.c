@@ -22,14 +22,16 @@ struct geometry {
 };
 
 static void
-geometry_fini(struct geometry *g) {
+geometry_fini(struct geometry *g)
+{
     free(g->vertices);
     free(g->indices);
     memset(g, 0, sizeof *g);
 }
 
 static bool
-geometry_alloc(struct geometry *g, int vertex_count, int index_count) {
+geometry_alloc(struct geometry *g, int vertex_count, int index_count)
+{
     g->vertices = calloc((size_t)vertex_count, sizeof *g->vertices);
     g->indices = calloc((size_t)index_count, sizeof *g->indices);
     g->vertex_count = vertex_count;
@@ -38,14 +40,16 @@ geometry_alloc(struct geometry *g, int vertex_count, int index_count) {
 }
 
 static void
-set_vertex(struct vertex *v, float px, float py, float pz, float nx, float ny, float nz) {
+set_vertex(struct vertex *v, float px, float py, float pz, float nx, float ny, float nz)
+{
     m_vec3_set(v->position, px, py, pz);
     m_vec3_set(v->normal, nx, ny, nz);
 }
 
 /* Latitude-longitude sphere; triangles wind counter-clockwise seen from outside. */
 static bool
-make_sphere(struct geometry *g, int slices, int stacks) {
+make_sphere(struct geometry *g, int slices, int stacks)
+{
     if (!geometry_alloc(g, (slices + 1) * (stacks + 1), slices * stacks * 6))
         return false;
     int v = 0;
@@ -78,7 +82,8 @@ make_sphere(struct geometry *g, int slices, int stacks) {
 /* Open cylinder of radius 1 around +Y from y = 0 to 1 (the caps are the capsule's
  * spheres). */
 static bool
-make_cylinder(struct geometry *g, int slices) {
+make_cylinder(struct geometry *g, int slices)
+{
     if (!geometry_alloc(g, (slices + 1) * 2, slices * 6))
         return false;
     for (int j = 0; j <= slices; ++j) {
@@ -102,7 +107,8 @@ make_cylinder(struct geometry *g, int slices) {
 
 /* Unit box with a flat normal per face. */
 static bool
-make_box(struct geometry *g) {
+make_box(struct geometry *g)
+{
     if (!geometry_alloc(g, 24, 36))
         return false;
     /* Each face: its normal and two in-plane axes u, v with u x v = normal. */
@@ -130,7 +136,8 @@ make_box(struct geometry *g) {
 }
 
 static void
-upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer) {
+upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer)
+{
     glGenVertexArrays(1, &mesh->vao);
     glBindVertexArray(mesh->vao);
     glGenBuffers(1, &mesh->vertex_buffer);
@@ -166,23 +173,17 @@ upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer) {
 }
 
 enum em_result
-r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer, struct em_error *err) {
+r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer, struct em_error *err)
+{
     memset(meshes, 0, sizeof(struct r_mesh) * R_MESH_COUNT);
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         struct geometry g = {0};
         bool ok = false;
         switch ((enum r_mesh_id)m) {
-        case R_MESH_SPHERE:
-            ok = make_sphere(&g, 24, 14);
-            break;
-        case R_MESH_CYLINDER:
-            ok = make_cylinder(&g, 24);
-            break;
-        case R_MESH_BOX:
-            ok = make_box(&g);
-            break;
-        case R_MESH_COUNT:
-            break;
+        case R_MESH_SPHERE: ok = make_sphere(&g, 24, 14); break;
+        case R_MESH_CYLINDER: ok = make_cylinder(&g, 24); break;
+        case R_MESH_BOX: ok = make_box(&g); break;
+        case R_MESH_COUNT: break;
         }
         if (!ok) {
             geometry_fini(&g);
@@ -196,7 +197,8 @@ r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instance_buffer, stru
 }
 
 void
-r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]) {
+r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT])
+{
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         if (meshes[m].vao)
             glDeleteVertexArrays(1, &meshes[m].vao);
@@ -209,7 +211,8 @@ r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]) {
 }
 
 struct r_instance *
-r_instance_push(struct r_instance_list *list) {
+r_instance_push(struct r_instance_list *list)
+{
     if (list->count == list->capacity) {
         const int capacity = list->capacity ? list->capacity * 2 : 64;
         /* r_instance holds mat4/vec4: keep the 16-byte alignment cglm wants. */
@@ -226,7 +229,8 @@ r_instance_push(struct r_instance_list *list) {
 }
 
 void
-r_instance_list_fini(struct r_instance_list *list) {
+r_instance_list_fini(struct r_instance_list *list)
+{
     free(list->items);
     memset(list, 0, sizeof *list);
 }

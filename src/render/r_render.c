@@ -33,26 +33,22 @@ static const char *const k_program_files[R_PROGRAM_COUNT][2] = {
 };
 
 const char *
-render_camera_name(enum render_camera camera) {
+render_camera_name(enum render_camera camera)
+{
     switch (camera) {
-    case RENDER_CAMERA_MIRROR:
-        return "mirror";
-    case RENDER_CAMERA_ORBIT:
-        return "orbit";
-    case RENDER_CAMERA_FRONT:
-        return "front";
-    case RENDER_CAMERA_SIDE:
-        return "side";
-    case RENDER_CAMERA_TOP:
-        return "top";
-    case RENDER_CAMERA_COUNT:
-        break;
+    case RENDER_CAMERA_MIRROR: return "mirror";
+    case RENDER_CAMERA_ORBIT: return "orbit";
+    case RENDER_CAMERA_FRONT: return "front";
+    case RENDER_CAMERA_SIDE: return "side";
+    case RENDER_CAMERA_TOP: return "top";
+    case RENDER_CAMERA_COUNT: break;
     }
     return "unknown";
 }
 
 static void
-set_message(struct render *r, const char *text) {
+set_message(struct render *r, const char *text)
+{
     snprintf(r->hud.message, sizeof r->hud.message, "%s", text);
     r->hud.message_until_ns = u_time_now_ns() + MESSAGE_TIME_NS;
 }
@@ -60,7 +56,8 @@ set_message(struct render *r, const char *text) {
 /* ---- Setup ---- */
 
 static enum em_result
-open_window(struct render *r, const struct render_desc *desc, struct em_error *err) {
+open_window(struct render *r, const struct render_desc *desc, struct em_error *err)
+{
     const char *display = getenv("DISPLAY");
     const char *wayland = getenv("WAYLAND_DISPLAY");
     const bool no_display = (!display || !display[0]) && (!wayland || !wayland[0]);
@@ -110,7 +107,8 @@ open_window(struct render *r, const struct render_desc *desc, struct em_error *e
 }
 
 static enum em_result
-load_programs(struct render *r, const char *shader_dir, struct em_error *err) {
+load_programs(struct render *r, const char *shader_dir, struct em_error *err)
+{
     for (int p = 0; p < R_PROGRAM_COUNT; ++p) {
         struct r_shader_source vert, frag;
         enum em_result res = r_shader_read(shader_dir, k_program_files[p][0], &vert, err);
@@ -128,7 +126,8 @@ load_programs(struct render *r, const char *shader_dir, struct em_error *err) {
 }
 
 static void
-create_buffers(struct render *r) {
+create_buffers(struct render *r)
+{
     glGenBuffers(1, &r->instance_buffer);
     glGenVertexArrays(1, &r->empty_vao);
 
@@ -162,7 +161,8 @@ create_buffers(struct render *r) {
 }
 
 static void
-target_destroy(struct r_target *t) {
+target_destroy(struct r_target *t)
+{
     if (t->framebuffer)
         glDeleteFramebuffers(1, &t->framebuffer);
     if (t->color)
@@ -173,7 +173,8 @@ target_destroy(struct r_target *t) {
 }
 
 static bool
-target_create(struct r_target *t, int width, int height, int samples) {
+target_create(struct r_target *t, int width, int height, int samples)
+{
     memset(t, 0, sizeof *t);
     t->width = width;
     t->height = height;
@@ -197,7 +198,8 @@ target_create(struct r_target *t, int width, int height, int samples) {
 
 /* Makes the off-screen images match the window's drawable size and the font its scale. */
 static void
-fit_to_window(struct render *r) {
+fit_to_window(struct render *r)
+{
     int w = 0, h = 0, points_w = 0, points_h = 0;
     SDL_GL_GetDrawableSize(r->window, &w, &h);
     SDL_GetWindowSize(r->window, &points_w, &points_h);
@@ -230,7 +232,8 @@ fit_to_window(struct render *r) {
 /* Anti-aliasing by default: 4 samples on a GPU; none on a software renderer, where it
  * costs two to three times the frame time (see tests/render/bench_render.c). */
 static int
-default_samples(void) {
+default_samples(void)
+{
     const char *name = (const char *)glGetString(GL_RENDERER);
     static const char *const software[] = {"llvmpipe", "softpipe", "swrast", "SwiftShader"};
     for (size_t i = 0; name && i < sizeof software / sizeof software[0]; ++i)
@@ -240,7 +243,8 @@ default_samples(void) {
 }
 
 enum em_result
-render_create(const struct render_desc *desc_in, struct render **out_render, struct em_error *err) {
+render_create(const struct render_desc *desc_in, struct render **out_render, struct em_error *err)
+{
     *out_render = NULL;
     struct render_desc desc = desc_in ? *desc_in : (struct render_desc){0};
     if (desc.width == 0)
@@ -297,7 +301,8 @@ render_create(const struct render_desc *desc_in, struct render **out_render, str
 }
 
 void
-render_destroy(struct render **render) {
+render_destroy(struct render **render)
+{
     struct render *r = render ? *render : NULL;
     if (!r)
         return;
@@ -329,7 +334,8 @@ render_destroy(struct render **render) {
 /* ---- Drawing ---- */
 
 static void
-draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT]) {
+draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT])
+{
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         const struct r_instance_list *list = &lists[m];
         if (list->count == 0)
@@ -345,12 +351,14 @@ draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH
 }
 
 static GLint
-uniform(GLuint program, const char *name) {
+uniform(GLuint program, const char *name)
+{
     return glGetUniformLocation(program, name);
 }
 
 static void
-draw_background(const struct render *r) {
+draw_background(const struct render *r)
+{
     const GLuint p = r->program[R_PROGRAM_BACKGROUND];
     glUseProgram(p);
     const float top[3] = {R_COLOR_BG_TOP}, horizon[3] = {R_COLOR_BG_HORIZON};
@@ -364,7 +372,8 @@ draw_background(const struct render *r) {
 }
 
 static void
-draw_floor(const struct render *r, const struct r_view *view) {
+draw_floor(const struct render *r, const struct r_view *view)
+{
     const GLuint p = r->program[R_PROGRAM_FLOOR];
     glUseProgram(p);
     glUniformMatrix4fv(uniform(p, "u_view_proj"), 1, GL_FALSE, (const float *)view->view_proj);
@@ -387,7 +396,8 @@ draw_floor(const struct render *r, const struct r_view *view) {
 }
 
 static void
-draw_parts(const struct render *r, const struct r_view *view) {
+draw_parts(const struct render *r, const struct r_view *view)
+{
     const GLuint p = r->program[R_PROGRAM_MESH];
     glUseProgram(p);
     glUniformMatrix4fv(uniform(p, "u_view_proj"), 1, GL_FALSE, (const float *)view->view_proj);
@@ -416,7 +426,8 @@ draw_parts(const struct render *r, const struct r_view *view) {
 
 void
 r_draw_world(struct render *r, const struct render_scene *scene, const struct r_view *view,
-             int width, int height) {
+             int width, int height)
+{
     if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
         U_LOG_W("render: out of memory building the scene; parts are missing");
     glViewport(0, 0, width, height);
@@ -432,7 +443,8 @@ r_draw_world(struct render *r, const struct render_scene *scene, const struct r_
 }
 
 static void
-draw_hud(struct render *r, const struct render_scene *scene) {
+draw_hud(struct render *r, const struct render_scene *scene)
+{
     r_hud_build(&r->text, &r->font, &r->hud, scene, r->camera.mode, r->last_draw_ms, r->width_px,
                 r->height_px, r->ui_scale, u_time_now_ns());
     if (r->text.count == 0)
@@ -458,7 +470,8 @@ draw_hud(struct render *r, const struct render_scene *scene) {
 }
 
 void
-render_draw(struct render *r, const struct render_scene *scene) {
+render_draw(struct render *r, const struct render_scene *scene)
+{
     const int64_t start_ns = u_time_now_ns();
     SDL_GL_MakeCurrent(r->window, r->context);
     fit_to_window(r);
@@ -493,27 +506,31 @@ render_draw(struct render *r, const struct render_scene *scene) {
 
 void
 render_draw_eye(struct render *r, const struct render_scene *scene, const mat4 view,
-                const mat4 projection, int width, int height) {
+                const mat4 projection, int width, int height)
+{
     struct r_view eye;
     r_view_from_matrices(view, projection, false, &eye);
     r_draw_world(r, scene, &eye, width, height);
 }
 
 void
-render_make_current(struct render *r) {
+render_make_current(struct render *r)
+{
     SDL_GL_MakeCurrent(r->window, r->context);
 }
 
 /* ---- Reading the image ---- */
 
 void
-render_get_size(const struct render *r, int *out_width, int *out_height) {
+render_get_size(const struct render *r, int *out_width, int *out_height)
+{
     *out_width = r->width_px;
     *out_height = r->height_px;
 }
 
 bool
-render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size) {
+render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size)
+{
     const size_t row = (size_t)r->width_px * 4;
     if (size < row * (size_t)r->height_px || !r->resolved.framebuffer)
         return false;
@@ -538,7 +555,8 @@ render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size) {
 }
 
 enum em_result
-render_screenshot(struct render *r, const char *path, struct em_error *err) {
+render_screenshot(struct render *r, const char *path, struct em_error *err)
+{
     const size_t size = (size_t)r->width_px * (size_t)r->height_px * 4;
     uint8_t *rgba = malloc(size);
     if (!rgba)
@@ -559,7 +577,8 @@ render_screenshot(struct render *r, const char *path, struct em_error *err) {
 }
 
 bool
-render_project(const struct render *r, const vec3 world_m, float out_pixel_xy[2]) {
+render_project(const struct render *r, const vec3 world_m, float out_pixel_xy[2])
+{
     vec4 p = {world_m[0], world_m[1], world_m[2], 1.0f}, clip;
     glm_mat4_mulv((vec4 *)r->last_view.view_proj, p, clip);
     if (!(clip[3] > 1e-6f))
@@ -573,7 +592,8 @@ render_project(const struct render *r, const vec3 world_m, float out_pixel_xy[2]
 /* ---- Camera and state ---- */
 
 void
-render_set_camera(struct render *r, enum render_camera camera) {
+render_set_camera(struct render *r, enum render_camera camera)
+{
     if (camera < 0 || camera >= RENDER_CAMERA_COUNT)
         return;
     r->camera.mode = camera;
@@ -581,12 +601,14 @@ render_set_camera(struct render *r, enum render_camera camera) {
 }
 
 enum render_camera
-render_get_camera(const struct render *r) {
+render_get_camera(const struct render *r)
+{
     return r->camera.mode;
 }
 
 float
-render_last_draw_ms(const struct render *r) {
+render_last_draw_ms(const struct render *r)
+{
     return r->last_draw_ms;
 }
 
@@ -594,7 +616,8 @@ render_last_draw_ms(const struct render *r) {
 
 /* Writes embody-YYYYmmdd-HHMMSS.png (with -2, -3... if taken) in the current directory. */
 static void
-screenshot_key(struct render *r) {
+screenshot_key(struct render *r)
+{
     char base[64], path[80];
     const time_t now = time(NULL);
     struct tm local;
@@ -621,7 +644,8 @@ screenshot_key(struct render *r) {
 }
 
 static void
-change_camera(struct render *r, enum render_camera camera) {
+change_camera(struct render *r, enum render_camera camera)
+{
     render_set_camera(r, camera);
     char message[64];
     snprintf(message, sizeof message, "%s camera", render_camera_name(camera));
@@ -630,7 +654,8 @@ change_camera(struct render *r, enum render_camera camera) {
 
 /* Switches to the orbit camera, starting from where the current camera looks. */
 static void
-start_orbit(struct render *r) {
+start_orbit(struct render *r)
+{
     if (r->camera.mode == RENDER_CAMERA_ORBIT)
         return;
     const float *eye = r->last_view.eye_m;
@@ -646,32 +671,22 @@ start_orbit(struct render *r) {
 }
 
 static uint32_t
-key_down(struct render *r, const SDL_KeyboardEvent *key) {
+key_down(struct render *r, const SDL_KeyboardEvent *key)
+{
     const bool shift = (key->keysym.mod & KMOD_SHIFT) != 0;
     switch (key->keysym.sym) {
-    case SDLK_ESCAPE:
-        return RENDER_ACTION_QUIT;
-    case SDLK_c:
-        return RENDER_ACTION_CALIBRATE;
-    case SDLK_r:
-        return RENDER_ACTION_RECENTER;
-    case SDLK_SPACE:
-        return RENDER_ACTION_PAUSE_TOGGLE;
-    case SDLK_F9:
-        return RENDER_ACTION_RECORD_TOGGLE;
-    case SDLK_F1:
-        r->hud.help_visible = !r->hud.help_visible;
-        break;
-    case SDLK_h:
-        r->hud.visible = !r->hud.visible;
-        break;
+    case SDLK_ESCAPE: return RENDER_ACTION_QUIT;
+    case SDLK_c: return RENDER_ACTION_CALIBRATE;
+    case SDLK_r: return RENDER_ACTION_RECENTER;
+    case SDLK_SPACE: return RENDER_ACTION_PAUSE_TOGGLE;
+    case SDLK_F9: return RENDER_ACTION_RECORD_TOGGLE;
+    case SDLK_F1: r->hud.help_visible = !r->hud.help_visible; break;
+    case SDLK_h: r->hud.visible = !r->hud.visible; break;
     case SDLK_t:
         r->show_targets = !r->show_targets;
         set_message(r, r->show_targets ? "IK targets shown" : "IK targets hidden");
         break;
-    case SDLK_s:
-        screenshot_key(r);
-        break;
+    case SDLK_s: screenshot_key(r); break;
     case SDLK_TAB: {
         const int step = shift ? RENDER_CAMERA_COUNT - 1 : 1;
         change_camera(r, (enum render_camera)(((int)r->camera.mode + step) % RENDER_CAMERA_COUNT));
@@ -681,24 +696,20 @@ key_down(struct render *r, const SDL_KeyboardEvent *key) {
     case SDLK_2:
     case SDLK_3:
     case SDLK_4:
-    case SDLK_5:
-        change_camera(r, (enum render_camera)(key->keysym.sym - SDLK_1));
-        break;
-    default:
-        break;
+    case SDLK_5: change_camera(r, (enum render_camera)(key->keysym.sym - SDLK_1)); break;
+    default: break;
     }
     return 0;
 }
 
 uint32_t
-render_poll(struct render *r) {
+render_poll(struct render *r)
+{
     uint32_t actions = 0;
     SDL_Event e;
     while (SDL_PollEvent(&e)) {
         switch (e.type) {
-        case SDL_QUIT:
-            actions |= RENDER_ACTION_QUIT;
-            break;
+        case SDL_QUIT: actions |= RENDER_ACTION_QUIT; break;
         case SDL_WINDOWEVENT:
             if (e.window.event == SDL_WINDOWEVENT_CLOSE)
                 actions |= RENDER_ACTION_QUIT;
@@ -730,8 +741,7 @@ render_poll(struct render *r) {
             r->camera.orbit_distance_m =
                 m_clampf(r->camera.orbit_distance_m * powf(0.9f, (float)e.wheel.y), 0.5f, 30.0f);
             break;
-        default:
-            break;
+        default: break;
         }
     }
     return actions;

@@ -32,7 +32,8 @@ struct frame {
 
 static bool
 push_part(struct r_instance_list *list, const struct frame *f, const float scale[3],
-          const float rgb[3], float unlit) {
+          const float rgb[3], float unlit)
+{
     struct r_instance *inst = r_instance_push(list);
     if (!inst)
         return false;
@@ -51,7 +52,8 @@ push_part(struct r_instance_list *list, const struct frame *f, const float scale
 /* A frame whose y axis is `y_dir` (unit) and whose x axis is `x_hint` made perpendicular
  * to it (any perpendicular when the hint is parallel). */
 static void
-frame_from_y(struct frame *f, const float *origin, const float *y_dir, const float *x_hint) {
+frame_from_y(struct frame *f, const float *origin, const float *y_dir, const float *x_hint)
+{
     m_vec3_copy(origin, f->origin);
     m_vec3_copy(y_dir, f->y);
     float x[3];
@@ -66,14 +68,16 @@ frame_from_y(struct frame *f, const float *origin, const float *y_dir, const flo
 
 /* A frame at `origin` turned by the unit quaternion `q`. */
 static void
-frame_from_quat(struct frame *f, const float *origin, const float *q) {
+frame_from_quat(struct frame *f, const float *origin, const float *q)
+{
     m_vec3_copy(origin, f->origin);
     m_quat_to_columns(q, f->x, f->y, f->z);
 }
 
 /* The point `local` (metres, in frame f's axes) in world coordinates. */
 static void
-frame_point(const struct frame *f, const float *local, float *out) {
+frame_point(const struct frame *f, const float *local, float *out)
+{
     m_vec3_copy(f->origin, out);
     m_vec3_muladd(out, f->x, local[0], out);
     m_vec3_muladd(out, f->y, local[1], out);
@@ -83,7 +87,8 @@ frame_point(const struct frame *f, const float *local, float *out) {
 /* A part of frame f's orientation centred at `local` (in f's axes). */
 static bool
 push_local(struct r_instance_list *list, const struct frame *f, const float *local,
-           const float scale[3], const float rgb[3], float unlit) {
+           const float scale[3], const float rgb[3], float unlit)
+{
     struct frame g = *f;
     frame_point(f, local, g.origin);
     return push_part(list, &g, scale, rgb, unlit);
@@ -92,7 +97,8 @@ push_local(struct r_instance_list *list, const struct frame *f, const float *loc
 /* A capsule from a to b with an elliptic section of radii rx (along x_hint) and rz. */
 static bool
 push_capsule(struct r_parts *parts, const float *a, const float *b, float rx, float rz,
-             const float *x_hint, const float rgb[3]) {
+             const float *x_hint, const float rgb[3])
+{
     float d[3], dir[3];
     m_vec3_sub(b, a, d);
     const float len = m_vec3_normalize_or(d, k_unit_y, dir);
@@ -110,7 +116,8 @@ push_capsule(struct r_parts *parts, const float *a, const float *b, float rx, fl
 }
 
 static enum side
-bone_side(enum sk_bone bone) {
+bone_side(enum sk_bone bone)
+{
     switch (bone) {
     case SK_LEFT_SHOULDER:
     case SK_LEFT_UPPER_ARM:
@@ -121,8 +128,7 @@ bone_side(enum sk_bone bone) {
     case SK_LEFT_FOOT:
     case SK_LEFT_TOES:
     case SK_LEFT_HAND_END:
-    case SK_LEFT_TOES_END:
-        return SIDE_LEFT;
+    case SK_LEFT_TOES_END: return SIDE_LEFT;
     case SK_RIGHT_SHOULDER:
     case SK_RIGHT_UPPER_ARM:
     case SK_RIGHT_LOWER_ARM:
@@ -132,16 +138,15 @@ bone_side(enum sk_bone bone) {
     case SK_RIGHT_FOOT:
     case SK_RIGHT_TOES:
     case SK_RIGHT_HAND_END:
-    case SK_RIGHT_TOES_END:
-        return SIDE_RIGHT;
-    default:
-        return SIDE_CENTER;
+    case SK_RIGHT_TOES_END: return SIDE_RIGHT;
+    default: return SIDE_CENTER;
     }
 }
 
 /* A joint's side: its own bone's, or else that of the nearest ancestor with a side. */
 static enum side
-joint_side(const struct sk_skeleton *sk, int joint) {
+joint_side(const struct sk_skeleton *sk, int joint)
+{
     for (int j = joint; j >= 0; j = sk->parent[j]) {
         const enum side side = bone_side(sk->bone[j]);
         if (side != SIDE_CENTER)
@@ -151,7 +156,8 @@ joint_side(const struct sk_skeleton *sk, int joint) {
 }
 
 static void
-side_color(enum side side, float out[3]) {
+side_color(enum side side, float out[3])
+{
     static const float colors[3][3] = {{R_COLOR_CENTER}, {R_COLOR_LEFT}, {R_COLOR_RIGHT}};
     m_vec3_copy(colors[side], out);
 }
@@ -159,7 +165,8 @@ side_color(enum side side, float out[3]) {
 /* Section radii (x, z, metres for a 1.75 m body) of the limb from a joint with `bone` to
  * its child with `child_bone`; false when that limb is drawn by a special part. */
 static bool
-limb_radii(enum sk_bone bone, enum sk_bone child_bone, float *out_rx, float *out_rz) {
+limb_radii(enum sk_bone bone, enum sk_bone child_bone, float *out_rx, float *out_rz)
+{
     float rx = 0.03f, rz = 0.03f;
     switch (bone) {
     case SK_HIPS:
@@ -168,9 +175,7 @@ limb_radii(enum sk_bone bone, enum sk_bone child_bone, float *out_rx, float *out
         else
             rx = rz = 0.075f; /* the pelvis, out to the hip joints */
         break;
-    case SK_SPINE:
-        rx = 0.125f, rz = 0.09f;
-        break;
+    case SK_SPINE: rx = 0.125f, rz = 0.09f; break;
     case SK_CHEST:
     case SK_UPPER_CHEST:
         if (child_bone == SK_NECK || child_bone == SK_UPPER_CHEST)
@@ -178,29 +183,17 @@ limb_radii(enum sk_bone bone, enum sk_bone child_bone, float *out_rx, float *out
         else
             rx = rz = 0.05f; /* the collar bones */
         break;
-    case SK_NECK:
-        rx = rz = 0.048f;
-        break;
+    case SK_NECK: rx = rz = 0.048f; break;
     case SK_LEFT_SHOULDER:
-    case SK_RIGHT_SHOULDER:
-        rx = rz = 0.05f;
-        break;
+    case SK_RIGHT_SHOULDER: rx = rz = 0.05f; break;
     case SK_LEFT_UPPER_ARM:
-    case SK_RIGHT_UPPER_ARM:
-        rx = rz = 0.046f;
-        break;
+    case SK_RIGHT_UPPER_ARM: rx = rz = 0.046f; break;
     case SK_LEFT_LOWER_ARM:
-    case SK_RIGHT_LOWER_ARM:
-        rx = rz = 0.038f;
-        break;
+    case SK_RIGHT_LOWER_ARM: rx = rz = 0.038f; break;
     case SK_LEFT_UPPER_LEG:
-    case SK_RIGHT_UPPER_LEG:
-        rx = rz = 0.068f;
-        break;
+    case SK_RIGHT_UPPER_LEG: rx = rz = 0.068f; break;
     case SK_LEFT_LOWER_LEG:
-    case SK_RIGHT_LOWER_LEG:
-        rx = rz = 0.052f;
-        break;
+    case SK_RIGHT_LOWER_LEG: rx = rz = 0.052f; break;
     case SK_HEAD:
     case SK_LEFT_HAND:
     case SK_RIGHT_HAND:
@@ -211,8 +204,7 @@ limb_radii(enum sk_bone bone, enum sk_bone child_bone, float *out_rx, float *out
         if (child_bone != SK_BONE_NONE)
             return false; /* head, hands and feet have their own shapes */
         break;
-    default:
-        break;
+    default: break;
     }
     *out_rx = rx;
     *out_rz = rz;
@@ -222,7 +214,8 @@ limb_radii(enum sk_bone bone, enum sk_bone child_bone, float *out_rx, float *out
 /* The position of `bone` in the pose, or false if the skeleton has no such joint. */
 static bool
 bone_position(const struct sk_skeleton *sk, const struct sk_pose *pose, enum sk_bone bone,
-              float *out) {
+              float *out)
+{
     const int j = sk->bone_joint[bone];
     if (j < 0)
         return false;
@@ -231,8 +224,8 @@ bone_position(const struct sk_skeleton *sk, const struct sk_pose *pose, enum sk_
 }
 
 static bool
-build_head(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose,
-           float s) {
+build_head(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose, float s)
+{
     const int head = sk->bone_joint[SK_HEAD];
     if (head < 0)
         return true;
@@ -267,7 +260,8 @@ build_head(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_
  * (palm down at rest), and a thumb on its front. */
 static bool
 build_hand(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose,
-           enum sk_bone hand_bone, enum sk_bone end_bone, enum sk_bone arm_bone, float s) {
+           enum sk_bone hand_bone, enum sk_bone end_bone, enum sk_bone arm_bone, float s)
+{
     const int hand = sk->bone_joint[hand_bone];
     if (hand < 0)
         return true;
@@ -316,7 +310,8 @@ build_hand(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_
  * end, turned by the foot's rotation. */
 static bool
 build_foot(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose,
-           enum sk_bone foot_bone, enum sk_bone toes_end_bone, float s) {
+           enum sk_bone foot_bone, enum sk_bone toes_end_bone, float s)
+{
     const int foot = sk->bone_joint[foot_bone];
     if (foot < 0)
         return true;
@@ -338,7 +333,8 @@ build_foot(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_
 }
 
 static bool
-build_avatar(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose) {
+build_avatar(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose)
+{
     float top = 0.0f;
     for (int i = 0; i < sk->joint_count; ++i)
         top = fmaxf(top, sk->rest_position_m[i][1]);
@@ -367,7 +363,8 @@ build_avatar(struct r_parts *parts, const struct sk_skeleton *sk, const struct s
 
 /* A red cross over a lost device, turned towards the viewer. */
 static bool
-build_lost_mark(struct r_parts *parts, const float *at, const float *right, const float *up) {
+build_lost_mark(struct r_parts *parts, const float *at, const float *right, const float *up)
+{
     const float rgb[3] = {R_COLOR_LOST_MARK};
     const float size[3] = {0.15f, 0.018f, 0.004f};
     struct frame f;
@@ -387,7 +384,8 @@ build_lost_mark(struct r_parts *parts, const float *at, const float *right, cons
 
 /* A headset: a box at the eyes reaching forward (-Z of the view pose), with a face plate. */
 static bool
-build_headset(struct r_parts *parts, const struct frame *f, bool lost) {
+build_headset(struct r_parts *parts, const struct frame *f, bool lost)
+{
     const float body_rgb[3] = {R_COLOR_DEVICE}, lost_rgb[3] = {R_COLOR_LOST};
     const float plate_rgb[3] = {0.30f, 0.85f, 0.78f};
     const float body_at[3] = {0.0f, 0.01f, -0.05f}, body[3] = {0.19f, 0.105f, 0.085f};
@@ -401,7 +399,8 @@ build_headset(struct r_parts *parts, const struct frame *f, bool lost) {
 /* A controller: a handle along the grip's Z axis (through the fist) and a tracking ring at
  * its -Z end, the ring in the hand's side colour. */
 static bool
-build_controller(struct r_parts *parts, const struct frame *f, enum side side, bool lost) {
+build_controller(struct r_parts *parts, const struct frame *f, enum side side, bool lost)
+{
     const float body_rgb[3] = {R_COLOR_DEVICE}, lost_rgb[3] = {R_COLOR_LOST};
     float ring_rgb[3];
     side_color(side, ring_rgb);
@@ -416,7 +415,8 @@ build_controller(struct r_parts *parts, const struct frame *f, enum side side, b
 
 static bool
 build_devices(struct r_parts *parts, const struct render_scene *scene, const float *right,
-              const float *up) {
+              const float *up)
+{
     for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
         if (scene->hidden_devices & (1u << d))
             continue;
@@ -441,7 +441,8 @@ build_devices(struct r_parts *parts, const struct render_scene *scene, const flo
 }
 
 static bool
-build_targets(struct r_parts *parts, const struct render_scene *scene) {
+build_targets(struct r_parts *parts, const struct render_scene *scene)
+{
     const float target_rgb[3] = {1.0f, 0.86f, 0.25f}, reached_rgb[3] = {0.95f, 0.95f, 0.95f};
     const int n =
         scene->target_count < RENDER_MAX_TARGETS ? scene->target_count : RENDER_MAX_TARGETS;
@@ -466,7 +467,8 @@ build_targets(struct r_parts *parts, const struct render_scene *scene) {
 
 /* Soft shadows on the floor under the hips and both feet, and the grid's centre. */
 static void
-build_floor_marks(struct r_parts *parts, const struct render_scene *scene) {
+build_floor_marks(struct r_parts *parts, const struct render_scene *scene)
+{
     memset(parts->shadow, 0, sizeof parts->shadow);
     const struct sk_skeleton *sk = scene->skeleton;
     const struct sk_pose *pose = scene->pose;
@@ -495,7 +497,8 @@ build_floor_marks(struct r_parts *parts, const struct render_scene *scene) {
 
 bool
 r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show_targets,
-              const vec3 camera_right, const vec3 camera_up) {
+              const vec3 camera_right, const vec3 camera_up)
+{
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         parts->solid[m].count = 0;
         parts->overlay[m].count = 0;
@@ -513,7 +516,8 @@ r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show
 }
 
 void
-r_parts_fini(struct r_parts *parts) {
+r_parts_fini(struct r_parts *parts)
+{
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         r_instance_list_fini(&parts->solid[m]);
         r_instance_list_fini(&parts->overlay[m]);

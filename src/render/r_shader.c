@@ -16,13 +16,15 @@
 #include "util/u_text.h"
 
 void
-r_shader_source_fini(struct r_shader_source *source) {
+r_shader_source_fini(struct r_shader_source *source)
+{
     free(source->text);
     source->text = NULL;
 }
 
 static enum em_result
-read_file_into(const char *path, struct r_shader_source *out_source, struct em_error *err) {
+read_file_into(const char *path, struct r_shader_source *out_source, struct em_error *err)
+{
     struct u_text text = {0};
     const enum em_result r = u_text_read_file(path, &text, err);
     if (r != EM_OK)
@@ -34,7 +36,8 @@ read_file_into(const char *path, struct r_shader_source *out_source, struct em_e
 
 enum em_result
 r_shader_read(const char *dir, const char *name, struct r_shader_source *out_source,
-              struct em_error *err) {
+              struct em_error *err)
+{
     memset(out_source, 0, sizeof *out_source);
     char path[PATH_MAX];
     if (dir && dir[0]) {
@@ -58,7 +61,8 @@ r_shader_read(const char *dir, const char *name, struct r_shader_source *out_sou
 
 /* Parses a decimal number at *s, advancing it; false if there is none. */
 static bool
-take_number(const char **s, long *out) {
+take_number(const char **s, long *out)
+{
     if (!isdigit((unsigned char)**s))
         return false;
     char *end = NULL;
@@ -72,7 +76,8 @@ take_number(const char **s, long *out) {
 }
 
 static bool
-take_text(const char **s, const char *expected) {
+take_text(const char **s, const char *expected)
+{
     const size_t n = strlen(expected);
     if (strncmp(*s, expected, n) != 0)
         return false;
@@ -84,7 +89,8 @@ take_text(const char **s, const char *expected) {
  * Mesa "0:12(5): error: msg", NVIDIA "0(12) : error C0000: msg" and "ERROR: 0:12: msg". */
 static bool
 parse_log_line(const char *line, long *out_line, const char **out_severity,
-               const char **out_message) {
+               const char **out_message)
+{
     const char *s = line;
     while (*s == ' ' || *s == '\t')
         ++s;
@@ -123,7 +129,8 @@ parse_log_line(const char *line, long *out_line, const char **out_severity,
 }
 
 int
-r_shader_log_format(const char *path, const char *log, char *out, size_t out_size) {
+r_shader_log_format(const char *path, const char *log, char *out, size_t out_size)
+{
     size_t used = 0;
     int first_line = 0;
     out[0] = '\0';
@@ -160,7 +167,8 @@ r_shader_log_format(const char *path, const char *log, char *out, size_t out_siz
 }
 
 static char *
-info_log(GLuint object, bool is_program) {
+info_log(GLuint object, bool is_program)
+{
     GLint length = 0;
     if (is_program)
         glGetProgramiv(object, GL_INFO_LOG_LENGTH, &length);
@@ -180,7 +188,8 @@ info_log(GLuint object, bool is_program) {
 
 static enum em_result
 compile(GLenum stage, const struct r_shader_source *source, GLuint *out_shader,
-        struct em_error *err) {
+        struct em_error *err)
+{
     const GLuint shader = glCreateShader(stage);
     const GLchar *text = source->text;
     glShaderSource(shader, 1, &text, NULL);
@@ -204,7 +213,8 @@ compile(GLenum stage, const struct r_shader_source *source, GLuint *out_shader,
 
 enum em_result
 r_program_build(const struct r_shader_source *vert, const struct r_shader_source *frag,
-                GLuint *out_program, struct em_error *err) {
+                GLuint *out_program, struct em_error *err)
+{
     GLuint vs = 0, fs = 0;
     enum em_result r = compile(GL_VERTEX_SHADER, vert, &vs, err);
     if (r != EM_OK)

@@ -38,7 +38,8 @@ static const char *const k_default_fonts[] = {
 
 /* Index of `codepoint` among the packed glyphs, or -1. */
 static int
-glyph_index(int codepoint) {
+glyph_index(int codepoint)
+{
     if (codepoint >= ASCII_FIRST && codepoint < ASCII_FIRST + ASCII_COUNT)
         return codepoint - ASCII_FIRST;
     if (codepoint >= LATIN_FIRST && codepoint < LATIN_FIRST + LATIN_COUNT)
@@ -51,7 +52,8 @@ glyph_index(int codepoint) {
 
 /* Decodes one UTF-8 character at *s (advancing it); malformed bytes give U+FFFD. */
 static int
-utf8_next(const char **s) {
+utf8_next(const char **s)
+{
     const unsigned char *p = (const unsigned char *)*s;
     int cp, extra;
     if (p[0] < 0x80) {
@@ -78,7 +80,8 @@ utf8_next(const char **s) {
 }
 
 static enum em_result
-bake(struct r_font *font, float pixel_height, struct em_error *err) {
+bake(struct r_font *font, float pixel_height, struct em_error *err)
+{
     stbtt_fontinfo info;
     const int offset = stbtt_GetFontOffsetForIndex(font->ttf, 0);
     if (offset < 0 || !stbtt_InitFont(&info, font->ttf, offset))
@@ -144,7 +147,8 @@ bake(struct r_font *font, float pixel_height, struct em_error *err) {
 
 /* Reads a whole binary file (a font: u_text wants text). */
 static enum em_result
-read_binary(const char *path, unsigned char **out_data, struct em_error *err) {
+read_binary(const char *path, unsigned char **out_data, struct em_error *err)
+{
     FILE *f = fopen(path, "rb");
     if (!f)
         return em_fail(err, EM_ERROR_IO, "%s: cannot open the font: %s", path, strerror(errno));
@@ -167,7 +171,8 @@ read_binary(const char *path, unsigned char **out_data, struct em_error *err) {
 }
 
 enum em_result
-r_font_create(struct r_font *font, const char *path, float pixel_height, struct em_error *err) {
+r_font_create(struct r_font *font, const char *path, float pixel_height, struct em_error *err)
+{
     memset(font, 0, sizeof *font);
     char tried[1024] = "";
     if (path && path[0]) {
@@ -196,12 +201,14 @@ r_font_create(struct r_font *font, const char *path, float pixel_height, struct 
 }
 
 enum em_result
-r_font_resize(struct r_font *font, float pixel_height, struct em_error *err) {
+r_font_resize(struct r_font *font, float pixel_height, struct em_error *err)
+{
     return bake(font, pixel_height, err);
 }
 
 void
-r_font_destroy(struct r_font *font) {
+r_font_destroy(struct r_font *font)
+{
     if (font->texture)
         glDeleteTextures(1, &font->texture);
     free(font->packed);
@@ -210,7 +217,8 @@ r_font_destroy(struct r_font *font) {
 }
 
 static bool
-batch_reserve(struct r_text_batch *batch, int more) {
+batch_reserve(struct r_text_batch *batch, int more)
+{
     if (batch->count + more <= batch->capacity)
         return true;
     int capacity = batch->capacity ? batch->capacity : 1024;
@@ -226,7 +234,8 @@ batch_reserve(struct r_text_batch *batch, int more) {
 
 static void
 push_quad(struct r_text_batch *batch, float x0, float y0, float x1, float y1, float u0, float v0,
-          float u1, float v1, const uint8_t rgba[4]) {
+          float u1, float v1, const uint8_t rgba[4])
+{
     if (!batch_reserve(batch, 6))
         return; /* out of memory: the HUD loses a glyph, nothing else */
     const struct r_text_vertex corners[4] = {
@@ -242,7 +251,8 @@ push_quad(struct r_text_batch *batch, float x0, float y0, float x1, float y1, fl
 
 float
 r_text_add(struct r_text_batch *batch, const struct r_font *font, float x, float y,
-           const char *text, const uint8_t rgba[4]) {
+           const char *text, const uint8_t rgba[4])
+{
     const stbtt_packedchar *packed = font->packed;
     float pen_x = x, pen_y = y + font->ascent_px;
     const int atlas_w = font->atlas_size, atlas_h = font->atlas_size + WHITE_ROWS;
@@ -259,7 +269,8 @@ r_text_add(struct r_text_batch *batch, const struct r_font *font, float x, float
 }
 
 float
-r_text_width(const struct r_font *font, const char *text) {
+r_text_width(const struct r_font *font, const char *text)
+{
     const stbtt_packedchar *packed = font->packed;
     float width = 0.0f;
     for (const char *s = text; *s;) {
@@ -273,7 +284,8 @@ r_text_width(const struct r_font *font, const char *text) {
 
 void
 r_text_rect(struct r_text_batch *batch, const struct r_font *font, float x, float y, float w,
-            float h, const uint8_t rgba[4]) {
+            float h, const uint8_t rgba[4])
+{
     const float atlas_h = (float)(font->atlas_size + WHITE_ROWS);
     const float u = 0.5f / (float)font->atlas_size;
     const float v = ((float)font->atlas_size + 1.0f) / atlas_h;
@@ -281,7 +293,8 @@ r_text_rect(struct r_text_batch *batch, const struct r_font *font, float x, floa
 }
 
 void
-r_text_batch_fini(struct r_text_batch *batch) {
+r_text_batch_fini(struct r_text_batch *batch)
+{
     free(batch->vertices);
     memset(batch, 0, sizeof *batch);
 }

@@ -17,7 +17,8 @@
 #include "util/u_time.h"
 
 static int
-compare_float(const void *a, const void *b) {
+compare_float(const void *a, const void *b)
+{
     const float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
 }
@@ -32,7 +33,8 @@ struct config {
  * frame's milliseconds into ms[] and, when `screenshot` is given, the last frame there. */
 static bool
 run(const struct config *c, struct render_check_scene *ts, int frames, int width, int height,
-    float *ms, const char *screenshot) {
+    float *ms, const char *screenshot)
+{
     struct render_desc desc = {.width = width,
                                .height = height,
                                .hidden = true,
@@ -65,7 +67,8 @@ run(const struct config *c, struct render_check_scene *ts, int frames, int width
 
 /* The OpenGL renderer's name, from a window opened for the purpose. */
 static const char *
-renderer_name(int width, int height) {
+renderer_name(int width, int height)
+{
     static char name[256] = "unknown";
     struct render_desc desc = {.width = width, .height = height, .hidden = true};
     struct render *r = NULL;
@@ -78,7 +81,8 @@ renderer_name(int width, int height) {
 }
 
 int
-main(int argc, char **argv) {
+main(int argc, char **argv)
+{
     const int frames = argc > 1 ? atoi(argv[1]) : 100;
     const int width = argc > 3 ? atoi(argv[2]) : 1280, height = argc > 3 ? atoi(argv[3]) : 720;
     if (frames < 1 || frames > 100000 || width < 16 || height < 16) {

@@ -12,7 +12,8 @@
 #include "render_check.h"
 
 bool
-render_check_hold_gl(void) {
+render_check_hold_gl(void)
+{
     static bool held = false;
     if (held)
         return true;
@@ -23,24 +24,21 @@ render_check_hold_gl(void) {
 }
 
 const char *
-render_check_class_name(enum render_check_class c) {
+render_check_class_name(enum render_check_class c)
+{
     switch (c) {
-    case RENDER_CHECK_OTHER:
-        return "other";
-    case RENDER_CHECK_AVATAR_CENTER:
-        return "avatar centre (sand)";
-    case RENDER_CHECK_AVATAR_LEFT:
-        return "avatar left (orange)";
-    case RENDER_CHECK_AVATAR_RIGHT:
-        return "avatar right (blue)";
-    case RENDER_CHECK_BACKDROP:
-        return "backdrop";
+    case RENDER_CHECK_OTHER: return "other";
+    case RENDER_CHECK_AVATAR_CENTER: return "avatar centre (sand)";
+    case RENDER_CHECK_AVATAR_LEFT: return "avatar left (orange)";
+    case RENDER_CHECK_AVATAR_RIGHT: return "avatar right (blue)";
+    case RENDER_CHECK_BACKDROP: return "backdrop";
     }
     return "?";
 }
 
 enum render_check_class
-render_check_classify(const uint8_t rgb[3]) {
+render_check_classify(const uint8_t rgb[3])
+{
     const float r = rgb[0], g = rgb[1], b = rgb[2];
     const float hi = fmaxf(r, fmaxf(g, b));
     if (hi < 40.0f)
@@ -61,7 +59,8 @@ render_check_classify(const uint8_t rgb[3]) {
 }
 
 bool
-render_check_image_read(struct render *render, struct render_check_image *out_image) {
+render_check_image_read(struct render *render, struct render_check_image *out_image)
+{
     render_get_size(render, &out_image->width, &out_image->height);
     const size_t size = (size_t)out_image->width * (size_t)out_image->height * 4;
     out_image->rgba = malloc(size);
@@ -75,14 +74,16 @@ render_check_image_read(struct render *render, struct render_check_image *out_im
 }
 
 void
-render_check_image_fini(struct render_check_image *image) {
+render_check_image_fini(struct render_check_image *image)
+{
     free(image->rgba);
     memset(image, 0, sizeof *image);
 }
 
 float
 render_check_share(const struct render_check_image *image, float x, float y, int radius_px,
-                   enum render_check_class c) {
+                   enum render_check_class c)
+{
     const int cx = (int)floorf(x), cy = (int)floorf(y);
     int total = 0, match = 0;
     for (int dy = -radius_px; dy <= radius_px; ++dy) {
@@ -111,7 +112,8 @@ struct part_point {
 
 int
 render_check_avatar(struct render *render, const struct render_check_image *image,
-                    const struct render_scene *scene, char *report, size_t report_size) {
+                    const struct render_scene *scene, char *report, size_t report_size)
+{
     static const struct part_point parts[] = {
         /* Near the crown: a headset at the eyes covers the face. */
         {"head", SK_HEAD, SK_HEAD_TOP, 0.9f, RENDER_CHECK_AVATAR_CENTER},
@@ -160,7 +162,8 @@ render_check_avatar(struct render *render, const struct render_check_image *imag
 
 static void
 set_local(struct render_check_scene *ts, enum sk_bone bone, float ax, float ay, float az,
-          float angle_deg) {
+          float angle_deg)
+{
     const int j = ts->skeleton.bone_joint[bone];
     if (j < 0)
         return;
@@ -169,7 +172,8 @@ set_local(struct render_check_scene *ts, enum sk_bone bone, float ax, float ay, 
 }
 
 void
-render_check_place_devices(struct render_check_scene *ts) {
+render_check_place_devices(struct render_check_scene *ts)
+{
     const struct sk_skeleton *sk = &ts->skeleton;
     const struct sk_pose *pose = &ts->pose;
     struct render_scene *scene = &ts->scene;
@@ -207,7 +211,8 @@ render_check_place_devices(struct render_check_scene *ts) {
 
 bool
 render_check_scene_init(struct render_check_scene *ts, const char *humanoid_json_path,
-                        struct em_error *err) {
+                        struct em_error *err)
+{
     memset(ts, 0, sizeof *ts);
     if (sk_skeleton_load_json(humanoid_json_path, &ts->skeleton, err) != EM_OK)
         return false;
@@ -257,7 +262,8 @@ render_check_scene_init(struct render_check_scene *ts, const char *humanoid_json
 }
 
 void
-render_check_scene_fini(struct render_check_scene *ts) {
+render_check_scene_fini(struct render_check_scene *ts)
+{
     sk_pose_fini(&ts->pose);
     sk_skeleton_fini(&ts->skeleton);
     memset(ts, 0, sizeof *ts);

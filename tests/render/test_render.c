@@ -39,7 +39,8 @@
 
 /* A hidden 1280x720 window without the HUD (so text never covers what is checked). */
 static struct render *
-open_render(void) {
+open_render(void)
+{
     struct render_desc desc = {.hidden = true, .hide_hud = true};
     struct render *r = NULL;
     struct em_error err = {{0}};
@@ -50,26 +51,30 @@ open_render(void) {
 }
 
 static void
-load_scene(struct render_check_scene *ts) {
+load_scene(struct render_check_scene *ts)
+{
     struct em_error err = {{0}};
     if (!render_check_scene_init(ts, HUMANOID, &err))
         fail_msg("%s", err.message);
 }
 
 static void
-read_image(struct render *r, struct render_check_image *image) {
+read_image(struct render *r, struct render_check_image *image)
+{
     assert_true(render_check_image_read(r, image));
 }
 
 static float
-projected_x(struct render *r, const struct render_check_scene *ts, enum sk_bone bone) {
+projected_x(struct render *r, const struct render_check_scene *ts, enum sk_bone bone)
+{
     float px[2];
     assert_true(render_project(r, ts->pose.position_m[ts->skeleton.bone_joint[bone]], px));
     return px[0];
 }
 
 static void
-expect_avatar_visible(struct render *r, const struct render_check_scene *ts) {
+expect_avatar_visible(struct render *r, const struct render_check_scene *ts)
+{
     struct render_check_image image;
     read_image(r, &image);
     char report[2048];
@@ -80,7 +85,8 @@ expect_avatar_visible(struct render *r, const struct render_check_scene *ts) {
 }
 
 static void
-mirror_view_shows_head_hands_and_feet_where_they_project(void **state) {
+mirror_view_shows_head_hands_and_feet_where_they_project(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -98,7 +104,8 @@ mirror_view_shows_head_hands_and_feet_where_they_project(void **state) {
 }
 
 static void
-front_camera_is_not_mirrored(void **state) {
+front_camera_is_not_mirrored(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -113,7 +120,8 @@ front_camera_is_not_mirrored(void **state) {
 }
 
 static void
-mirror_camera_follows_the_player(void **state) {
+mirror_camera_follows_the_player(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -138,7 +146,8 @@ mirror_camera_follows_the_player(void **state) {
 
 /* Mean brightness around a pixel. */
 static float
-brightness(const struct render_check_image *image, const float px[2], int radius) {
+brightness(const struct render_check_image *image, const float px[2], int radius)
+{
     float sum = 0.0f;
     int n = 0;
     for (int dy = -radius; dy <= radius; ++dy) {
@@ -155,7 +164,8 @@ brightness(const struct render_check_image *image, const float px[2], int radius
 }
 
 static void
-floor_grid_is_drawn_around_the_avatar(void **state) {
+floor_grid_is_drawn_around_the_avatar(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -206,7 +216,8 @@ floor_grid_is_drawn_around_the_avatar(void **state) {
 
 /* Pixels near `px` that are the lost mark's red. */
 static int
-red_pixels(const struct render_check_image *image, const float px[2], int radius) {
+red_pixels(const struct render_check_image *image, const float px[2], int radius)
+{
     int n = 0;
     for (int dy = -radius; dy <= radius; ++dy) {
         for (int dx = -radius; dx <= radius; ++dx) {
@@ -221,7 +232,8 @@ red_pixels(const struct render_check_image *image, const float px[2], int radius
 }
 
 static void
-lost_device_is_greyed_and_marked(void **state) {
+lost_device_is_greyed_and_marked(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -272,7 +284,8 @@ lost_device_is_greyed_and_marked(void **state) {
 
 /* Copies every file of the source tree's shaders/ into `dir`. */
 static void
-copy_shaders(const char *dir) {
+copy_shaders(const char *dir)
+{
     DIR *d = opendir(EMBODY_SOURCE_DIR "/shaders");
     assert_non_null(d);
     struct dirent *e;
@@ -296,7 +309,8 @@ copy_shaders(const char *dir) {
 }
 
 static void
-remove_dir(const char *dir) {
+remove_dir(const char *dir)
+{
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -314,7 +328,8 @@ remove_dir(const char *dir) {
 
 /* Replaces line `line` (1-based) of `path` with `text`. */
 static void
-replace_line(const char *path, int line, const char *text) {
+replace_line(const char *path, int line, const char *text)
+{
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     static char content[65536], out[65536];
@@ -339,7 +354,8 @@ replace_line(const char *path, int line, const char *text) {
 }
 
 static void
-broken_shader_is_reported_with_its_file_and_line(void **state) {
+broken_shader_is_reported_with_its_file_and_line(void **state)
+{
     (void)state;
     char dir[] = "/tmp/embody-shaders-XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -367,7 +383,8 @@ broken_shader_is_reported_with_its_file_and_line(void **state) {
 }
 
 static void
-driver_logs_are_rewritten_as_file_and_line(void **state) {
+driver_logs_are_rewritten_as_file_and_line(void **state)
+{
     (void)state;
     char out[512];
     /* Mesa */
@@ -394,7 +411,8 @@ driver_logs_are_rewritten_as_file_and_line(void **state) {
 }
 
 static void
-built_in_shaders_are_the_files(void **state) {
+built_in_shaders_are_the_files(void **state)
+{
     (void)state;
     DIR *d = opendir(EMBODY_SOURCE_DIR "/shaders");
     assert_non_null(d);
@@ -423,7 +441,8 @@ built_in_shaders_are_the_files(void **state) {
 }
 
 static void
-no_display_is_reported_clearly(void **state) {
+no_display_is_reported_clearly(void **state)
+{
     (void)state;
     char display[256] = "", driver[64] = "";
     const char *d = getenv("DISPLAY"), *v = getenv("SDL_VIDEODRIVER");
@@ -449,7 +468,8 @@ no_display_is_reported_clearly(void **state) {
 }
 
 static void
-screenshot_is_the_image_drawn(void **state) {
+screenshot_is_the_image_drawn(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -484,7 +504,8 @@ screenshot_is_the_image_drawn(void **state) {
 }
 
 static void
-push_key(SDL_Keycode key, Uint16 mod) {
+push_key(SDL_Keycode key, Uint16 mod)
+{
     SDL_Event e;
     memset(&e, 0, sizeof e);
     e.type = SDL_KEYDOWN;
@@ -495,7 +516,8 @@ push_key(SDL_Keycode key, Uint16 mod) {
 }
 
 static void
-keys_give_actions_and_switch_views(void **state) {
+keys_give_actions_and_switch_views(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -554,7 +576,8 @@ keys_give_actions_and_switch_views(void **state) {
 }
 
 static void
-skeleton_without_hands_feet_or_head_top_still_draws(void **state) {
+skeleton_without_hands_feet_or_head_top_still_draws(void **state)
+{
     (void)state;
     /* A bare humanoid: no upper chest, toes, ends; one extra non-humanoid joint. */
     const struct sk_joint_desc j[] = {
@@ -620,7 +643,8 @@ resized_window_draws_at_its_new_size(void **state)
 }
 
 static void
-headset_eye_view_draws_with_the_given_matrices(void **state) {
+headset_eye_view_draws_with_the_given_matrices(void **state)
+{
     (void)state;
     struct render_check_scene ts;
     load_scene(&ts);
@@ -679,7 +703,8 @@ headset_eye_view_draws_with_the_given_matrices(void **state) {
 }
 
 int
-main(void) {
+main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(driver_logs_are_rewritten_as_file_and_line),
         cmocka_unit_test(built_in_shaders_are_the_files),
