@@ -11,15 +11,6 @@
 #include "embody/m_math.h"
 #include "util/u_text.h"
 
-static int
-line_of(const char *text, const char *at)
-{
-    int line = 1;
-    for (const char *p = text; p < at && *p; ++p)
-        line += *p == '\n';
-    return line;
-}
-
 /* An optional array of `n` finite numbers at obj.key. */
 static enum em_result
 read_floats(const cJSON *obj, const char *key, int n, const char *where, float *out,
@@ -175,7 +166,7 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root)
         return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
-                       end ? line_of(text, end) : 1);
+                       end ? u_text_line_of(text, end) : 1);
     struct body_desc d = *desc;
     enum em_result r = EM_OK;
     char where[300];

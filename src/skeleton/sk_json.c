@@ -23,15 +23,6 @@
 #include "embody/skeleton.h"
 #include "util/u_text.h"
 
-static int
-line_of(const char *text, const char *at)
-{
-    int line = 1;
-    for (const char *p = text; p < at && *p; ++p)
-        line += *p == '\n';
-    return line;
-}
-
 static enum em_result
 read_vec3(const cJSON *obj, const char *key, const char *where, float *out,
           struct em_error *err)
@@ -149,7 +140,7 @@ sk_skeleton_parse_json(const char *text, const char *source, struct sk_skeleton 
     if (!root) {
         const char *at = end ? end : cJSON_GetErrorPtr();
         return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
-                       at ? line_of(text, at) : 1);
+                       at ? u_text_line_of(text, at) : 1);
     }
     enum em_result r = EM_OK;
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");

@@ -270,11 +270,9 @@ st_bvh_to_humanoid_with_limits(const struct st_bvh *bvh, enum sk_name_map map,
     memset(out_skeleton, 0, sizeof *out_skeleton);
     if (!source)
         source = "bvh";
-    if (!isfinite(unit_scale) || !(unit_scale > 0.0))
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "%s: unit scale must be a positive number of metres per file unit, "
-                       "got %g",
-                       source, unit_scale);
+    const enum em_result scale_ok = st_check_unit_scale(unit_scale, source, err);
+    if (scale_ok != EM_OK)
+        return scale_ok;
     const size_t n = (size_t)(bvh->joint_count > 0 ? bvh->joint_count : 1);
     enum sk_bone *bone = malloc(n * sizeof *bone);
     int *humanoid_of = malloc(n * sizeof *humanoid_of);

@@ -81,4 +81,9 @@ void
 st_bvh_frame_matrices(const struct st_bvh *bvh, int frame, double (*out_position)[3],
                       struct st_mat3 *out_rotation);
 
+/* Checks a unit scale (metres per file unit) given for `source`: EM_OK, or an error
+ * naming the source and the bad value. */
+enum em_result
+st_check_unit_scale(double unit_scale, const char *source, struct em_error *err);
+
 #endif

@@ -121,11 +121,9 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
     memset(out_stream, 0, sizeof *out_stream);
     if (!source)
         source = "bvh";
-    if (!isfinite(unit_scale) || !(unit_scale > 0.0))
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "%s: unit scale must be a positive number of metres per file unit, "
-                       "got %g",
-                       source, unit_scale);
+    const enum em_result scale_ok = st_check_unit_scale(unit_scale, source, err);
+    if (scale_ok != EM_OK)
+        return scale_ok;
     if (bvh->frame_count <= 0)
         return em_fail(err, EM_ERROR_PARSE, "%s: the clip has no frames", source);
     int joint[MJ_COUNT];

@@ -1,7 +1,8 @@
 /*
  * Numbers in the stream module's text formats (st_internal.h): printing floats and
  * doubles so that reading them back gives the identical value, in the fewest digits that
- * do, and reading plain decimals quickly without giving up correct rounding.
+ * do, and reading plain decimals quickly without giving up correct rounding; and the
+ * check of unit scales the readers share.
  */
 #include <errno.h>
 #include <math.h>
@@ -101,4 +102,15 @@ st_parse_number(const char *s, const char *end, double *out)
     const double v = (double)mantissa / pow10[fraction_digits];
     *out = negative ? -v : v;
     return true;
+}
+
+enum em_result
+st_check_unit_scale(double unit_scale, const char *source, struct em_error *err)
+{
+    if (!isfinite(unit_scale) || !(unit_scale > 0.0))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "%s: unit scale must be a positive number of metres per file unit, "
+                       "got %g",
+                       source, unit_scale);
+    return EM_OK;
 }

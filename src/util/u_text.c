@@ -156,6 +156,15 @@ u_token_rest_of_line(struct u_token_reader *reader)
     return start;
 }
 
+int
+u_text_line_of(const char *text, const char *at)
+{
+    int line = 1;
+    for (const char *p = text; p < at && *p; ++p)
+        line += *p == '\n';
+    return line;
+}
+
 bool
 u_parse_double(const char *s, double *out)
 {

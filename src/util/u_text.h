@@ -57,6 +57,11 @@ u_token_next(struct u_token_reader *reader);
 char *
 u_token_rest_of_line(struct u_token_reader *reader);
 
+/* The 1-based line of `at` within `text` (for parsers that point into the text, such as
+ * cJSON's error position). */
+int
+u_text_line_of(const char *text, const char *at);
+
 /* Parses all of `s` as a finite number. */
 bool
 u_parse_double(const char *s, double *out);
