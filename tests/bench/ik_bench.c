@@ -11,6 +11,8 @@
  *              [--callgrind]
  *
  * --solves N: only the first N target sets of each problem (for slow runs under valgrind).
+ * --repeat N: run each problem N times (default 3) and report the run whose median is
+ *             the median of the N (this machine's timing moves by 20 % between passes).
  *
  * --callgrind: collect instructions only around solves (run under
  * valgrind --tool=callgrind --collect-atstart=no; tests/bench/callgrind.sh does this).
@@ -399,6 +401,27 @@ run_problem(const struct problem *p, enum bench_mode mode, bool callgrind, struc
     return true;
 }
 
+/* Runs the protocol `repeat` times and keeps the run with the median of the medians (the
+ * machine's own noise from one pass to the next is as large as the differences that
+ * matter here). The other columns come from the same run. */
+static bool
+run_repeated(const struct problem *p, enum bench_mode mode, bool callgrind, int repeat,
+             struct result *out)
+{
+    struct result runs[100];
+    for (int i = 0; i < repeat; ++i)
+        if (!run_problem(p, mode, callgrind, &runs[i]))
+            return false;
+    for (int i = 1; i < repeat; ++i) /* insertion sort by median */
+        for (int k = i; k > 0 && runs[k].median_us < runs[k - 1].median_us; --k) {
+            const struct result t = runs[k];
+            runs[k] = runs[k - 1];
+            runs[k - 1] = t;
+        }
+    *out = runs[repeat / 2];
+    return true;
+}
+
 static void
 print_row(const struct problem *p, enum bench_mode mode, const struct result *r)
 {
@@ -425,7 +448,7 @@ main(int argc, char **argv)
     const char *path = EMBODY_SOURCE_DIR "/../shared/bench/problems.json";
     const char *only = NULL;
     bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
-    long max_solves = 0;
+    long max_solves = 0, repeat = 3;
     for (int i = 1; i < argc; ++i) {
         enum bench_mode m;
         if (strcmp(argv[i], "--problems") == 0 && i + 1 < argc) {
@@ -438,12 +461,15 @@ main(int argc, char **argv)
         } else if (strcmp(argv[i], "--solves") == 0 && i + 1 < argc &&
                    u_parse_int(argv[i + 1], 1, 100000000, &max_solves)) {
             ++i;
+        } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc &&
+                   u_parse_int(argv[i + 1], 1, 100, &repeat)) {
+            ++i;
         } else if (strcmp(argv[i], "--callgrind") == 0) {
             callgrind = true;
         } else {
             fprintf(stderr,
                     "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
-                    "[--solves N] [--callgrind]\n"
+                    "[--solves N] [--repeat N] [--callgrind]\n"
                     "  FILE defaults to ../shared/bench/problems.json beside the source tree\n",
                     argv[0]);
             return 2;
@@ -487,7 +513,8 @@ main(int argc, char **argv)
             const bool loaded = load_problem(item, path, &p, tree);
             if (loaded && max_solves > 0 && p.target_count > max_solves)
                 p.target_count = (int)max_solves;
-            if (!loaded || !run_problem(&p, (enum bench_mode)mode, callgrind, &r)) {
+            if (!loaded || !run_repeated(&p, (enum bench_mode)mode, callgrind,
+                                         callgrind ? 1 : (int)repeat, &r)) {
                 sk_skeleton_fini(&p.skeleton);
                 free(p.targets);
                 ++failures;
