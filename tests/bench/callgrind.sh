@@ -18,18 +18,25 @@ bench="$build/tests/bench/ik_bench"
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '| problem          | solve  | solves | instructions per solve |\n'
-printf '|------------------|--------|--------|------------------------|\n'
+printf '| problem          | mode   | solve  | solves | instructions per solve |\n'
+printf '|------------------|--------|--------|--------|------------------------|\n'
 for mode in pos full limits; do
     for id in P1_chain10 P2_chain100 P2_chain1000 P3_human3 P3_human5 P3_human3_track; do
         case "$mode:$id" in limits:P1*|limits:P2*) continue ;; esac
         n=$solves
         [ "$id" = P2_chain1000 ] && n=$((solves / 10))
-        valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out/cg" \
-            "$bench" --problems "$problems" --only "$id" --mode "$mode" --solves "$n" \
-            --callgrind >/dev/null 2>"$out/log"
-        total=$(sed -n 's/^summary: *//p' "$out/cg")
-        [ -n "$total" ] || total=$(sed -n 's/^totals: *//p' "$out/cg")
-        printf '| %-16s | %-6s | %6d | %22d |\n' "$id" "$mode" "$n" $((total / n))
+        starts=plain
+        [ "$id" = P3_human3_track ] && starts="plain predict"
+        for start in $starts; do
+            valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out/cg" \
+                "$bench" --problems "$problems" --only "$id" --mode "$mode" --solves "$n" \
+                --start "$start" --callgrind >/dev/null 2>"$out/log"
+            total=$(sed -n 's/^summary: *//p' "$out/cg")
+            [ -n "$total" ] || total=$(sed -n 's/^totals: *//p' "$out/cg")
+            how=cold
+            [ "$id" = P3_human3_track ] && how=warm
+            [ "$start" = predict ] && how=warm+p
+            printf '| %-16s | %-6s | %-6s | %6d | %22d |\n' "$id" "$how" "$mode" "$n" $((total / n))
+        done
     done
 done

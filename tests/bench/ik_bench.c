@@ -327,8 +327,13 @@ enum bench_mode {
 };
 static const char *const mode_names[] = {"pos", "full", "limits"};
 
+/* How a warm problem starts: from the previous solution (the protocol's warm start), or
+ * from it moved on by the solver's prediction (ik_solver_desc.predict_warm_start). */
+enum bench_start { START_PLAIN = 0, START_PREDICT = 1 };
+
 static bool
-run_problem(const struct problem *p, enum bench_mode mode, bool callgrind, struct result *out)
+run_problem(const struct problem *p, enum bench_mode mode, enum bench_start start, bool callgrind,
+            struct result *out)
 {
     struct ik_solver_desc desc = {
         .skeleton = &p->skeleton,
@@ -338,6 +343,7 @@ run_problem(const struct problem *p, enum bench_mode mode, bool callgrind, struc
         .ignore_limits = mode != MODE_LIMITS,
         .positions_only = mode == MODE_POSITIONS,
         .root_mode = IK_ROOT_PINNED,
+        .predict_warm_start = start == START_PREDICT,
     };
     for (int e = 0; e < p->effector_count; ++e)
         desc.effector[e].joint = p->effector[e];
@@ -405,12 +411,12 @@ run_problem(const struct problem *p, enum bench_mode mode, bool callgrind, struc
  * machine's own noise from one pass to the next is as large as the differences that
  * matter here). The other columns come from the same run. */
 static bool
-run_repeated(const struct problem *p, enum bench_mode mode, bool callgrind, int repeat,
-             struct result *out)
+run_repeated(const struct problem *p, enum bench_mode mode, enum bench_start start, bool callgrind,
+             int repeat, struct result *out)
 {
     struct result runs[100];
     for (int i = 0; i < repeat; ++i)
-        if (!run_problem(p, mode, callgrind, &runs[i]))
+        if (!run_problem(p, mode, start, callgrind, &runs[i]))
             return false;
     for (int i = 1; i < repeat; ++i) /* insertion sort by median */
         for (int k = i; k > 0 && runs[k].median_us < runs[k - 1].median_us; --k) {
@@ -423,10 +429,12 @@ run_repeated(const struct problem *p, enum bench_mode mode, bool callgrind, int 
 }
 
 static void
-print_row(const struct problem *p, enum bench_mode mode, const struct result *r)
+print_row(const struct problem *p, enum bench_mode mode, enum bench_start start,
+          const struct result *r)
 {
-    printf("| %-16s | %-4s | %-6s | %6d | %9.3f | %9.3f | %9.2f | %10.2e | %9.2e | %7.2f%% | %9.1e |\n",
-           p->id, p->warm ? "warm" : "cold", mode_names[mode], p->target_count, r->median_us,
+    const char *how = !p->warm ? "cold" : start == START_PREDICT ? "warm+p" : "warm";
+    printf("| %-16s | %-6s | %-6s | %6d | %9.3f | %9.3f | %9.2f | %10.2e | %9.2e | %7.2f%% | %9.1e |\n",
+           p->id, how, mode_names[mode], p->target_count, r->median_us,
            r->mean_us, r->mean_iterations, r->median_err, r->max_err, r->converged_pct,
            r->bone_dev);
 }
@@ -448,6 +456,7 @@ main(int argc, char **argv)
     const char *path = EMBODY_SOURCE_DIR "/../shared/bench/problems.json";
     const char *only = NULL;
     bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
+    bool starts[2] = {true, true}; /* plain and predicted warm starts */
     long max_solves = 0, repeat = 3;
     for (int i = 1; i < argc; ++i) {
         enum bench_mode m;
@@ -464,13 +473,19 @@ main(int argc, char **argv)
         } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc &&
                    u_parse_int(argv[i + 1], 1, 100, &repeat)) {
             ++i;
+        } else if (strcmp(argv[i], "--start") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "plain") == 0 || strcmp(argv[i + 1], "predict") == 0)) {
+            starts[START_PLAIN] = strcmp(argv[++i], "plain") == 0;
+            starts[START_PREDICT] = !starts[START_PLAIN];
         } else if (strcmp(argv[i], "--callgrind") == 0) {
             callgrind = true;
         } else {
             fprintf(stderr,
                     "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
-                    "[--solves N] [--repeat N] [--callgrind]\n"
-                    "  FILE defaults to ../shared/bench/problems.json beside the source tree\n",
+                    "[--solves N] [--repeat N] [--start plain|predict] [--callgrind]\n"
+                    "  FILE defaults to ../shared/bench/problems.json beside the source tree\n"
+                    "  --start: warm problems only from the previous solution (plain) or "
+                    "with the solver's prediction; default both\n",
                     argv[0]);
             return 2;
         }
@@ -492,9 +507,11 @@ main(int argc, char **argv)
         return 1;
     }
     printf("solve: pos = no limits, positions only; full = no limits, positions and rotations; "
-           "limits = joint limits on (rigid joints, rotations)\n\n");
-    printf("| problem          | mode | solve  | solves | median us |   mean us | mean iter | median err |   max err | converged | bone dev  |\n");
-    printf("|------------------|------|--------|--------|-----------|-----------|-----------|------------|-----------|-----------|-----------|\n");
+           "limits = joint limits on (rigid joints, rotations)\n"
+           "mode: warm = from the previous solution (the protocol); warm+p = the same with the "
+           "solver's predict_warm_start\n\n");
+    printf("| problem          | mode   | solve  | solves | median us |   mean us | mean iter | median err |   max err | converged | bone dev  |\n");
+    printf("|------------------|--------|--------|--------|-----------|-----------|-----------|------------|-----------|-----------|-----------|\n");
     int failures = 0;
     for (int mode = 0; mode < 3; ++mode) {
         if (!modes[mode])
@@ -509,19 +526,27 @@ main(int argc, char **argv)
             if (mode == MODE_LIMITS && !tree)
                 continue;
             struct problem p;
-            struct result r;
-            const bool loaded = load_problem(item, path, &p, tree);
-            if (loaded && max_solves > 0 && p.target_count > max_solves)
-                p.target_count = (int)max_solves;
-            if (!loaded || !run_repeated(&p, (enum bench_mode)mode, callgrind,
-                                         callgrind ? 1 : (int)repeat, &r)) {
+            if (!load_problem(item, path, &p, tree)) {
                 sk_skeleton_fini(&p.skeleton);
                 free(p.targets);
                 ++failures;
                 continue;
             }
-            print_row(&p, (enum bench_mode)mode, &r);
-            fflush(stdout);
+            if (max_solves > 0 && p.target_count > max_solves)
+                p.target_count = (int)max_solves;
+            for (int start = 0; start < 2; ++start) {
+                /* Cold problems start from the rest pose: prediction has nothing to act on. */
+                if (!starts[start] || (start == START_PREDICT && !p.warm))
+                    continue;
+                struct result r;
+                if (!run_repeated(&p, (enum bench_mode)mode, (enum bench_start)start, callgrind,
+                                  callgrind ? 1 : (int)repeat, &r)) {
+                    ++failures;
+                    break;
+                }
+                print_row(&p, (enum bench_mode)mode, (enum bench_start)start, &r);
+                fflush(stdout);
+            }
             sk_skeleton_fini(&p.skeleton);
             free(p.targets);
         }

@@ -167,6 +167,34 @@ humanoid_desc(const struct sk_skeleton *sk, bool ignore_limits)
     return d;
 }
 
+/* A smooth motion of the humanoid for tracking tests: at `phase` (radians) the left arm
+ * swings and the spine bends, with elbows and knees a little bent (targets inside reach,
+ * not at its edge, where FABRIK only creeps toward a straight limb). */
+static void
+swing_goal(const struct sk_skeleton *human, float phase, struct sk_pose *goal)
+{
+    sk_pose_set_rest(goal, human);
+    const float z[3] = {0, 0, 1}, x[3] = {1, 0, 0}, yn[3] = {0, -1, 0}, yp[3] = {0, 1, 0};
+    m_quat_from_axis_angle(z, -1.2f + 0.5f * sinf(phase),
+                           goal->local_rotation[human->bone_joint[SK_LEFT_UPPER_ARM]]);
+    m_quat_from_axis_angle(x, 0.25f + 0.15f * cosf(phase),
+                           goal->local_rotation[human->bone_joint[SK_SPINE]]);
+    m_quat_from_axis_angle(yn, 0.6f, goal->local_rotation[human->bone_joint[SK_LEFT_LOWER_ARM]]);
+    m_quat_from_axis_angle(yp, 0.5f, goal->local_rotation[human->bone_joint[SK_RIGHT_LOWER_ARM]]);
+    m_quat_from_axis_angle(x, 0.3f, goal->local_rotation[human->bone_joint[SK_LEFT_LOWER_LEG]]);
+    m_quat_from_axis_angle(x, 0.3f, goal->local_rotation[human->bone_joint[SK_RIGHT_LOWER_LEG]]);
+    sk_pose_forward_kinematics(goal, human);
+}
+
+static void
+set_goal_targets(struct ik_solver *s, const struct ik_solver_desc *d, const struct sk_pose *goal)
+{
+    for (int e = 0; e < d->effector_count; ++e) {
+        const int j = d->effector[e].joint;
+        ik_solver_set_target(s, e, goal->position_m[j], goal->rotation[j]);
+    }
+}
+
 /* ---- Tests ------------------------------------------------------------------------- */
 
 static void
@@ -495,21 +523,7 @@ warm_start_converges_in_fewer_iterations_than_cold(void **state)
         sk_pose_set_rest(&warm, &human);
         /* A smooth motion: the arms swing, a frame at a time. */
         for (int k = 0; k < 120; ++k) {
-            const float phase = (float)k / 120.0f * 2.0f * M_PI_F;
-            sk_pose_set_rest(&goal, &human);
-            const float z[3] = {0, 0, 1}, x[3] = {1, 0, 0};
-            m_quat_from_axis_angle(z, -1.2f + 0.5f * sinf(phase),
-                                   goal.local_rotation[human.bone_joint[SK_LEFT_UPPER_ARM]]);
-            m_quat_from_axis_angle(x, 0.25f + 0.15f * cosf(phase),
-                                   goal.local_rotation[human.bone_joint[SK_SPINE]]);
-            /* Elbows and knees a little bent: targets inside reach, not at its edge, where
-             * FABRIK only creeps toward a straight limb. */
-            const float yn[3] = {0, -1, 0}, yp[3] = {0, 1, 0};
-            m_quat_from_axis_angle(yn, 0.6f, goal.local_rotation[human.bone_joint[SK_LEFT_LOWER_ARM]]);
-            m_quat_from_axis_angle(yp, 0.5f, goal.local_rotation[human.bone_joint[SK_RIGHT_LOWER_ARM]]);
-            m_quat_from_axis_angle(x, 0.3f, goal.local_rotation[human.bone_joint[SK_LEFT_LOWER_LEG]]);
-            m_quat_from_axis_angle(x, 0.3f, goal.local_rotation[human.bone_joint[SK_RIGHT_LOWER_LEG]]);
-            sk_pose_forward_kinematics(&goal, &human);
+            swing_goal(&human, (float)k / 120.0f * 2.0f * M_PI_F, &goal);
             /* The motion stays within the limits, so both starts can reach it. */
             for (int j = 1; j < human.joint_count; ++j) {
                 const int c = human.primary_child[j];
@@ -519,10 +533,7 @@ warm_start_converges_in_fewer_iterations_than_cold(void **state)
                 m_vec3_normalize_or(human.offset_m[c], (const float[3]){0, 1, 0}, dir);
                 assert_true(ik_limit_check(&human.limit[j], dir, goal.local_rotation[j], 1e-4f));
             }
-            for (int e = 0; e < d.effector_count; ++e) {
-                const int j = d.effector[e].joint;
-                ik_solver_set_target(s, e, goal.position_m[j], goal.rotation[j]);
-            }
+            set_goal_targets(s, &d, &goal);
             struct ik_stats ws, cs;
             ik_solver_solve(s, &warm, &ws);
             sk_pose_set_rest(&cold, &human);
@@ -542,6 +553,112 @@ warm_start_converges_in_fewer_iterations_than_cold(void **state)
     sk_pose_fini(&goal);
     sk_pose_fini(&warm);
     sk_pose_fini(&cold);
+    sk_skeleton_fini(&human);
+}
+
+/* The phase of the tracking test's motion at frame k: a swing at full speed, then a slow
+ * stretch (where a predicted start already lands within tolerance), then a stop. */
+static float
+tracking_phase(int k)
+{
+    if (k < 120)
+        return (float)k / 120.0f * 2.0f * M_PI_F;
+    if (k < 200)
+        return 2.0f * M_PI_F + (float)(k - 120) * 0.004f;
+    return 2.0f * M_PI_F + 80.0f * 0.004f;
+}
+
+static void
+predicted_warm_start_tracks_in_fewer_iterations_keeping_bones(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, plain, predicted;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&plain, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&predicted, &human), EM_OK);
+    for (int positions_only = 0; positions_only < 2; ++positions_only) {
+        struct ik_solver_desc d = humanoid_desc(&human, true);
+        d.max_iterations = 100;
+        d.positions_only = positions_only;
+        struct ik_solver *ps = make_solver(&d);
+        d.predict_warm_start = true;
+        struct ik_solver *qs = make_solver(&d);
+        sk_pose_set_rest(&plain, &human);
+        sk_pose_set_rest(&predicted, &human);
+        int plain_iterations = 0, predicted_iterations = 0;
+        for (int k = 0; k < 240; ++k) {
+            swing_goal(&human, tracking_phase(k), &goal);
+            set_goal_targets(ps, &d, &goal);
+            set_goal_targets(qs, &d, &goal);
+            struct ik_stats pst, qst;
+            ik_solver_solve(ps, &plain, &pst);
+            ik_solver_solve(qs, &predicted, &qst);
+            plain_iterations += pst.iterations;
+            predicted_iterations += qst.iterations;
+            if (!qst.converged)
+                fail_msg("frame %d: predicted start left a residual of %g m", k,
+                         (double)qst.max_residual_m);
+            const float bone_error = worst_bone_error(&human, &predicted);
+            if (bone_error > 1e-5f)
+                fail_msg("frame %d: a bone is off its length by %g (relative)", k,
+                         (double)bone_error);
+        }
+        print_message("positions_only %d: plain %d iterations, predicted %d\n", positions_only,
+                      plain_iterations, predicted_iterations);
+        if (!(predicted_iterations * 4 < plain_iterations * 3))
+            fail_msg("positions_only %d: predicted %d iterations, plain %d: expected under 3/4",
+                     positions_only, predicted_iterations, plain_iterations);
+        ik_solver_destroy(&ps);
+        ik_solver_destroy(&qs);
+    }
+    sk_pose_fini(&goal);
+    sk_pose_fini(&plain);
+    sk_pose_fini(&predicted);
+    sk_skeleton_fini(&human);
+}
+
+static void
+predicted_warm_start_leaves_a_pose_changed_by_the_caller_alone(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, plain, predicted;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&plain, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&predicted, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, true);
+    struct ik_solver *ps = make_solver(&d);
+    d.predict_warm_start = true;
+    struct ik_solver *qs = make_solver(&d);
+    sk_pose_set_rest(&predicted, &human);
+    for (int k = 0; k < 40; ++k) {
+        /* Frames 0-19 build up motion; at 20 the caller resets the pose, so that solve and
+         * the next (which has no motion of its own yet) must be plain warm starts. */
+        if (k == 20) {
+            sk_pose_set_rest(&predicted, &human);
+            sk_pose_set_rest(&plain, &human);
+        }
+        swing_goal(&human, (float)k * 0.05f, &goal);
+        set_goal_targets(qs, &d, &goal);
+        ik_solver_solve(qs, &predicted, NULL);
+        if (k < 20)
+            continue;
+        set_goal_targets(ps, &d, &goal);
+        ik_solver_solve(ps, &plain, NULL);
+        const size_t bytes = (size_t)human.joint_count * sizeof *plain.position_m;
+        if (k <= 21 && memcmp(plain.position_m, predicted.position_m, bytes) != 0)
+            fail_msg("frame %d: the predicted solver did not start from the caller's pose", k);
+        if (k == 22 && memcmp(plain.position_m, predicted.position_m, bytes) == 0)
+            fail_msg("frame 22: prediction did not resume once the motion was known again");
+    }
+    ik_solver_destroy(&ps);
+    ik_solver_destroy(&qs);
+    sk_pose_fini(&goal);
+    sk_pose_fini(&plain);
+    sk_pose_fini(&predicted);
     sk_skeleton_fini(&human);
 }
 
@@ -826,6 +943,8 @@ main(void)
         cmocka_unit_test(hinges_never_bend_backwards_and_joints_stay_within_limits),
         cmocka_unit_test(pole_target_decides_where_elbow_and_knee_point),
         cmocka_unit_test(warm_start_converges_in_fewer_iterations_than_cold),
+        cmocka_unit_test(predicted_warm_start_tracks_in_fewer_iterations_keeping_bones),
+        cmocka_unit_test(predicted_warm_start_leaves_a_pose_changed_by_the_caller_alone),
         cmocka_unit_test(non_finite_targets_and_poles_are_refused),
         cmocka_unit_test(bad_solver_descriptions_are_refused_with_a_reason),
         cmocka_unit_test(solver_allocates_nothing_while_solving),
