@@ -11,7 +11,24 @@
 #include "app/app_args.h"
 #include "util/u_text.h"
 
-void
+/* An iterator over argv (not copied: the strings must outlive it). */
+struct app_args {
+    int argc;
+    char **argv;
+    int index;             /* next argument to look at */
+    bool only_positionals; /* "--" was seen */
+    char name[72];         /* the option last returned, as "--height" or "-o" */
+};
+
+enum app_arg_next {
+    APP_ARGS_END = 0,    /* no more arguments */
+    APP_ARGS_OPTION,     /* an option from the table: *out_id, *out_value (NULL if none) */
+    APP_ARGS_POSITIONAL, /* a plain argument: *out_value */
+    APP_ARGS_ERROR,      /* unknown option, missing value, value given to a flag */
+};
+
+/* Starts at argv[first]. */
+static void
 app_args_init(struct app_args *args, int argc, char **argv, int first)
 {
     args->argc = argc;
@@ -62,7 +79,10 @@ take_value(struct app_args *args, const struct app_arg_spec *spec, const char *n
     return APP_ARGS_OPTION;
 }
 
-enum app_arg_next
+/* The next argument. `out_name` gets the option's name ("--height", "-o"; without any
+ * "=value") for error messages, valid until the next call. On APP_ARGS_ERROR `err` says
+ * what was wrong and suggests `help_hint` ("embody --help"). */
+static enum app_arg_next
 app_args_next(struct app_args *args, const struct app_arg_spec *specs, int spec_count, int *out_id,
               const char **out_name, const char **out_value, const char *help_hint,
               struct em_error *err)
@@ -123,6 +143,28 @@ app_args_next(struct app_args *args, const struct app_arg_spec *specs, int spec_
         return APP_ARGS_OPTION;
     }
     return take_value(args, spec, args->name, out_value, help_hint, err);
+}
+
+enum em_result
+app_args_parse(int argc, char **argv, int first, const struct app_arg_spec *specs, int spec_count,
+               const char *help_hint, app_arg_handler handle, void *context, struct em_error *err)
+{
+    struct app_args args;
+    app_args_init(&args, argc, argv, first);
+    for (;;) {
+        int id;
+        const char *name, *value;
+        const enum app_arg_next kind =
+            app_args_next(&args, specs, spec_count, &id, &name, &value, help_hint, err);
+        if (kind == APP_ARGS_END)
+            return EM_OK;
+        if (kind == APP_ARGS_ERROR)
+            return EM_ERROR_INVALID_ARGUMENT;
+        const enum em_result r =
+            handle(context, kind == APP_ARGS_POSITIONAL ? 0 : id, name, value, err);
+        if (r != EM_OK)
+            return r;
+    }
 }
 
 enum em_result

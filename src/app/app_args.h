@@ -36,32 +36,19 @@ struct app_arg_spec {
     enum app_arg_kind kind;
 };
 
-/* An iterator over argv (not copied: the strings must outlive it). */
-struct app_args {
-    int argc;
-    char **argv;
-    int index;             /* next argument to look at */
-    bool only_positionals; /* "--" was seen */
-    char name[72];         /* the option last returned, as "--height" or "-o" */
-};
+/* What app_args_parse hands each argument to: an option (`id` > 0, its `name` for error
+ * messages, "--height" or "-o" without any "=value", and its `value`, NULL when it has
+ * none) or a plain argument (`id` 0, `value` the argument). An error stops the scan. */
+typedef enum em_result (*app_arg_handler)(void *context, int id, const char *name,
+                                          const char *value, struct em_error *err);
 
-enum app_arg_next {
-    APP_ARGS_END = 0,    /* no more arguments */
-    APP_ARGS_OPTION,     /* an option from the table: *out_id, *out_value (NULL if none) */
-    APP_ARGS_POSITIONAL, /* a plain argument: *out_value */
-    APP_ARGS_ERROR,      /* unknown option, missing value, value given to a flag */
-};
-
-/* Starts at argv[first]. */
-void app_args_init(struct app_args *args, int argc, char **argv, int first);
-
-/* The next argument. `out_name` gets the option's name ("--height", "-o"; without any
- * "=value") for error messages, valid until the next call. On APP_ARGS_ERROR `err` says what was
- * wrong and suggests `help_hint` ("embody --help"). */
-enum app_arg_next app_args_next(struct app_args *args, const struct app_arg_spec *specs,
-                                int spec_count, int *out_id, const char **out_name,
-                                const char **out_value, const char *help_hint,
-                                struct em_error *err);
+/* Scans argv[first..] ("--name value", "--name=value", "-x value", optional values, "--"),
+ * handing every argument to `handle`; returns the first error: from the scan
+ * (EM_ERROR_INVALID_ARGUMENT: unknown option, missing value, value given to a flag; `err`
+ * suggests `help_hint`, "embody --help") or from `handle`. */
+enum em_result app_args_parse(int argc, char **argv, int first, const struct app_arg_spec *specs,
+                              int spec_count, const char *help_hint, app_arg_handler handle,
+                              void *context, struct em_error *err);
 
 /* Parses `text` as a number in [lo, hi]. On failure: "OPTION: expected WHAT from LO to HI,
  * got \"TEXT\"" (EM_ERROR_INVALID_ARGUMENT). `what` says the unit ("metres"). */

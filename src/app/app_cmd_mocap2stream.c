@@ -24,6 +24,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
 };
+#define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
 static void
 print_help(void)
@@ -90,38 +91,34 @@ struct mocap_args {
 };
 
 static enum em_result
+apply(void *context, int id, const char *name, const char *value, struct em_error *err)
+{
+    struct mocap_args *a = context;
+    switch (id) {
+    case 0:
+        if (a->clip)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "one clip at a time: \"%s\" and \"%s\" (see %s)", a->clip, value,
+                           HELP_HINT);
+        a->clip = value;
+        return EM_OK;
+    case OPT_OUTPUT: a->output = value; return EM_OK;
+    case OPT_UNIT_SCALE:
+        return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
+                                "metres per BVH unit", &a->unit_scale, err);
+    case OPT_QUIET: a->quiet = true; return EM_OK;
+    default: a->help = true; return EM_OK;
+    }
+}
+
+static enum em_result
 parse(int argc, char **argv, struct mocap_args *a, struct em_error *err)
 {
     memset(a, 0, sizeof *a);
-    struct app_args args;
-    app_args_init(&args, argc, argv, 1);
-    for (;;) {
-        int id;
-        const char *name, *value;
-        const enum app_arg_next kind =
-            app_args_next(&args, k_specs, 4, &id, &name, &value, HELP_HINT, err);
-        if (kind == APP_ARGS_END)
-            break;
-        if (kind == APP_ARGS_ERROR)
-            return EM_ERROR_INVALID_ARGUMENT;
-        if (kind == APP_ARGS_POSITIONAL) {
-            if (a->clip)
-                return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                               "one clip at a time: \"%s\" and \"%s\" (see %s)", a->clip, value,
-                               HELP_HINT);
-            a->clip = value;
-        } else if (id == OPT_OUTPUT) {
-            a->output = value;
-        } else if (id == OPT_UNIT_SCALE) {
-            if (app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
-                                 "metres per BVH unit", &a->unit_scale, err) != EM_OK)
-                return EM_ERROR_INVALID_ARGUMENT;
-        } else if (id == OPT_QUIET) {
-            a->quiet = true;
-        } else if (id == OPT_HELP) {
-            a->help = true;
-        }
-    }
+    const enum em_result r =
+        app_args_parse(argc, argv, 1, k_specs, SPEC_COUNT, HELP_HINT, apply, a, err);
+    if (r != EM_OK)
+        return r;
     if (a->help)
         return EM_OK;
     if (!a->clip)

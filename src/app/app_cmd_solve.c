@@ -65,9 +65,17 @@ struct solve_args {
 };
 
 static enum em_result
-apply(struct solve_args *a, int id, const char *name, const char *value, struct em_error *err)
+apply(void *context, int id, const char *name, const char *value, struct em_error *err)
 {
+    struct solve_args *a = context;
     switch (id) {
+    case 0:
+        if (a->stream)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "one stream at a time: \"%s\" and \"%s\" (see %s)", a->stream, value,
+                           HELP_HINT);
+        a->stream = value;
+        return EM_OK;
     case OPT_OUTPUT: a->output = value; return EM_OK;
     case OPT_AVATAR: a->avatar = value; return EM_OK;
     case OPT_HEIGHT:
@@ -115,28 +123,10 @@ static enum em_result
 parse(int argc, char **argv, struct solve_args *a, struct em_error *err)
 {
     memset(a, 0, sizeof *a);
-    struct app_args args;
-    app_args_init(&args, argc, argv, 1);
-    for (;;) {
-        int id;
-        const char *name, *value;
-        const enum app_arg_next kind =
-            app_args_next(&args, k_specs, SPEC_COUNT, &id, &name, &value, HELP_HINT, err);
-        if (kind == APP_ARGS_END)
-            break;
-        if (kind == APP_ARGS_ERROR)
-            return EM_ERROR_INVALID_ARGUMENT;
-        if (kind == APP_ARGS_POSITIONAL) {
-            if (a->stream)
-                return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                               "one stream at a time: \"%s\" and \"%s\" (see %s)", a->stream, value,
-                               HELP_HINT);
-            a->stream = value;
-            continue;
-        }
-        if (apply(a, id, name, value, err) != EM_OK)
-            return EM_ERROR_INVALID_ARGUMENT;
-    }
+    const enum em_result r =
+        app_args_parse(argc, argv, 1, k_specs, SPEC_COUNT, HELP_HINT, apply, a, err);
+    if (r != EM_OK)
+        return r;
     return a->help ? EM_OK : check(a, err);
 }
 

@@ -235,36 +235,38 @@ check_combinations(const struct app_options *o, struct em_error *err)
     return EM_OK;
 }
 
+/* app_options_parse's state: the options, and which were given (most may be given once). */
+struct option_scan {
+    struct app_options *options;
+    bool seen[OPT_COUNT];
+};
+
+static enum em_result
+scan_one(void *context, int id, const char *name, const char *value, struct em_error *err)
+{
+    struct option_scan *scan = context;
+    if (id == 0)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "unexpected argument \"%s\": embody takes files only after an "
+                       "option (--replay FILE.csv, ...; see %s)",
+                       value, HELP_HINT);
+    if (scan->seen[id] && id != OPT_VERBOSE && id != OPT_QUIET)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given twice", name);
+    scan->seen[id] = true;
+    return apply(scan->options, id, name, value, err);
+}
+
 enum em_result
 app_options_parse(int argc, char **argv, int first, struct app_options *out_options,
                   struct em_error *err)
 {
     struct app_options *o = out_options;
     memset(o, 0, sizeof *o);
-    bool seen[OPT_COUNT] = {false};
-    struct app_args args;
-    app_args_init(&args, argc, argv, first);
-    for (;;) {
-        int id;
-        const char *name, *value;
-        const enum app_arg_next kind =
-            app_args_next(&args, k_specs, SPEC_COUNT, &id, &name, &value, HELP_HINT, err);
-        if (kind == APP_ARGS_END)
-            break;
-        if (kind == APP_ARGS_ERROR)
-            return EM_ERROR_INVALID_ARGUMENT;
-        if (kind == APP_ARGS_POSITIONAL)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "unexpected argument \"%s\": embody takes files only after an "
-                           "option (--replay FILE.csv, ...; see %s)",
-                           value, HELP_HINT);
-        if (seen[id] && id != OPT_VERBOSE && id != OPT_QUIET)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given twice", name);
-        seen[id] = true;
-        const enum em_result r = apply(o, id, name, value, err);
-        if (r != EM_OK)
-            return r;
-    }
+    struct option_scan scan = {.options = o};
+    const enum em_result r =
+        app_args_parse(argc, argv, first, k_specs, SPEC_COUNT, HELP_HINT, scan_one, &scan, err);
+    if (r != EM_OK)
+        return r;
     if (o->show_help || o->show_version)
         return EM_OK;
     return check_combinations(o, err);
