@@ -18,7 +18,7 @@
 #include "app/app_live.h"
 #include "app/app_source.h"
 #include "app/app_stats.h"
-#include "embody/out.h"
+#include "embody/osc.h"
 #include "embody/stream.h"
 #include "util/u_log.h"
 #include "util/u_time.h"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "embody/out.h"
+#include "embody/osc.h"
 #include "embody/result.h"
 
 /* Limits of the options (also shown in --help). */

@@ -1,6 +1,6 @@
 /*
  * The program's OSC output end to end: the real binary replays a stream and sends to
- * Debian's oscdump (tests/out/oscdump_capture.h), an independent receiver. VMC messages
+ * Debian's oscdump (tests/osc/oscdump_capture.h), an independent receiver. VMC messages
  * arrive for every humanoid bone of the avatar, VRChat's trackers arrive, and sending to
  * a port where nothing listens neither stalls the run nor warns more than once.
  */
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "app_run.h"
-#include "embody/out.h"
+#include "embody/osc.h"
 #include "embody/skeleton.h"
 #include "oscdump_capture.h"
 

@@ -1,5 +1,5 @@
 /*
- * The values one frame carries, in each protocol's conventions (include/embody/out.h):
+ * The values one frame carries, in each protocol's conventions (include/embody/osc.h):
  * the VMC protocol's root and humanoid bone local poses, and VRChat's tracker poses.
  * Pure functions of the skeleton and pose: no network here, so tests check them directly.
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "embody/m_math.h"
-#include "embody/out.h"
+#include "embody/osc.h"
 
 /* A joint VMC carries: a humanoid bone with a Unity name, and the joint the skeleton
  * gives for that bone. */
@@ -68,7 +68,7 @@ osc_vmc_frame_build(const struct sk_skeleton *skeleton, const struct sk_pose *po
     }
 }
 
-/* The slot table documented in out.h: where each tracker sits and what it turns with. */
+/* The slot table documented in osc.h: where each tracker sits and what it turns with. */
 static const struct {
     enum sk_bone position_bone;
     enum sk_bone rotation_bone;

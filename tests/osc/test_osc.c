@@ -1,6 +1,6 @@
 /*
- * The out module's test program: conventions and frames (test_out_convert.c), then
- * sending to Debian's oscdump (test_out_send.c).
+ * The out module's test program: conventions and frames (test_osc_convert.c), then
+ * sending to Debian's oscdump (test_osc_send.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "test_out.h"
+#include "test_osc.h"
 
 int
 main(void)

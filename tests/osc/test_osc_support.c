@@ -1,6 +1,6 @@
 /*
  * Test poses and an independent matrix reference for the out module's tests
- * (test_out_support.h).
+ * (test_osc_support.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "embody/m_math.h"
-#include "test_out_support.h"
+#include "test_osc_support.h"
 #include "util/u_text.h"
 
 const double REF_M[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, -1}};

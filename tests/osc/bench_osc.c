@@ -3,7 +3,7 @@
  * for VMC and VRChat, to a port where a receiver listens and to one where nothing does
  * (every send then meets ECONNREFUSED). Prints a table; asserts nothing about speed.
  *
- *     bench_out [FRAMES]     (default 2000)
+ *     bench_osc [FRAMES]     (default 2000)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "embody/m_math.h"
-#include "embody/out.h"
+#include "embody/osc.h"
 #include "oscdump_capture.h"
 #include "util/u_log.h"
 
@@ -46,7 +46,7 @@ open_receiver(int *out_port)
     socklen_t len = sizeof a;
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        perror("bench_out: receiver");
+        perror("bench_osc: receiver");
         exit(1);
     }
     *out_port = ntohs(a.sin_port);
@@ -73,7 +73,7 @@ bench(enum osc_protocol protocol, bool listening, const struct sk_skeleton *sk,
     struct osc_sender *s = NULL;
     struct em_error err;
     if (osc_sender_create(protocol, "127.0.0.1", port, &s, &err) != EM_OK) {
-        fprintf(stderr, "bench_out: %s\n", err.message);
+        fprintf(stderr, "bench_osc: %s\n", err.message);
         exit(1);
     }
     const float up[3] = {0, 1, 0};
@@ -104,7 +104,7 @@ main(int argc, char **argv)
 {
     const int frames = argc > 1 ? atoi(argv[1]) : 2000;
     if (frames < 10) {
-        fprintf(stderr, "usage: bench_out [FRAMES >= 10]\n");
+        fprintf(stderr, "usage: bench_osc [FRAMES >= 10]\n");
         return 2;
     }
     struct sk_skeleton sk;
@@ -112,7 +112,7 @@ main(int argc, char **argv)
     struct em_error err;
     if (sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", &sk, &err) != EM_OK ||
         sk_pose_init(&pose, &sk) != EM_OK) {
-        fprintf(stderr, "bench_out: %s\n", err.message);
+        fprintf(stderr, "bench_osc: %s\n", err.message);
         return 1;
     }
     u_log_set_level(U_LOG_ERROR); /* the one expected "fails" warning would clutter the table */

@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "embody/m_math.h"
-#include "test_out.h"
-#include "test_out_support.h"
+#include "test_osc.h"
+#include "test_osc_support.h"
 
 #define POSE_COUNT 40
 

@@ -6,7 +6,7 @@
  *
  * Three layers, usable on their own:
  *  - conventions: our right-handed STAGE frame and humanoid axes to Unity's left-handed
- *    world and humanoid axes (the derivation is in src/out/osc_convert.c);
+ *    world and humanoid axes (the derivation is in src/osc/osc_convert.c);
  *  - frames: the values one frame carries, built from a skeleton and a pose, in the
  *    protocol's conventions (osc_vmc_frame_build, osc_vrchat_frame_build);
  *  - the sender: encodes frames with liblo and sends them over UDP.
@@ -17,8 +17,8 @@
  * (x, y, z) -> (x, y, -z). A humanoid at rest (identity rotations) faces +Z in both, but
  * its left is at +X in ours and at -X in Unity's. Quaternions are x, y, z, w everywhere.
  */
-#ifndef EMBODY_OUT_H
-#define EMBODY_OUT_H
+#ifndef EMBODY_OSC_H
+#define EMBODY_OSC_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,7 +45,7 @@ enum em_result
 osc_parse_destination(const char *text, const char *option, const char *default_host,
                       int default_port, char *out_host, int *out_port, struct em_error *err);
 
-/* ---- Conventions (see src/out/osc_convert.c for the derivation) ---------------------- */
+/* ---- Conventions (see src/osc/osc_convert.c for the derivation) ---------------------- */
 
 /* A world position: STAGE -> Unity world and back, (x, y, z) -> (x, y, -z). */
 void

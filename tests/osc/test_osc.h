@@ -1,13 +1,13 @@
 /*
  * The out module's tests, in two files (conventions and frames; sending to a real
- * receiver), run by one executable (test_out.c).
+ * receiver), run by one executable (test_osc.c).
  */
-#ifndef EMBODY_TESTS_TEST_OUT_H
-#define EMBODY_TESTS_TEST_OUT_H
+#ifndef EMBODY_TESTS_TEST_OSC_H
+#define EMBODY_TESTS_TEST_OSC_H
 
-#include "embody/out.h"
+#include "embody/osc.h"
 
-/* test_out_convert.c */
+/* test_osc_convert.c */
 void positions_convert_by_flipping_z_only(void **state);
 void rest_pose_facing_players_forward_is_unity_identity(void **state);
 void rest_pose_in_our_world_faces_away_in_unity(void **state);
@@ -23,7 +23,7 @@ void destinations_parse_with_defaults(void **state);
 void bad_destinations_are_rejected_naming_the_option(void **state);
 void sender_rejects_bad_arguments_with_reasons(void **state);
 
-/* Shared checks (test_out_convert.c), also used on what oscdump received. */
+/* Shared checks (test_osc_convert.c), also used on what oscdump received. */
 void check_vmc_values_against_pose(const struct sk_skeleton *sk, const struct sk_pose *pose,
                                    const struct osc_vmc_frame *f, double local_tol,
                                    double global_tol);
@@ -31,7 +31,7 @@ void check_vrchat_values_against_pose(const struct sk_skeleton *sk, const struct
                                       const char *address, const float *position_unity,
                                       const float *euler_deg, double tol);
 
-/* test_out_send.c */
+/* test_osc_send.c */
 int start_capture_fixture(void **state);
 int stop_capture_fixture(void **state);
 void vmc_stream_reaches_oscdump_with_every_bone(void **state);

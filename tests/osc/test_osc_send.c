@@ -18,8 +18,8 @@
 
 #include "embody/m_math.h"
 #include "oscdump_capture.h"
-#include "test_out.h"
-#include "test_out_support.h"
+#include "test_osc.h"
+#include "test_osc_support.h"
 
 #define WAIT_MS 5000
 
@@ -280,7 +280,7 @@ nothing_listening_does_not_stall_and_warns_once(void **state)
         for (int frame = 0; frame < 1000; ++frame)
             osc_sender_send(s, &sk, &pose, frame / 90.0);
         const double elapsed = now_s() - start;
-        /* A stall detector, not a speed target (see bench_out for speed). */
+        /* A stall detector, not a speed target (see bench_osc for speed). */
         if (!(elapsed < 1.0))
             fail_msg("%s: 1000 frames to a closed port took %.3f s",
                      osc_protocol_name(protocols[p]), elapsed);
