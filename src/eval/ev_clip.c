@@ -193,8 +193,9 @@ copy_pose(const struct body *body, const struct ev_clip *clip, enum ev_method me
 }
 
 static enum em_result
-run_body(const struct ev_clip *clip, enum ev_method method, struct ev_motion *out,
-         struct ev_timing *timing, struct em_error *err)
+run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_method method,
+         struct ev_motion *out, struct ev_timing *timing, struct ev_checks *checks,
+         struct em_error *err)
 {
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -208,30 +209,45 @@ run_body(const struct ev_clip *clip, enum ev_method method, struct ev_motion *ou
         return em_fail(err, EM_ERROR_RUNTIME, "%s: %s: cannot build the body: %s", clip->path,
                        ev_method_name(method), body_err.message);
     enum em_result r = EM_OK;
-    for (int row = 0; row < clip->stream.frame_count && r == EM_OK; ++row) {
+    const int rows = out->frame_count < stream->frame_count ? out->frame_count
+                                                            : stream->frame_count;
+    for (int row = 0; row < rows && r == EM_OK; ++row) {
         const int64_t start_ns = u_time_now_ns();
-        body_update(body, &clip->stream.frames[row]);
+        body_update(body, &stream->frames[row]);
         const int64_t stop_ns = u_time_now_ns();
         if (timing && ev_timing_add(timing, (double)(stop_ns - start_ns) * 1e-3) != EM_OK)
             r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
         if (r == EM_OK)
             r = copy_pose(body, clip, method, row, out, err);
+        if (r == EM_OK && checks)
+            ev_checks_add_frame(checks, body);
     }
+    if (checks)
+        ev_checks_finish(checks, rows);
     body_destroy(&body);
     return r;
+}
+
+enum em_result
+ev_clip_reconstruct_stream(const struct ev_clip *clip, const struct st_stream *stream,
+                           enum ev_method method, struct ev_motion *out,
+                           struct ev_timing *timing, struct ev_checks *checks,
+                           struct em_error *err)
+{
+    if (ev_motion_init(out, clip->truth.frame_count, clip->truth.fps) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
+    switch (method) {
+    case EV_KNOWN_BODY:
+    case EV_HEIGHT_ONLY: return run_body(clip, stream, method, out, timing, checks, err);
+    case EV_DO_NOTHING: ev_do_nothing(&clip->truth, stream->frames, out); return EM_OK;
+    case EV_METHOD_COUNT: break;
+    }
+    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown evaluation method %d", (int)method);
 }
 
 enum em_result
 ev_clip_reconstruct(const struct ev_clip *clip, enum ev_method method, struct ev_motion *out,
                     struct ev_timing *timing, struct em_error *err)
 {
-    if (ev_motion_init(out, clip->truth.frame_count, clip->truth.fps) != EM_OK)
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
-    switch (method) {
-    case EV_KNOWN_BODY:
-    case EV_HEIGHT_ONLY: return run_body(clip, method, out, timing, err);
-    case EV_DO_NOTHING: ev_do_nothing(&clip->truth, clip->stream.frames, out); return EM_OK;
-    case EV_METHOD_COUNT: break;
-    }
-    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown evaluation method %d", (int)method);
+    return ev_clip_reconstruct_stream(clip, &clip->stream, method, out, timing, NULL, err);
 }

@@ -286,7 +286,13 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
             continue;
         struct ev_motion ours;
         const long first = timing[m].count;
-        if (ev_clip_reconstruct(&clip, (enum ev_method)m, &ours, &timing[m], &err) != EM_OK) {
+        struct ev_checks *checks = m == EV_DO_NOTHING ? NULL : &out->checks[m];
+        if (checks)
+            ev_checks_init(checks);
+        if (ev_clip_reconstruct_stream(&clip, &clip.stream, (enum ev_method)m, &ours,
+                                       &timing[m], checks, &err) != EM_OK ||
+            (checks && ev_clip_sensitivity(&clip, (enum ev_method)m, &ours, checks, &err) !=
+                           EM_OK)) {
             clip_failed(out, &err);
         } else {
             ev_score(&ours, &clip.truth, &out->scores[m]);
@@ -472,6 +478,7 @@ ev_run(const struct ev_options *options, struct ev_report *out, struct em_error 
         for (int m = 0; m < EV_METHOD_COUNT; ++m)
             summarize_timing(&timing[m], &out->timing[m]);
         summarize_timing(&all, &out->timing_all);
+        ev_turn_in_place_check(&out->turn);
     }
     for (int m = 0; m < EV_METHOD_COUNT; ++m)
         ev_timing_fini(&timing[m]);
