@@ -69,6 +69,17 @@ struct b_foot {
 
 /* ---- Tracker loss ------------------------------------------------------------------ */
 
+/* Input hygiene: a sample is used only when its flags say so and it is finite, its
+ * quaternion is unit (|q|^2 within this of 1) and it is within this distance of the
+ * tracking space's origin; a frame less than B_MIN_FRAME_STEP_S after the last is a loss
+ * of every device for that frame. */
+#define B_MAX_QUAT_NORM2_ERROR 0.01f
+#define B_MAX_DEVICE_DISTANCE_M 1000.0f
+#define B_MIN_FRAME_STEP_S 1e-4f
+
+bool
+b_device_sample_ok(const struct em_device_pose *d);
+
 struct b_device_track {
     enum body_device_state state;
     float blend;           /* 1 = fully the tracked pose, 0 = fully the fallback */
@@ -92,6 +103,10 @@ struct body {
     /* Time. */
     bool started;
     double time_s;
+    bool frame_too_soon; /* this frame came under B_MIN_FRAME_STEP_S after the last */
+    /* The headset's last usable position as it came (for teleports). */
+    float last_head_device_m[3];
+    bool head_device_seen;
 
     /* Devices: filtered poses, tracking state. */
     struct b_one_euro filter_position[EM_DEVICE_COUNT];

@@ -27,6 +27,9 @@
 /* A frame arriving this long after the previous one restarts the filters and motion
  * (a paused replay, a session that came back). */
 #define MAX_GAP_S 0.25f
+/* A teleport: the headset moved more than this in one frame, faster than this. */
+#define TELEPORT_MIN_M 0.2f
+#define TELEPORT_SPEED_M_S 6.0f
 
 static bool
 quat_is_zero(const float *q)
@@ -272,6 +275,8 @@ body_reset(struct body *b)
 {
     b->started = false;
     b->time_s = 0.0;
+    b->frame_too_soon = false;
+    b->head_device_seen = false;
     memset(b->filter_position, 0, sizeof b->filter_position);
     memset(b->filter_rotation, 0, sizeof b->filter_rotation);
     memset(b->track, 0, sizeof b->track);
@@ -375,18 +380,61 @@ set_targets(struct body *b)
                  (const float(*)[3])knee_pole);
 }
 
+/* Forgets the motion (filters, pelvis, feet) but not the devices' tracking states: the
+ * next frame puts the body, its feet on the ground, under wherever the head is. */
+static void
+restart_motion(struct body *b)
+{
+    memset(b->filter_position, 0, sizeof b->filter_position);
+    memset(b->filter_rotation, 0, sizeof b->filter_rotation);
+    b->pelvis_started = false;
+    b->feet_started = false;
+    m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
+}
+
+/* A head that moved farther and faster than a person can (a teleport, a replay that
+ * looped, a recentred play space) restarts the motion under its new place at once,
+ * rather than walking the feet there. */
+static void
+follow_teleport(struct body *b, const struct em_tracking_frame *frame, double dt_s)
+{
+    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
+    if (!b_device_sample_ok(head))
+        return;
+    if (b->head_device_seen) {
+        const float moved = m_vec3_distance(head->pose.position_m, b->last_head_device_m);
+        if (moved > TELEPORT_MIN_M && moved > TELEPORT_SPEED_M_S * (float)dt_s)
+            restart_motion(b);
+    }
+    m_vec3_copy(head->pose.position_m, b->last_head_device_m);
+    b->head_device_seen = true;
+}
+
+static bool
+pose_is_finite(const struct body *b)
+{
+    for (int j = 0; j < b->pose.joint_count; ++j)
+        if (!m_vec3_is_finite(b->pose.position_m[j]) || !m_quat_is_finite(b->pose.rotation[j]))
+            return false;
+    return true;
+}
+
 void
 body_update(struct body *b, const struct em_tracking_frame *frame)
 {
     if (!isfinite(frame->time_s) || (b->started && frame->time_s <= b->time_s))
         return;
-    float dt = b->started ? (float)(frame->time_s - b->time_s) : 0.0f;
+    const double step_s = b->started ? frame->time_s - b->time_s : 0.0;
+    b->frame_too_soon = b->started && step_s < (double)B_MIN_FRAME_STEP_S;
+    float dt = b->frame_too_soon ? 0.0f : (float)step_s;
     if (dt > MAX_GAP_S) {
         /* A long gap: start the filters over rather than smooth across it. */
         memset(b->filter_position, 0, sizeof b->filter_position);
         memset(b->filter_rotation, 0, sizeof b->filter_rotation);
         dt = 0.0f;
     }
+    if (!b->frame_too_soon)
+        follow_teleport(b, frame, step_s);
     b->started = true;
     b->time_s = frame->time_s;
     b_loss_update(b, frame, dt);
@@ -400,6 +448,12 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     ik_solver_solve(b->ik, &b->pose, &b->stats);
     b_spread_forearm_twist(b);
     classify_posture(b);
+    if (!pose_is_finite(b)) {
+        /* Whatever got through, it does not stay: start over from the next frame. */
+        const double t = b->time_s;
+        body_reset(b);
+        b->time_s = t;
+    }
 }
 
 void

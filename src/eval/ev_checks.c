@@ -295,7 +295,7 @@ ev_turn_in_place_check(struct ev_turn_result *out)
     struct body *body = NULL;
     struct em_error err = {{0}};
     if (body_create(&desc, &body, &err) != EM_OK) {
-        snprintf(out->error, sizeof out->error, "turn in place: %s", err.message);
+        snprintf(out->error, sizeof out->error, "turn in place: %.480s", err.message);
         st_stream_fini(&stream);
         return;
     }
