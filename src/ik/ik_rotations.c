@@ -1,0 +1,274 @@
+/*
+ * Rotations: the backward pass with limits (each joint turned as a rigid frame toward
+ * where the forward pass put its children, twisted so a hinge below can bend onto its
+ * target, kept within its limit), orientation targets, and the rotations derived from
+ * positions when limits are off.
+ */
+#include "embody/ik.h"
+#include "embody/m_math.h"
+#include "ik/ik_internal.h"
+
+/* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
+ * can bend onto the direction e the forward pass asks of the hinge's own bone.
+ *
+ * A turn about the hinge axis h keeps every direction's angle to h, so the hinge's bone,
+ * which starts at f0 (its direction at hinge angle 0), can reach e only where
+ * h . e = h . f0. Twisting by phi about d moves h; with h = h_par + h_perp (along and
+ * across d), that condition reads A cos(phi) + B sin(phi) = C, with A = h_perp . e,
+ * B = (d x h_perp) . e, C = h . f0 - (h . d)(d . e): phi = base +- spread, where
+ * (cos, sin)(base) = (A, B) / R and cos(spread) = C / R. Of the two, the one whose bend
+ * lies in the hinge's range is kept (the anatomical side), else the one nearer to it.
+ * Everything is done with those cosines and sines, without trigonometric calls. A
+ * straight limb (no plane to follow) keeps its twist. */
+static void
+align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int c = s->solve_child[k];
+    const int g = s->solve_child[c];
+    const struct ik_fast_limit *hinge = &s->limit[c];
+    float d[3], e[3];
+    m_vec3_sub(s->pos[c], s->pos[k], d);
+    m_vec3_sub(s->pos[g], s->pos[c], e);
+    if (!(m_vec3_normalize_or(d, d, d) > M_TINY) || !(m_vec3_normalize_or(e, e, e) > M_TINY))
+        return;
+    float w[4], h0[3], f0[3];
+    m_quat_mul(parent_rot, L, w);
+    m_quat_rotate(w, hinge->axis, h0);
+    m_quat_rotate(w, s->solve_dir[c], f0);
+    const float hd = m_vec3_dot(h0, d);
+    float h_perp[3], dxh[3];
+    m_vec3_muladd(h0, d, -hd, h_perp);
+    m_vec3_cross(d, h_perp, dxh);
+    const float A = m_vec3_dot(h_perp, e), B = m_vec3_dot(dxh, e);
+    const float C = m_vec3_dot(h0, f0) - hd * m_vec3_dot(d, e);
+    const float R2 = A * A + B * B;
+    if (R2 < 1e-8f)
+        return;
+    const float inv_r = 1.0f / sqrtf(R2);
+    const float cb = A * inv_r, sb = B * inv_r;
+    const float cs = m_clampf(C * inv_r, -1.0f, 1.0f);
+    const float ss = sqrtf(fmaxf(0.0f, 1.0f - cs * cs));
+    /* f0 across and along d, to turn it by phi without quaternions. */
+    const float fd = m_vec3_dot(f0, d);
+    float f_perp[3], dxf[3];
+    m_vec3_muladd(f0, d, -fd, f_perp);
+    m_vec3_cross(d, f_perp, dxf);
+    float best_cos = 1.0f, best_sin = 0.0f, best_cost = INFINITY;
+    for (int side = 0; side < 2; ++side) {
+        const float sgn = side ? -1.0f : 1.0f;
+        const float cp = cb * cs - sgn * sb * ss; /* cos(base + sgn * spread) */
+        const float sp = sb * cs + sgn * cb * ss; /* sin(base + sgn * spread) */
+        float h[3], f[3];
+        for (int i = 0; i < 3; ++i) {
+            h[i] = d[i] * hd + h_perp[i] * cp + dxh[i] * sp;
+            f[i] = d[i] * fd + f_perp[i] * cp + dxf[i] * sp;
+        }
+        /* The bend about h from f to e, as a half-angle vector, checked against the
+         * hinge's range like ik_fast_limit_apply. */
+        float fp[3], ep[3], cr[3];
+        m_vec3_muladd(f, h, -m_vec3_dot(f, h), fp);
+        m_vec3_muladd(e, h, -m_vec3_dot(e, h), ep);
+        m_vec3_cross(fp, ep, cr);
+        float hs = m_vec3_dot(cr, h);
+        float hw = sqrtf(m_vec3_dot(fp, fp) * m_vec3_dot(ep, ep)) + m_vec3_dot(fp, ep);
+        if (hw < 0.0f) {
+            hs = -hs;
+            hw = -hw;
+        }
+        const float n = sqrtf(hs * hs + hw * hw);
+        if (n > 1e-12f) {
+            hs /= n;
+            hw /= n;
+        }
+        const float below = hs * hinge->lo_cos - hw * hinge->lo_sin; /* >= 0 inside */
+        const float above = hs * hinge->hi_cos - hw * hinge->hi_sin; /* <= 0 inside */
+        /* Outside by how much (sines of half-angle overshoots), plus a little for the
+         * size of the twist, so that between equals the smaller twist wins. */
+        const float cost = fmaxf(0.0f, -below) + fmaxf(0.0f, above) + 1e-3f * (1.0f - cp);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best_cos = cp;
+            best_sin = sp;
+        }
+    }
+    /* The turn by phi about d, from cos(phi) and sin(phi) by half-angle formulas. */
+    float d_local[3];
+    m_quat_rotate_inv(parent_rot, d, d_local);
+    const float half_cos = sqrtf(fmaxf(0.0f, 0.5f * (1.0f + best_cos)));
+    float half_sin = sqrtf(fmaxf(0.0f, 0.5f * (1.0f - best_cos)));
+    if (best_sin < 0.0f)
+        half_sin = -half_sin;
+    const float turn[4] = {d_local[0] * half_sin, d_local[1] * half_sin, d_local[2] * half_sin,
+                           half_cos};
+    m_quat_mul(turn, L, L);
+}
+
+/* Turns L about its bone so its other children point where the forward pass put them
+ * (weighted least squares about the bone's axis). */
+static void
+fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int main_child = s->solve_child[k];
+    float w[4], axis[3];
+    m_quat_mul(parent_rot, L, w);
+    m_vec3_sub(s->pos[main_child], s->pos[k], axis);
+    if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
+        return;
+    float sin_sum = 0.0f, cos_sum = 0.0f;
+    for (int i = 0; i < s->child_count[k]; ++i) {
+        const int c = s->children[s->child_start[k] + i];
+        if (c == main_child)
+            continue;
+        float now[3], want[3], cr[3];
+        m_quat_rotate(w, s->sk->offset_m[s->joint[c]], now);
+        m_vec3_sub(s->pos[c], s->pos[k], want);
+        m_vec3_muladd(now, axis, -m_vec3_dot(now, axis), now);
+        m_vec3_muladd(want, axis, -m_vec3_dot(want, axis), want);
+        m_vec3_cross(now, want, cr);
+        sin_sum += s->pull_weight[c] * m_vec3_dot(cr, axis);
+        cos_sum += s->pull_weight[c] * m_vec3_dot(now, want);
+    }
+    if (!(sin_sum * sin_sum + cos_sum * cos_sum > 1e-20f))
+        return;
+    float axis_local[3], turn[4];
+    m_quat_rotate_inv(parent_rot, axis, axis_local);
+    m_quat_from_axis_angle(axis_local, atan2f(sin_sum, cos_sum), turn);
+    m_quat_mul(turn, L, L);
+}
+
+/* The local rotation that points node k's bone where the forward pass put its child,
+ * changing the previous rotation minimally (so twist carries over), then fitting the
+ * other children and the hinge plane below. */
+static void
+solve_node_rotation(struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int c = s->solve_child[k];
+    if (c < 0)
+        return; /* a leaf keeps its rotation */
+    if (s->flags[k] & NODE_HINGE_CHILD)
+        ik_swing_toward_pole(s, c);
+    float d[3], d_local[3], now[3], turn[4];
+    m_vec3_sub(s->pos[c], s->pos[k], d);
+    if (!(m_vec3_normalize_or(d, d, d) > M_TINY))
+        return;
+    m_quat_rotate_inv(parent_rot, d, d_local);
+    m_quat_rotate(L, s->solve_dir[k], now);
+    m_quat_from_to(now, d_local, turn);
+    m_quat_mul(turn, L, L);
+    if (s->child_count[k] > 1)
+        fit_twist_to_children(s, k, parent_rot, L);
+    if (s->flags[k] & NODE_HINGE_CHILD)
+        align_hinge_plane(s, k, parent_rot, L);
+    m_quat_normalize(L);
+}
+
+/* Backward reaching with limits: from the root outward, each node is turned as a rigid
+ * frame toward where the forward pass put its children, its local rotation kept within
+ * its limit, and its children placed rigidly from it. */
+void
+ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
+{
+    const struct sk_skeleton *sk = s->sk;
+    for (int i = g->node_begin; i < g->node_end; ++i) {
+        const int k = s->group_nodes[i];
+        const unsigned f = s->flags[k];
+        const int p = s->parent[k];
+        if (p >= 0 && s->group_of[p] != s->group_of[k]) {
+            /* The group's top hangs from a base that does not move or turn. */
+            float off[3];
+            m_quat_rotate(s->rot[p], sk->offset_m[s->joint[k]], off);
+            m_vec3_add(s->pos[p], off, s->pos[k]);
+        }
+        const float *parent_rot = ik_parent_rotation(s, pose, k);
+        float *L = s->local[k];
+        if (!(f & NODE_ROTATION_FIXED)) {
+            const int e = s->effector[k];
+            if (e >= 0 && s->has_target_rotation[e])
+                m_quat_mul_conj_first(parent_rot, s->target_rotation[e], L);
+            else
+                solve_node_rotation(s, k, parent_rot, L);
+            ik_fast_limit_apply(&s->limit[k], L);
+        }
+        m_quat_mul(parent_rot, L, s->rot[k]);
+        for (int c_i = 0; c_i < s->child_count[k]; ++c_i) {
+            const int c = s->children[s->child_start[k] + c_i];
+            float off[3];
+            m_quat_rotate(s->rot[k], sk->offset_m[s->joint[c]], off);
+            m_vec3_add(s->pos[k], off, s->pos[c]);
+        }
+    }
+}
+
+/* When the positions need no iteration, orientation targets still apply: a leaf effector
+ * takes its target rotation (within its limit); one with chains below it gets a full
+ * backward pass so its children follow. */
+void
+ik_apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose,
+                             const struct ik_group *g)
+{
+    for (int i = g->effector_begin; i < g->effector_end; ++i) {
+        const int e = s->group_effectors[i];
+        const int k = s->effector_node[e];
+        if (!s->has_target_rotation[e] || (s->flags[k] & NODE_ROTATION_FIXED))
+            continue;
+        if (s->child_count[k] > 0) {
+            ik_reach_backward_limited(s, pose, g);
+            return;
+        }
+        const float *parent_rot = ik_parent_rotation(s, pose, k);
+        m_quat_mul_conj_first(parent_rot, s->target_rotation[e], s->local[k]);
+        ik_fast_limit_apply(&s->limit[k], s->local[k]);
+        m_quat_mul(parent_rot, s->local[k], s->rot[k]);
+    }
+}
+
+/* Turns the rotation `rot` by the shortest arc from unit `from` to unit `to`, then
+ * renormalizes it (cheaply: the product of unit quaternions is unit but for rounding). */
+static inline void
+turn_toward(float *rot, const float *from, const float *to)
+{
+    float c[3], q[4];
+    const float d = m_vec3_dot(from, to);
+    if (d < -0.9999f) {
+        m_quat_from_to(from, to, q);
+    } else {
+        m_vec3_cross(from, to, c);
+        const float w = 1.0f + d;
+        const float inv = ik_inv_sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2] + w * w);
+        m_quat_set(q, c[0] * inv, c[1] * inv, c[2] * inv, w * inv);
+    }
+    m_quat_mul(q, rot, rot);
+    const float n2 = m_quat_dot(rot, rot);
+    const float inv_n = ik_inv_sqrt(n2);
+    for (int i = 0; i < 4; ++i)
+        rot[i] *= inv_n;
+}
+
+/* Without limits the rotations follow from the positions: each node turns minimally from
+ * its starting rotation to point at its solve child. */
+void
+ik_derive_rotations(struct ik_solver *s, const struct sk_pose *pose)
+{
+    for (int k = 0; k < s->node_count; ++k) {
+        const int e = s->effector[k];
+        const int c = s->solve_child[k];
+        const float *parent_rot = ik_parent_rotation(s, pose, k);
+        float *rot = s->rot[k];
+        if (e >= 0 && s->has_target_rotation[e]) {
+            m_quat_copy(s->target_rotation[e], rot);
+        } else if (c >= 0) {
+            float d[3], now[3];
+            m_vec3_sub(s->pos[c], s->pos[k], d);
+            const float d2 = m_vec3_dot(d, d);
+            if (d2 > 1e-20f) {
+                m_vec3_scale(d, ik_inv_sqrt(d2), d);
+                m_quat_rotate(rot, s->solve_dir[k], now);
+                turn_toward(rot, now, d);
+            }
+        } else {
+            m_quat_mul(parent_rot, s->local[k], rot);
+        }
+        /* Parents come first, so the parent's rotation is already final here. */
+        m_quat_mul_conj_first(parent_rot, rot, s->local[k]);
+    }
+}
