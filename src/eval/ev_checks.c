@@ -68,6 +68,16 @@ limb_limit_deg(const struct sk_limit *limit, double *out_min, double *out_max)
     *out_min = *out_max = NAN;
 }
 
+static bool
+is_lower_arm(enum ev_limb limb)
+{
+    return limb == EV_LIMB_LEFT_LOWER_ARM || limb == EV_LIMB_RIGHT_LOWER_ARM;
+}
+
+/* The forearm is a hinge at the elbow that also turns along its length (pronation): the
+ * body gives it half of the hand's twist (body.h), so its twist range is half the hand's. */
+#define FOREARM_TWIST_SHARE 0.5
+
 static void
 add_twists(struct ev_checks *c, const struct sk_skeleton *sk, const struct sk_pose *pose)
 {
@@ -79,6 +89,13 @@ add_twists(struct ev_checks *c, const struct sk_skeleton *sk, const struct sk_po
         c->twist_min_deg[l] = fmin(c->twist_min_deg[l], twist);
         c->twist_max_deg[l] = fmax(c->twist_max_deg[l], twist);
         limb_limit_deg(&sk->limit[j], &c->limit_min_deg[l], &c->limit_max_deg[l]);
+        const int hand = sk->primary_child[j];
+        if (is_lower_arm((enum ev_limb)l) && hand >= 0 && sk->limit[hand].kind == SK_LIMIT_BALL) {
+            double lo, hi;
+            limb_limit_deg(&sk->limit[hand], &lo, &hi);
+            c->limit_min_deg[l] = FOREARM_TWIST_SHARE * lo;
+            c->limit_max_deg[l] = FOREARM_TWIST_SHARE * hi;
+        }
     }
 }
 
