@@ -98,7 +98,7 @@ struct body {
     struct b_joints j;
     struct b_measures m;
 
-    int effector_head, effector_hand[2], effector_foot[2];
+    int effector_head, effector_hand[2];
 
     /* Time. */
     bool started;
@@ -156,6 +156,19 @@ b_arm_pole(const struct body *body, int side, float *out_pole_m);
  * keeping the hand's position and world rotation. */
 void
 b_spread_forearm_twist(struct body *body);
+
+/* What the legs are built from each frame. */
+struct b_leg_targets {
+    float ankle_m[2][3];
+    float foot_rotation[2][4];
+    float knee_pole_m[2][3];
+};
+
+/* Builds both legs in closed form from their targets (b_legs.c), then the pose's global
+ * positions and rotations. */
+void
+b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
+             const float (*knee_pole)[3]);
 
 /* Knee pole for side s. */
 void

@@ -27,6 +27,8 @@
 /* A frame arriving this long after the previous one restarts the filters and motion
  * (a paused replay, a session that came back). */
 #define MAX_GAP_S 0.25f
+/* Where soft reach begins, as a share of the leg's length (reachable_foot). */
+#define SOFT_REACH_START 0.94f
 /* A teleport: the headset moved more than this in one frame, faster than this. */
 #define TELEPORT_MIN_M 0.2f
 #define TELEPORT_SPEED_M_S 6.0f
@@ -185,10 +187,6 @@ make_solver(struct body *b, struct em_error *err)
         b->effector_hand[s] = n;
         d.effector[n++] = (struct ik_effector_desc){.joint = b->j.hand[s], .orientation = true};
     }
-    for (int s = 0; s < 2; ++s) {
-        b->effector_foot[s] = n;
-        d.effector[n++] = (struct ik_effector_desc){.joint = b->j.foot[s], .orientation = true};
-    }
     d.effector_count = n;
     return ik_solver_create(&d, &b->ik, err);
 }
@@ -327,57 +325,45 @@ classify_posture(struct body *b)
         b->posture = BODY_CROUCHING;
 }
 
-/* A foot the leg cannot reach from where the hip is now (the body rose, or the foot was
- * left behind) is taken to the edge of the leg's reach along the same line: the solver
- * would end with the leg straight toward it anyway, but would creep there over many
- * iterations. */
+/* The ankle target the leg is built toward: the foot's, drawn in toward the hip as it
+ * nears the leg's full reach ("soft" IK): the distance d beyond SOFT_REACH_START of the
+ * leg's length L approaches L without reaching it, 1 - e^-x, so a leg straightens
+ * smoothly instead of snapping its knee straight (at full reach the knee's offset from
+ * the line grows as the square root of the slack: an unbounded speed). A foot out of
+ * reach (the body rose, or the foot was left behind) is drawn along the same line. */
 static void
 reachable_foot(const struct body *b, int side, float *out_m)
 {
     const float *hip = b->pose.position_m[b->j.upper_leg[side]];
-    const float reach = 0.995f * b->m.leg_length_m;
+    const float leg = b->m.leg_length_m;
+    const float soft_from = SOFT_REACH_START * leg, soft_span = leg - soft_from;
     float d[3];
     m_vec3_sub(b->foot[side].position_m, hip, d);
     const float dist = m_vec3_length(d);
-    if (dist > reach)
-        m_vec3_muladd(hip, d, reach / dist, out_m);
-    else
+    if (dist > soft_from) {
+        const float soft = soft_from + soft_span * (1.0f - expf(-(dist - soft_from) / soft_span));
+        m_vec3_muladd(hip, d, soft / dist, out_m);
+    } else {
         m_vec3_copy(b->foot[side].position_m, out_m);
+    }
 }
 
-/* Legs start each solve from the exact two-bone answer toward their knee poles (the
- * specialised solver, joint limits not applied), so FABRIK mostly has the limits to apply
- * and converges in fewer iterations. Measured (embody eval): median update 6.2 -> 3.9 us,
- * jitter and accuracy no worse. Arms are not pre-posed: a two-bone start ignores the
- * clavicle and the limits, and the solves that follow differ from frame to frame (output
- * jitter doubled). */
+/* This frame's targets: the head's and hands' for the solver; the feet's and the knee
+ * poles for the legs, which are built after the solve (b_legs.c). */
 static void
-prepose_legs(struct body *b, const float (*foot)[3], const float (*foot_rot)[4],
-             const float (*knee_pole)[3])
+set_targets(struct body *b, struct b_leg_targets *legs)
 {
-    for (int s = 0; s < 2; ++s)
-        ik_two_bone_solve(&b->skeleton, &b->pose, b->j.foot[s], foot[s], knee_pole[s],
-                          foot_rot[s]);
-}
-
-static void
-set_targets(struct body *b)
-{
-    float foot[2][3], foot_rot[2][4], elbow_pole[2][3], knee_pole[2][3];
+    float elbow_pole[2][3];
     ik_solver_set_target(b->ik, b->effector_head, b->head_position_m, b->head_rotation);
     for (int s = 0; s < 2; ++s) {
-        b_quat_from_yaw(b->foot[s].yaw_rad, foot_rot[s]);
-        reachable_foot(b, s, foot[s]);
+        b_quat_from_yaw(b->foot[s].yaw_rad, legs->foot_rotation[s]);
+        reachable_foot(b, s, legs->ankle_m[s]);
         b_arm_pole(b, s, elbow_pole[s]);
-        b_leg_pole(b, s, knee_pole[s]);
+        b_leg_pole(b, s, legs->knee_pole_m[s]);
         ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
                              b->hand_rotation[s]);
-        ik_solver_set_target(b->ik, b->effector_foot[s], foot[s], foot_rot[s]);
         ik_solver_set_pole(b->ik, b->j.lower_arm[s], elbow_pole[s]);
-        ik_solver_set_pole(b->ik, b->j.lower_leg[s], knee_pole[s]);
     }
-    prepose_legs(b, (const float(*)[3])foot, (const float(*)[4])foot_rot,
-                 (const float(*)[3])knee_pole);
 }
 
 /* Forgets the motion (filters, pelvis, feet) but not the devices' tracking states: the
@@ -444,8 +430,11 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
     m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
-    set_targets(b);
+    struct b_leg_targets legs;
+    set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
+    b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
+                 (const float(*)[3])legs.knee_pole_m);
     b_spread_forearm_twist(b);
     classify_posture(b);
     if (!pose_is_finite(b)) {
