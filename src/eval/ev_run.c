@@ -281,7 +281,7 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
     out->height_m = clip.height_m;
     out->truth_jitter_m_s3 = ev_jitter_m_s3(&clip.truth);
     for (int m = 0; m < EV_METHOD_COUNT && out->ok; ++m) {
-        out->update_median_us[m] = out->update_mean_us[m] = NAN;
+        out->update_median_us[m] = out->update_mean_us[m] = (double)NAN;
         if (m != EV_DO_NOTHING && !(opt->modes & (1u << m)))
             continue;
         struct ev_motion ours;

@@ -162,7 +162,7 @@ st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double 
 static void
 quat_to_zxy(const float *q, double *out_z, double *out_x, double *out_y)
 {
-    const double qd[4] = {q[0], q[1], q[2], q[3]};
+    const double qd[4] = {(double)q[0], (double)q[1], (double)q[2], (double)q[3]};
     struct st_mat3 r;
     st_quat_to_mat3(qd, &r);
     /* R = Rz Rx Ry has m21 = sin x, m01 = -sin z cos x, m11 = cos z cos x. */

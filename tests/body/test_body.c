@@ -464,7 +464,7 @@ bad_frames_never_break_the_pose(void **state)
     f.time_s = r.t - 1.0;
     f.device[EM_DEVICE_HEAD].pose.position_m[1] = 5.0f;
     body_update(r.body, &f);
-    f.time_s = NAN;
+    f.time_s = (double)NAN;
     body_update(r.body, &f);
     assert_true(ours(&r, SK_HEAD)[1] < 2.0f);
     /* Far-away devices: still a finite, connected body. */

@@ -77,7 +77,10 @@ static void
 random_unit(float *out)
 {
     do {
-        m_vec3_set(out, uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+        /* One draw per statement: the order a call's arguments are evaluated in is
+         * unspecified (gcc goes right to left, clang left to right). */
+        const float z = uniform(-1, 1), y = uniform(-1, 1), x = uniform(-1, 1);
+        m_vec3_set(out, x, y, z);
     } while (m_vec3_dot(out, out) > 1.0f || m_vec3_dot(out, out) < 0.01f);
     m_vec3_normalize_or(out, out, out);
 }
