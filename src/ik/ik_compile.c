@@ -100,6 +100,7 @@ alloc_nodes(struct ik_solver *s, int joint_count, int n)
     s->children = alloc_zero(nn, sizeof *s->children, &ok);
     s->solve_dir = alloc_zero(nn, sizeof *s->solve_dir, &ok);
     s->limit_dir = alloc_zero(nn, sizeof *s->limit_dir, &ok);
+    s->twist_share = alloc_zero(nn, sizeof *s->twist_share, &ok);
     s->pole = alloc_zero(nn, sizeof *s->pole, &ok);
     s->limit = alloc_zero(nn, sizeof *s->limit, &ok);
     s->forward_order = alloc_zero(nn, sizeof *s->forward_order, &ok);
@@ -143,6 +144,7 @@ ik_solver_destroy(struct ik_solver **solver)
     free(s->children);
     free(s->solve_dir);
     free(s->limit_dir);
+    free(s->twist_share);
     free(s->pole);
     free(s->limit);
     free(s->forward_order);
@@ -335,6 +337,19 @@ compile_steps(struct ik_solver *s)
                        effector_begin, effector_end);
 }
 
+/* The share of a child's twist its parent takes: in proportion to their twist ranges
+ * (half each when either turns freely, none when the parent is a hinge). */
+static float
+twist_share(const struct sk_limit *parent, const struct sk_limit *child)
+{
+    if (parent->kind == SK_LIMIT_HINGE)
+        return 0.0f;
+    if (parent->kind != SK_LIMIT_BALL || child->kind != SK_LIMIT_BALL)
+        return 0.5f;
+    const float a = parent->max_rad - parent->min_rad, b = child->max_rad - child->min_rad;
+    return a + b > 1e-6f ? a / (a + b) : 0.0f;
+}
+
 /* Fills node topology: parents, children lists, flags, weights, directions. */
 static void
 build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char *on_path)
@@ -410,6 +425,9 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         const int c = s->solve_child[k];
         if (c >= 0 && sk->limit[s->joint[c]].kind == SK_LIMIT_HINGE && s->solve_child[c] >= 0)
             s->flags[k] |= NODE_HINGE_CHILD;
+        if (c >= 0 && s->child_count[k] == 1 && !(s->flags[k] & NODE_HINGE_CHILD) &&
+            (s->flags[c] & NODE_EFFECTOR) && d->effector[s->effector[c]].orientation)
+            s->twist_share[k] = twist_share(&sk->limit[s->joint[k]], &sk->limit[s->joint[c]]);
     }
     /* A chain below a sub-base runs down single children to an effector or the next
      * sub-base: its tip and length give its tension. */

@@ -107,6 +107,9 @@ struct ik_solver {
     int *children;
     float (*solve_dir)[3];       /* rest direction to solve_child, unit, in the node's frame */
     float (*limit_dir)[3];       /* rest direction of the skeleton's primary bone, unit */
+    /* For a node whose only child takes an orientation target (a neck): the share of the
+     * child's twist it takes, from the two joints' twist ranges; 0 for other nodes. */
+    float *twist_share;
     int *pole;                   /* node -> pole slot for hinge nodes, or -1 */
     struct ik_fast_limit *limit; /* node -> its joint's limit, compiled */
     int *forward_order;          /* nodes by height above their chain tips: children first */

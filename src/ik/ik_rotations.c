@@ -8,6 +8,9 @@
 #include "embody/m_math.h"
 #include "ik/ik_internal.h"
 
+/* The pull toward no twist of a joint fitted to several children, relative to theirs. */
+#define REST_TWIST_PULL 0.05f
+
 /* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
  * can bend onto the direction e the forward pass asks of the hinge's own bone.
  *
@@ -18,8 +21,13 @@
  * B = (d x h_perp) . e, C = h . f0 - (h . d)(d . e): phi = base +- spread, where
  * (cos, sin)(base) = (A, B) / R and cos(spread) = C / R. Of the two, the one whose bend
  * lies in the hinge's range is kept (the anatomical side), else the one nearer to it.
- * Everything is done with those cosines and sines, without trigonometric calls. A
- * straight limb (no plane to follow) keeps its twist. */
+ * Everything is done with those cosines and sines, without trigonometric calls.
+ *
+ * A limb that is nearly straight has no plane to follow: the turn fades out (nlerp toward
+ * no turn) as the bend goes below about 2 degrees, so that L keeps the zero twist it
+ * starts with and a small change of the bend never makes the twist jump. With a pole the
+ * pole swing keeps a small bend toward the pole, whose plane is followed down to a
+ * straight limb. */
 static void
 align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, float *L)
 {
@@ -42,9 +50,13 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     const float A = m_vec3_dot(h_perp, e), B = m_vec3_dot(dxh, e);
     const float C = m_vec3_dot(h0, f0) - hd * m_vec3_dot(d, e);
     const float R2 = A * A + B * B;
-    if (R2 < 1e-8f)
+    if (R2 < 1e-16f)
         return;
+    /* How much of the turn to take: R is about the sine of the bend. */
+    const int slot = s->pole[c];
+    const float full_turn_r = slot >= 0 && s->pole_set[slot] ? 1e-5f : 0.03f;
     const float inv_r = 1.0f / sqrtf(R2);
+    const float take = fminf(1.0f, R2 * inv_r / full_turn_r);
     const float cb = A * inv_r, sb = B * inv_r;
     const float cs = m_clampf(C * inv_r, -1.0f, 1.0f);
     const float ss = sqrtf(fmaxf(0.0f, 1.0f - cs * cs));
@@ -98,13 +110,18 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     float half_sin = sqrtf(fmaxf(0.0f, 0.5f * (1.0f - best_cos)));
     if (best_sin < 0.0f)
         half_sin = -half_sin;
-    const float turn[4] = {d_local[0] * half_sin, d_local[1] * half_sin, d_local[2] * half_sin,
-                           half_cos};
+    float turn[4] = {d_local[0] * half_sin * take, d_local[1] * half_sin * take,
+                     d_local[2] * half_sin * take, half_cos * take + (1.0f - take)};
+    if (take < 1.0f)
+        m_quat_normalize(turn);
     m_quat_mul(turn, L, L);
 }
 
 /* Turns L about its bone so its other children point where the forward pass put them
- * (weighted least squares about the bone's axis). */
+ * (weighted least squares about the bone's axis), with a slight pull toward no twist:
+ * where the targets leave the twist free (a chest between two hands and a head turned
+ * the other way by the neck), warm starts would otherwise let it wander from solve to
+ * solve and wind up. */
 static void
 fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot, float *L)
 {
@@ -114,7 +131,7 @@ fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot,
     m_vec3_sub(s->pos[main_child], s->pos[k], axis);
     if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
         return;
-    float sin_sum = 0.0f, cos_sum = 0.0f;
+    float sin_sum = 0.0f, cos_sum = 0.0f, size_sum = 0.0f;
     for (int i = 0; i < s->child_count[k]; ++i) {
         const int c = s->children[s->child_start[k] + i];
         if (c == main_child)
@@ -127,7 +144,9 @@ fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot,
         m_vec3_cross(now, want, cr);
         sin_sum += s->pull_weight[c] * m_vec3_dot(cr, axis);
         cos_sum += s->pull_weight[c] * m_vec3_dot(now, want);
+        size_sum += s->pull_weight[c] * m_vec3_dot(now, now);
     }
+    cos_sum += REST_TWIST_PULL * size_sum;
     if (!(sin_sum * sin_sum + cos_sum * cos_sum > 1e-20f))
         return;
     float axis_local[3], turn[4];
@@ -136,9 +155,37 @@ fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot,
     m_quat_mul(turn, L, L);
 }
 
+/* Gives node k, whose only child takes an orientation target, its share of the twist
+ * that target asks of the child about k's bone (a neck turning with the head), so that
+ * the two joints' twist ranges add up. */
+static void
+share_child_twist(const struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int e = s->effector[s->solve_child[k]];
+    if (e < 0 || !s->has_target_rotation[e])
+        return;
+    /* The child's local rotation if k kept L: (parent_rot L)^-1 target. */
+    float w[4], child[4];
+    m_quat_mul(parent_rot, L, w);
+    m_quat_mul_conj_first(w, s->target_rotation[e], child);
+    const float *axis = s->solve_dir[k];
+    float ts = m_vec3_dot(child, axis), tw = child[3];
+    if (tw < 0.0f) {
+        ts = -ts;
+        tw = -tw;
+    }
+    if (!(ts * ts + tw * tw > 1e-12f))
+        return;
+    float twist[4];
+    m_quat_from_axis_angle(axis, 2.0f * atan2f(ts, tw) * s->twist_share[k], twist);
+    m_quat_mul(L, twist, L);
+}
+
 /* The local rotation that points node k's bone where the forward pass put its child,
- * changing the previous rotation minimally (so twist carries over), then fitting the
- * other children and the hinge plane below. */
+ * derived afresh from the positions in the parent's frame (the shortest turn from the
+ * bone's rest direction, so no twist), then twisted to fit the other children, the
+ * hinge plane below, or a share of the child's orientation target. Nothing of the
+ * rotation the node had carries over, so twist cannot accumulate from solve to solve. */
 static void
 solve_node_rotation(struct ik_solver *s, int k, const float *parent_rot, float *L)
 {
@@ -147,18 +194,18 @@ solve_node_rotation(struct ik_solver *s, int k, const float *parent_rot, float *
         return; /* a leaf keeps its rotation */
     if (s->flags[k] & NODE_HINGE_CHILD)
         ik_swing_toward_pole(s, c);
-    float d[3], d_local[3], now[3], turn[4];
+    float d[3], d_local[3];
     m_vec3_sub(s->pos[c], s->pos[k], d);
     if (!(m_vec3_normalize_or(d, d, d) > M_TINY))
         return;
     m_quat_rotate_inv(parent_rot, d, d_local);
-    m_quat_rotate(L, s->solve_dir[k], now);
-    m_quat_from_to(now, d_local, turn);
-    m_quat_mul(turn, L, L);
+    m_quat_from_to(s->solve_dir[k], d_local, L);
     if (s->child_count[k] > 1)
         fit_twist_to_children(s, k, parent_rot, L);
     if (s->flags[k] & NODE_HINGE_CHILD)
         align_hinge_plane(s, k, parent_rot, L);
+    else if (s->twist_share[k] > 0.0f)
+        share_child_twist(s, k, parent_rot, L);
     m_quat_normalize(L);
 }
 

@@ -124,6 +124,14 @@ solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_gro
         predict_group(s, g);
         worst_sq = worst_residual_sq(s, g);
     }
+    if (limited && !must_iterate && worst_sq <= tolerance_sq) {
+        /* Already there: one backward pass still derives every rotation afresh from the
+         * positions and keeps it within its limit, whatever the pose handed in carried
+         * (twist left by an earlier solve or by the caller). It may move the effectors;
+         * the iterations below then take over. */
+        ik_reach_backward_limited(s, pose, g);
+        worst_sq = worst_residual_sq(s, g);
+    }
     float best = s->stall_m > 0.0f ? sqrtf(worst_sq) : 0.0f;
     while ((worst_sq > tolerance_sq || must_iterate) && iterations < s->desc.max_iterations) {
         must_iterate = false;
@@ -145,8 +153,6 @@ solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_gro
                 break;
         }
     }
-    if (limited && iterations == 0)
-        ik_apply_orientation_targets(s, pose, g);
     return iterations;
 }
 
