@@ -213,11 +213,17 @@ app_cmd_solve(int argc, char **argv)
         print_help();
         return APP_EXIT_OK;
     }
+    const struct app_input_file inputs[] = {{"the stream", a.stream}, {"the avatar", a.avatar}};
+    if (app_check_not_input("-o", a.output, inputs, 2, &err) != EM_OK)
+        return fail(err.message, APP_EXIT_USAGE);
     struct st_stream stream = {0};
     if (app_check_readable("stream", a.stream, &err) != EM_OK ||
-        st_stream_load(a.stream, &stream, &err) != EM_OK ||
-        app_check_writable("-o", a.output, &err) != EM_OK)
+        st_stream_load(a.stream, &stream, &err) != EM_OK)
         return fail(err.message, APP_EXIT_USAGE);
+    if (app_check_writable("-o", a.output, &err) != EM_OK) {
+        st_stream_fini(&stream);
+        return fail(err.message, APP_EXIT_USAGE);
+    }
 
     const struct app_avatar_desc avatar_desc = {
         .bvh_path = a.avatar,
@@ -240,14 +246,12 @@ app_cmd_solve(int argc, char **argv)
                            : em_fail(&err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
     if (r == EM_OK)
         r = st_bvh_writer_open(a.output, &skeleton, stream_period_s(&stream), &writer, &err);
-    const bool opened = r == EM_OK;
     if (r == EM_OK)
         r = solve_all(&a, &stream, body, &writer, &update_s, &err);
-    const enum em_result closed = st_bvh_writer_close(&writer, r == EM_OK ? &err : NULL);
     if (r == EM_OK)
-        r = closed;
-    if (r != EM_OK && opened)
-        remove(a.output); /* no half-written file */
+        r = st_bvh_writer_close(&writer, &err);
+    else
+        st_bvh_writer_abort(&writer); /* what was at -o stays as it was */
     const int frames = stream.frame_count;
     sk_skeleton_fini(&skeleton);
     body_destroy(&body);
