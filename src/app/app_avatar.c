@@ -10,6 +10,28 @@
 #include "util/u_path.h"
 
 #define DEFAULT_HUMANOID "config/humanoid.json"
+#define DEFAULT_SETTINGS "config/body.json"
+
+/* The body's settings: --config's file, else config/body.json where the data is (none:
+ * the built-in values, which are the same). */
+static enum em_result
+load_settings(struct app_avatar *a, const char *config_path, struct em_error *err)
+{
+    memset(&a->settings, 0, sizeof a->settings);
+    a->settings_path[0] = '\0';
+    if (config_path) {
+        snprintf(a->settings_path, sizeof a->settings_path, "%s", config_path);
+        enum em_result r = app_check_readable("--config", config_path, err);
+        if (r == EM_OK && (r = body_desc_load_json(config_path, &a->settings, err)) != EM_OK)
+            app_error_prefix(err, "--config");
+        return r;
+    }
+    char path[APP_PATH_MAX];
+    if (!u_path_find_data(DEFAULT_SETTINGS, path, sizeof path))
+        return EM_OK;
+    app_path_tidy(path, a->settings_path, sizeof a->settings_path);
+    return body_desc_load_json(a->settings_path, &a->settings, err);
+}
 
 static enum em_result
 load_default(struct app_avatar *a, struct em_error *err)
@@ -94,6 +116,8 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         r = load_skeleton_file(a, desc->skeleton_path, err);
     else
         r = load_default(a, err);
+    if (r == EM_OK)
+        r = load_settings(a, desc->config_path, err);
     if (r != EM_OK) {
         sk_skeleton_fini(&a->skeleton);
         return r;
@@ -117,7 +141,7 @@ app_avatar_fini(struct app_avatar *avatar)
 void
 app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc)
 {
-    memset(out_desc, 0, sizeof *out_desc);
+    *out_desc = avatar->settings;
     out_desc->skeleton = &avatar->skeleton;
     out_desc->height_m = avatar->fit_height_m;
     out_desc->arm_span_m = avatar->fit_arm_span_m;

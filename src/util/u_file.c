@@ -123,8 +123,7 @@ close_checked(struct u_out_file *f, struct em_error *err)
     }
     f->file = NULL;
     if (!ok)
-        em_fail(err, EM_ERROR_IO, "%s: write error: %s", f->shown,
-                strerror(e ? e : EIO));
+        em_fail(err, EM_ERROR_IO, "%s: write error: %s", f->shown, strerror(e ? e : EIO));
     return ok;
 }
 

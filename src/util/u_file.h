@@ -31,28 +31,25 @@ struct u_out_file {
  * 0666 less the umask) or, for an existing non-regular file, opens it in place. Creates
  * nothing on failure ("PATH: cannot write: REASON"). On success `*out_file` is the
  * caller's to finish with u_out_file_commit or u_out_file_abort. */
-enum em_result
-u_out_file_open(const char *path, struct u_out_file **out_file, struct em_error *err);
+enum em_result u_out_file_open(const char *path, struct u_out_file **out_file,
+                               struct em_error *err);
 
 /* Flushes, syncs and closes the file, then renames the temporary file over the target.
  * On any failure the temporary file is removed, the target is untouched and `err` says
  * why ("PATH: write error: No space left on device"). Frees `*file` and sets it to NULL;
  * a NULL `*file` is EM_OK. */
-enum em_result
-u_out_file_commit(struct u_out_file **file, struct em_error *err);
+enum em_result u_out_file_commit(struct u_out_file **file, struct em_error *err);
 
 /* Gives up: closes and removes the temporary file; the target is untouched. Frees `*file`
  * and sets it to NULL; takes NULL. */
-void
-u_out_file_abort(struct u_out_file **file);
+void u_out_file_abort(struct u_out_file **file);
 
 /* Writes `size` bytes to `path` through u_out_file (all or nothing). */
-enum em_result
-u_file_write_all(const char *path, const void *data, size_t size, struct em_error *err);
+enum em_result u_file_write_all(const char *path, const void *data, size_t size,
+                                struct em_error *err);
 
 /* True when both paths exist and are the same file (same device and inode, however they
  * are spelled: links, "..", symbolic links). */
-bool
-u_file_same(const char *a, const char *b);
+bool u_file_same(const char *a, const char *b);
 
 #endif

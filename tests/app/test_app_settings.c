@@ -1,0 +1,169 @@
+/*
+ * The program's settings and sizes, run as the real binary: config/body.json (or
+ * --config FILE) is read, applied and shown by --print-config, and a bad one is refused
+ * naming its field; avatars of impossible sizes are refused with what was found.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "app_run.h"
+
+#define TIMEOUT_MS 60000
+
+static const char *const k_no_runtime_env[] = {"XR_RUNTIME_JSON=/nonexistent/runtime.json",
+                                               NULL};
+
+/* Writes `text` to a scratch file and returns its path in `out`. */
+static void
+scratch_file(const char *tag, const char *ext, const char *text, char *out, size_t size)
+{
+    app_run_scratch_path(tag, ext, out, size);
+    FILE *f = fopen(out, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The value printed for `key` by --print-config, as a number. */
+static double
+config_number(const char *text, const char *key)
+{
+    const char *line = strstr(text, key);
+    if (!line)
+        fail_msg("no \"%s\" in:\n%s", key, text);
+    const char *eq = strchr(line, '=');
+    assert_non_null(eq);
+    return strtod(eq + 1, NULL);
+}
+
+static void
+expect_refused(const char *const *args, const char *const *env, const char *a, const char *b)
+{
+    struct app_run_result r;
+    app_run(args, env ? env : k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, a);
+    if (b)
+        app_run_expect_text(r.err, b);
+    app_run_result_fini(&r);
+}
+
+static void
+the_default_body_settings_file_is_read_and_shown(void **state)
+{
+    (void)state;
+    struct app_run_result r;
+    app_run((const char *[]){"--print-config", "--demo", NULL}, k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "config/body.json");
+    assert_true(fabs(config_number(r.out, "filter_beta") - 8.0) < 1e-6);
+    app_run_result_fini(&r);
+
+    /* A broken config/body.json where the program finds its data is refused. */
+    char dir[1024], sub[1100], file[1200], humanoid[1200], source[1024];
+    app_run_scratch_path("data", "d", dir, sizeof dir);
+    snprintf(sub, sizeof sub, "%s/config", dir);
+    mkdir(dir, 0777);
+    mkdir(sub, 0777);
+    snprintf(file, sizeof file, "%s/body.json", sub);
+    snprintf(humanoid, sizeof humanoid, "%s/humanoid.json", sub);
+    app_run_source_path("config/humanoid.json", source, sizeof source);
+    char *text = app_run_read_file(source, NULL);
+    FILE *f = fopen(humanoid, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("{\"format\": \"embody-body\", \"tracking_loss\": {\"blend_s\": 99}}\n", f);
+    fclose(f);
+    char env_dir[1100];
+    snprintf(env_dir, sizeof env_dir, "EMBODY_DATA_DIR=%s", dir);
+    expect_refused((const char *[]){"--print-config", "--demo", NULL},
+                   (const char *[]){env_dir, k_no_runtime_env[0], NULL}, "body.json",
+                   "tracking_loss.blend_s: expected a number from 0 to 10");
+    remove(file);
+    remove(humanoid);
+    remove(sub);
+    remove(dir);
+}
+
+static void
+a_settings_file_given_with_config_is_applied(void **state)
+{
+    (void)state;
+    char path[1024];
+    scratch_file("settings", "json",
+                 "{\"format\": \"embody-body\", \"filter\": {\"beta\": 2.5},\n"
+                 " \"tracking_loss\": {\"blend_s\": 0.75}, \"floor_height_m\": 0.1}\n",
+                 path, sizeof path);
+    struct app_run_result r;
+    app_run((const char *[]){"--print-config", "--demo", "--config", path, NULL}, k_no_runtime_env,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, path);
+    /* The values the body resolved, not the file echoed. */
+    assert_true(fabs(config_number(r.out, "filter_beta") - 2.5) < 1e-6);
+    assert_true(fabs(config_number(r.out, "loss_blend_s") - 0.75) < 1e-6);
+    assert_true(fabs(config_number(r.out, "floor_height_m") - 0.1) < 1e-6);
+    assert_true(fabs(config_number(r.out, "filter_min_cutoff_hz") - 3.0) < 1e-6);
+    app_run_result_fini(&r);
+    remove(path);
+}
+
+static void
+a_bad_settings_file_is_refused_naming_its_field(void **state)
+{
+    (void)state;
+    char typo[1024], range[1024], malformed[1024];
+    scratch_file("typo", "json", "{\"filter\": {\"min_cutoff_hz\": 3, \"bta\": 8}}\n", typo,
+                 sizeof typo);
+    scratch_file("range", "json", "{\"devices\": {\"grip\": {\"palm_fraction\": 2}}}\n", range,
+                 sizeof range);
+    scratch_file("malformed", "json", "{\n\"filter\": {\"beta\": 8,}\n}\n", malformed,
+                 sizeof malformed);
+    expect_refused((const char *[]){"--demo", "--no-window", "--config", typo, NULL}, NULL,
+                   "--config: ", "filter.bta: unknown field");
+    expect_refused((const char *[]){"--demo", "--config", range, NULL}, NULL,
+                   "devices.grip.palm_fraction: expected a number from 0 to 1", NULL);
+    expect_refused((const char *[]){"--demo", "--config", malformed, NULL}, NULL, malformed,
+                   "malformed JSON");
+    expect_refused((const char *[]){"--demo", "--config", "/nonexistent/body.json", NULL}, NULL,
+                   "--config: /nonexistent/body.json: cannot open", NULL);
+    expect_refused((const char *[]){"--demo", "--config", "body.txt", NULL}, NULL,
+                   "--config: expected an embody body file", NULL);
+    char stream[1024];
+    app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
+    expect_refused((const char *[]){"solve", stream, "-o", "x.bvh", "--height", "1.7", "--config",
+                                    typo, NULL},
+                   NULL, "filter.bta: unknown field", NULL);
+    remove(typo);
+    remove(range);
+    remove(malformed);
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+        return 2;
+    }
+    app_run_set_program(argv[1]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_default_body_settings_file_is_read_and_shown),
+        cmocka_unit_test(a_settings_file_given_with_config_is_applied),
+        cmocka_unit_test(a_bad_settings_file_is_refused_naming_its_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
