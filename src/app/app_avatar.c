@@ -62,6 +62,8 @@ load_skeleton_file(struct app_avatar *a, const char *path, struct em_error *err)
         r = sk_skeleton_load_json(path, &a->skeleton, err);
     if (r == EM_OK)
         r = sk_humanoid_validate(&a->skeleton, path, err);
+    if (r == EM_OK)
+        r = sk_humanoid_check_size(&a->skeleton, path, err);
     if (r != EM_OK && r != EM_ERROR_IO)
         app_error_prefix(err, a->option);
     return r;
@@ -81,6 +83,15 @@ guess_names(const struct st_bvh *bvh)
     return map;
 }
 
+/* Says which unit scale made a BVH avatar's size (the usual cause of a wrong one). */
+static void
+append_unit_scale(struct em_error *err, double unit_scale, bool guessed)
+{
+    const size_t n = strlen(err->message);
+    snprintf(err->message + n, sizeof err->message - n, " [read at %g m per BVH unit%s]",
+             unit_scale, guessed ? ", guessed; see --unit-scale" : ", from --unit-scale");
+}
+
 static enum em_result
 load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_error *err)
 {
@@ -97,6 +108,8 @@ load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_er
         a->unit_scale = a->unit_scale_guessed ? st_bvh_guess_unit_scale(&bvh) : unit_scale;
         r = st_bvh_to_humanoid(&bvh, guess_names(&bvh), a->unit_scale, path, &a->skeleton, err);
         st_bvh_fini(&bvh);
+        if (r == EM_OK && (r = sk_humanoid_check_size(&a->skeleton, path, err)) != EM_OK)
+            append_unit_scale(err, a->unit_scale, a->unit_scale_guessed);
     }
     if (r != EM_OK)
         app_error_prefix(err, a->option);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -152,6 +153,107 @@ a_bad_settings_file_is_refused_naming_its_field(void **state)
     remove(malformed);
 }
 
+/* A copy of `source` (a file of the source tree) with the first `from` replaced by `to`. */
+static void
+edited_copy(const char *source, const char *from, const char *to, const char *tag,
+            const char *ext, char *out, size_t size)
+{
+    char path[1024];
+    app_run_source_path(source, path, sizeof path);
+    char *text = app_run_read_file(path, NULL);
+    char *at = strstr(text, from);
+    if (!at)
+        fail_msg("%s has no \"%s\"", source, from);
+    app_run_scratch_path(tag, ext, out, size);
+    FILE *f = fopen(out, "w");
+    assert_non_null(f);
+    fwrite(text, 1, (size_t)(at - text), f);
+    fputs(to, f);
+    fputs(at + strlen(from), f);
+    fclose(f);
+    free(text);
+}
+
+static void
+skeleton_files_of_impossible_sizes_are_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *to, *expect;
+    } cases[] = {
+        {"\"offset_m\": [1000, 0, 0]", "the bone to joint \"leftLowerArm\" is 1000 m long"},
+        {"\"offset_m\": [3e38, 0, 0]", "leftLowerArm"},
+        {"\"offset_m\": [0.02, 0, 0]", "the left upper arm is 0.02 m"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char path[1024];
+        edited_copy("config/humanoid.json", "\"offset_m\": [0.29, 0, 0]", cases[i].to, "size",
+                    "json", path, sizeof path);
+        expect_refused((const char *[]){"--print-config", "--skeleton", path, NULL}, NULL,
+                       "--skeleton: ", cases[i].expect);
+        remove(path);
+    }
+    char path[1024];
+    edited_copy("config/humanoid.json", "\"offset_m\": [0, 1.0, 0]", "\"offset_m\": [0, 1000, 0]",
+                "tall", "json", path, sizeof path);
+    /* The hips placed high up is fine: the height is from the feet to the crown. */
+    struct app_run_result r;
+    app_run((const char *[]){"--print-config", "--skeleton", path, NULL}, k_no_runtime_env,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_result_fini(&r);
+    remove(path);
+    edited_copy("config/humanoid.json", "\"offset_m\": [0, 0.106, 0.02]",
+                "\"offset_m\": [0, 1000.106, 0.02]", "tall", "json", path, sizeof path);
+    expect_refused((const char *[]){"--print-config", "--skeleton", path, NULL}, NULL,
+                   "the avatar is 1002 m tall; a humanoid is 0.5 to 3 m", NULL);
+    remove(path);
+    /* A shoulder a kilometre out to the side: the height is right, the bone is not. */
+    edited_copy("config/humanoid.json", "\"offset_m\": [0.03, 0.16, 0.0]",
+                "\"offset_m\": [1000, 0.16, 0.0]", "wide", "json", path, sizeof path);
+    expect_refused((const char *[]){"--print-config", "--skeleton", path, NULL}, NULL,
+                   "the bone to joint \"leftShoulder\" is 1000 m long", NULL);
+    remove(path);
+}
+
+static void
+bvh_avatars_of_impossible_sizes_are_refused(void **state)
+{
+    (void)state;
+    char clip[1024], stream[1024];
+    app_run_source_path("tests/data/mocap/cmu_14_04.bvh", clip, sizeof clip);
+    app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
+    expect_refused((const char *[]){"--print-config", "--avatar", clip, "--unit-scale", "0.0001",
+                                    NULL},
+                   NULL, "the avatar is 0.003053 m tall; a humanoid is 0.5 to 3 m",
+                   "0.0001 m per BVH unit");
+    expect_refused((const char *[]){"solve", stream, "-o", "x.bvh", "--avatar", clip,
+                                    "--unit-scale", "10", NULL},
+                   NULL, "the avatar is 305.3 m tall", NULL);
+    /* A thigh of 1e30 units. */
+    char big[1024];
+    edited_copy("tests/data/mocap/cmu_14_04.bvh", "JOINT LeftUpLeg\n\t\t{\n\t\t\tOFFSET 1.62329 ",
+                "JOINT LeftUpLeg\n\t\t{\n\t\t\tOFFSET 1e30 ", "bigleg", "bvh", big, sizeof big);
+    expect_refused((const char *[]){"--print-config", "--avatar", big, NULL}, NULL, "--avatar: ",
+                   big);
+    remove(big);
+}
+
+static void
+a_clip_that_overflows_is_blamed_not_the_output(void **state)
+{
+    (void)state;
+    char big[1024], out[1024];
+    edited_copy("tests/data/mocap/cmu_14_04.bvh", "OFFSET 0 0 0", "OFFSET 1e300 0 0", "root",
+                "bvh", big, sizeof big);
+    app_run_scratch_path("root", "csv", out, sizeof out);
+    remove(out);
+    expect_refused((const char *[]){"mocap2stream", big, "-o", out, NULL}, NULL, big,
+                   "frame 1: the head pose is not finite");
+    assert_int_equal(access(out, F_OK), -1);
+    remove(big);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -164,6 +266,9 @@ main(int argc, char **argv)
         cmocka_unit_test(the_default_body_settings_file_is_read_and_shown),
         cmocka_unit_test(a_settings_file_given_with_config_is_applied),
         cmocka_unit_test(a_bad_settings_file_is_refused_naming_its_field),
+        cmocka_unit_test(skeleton_files_of_impossible_sizes_are_refused),
+        cmocka_unit_test(bvh_avatars_of_impossible_sizes_are_refused),
+        cmocka_unit_test(a_clip_that_overflows_is_blamed_not_the_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
