@@ -205,8 +205,7 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root)
-        return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
-                       end ? u_text_line_of(text, end) : 1);
+        return u_json_parse_error(text, source, end, err);
     struct body_desc d = *desc;
     enum em_result r = EM_OK;
     char where[300];

@@ -254,6 +254,63 @@ a_clip_that_overflows_is_blamed_not_the_output(void **state)
     remove(big);
 }
 
+static void
+json_nested_too_deep_is_reported_as_such(void **state)
+{
+    (void)state;
+    char path[1024];
+    app_run_scratch_path("deep", "json", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"format\": \"embody-body\",\n \"note\": ", f);
+    for (int i = 0; i < 5000; ++i)
+        fputc('[', f);
+    for (int i = 0; i < 5000; ++i)
+        fputc(']', f);
+    fputs("}\n", f);
+    fclose(f);
+    expect_refused((const char *[]){"--demo", "--config", path, NULL}, NULL, path,
+                   ":2: JSON nested deeper than 1000 levels");
+    char skeleton[1100];
+    snprintf(skeleton, sizeof skeleton, "%s", path);
+    expect_refused((const char *[]){"--print-config", "--skeleton", skeleton, NULL}, NULL,
+                   "--skeleton: ", "JSON nested deeper than 1000 levels");
+    remove(path);
+}
+
+static void
+solve_into_a_missing_folder_is_refused_cleanly(void **state)
+{
+    (void)state;
+    char stream[1024];
+    app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
+    /* Under the sanitizer build a leak would end the program with another status. */
+    expect_refused((const char *[]){"solve", stream, "-o", "/nonexistent/dir/out.bvh", "--height",
+                                    "1.7", NULL},
+                   NULL, "-o: /nonexistent/dir/out.bvh: cannot write: the folder", NULL);
+}
+
+static void
+eval_says_where_it_wrote_its_json(void **state)
+{
+    (void)state;
+    char clips[1024];
+    app_run_source_path("tests/data/mocap", clips, sizeof clips);
+    struct app_run_result r;
+    app_run((const char *[]){"eval", clips, "--frames", "8", "--mode", "height", "-q", NULL},
+            k_no_runtime_env, 120000, &r);
+    app_run_expect_exit(&r, 0);
+    const char *line = strstr(r.out, "JSON copy: ");
+    if (!line)
+        fail_msg("no \"JSON copy: \" in:\n%s", r.out);
+    char where[1024];
+    assert_int_equal(sscanf(line, "JSON copy: %1023s", where), 1);
+    assert_true(where[0] == '/'); /* the full path, not just "eval.json" */
+    assert_int_equal(access(where, F_OK), 0);
+    remove(where);
+    app_run_result_fini(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -269,6 +326,9 @@ main(int argc, char **argv)
         cmocka_unit_test(skeleton_files_of_impossible_sizes_are_refused),
         cmocka_unit_test(bvh_avatars_of_impossible_sizes_are_refused),
         cmocka_unit_test(a_clip_that_overflows_is_blamed_not_the_output),
+        cmocka_unit_test(json_nested_too_deep_is_reported_as_such),
+        cmocka_unit_test(solve_into_a_missing_folder_is_refused_cleanly),
+        cmocka_unit_test(eval_says_where_it_wrote_its_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
