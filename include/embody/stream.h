@@ -65,15 +65,20 @@ st_stream_fini(struct st_stream *stream);
  * digits (6 to 9) that read back as the identical float, and t in the fewest (15 to 17)
  * that read back as the identical double, so writing what was read gives the same text.
  * valid is written 1 only when both position and orientation are VALID. */
+struct u_out_file; /* src/util/u_file.h: a temporary file renamed over the target */
+
 struct st_stream_writer {
     FILE *file;
     char *path;
+    struct u_out_file *output;
     double first_time_s; /* time_s of the first frame written: the file's t = 0 */
     double last_time_s;  /* t of the last row written, relative to first_time_s */
     long frames_written;
 };
 
-/* Creates (truncates) `path` and writes the header. */
+/* Starts writing `path` and writes the header. The rows go into a temporary file beside
+ * `path`, which replaces `path` only when st_stream_writer_close succeeds: a failed write
+ * leaves what was at `path` untouched (u_file.h). */
 enum em_result
 st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
                       struct em_error *err);
@@ -85,13 +90,19 @@ enum em_result
 st_stream_writer_write(struct st_stream_writer *writer, const struct em_tracking_frame *frame,
                        struct em_error *err);
 
-/* Flushes and closes; reports a write error (disk full) if one happened. Safe on a zeroed
- * writer. A file closed without rows holds only the header (which the reader refuses). */
+/* Flushes and closes, putting the file in place; reports a write error (disk full) if one
+ * happened, and then `path` is as it was before. Safe on a zeroed writer. A file closed
+ * without rows holds only the header (which the reader refuses). */
 enum em_result
 st_stream_writer_close(struct st_stream_writer *writer, struct em_error *err);
 
-/* Writes a whole stream (at least one frame) with the writer above; on failure no file is
- * left behind. */
+/* Closes and throws away what was written: `path` is as it was before. Safe on a zeroed
+ * writer. */
+void
+st_stream_writer_abort(struct st_stream_writer *writer);
+
+/* Writes a whole stream (at least one frame) with the writer above; on failure `path` is
+ * as it was before (nothing created, nothing removed). */
 enum em_result
 st_stream_save(const char *path, const struct st_stream *stream, struct em_error *err);
 
@@ -216,6 +227,7 @@ st_bvh_to_humanoid_with_limits(const struct st_bvh *bvh, enum sk_name_map map,
 struct st_bvh_writer {
     FILE *file;
     char *path;
+    struct u_out_file *output;
     const struct sk_skeleton *skeleton;
     int *channel_joint;      /* skeleton joints with channels, in the file's order */
     int channel_joint_count;
@@ -223,7 +235,8 @@ struct st_bvh_writer {
     long frames_written;
 };
 
-/* Creates `path` and writes the hierarchy. `frame_time_s` > 0 (the stream's period). */
+/* Starts writing `path` (through a temporary file beside it, as st_stream_writer_open)
+ * and writes the hierarchy. `frame_time_s` > 0 (the stream's period). */
 enum em_result
 st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double frame_time_s,
                    struct st_bvh_writer *out_writer, struct em_error *err);
@@ -236,9 +249,15 @@ enum em_result
 st_bvh_writer_write(struct st_bvh_writer *writer, const struct sk_pose *pose,
                     struct em_error *err);
 
-/* Patches the frame count, closes, and reports any write error. Safe on a zeroed writer. */
+/* Patches the frame count, closes, puts the file in place and reports any write error
+ * (then `path` is as it was before). Safe on a zeroed writer. */
 enum em_result
 st_bvh_writer_close(struct st_bvh_writer *writer, struct em_error *err);
+
+/* Closes and throws away what was written: `path` is as it was before. Safe on a zeroed
+ * writer. */
+void
+st_bvh_writer_abort(struct st_bvh_writer *writer);
 
 /* ---- From motion capture to a 3-point stream (PROTOCOL section 2) --------------- */
 

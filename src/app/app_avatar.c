@@ -10,6 +10,28 @@
 #include "util/u_path.h"
 
 #define DEFAULT_HUMANOID "config/humanoid.json"
+#define DEFAULT_SETTINGS "config/body.json"
+
+/* The body's settings: --config's file, else config/body.json where the data is (none:
+ * the built-in values, which are the same). */
+static enum em_result
+load_settings(struct app_avatar *a, const char *config_path, struct em_error *err)
+{
+    memset(&a->settings, 0, sizeof a->settings);
+    a->settings_path[0] = '\0';
+    if (config_path) {
+        snprintf(a->settings_path, sizeof a->settings_path, "%s", config_path);
+        enum em_result r = app_check_readable("--config", config_path, err);
+        if (r == EM_OK && (r = body_desc_load_json(config_path, &a->settings, err)) != EM_OK)
+            app_error_prefix(err, "--config");
+        return r;
+    }
+    char path[APP_PATH_MAX];
+    if (!u_path_find_data(DEFAULT_SETTINGS, path, sizeof path))
+        return EM_OK;
+    app_path_tidy(path, a->settings_path, sizeof a->settings_path);
+    return body_desc_load_json(a->settings_path, &a->settings, err);
+}
 
 static enum em_result
 load_default(struct app_avatar *a, struct em_error *err)
@@ -40,6 +62,8 @@ load_skeleton_file(struct app_avatar *a, const char *path, struct em_error *err)
         r = sk_skeleton_load_json(path, &a->skeleton, err);
     if (r == EM_OK)
         r = sk_humanoid_validate(&a->skeleton, path, err);
+    if (r == EM_OK)
+        r = sk_humanoid_check_size(&a->skeleton, path, err);
     if (r != EM_OK && r != EM_ERROR_IO)
         app_error_prefix(err, a->option);
     return r;
@@ -59,6 +83,15 @@ guess_names(const struct st_bvh *bvh)
     return map;
 }
 
+/* Says which unit scale made a BVH avatar's size (the usual cause of a wrong one). */
+static void
+append_unit_scale(struct em_error *err, double unit_scale, bool guessed)
+{
+    const size_t n = strlen(err->message);
+    snprintf(err->message + n, sizeof err->message - n, " [read at %g m per BVH unit%s]",
+             unit_scale, guessed ? ", guessed; see --unit-scale" : ", from --unit-scale");
+}
+
 static enum em_result
 load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_error *err)
 {
@@ -75,6 +108,8 @@ load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_er
         a->unit_scale = a->unit_scale_guessed ? st_bvh_guess_unit_scale(&bvh) : unit_scale;
         r = st_bvh_to_humanoid(&bvh, guess_names(&bvh), a->unit_scale, path, &a->skeleton, err);
         st_bvh_fini(&bvh);
+        if (r == EM_OK && (r = sk_humanoid_check_size(&a->skeleton, path, err)) != EM_OK)
+            append_unit_scale(err, a->unit_scale, a->unit_scale_guessed);
     }
     if (r != EM_OK)
         app_error_prefix(err, a->option);
@@ -94,6 +129,8 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         r = load_skeleton_file(a, desc->skeleton_path, err);
     else
         r = load_default(a, err);
+    if (r == EM_OK)
+        r = load_settings(a, desc->config_path, err);
     if (r != EM_OK) {
         sk_skeleton_fini(&a->skeleton);
         return r;
@@ -117,7 +154,7 @@ app_avatar_fini(struct app_avatar *avatar)
 void
 app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc)
 {
-    memset(out_desc, 0, sizeof *out_desc);
+    *out_desc = avatar->settings;
     out_desc->skeleton = &avatar->skeleton;
     out_desc->height_m = avatar->fit_height_m;
     out_desc->arm_span_m = avatar->fit_arm_span_m;

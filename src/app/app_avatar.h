@@ -22,6 +22,8 @@ struct app_avatar_desc {
     double unit_scale;         /* metres per BVH unit; 0 = st_bvh_guess_unit_scale */
     double height_m;           /* fit to this standing height; 0 = see app_avatar_load */
     double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */
+    const char *config_path;   /* --config FILE.json: the body's settings; NULL = the
+                                  default config/body.json (built-in values without it) */
 };
 
 struct app_avatar {
@@ -35,9 +37,14 @@ struct app_avatar {
     float own_arm_span_m;
     float fit_height_m; /* what the body is asked to fit (0 = its own) */
     float fit_arm_span_m;
+    /* The body's settings (offsets, filter, loss, floor) from the settings file; zero
+     * fields keep the body's defaults. */
+    struct body_desc settings;
+    char settings_path[APP_PATH_MAX]; /* the file they came from, "" for built-in values */
 };
 
-/* Reads the avatar. The default humanoid is fitted to `height_m` or, when that is 0, to
+/* Reads the avatar and the body's settings (desc->config_path, or config/body.json when
+ * it is found; a bad file is refused naming its field). The default humanoid is fitted to `height_m` or, when that is 0, to
  * APP_DEFAULT_HEIGHT_M; a BVH or skeleton file keeps its own height unless `height_m` is
  * given. Errors name the option and the file (and line or field, from the readers);
  * EM_ERROR_IO when the file is missing. `out_avatar` is the caller's to app_avatar_fini. */

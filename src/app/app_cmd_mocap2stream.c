@@ -149,6 +149,9 @@ app_cmd_mocap2stream(int argc, char **argv)
     enum em_result r = app_check_readable("clip", a.clip, &err);
     if (r == EM_OK && !to_stdout)
         r = app_check_writable("-o", a.output, &err);
+    if (r == EM_OK && !to_stdout)
+        r = app_check_not_input("-o", a.output, &(struct app_input_file){"the clip", a.clip}, 1,
+                                &err);
     if (r == EM_OK)
         r = st_bvh_load(a.clip, &bvh, &err);
     if (r != EM_OK) {

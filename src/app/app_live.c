@@ -87,6 +87,7 @@ setup_body(struct live *L)
         .unit_scale = L->opt->unit_scale,
         .height_m = L->opt->height_m,
         .arm_span_m = L->opt->arm_span_m,
+        .config_path = L->opt->config_path,
     };
     struct em_error err = {{0}};
     if (app_avatar_create_body(&desc, &L->avatar, &L->body, &err) != EM_OK) {
@@ -120,6 +121,22 @@ setup_outputs(struct live *L)
     if (code == APP_EXIT_OK)
         code = open_sender(&L->opt->vrchat, OSC_PROTOCOL_VRCHAT, &L->vrchat);
     struct em_error err = {{0}};
+    /* No output may overwrite a file the program reads. */
+    const struct app_input_file inputs[] = {
+        {"--replay's stream", L->opt->replay_path},
+        {"--avatar's clip", L->opt->avatar_bvh},
+        {"--skeleton's file", L->opt->skeleton_json},
+        {"--config's settings", L->opt->config_path},
+    };
+    const int input_count = (int)(sizeof inputs / sizeof inputs[0]);
+    if (code == APP_EXIT_OK &&
+        (app_check_not_input("--record", L->opt->record_path, inputs, input_count, &err) !=
+             EM_OK ||
+         app_check_not_input("--screenshot", L->opt->screenshot_path, inputs, input_count,
+                             &err) != EM_OK)) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_USAGE;
+    }
     if (code == APP_EXIT_OK && L->opt->screenshot_path &&
         app_check_writable("--screenshot", L->opt->screenshot_path, &err) != EM_OK) {
         U_LOG_E("%s", err.message);
@@ -127,11 +144,6 @@ setup_outputs(struct live *L)
     }
     if (code != APP_EXIT_OK || !L->opt->record_path)
         return code;
-    if (L->opt->replay_path && app_same_file(L->opt->record_path, L->opt->replay_path)) {
-        U_LOG_E("--record: %s is the file --replay reads; record to another file",
-                L->opt->record_path);
-        return APP_EXIT_USAGE;
-    }
     snprintf(L->record_path, sizeof L->record_path, "%s", L->opt->record_path);
     if (st_stream_writer_open(L->opt->record_path, &L->recorder, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);

@@ -30,6 +30,7 @@ enum option_id {
     OPT_QUIET,
     OPT_HELP,
     OPT_VERSION,
+    OPT_CONFIG,
     OPT_COUNT,
 };
 
@@ -56,6 +57,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
     {OPT_VERSION, "version", 0, APP_ARG_FLAG},
+    {OPT_CONFIG, "config", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -80,6 +82,8 @@ app_options_print_help(FILE *out)
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
           "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
           "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
+          "  --config FILE.json     the body's settings: device offsets, filter, tracking\n"
+          "                         loss, floor (default: config/body.json)\n"
           "Output:\n"
           "  --vmc [HOST:PORT]      send the pose over the VMC protocol (127.0.0.1:39539)\n"
           "  --vrchat-osc [HOST:PORT]  send VRChat OSC trackers (127.0.0.1:9000)\n"
@@ -192,6 +196,7 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_QUIET: o->verbosity = -1; return EM_OK;
     case OPT_HELP: o->show_help = true; return EM_OK;
     case OPT_VERSION: o->show_version = true; return EM_OK;
+    case OPT_CONFIG: o->config_path = value; return EM_OK;
     case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);
@@ -220,6 +225,10 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--skeleton: expected an embody skeleton file (FILE.json), got \"%s\"",
                        o->skeleton_json);
+    if (o->config_path && !app_has_suffix(o->config_path, ".json"))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--config: expected an embody body file (FILE.json), got \"%s\"",
+                       o->config_path);
     if (o->screenshot_path && o->no_window)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--screenshot: needs the window, which --no-window turns off");

@@ -56,6 +56,7 @@ struct app_options {
     struct app_osc_option vmc;    /* --vmc [HOST:PORT] */
     struct app_osc_option vrchat; /* --vrchat-osc [HOST:PORT] */
     const char *record_path;      /* --record */
+    const char *config_path;      /* --config: the body's settings, NULL = config/body.json */
 
     long frames;                 /* --frames: stop after this many, 0 = until the end */
     const char *screenshot_path; /* --screenshot: the window's image at the end */

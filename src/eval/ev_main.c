@@ -4,12 +4,14 @@
  * tables on stdout and writes the JSON copy. The exit status says whether every clip ran
  * and the regression bound (if given) held.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "embody/eval.h"
+#include "util/u_file.h"
 #include "util/u_text.h"
 
 #define MAX_FRAME_LIMIT 100000000L
@@ -29,8 +31,8 @@ ev_print_usage(FILE *out)
             "\n"
             "  DIR               folder of clips (default: ../shared/mocap beside the source\n"
             "                    tree, or the repository's tests/data/mocap without it)\n"
-            "  --json PATH       write the figures as JSON to PATH (default eval.json; - for\n"
-            "                    none)\n"
+            "  --json PATH       write the figures as JSON to PATH (default eval.json in the\n"
+            "                    current folder, its full path printed; - for none)\n"
             "  --mode MODE       known (the clip's own skeleton), height (default proportions\n"
             "                    fitted to the clip's height) or both (default)\n"
             "  --frames N        score only the first N rows (60 Hz) of each clip (N >= 4)\n"
@@ -246,6 +248,33 @@ print_progress(void *user, int index, int count, const struct ev_clip_result *cl
     fflush(stderr);
 }
 
+/* True (with the reason in `err`) when `json` is one of the files the run read: a clip
+ * or MANIFEST.tsv (compared as files, not names). */
+static bool
+json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err)
+{
+    char path[2048];
+    for (int i = -1; i < report->clip_count; ++i) {
+        snprintf(path, sizeof path, "%s/%s", report->clip_dir,
+                 i < 0 ? "MANIFEST.tsv" : report->clips[i].file);
+        if (u_file_same(json, path)) {
+            em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                    "--json: %s is the same file as %s, which was read; not written", json, path);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Where a written file is, as an absolute path, so the user knows where to look. */
+static void
+written_where(const char *path, char *out, size_t out_size)
+{
+    char *full = realpath(path, NULL);
+    snprintf(out, out_size, "%s", full ? full : path);
+    free(full);
+}
+
 int
 ev_main(int argc, char **argv)
 {
@@ -283,11 +312,16 @@ ev_main(int argc, char **argv)
         fprintf(stderr, "embody eval: %s\n", report.manifest_error);
     const char *json = report.options.json_path;
     if (strcmp(json, "-") != 0) {
-        if (ev_report_write_json(&report, json, &err) != EM_OK) {
+        if (json_is_an_input(&report, json, &err)) {
+            fprintf(stderr, "embody eval: %s\n", err.message);
+            status = 2;
+        } else if (ev_report_write_json(&report, json, &err) != EM_OK) {
             fprintf(stderr, "embody eval: %s\n", err.message);
             status = 1;
         } else {
-            printf("JSON copy: %s\n", json);
+            char where[4096];
+            written_where(json, where, sizeof where);
+            printf("JSON copy: %s\n", where);
         }
     }
     if (report.options.max_mean_mpjpe_cm > 0.0) {

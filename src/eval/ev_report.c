@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "embody/eval.h"
+#include "util/u_file.h"
 
 /* The targets (means over clips) and the published figures given for scale. */
 #define TARGET_MPJPE_KNOWN_CM 7.0
@@ -571,18 +572,18 @@ ev_report_write_json(const struct ev_report *report, const char *path, struct em
     cJSON_Delete(root);
     if (!text)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory making the JSON", path);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        const int e = errno;
-        free(text);
-        return em_fail(err, EM_ERROR_IO, "%s: cannot create the JSON file: %s", path,
-                       strerror(e));
+    /* All or nothing: an eval.json from before stays whole if this write fails. */
+    struct u_out_file *f = NULL;
+    enum em_result r = u_out_file_open(path, &f, err);
+    if (r == EM_OK) {
+        const size_t len = strlen(text);
+        if (fwrite(text, 1, len, f->file) == len && fputc('\n', f->file) != EOF) {
+            r = u_out_file_commit(&f, err);
+        } else {
+            u_out_file_abort(&f);
+            r = em_fail(err, EM_ERROR_IO, "%s: write error", path);
+        }
     }
-    const size_t len = strlen(text);
-    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
     free(text);
-    if (!ok)
-        return em_fail(err, EM_ERROR_IO, "%s: write error", path);
-    return EM_OK;
+    return r;
 }

@@ -19,6 +19,7 @@
 
 #include "embody/m_math.h"
 #include "render/r_internal.h"
+#include "util/u_file.h"
 #include "util/u_log.h"
 #include "util/u_time.h"
 
@@ -554,6 +555,14 @@ render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size)
     return true;
 }
 
+/* stb's writer hands the PNG over in pieces; errors show in ferror. */
+static void
+write_png_bytes(void *context, void *data, int size)
+{
+    if (size > 0)
+        fwrite(data, 1, (size_t)size, context);
+}
+
 enum em_result
 render_screenshot(struct render *r, const char *path, struct em_error *err)
 {
@@ -569,11 +578,20 @@ render_screenshot(struct render *r, const char *path, struct em_error *err)
     const size_t count = (size_t)r->width_px * (size_t)r->height_px;
     for (size_t i = 0; i < count; ++i)
         memmove(rgba + i * 3, rgba + i * 4, 3);
-    const int ok = stbi_write_png(path, r->width_px, r->height_px, 3, rgba, r->width_px * 3);
+    struct u_out_file *out = NULL;
+    enum em_result result = u_out_file_open(path, &out, err);
+    if (result == EM_OK) {
+        const int ok = stbi_write_png_to_func(write_png_bytes, out->file, r->width_px,
+                                              r->height_px, 3, rgba, r->width_px * 3);
+        if (ok && !ferror(out->file)) {
+            result = u_out_file_commit(&out, err);
+        } else {
+            u_out_file_abort(&out);
+            result = em_fail(err, EM_ERROR_IO, "%s: cannot write the PNG file", path);
+        }
+    }
     free(rgba);
-    if (!ok)
-        return em_fail(err, EM_ERROR_IO, "%s: cannot write the PNG file", path);
-    return EM_OK;
+    return result;
 }
 
 bool

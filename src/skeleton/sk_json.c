@@ -138,9 +138,7 @@ sk_skeleton_parse_json(const char *text, const char *source, struct sk_skeleton 
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {
-        const char *at = end ? end : cJSON_GetErrorPtr();
-        return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
-                       at ? u_text_line_of(text, at) : 1);
+        return u_json_parse_error(text, source, end ? end : cJSON_GetErrorPtr(), err);
     }
     enum em_result r = EM_OK;
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");

@@ -347,6 +347,75 @@ sk_humanoid_validate(const struct sk_skeleton *sk, const char *source, struct em
     return EM_OK;
 }
 
+/* A limb segment, measured as the offset of the joint at its far end, and its usual
+ * share of standing height (Drillis and Contini 1966). */
+struct segment_share {
+    enum sk_bone far_end;
+    const char *name;
+    float share;
+};
+
+static const struct segment_share k_segments[] = {
+    {SK_LEFT_LOWER_ARM, "left upper arm", 0.186f},  {SK_RIGHT_LOWER_ARM, "right upper arm", 0.186f},
+    {SK_LEFT_HAND, "left forearm", 0.146f},         {SK_RIGHT_HAND, "right forearm", 0.146f},
+    {SK_LEFT_LOWER_LEG, "left thigh", 0.245f},      {SK_RIGHT_LOWER_LEG, "right thigh", 0.245f},
+    {SK_LEFT_FOOT, "left shin", 0.246f},            {SK_RIGHT_FOOT, "right shin", 0.246f},
+};
+#define SEGMENT_SHARE_MIN 0.4f
+#define SEGMENT_SHARE_MAX 2.5f
+
+static enum em_result
+check_offsets_finite(const struct sk_skeleton *sk, const char *source, struct em_error *err)
+{
+    for (int j = 0; j < sk->joint_count; ++j)
+        if (!m_vec3_is_finite(sk->offset_m[j]) || !m_vec3_is_finite(sk->rest_position_m[j]) ||
+            !isfinite(sk->length_m[j]))
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: joint \"%s\" is not at a finite place (offset %g %g %g m)",
+                           source, sk->name[j], (double)sk->offset_m[j][0],
+                           (double)sk->offset_m[j][1], (double)sk->offset_m[j][2]);
+    return EM_OK;
+}
+
+enum em_result
+sk_humanoid_check_size(const struct sk_skeleton *sk, const char *source, struct em_error *err)
+{
+    if (!source)
+        source = "skeleton";
+    enum em_result r = check_offsets_finite(sk, source, err);
+    if (r != EM_OK)
+        return r;
+    const float height = sk_humanoid_height(sk);
+    if (!isfinite(height) || height < SK_HUMANOID_MIN_HEIGHT_M || height > SK_HUMANOID_MAX_HEIGHT_M)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: the avatar is %.4g m tall; a humanoid is %g to %g m (are the "
+                       "lengths in metres, or the unit scale right?)",
+                       source, (double)height, (double)SK_HUMANOID_MIN_HEIGHT_M,
+                       (double)SK_HUMANOID_MAX_HEIGHT_M);
+    for (int j = 1; j < sk->joint_count; ++j)
+        if (sk->length_m[j] > height)
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: the bone to joint \"%s\" is %.4g m long, longer than the "
+                           "avatar is tall (%.3g m)",
+                           source, sk->name[j], (double)sk->length_m[j], (double)height);
+    for (size_t i = 0; i < sizeof k_segments / sizeof k_segments[0]; ++i) {
+        const struct segment_share *s = &k_segments[i];
+        const int j = sk->bone_joint[s->far_end];
+        if (j < 0)
+            continue;
+        const float share = sk->length_m[j] / height;
+        if (share < SEGMENT_SHARE_MIN * s->share || share > SEGMENT_SHARE_MAX * s->share)
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: the %s is %.3g m, %.0f%% of the avatar's height of %.3g m; a "
+                           "person's is about %.0f%% (%.0f%% to %.0f%% accepted)",
+                           source, s->name, (double)sk->length_m[j], 100.0 * (double)share,
+                           (double)height, 100.0 * (double)s->share,
+                           100.0 * (double)(SEGMENT_SHARE_MIN * s->share),
+                           100.0 * (double)(SEGMENT_SHARE_MAX * s->share));
+    }
+    return EM_OK;
+}
+
 static float
 rest_y(const struct sk_skeleton *sk, enum sk_bone bone, float fallback)
 {

@@ -18,6 +18,7 @@
 #include "embody/stream.h"
 #include "stream/st_internal.h"
 #include "util/u_text.h"
+#include "util/u_file.h"
 
 /* The seven pose fields and the flag of a device group, in file order. */
 enum field {
@@ -432,14 +433,13 @@ st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
     out_writer->path = strdup(path);
     if (!out_writer->path)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-    out_writer->file = fopen(path, "w");
-    if (!out_writer->file) {
-        const enum em_result r =
-            em_fail(err, EM_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
+    const enum em_result opened = u_out_file_open(path, &out_writer->output, err);
+    if (opened != EM_OK) {
         free(out_writer->path);
         out_writer->path = NULL;
-        return r;
+        return opened;
     }
+    out_writer->file = out_writer->output->file;
     fputs("t", out_writer->file);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         for (int f = 0; f < FIELD_COUNT; ++f)
@@ -447,7 +447,7 @@ st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
                     field_suffix[f]);
     if (fputc('\n', out_writer->file) == EOF) {
         const enum em_result r = write_failed(out_writer, err);
-        st_stream_writer_close(out_writer, NULL);
+        st_stream_writer_abort(out_writer);
         return r;
     }
     return EM_OK;
@@ -524,17 +524,18 @@ st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_fram
 enum em_result
 st_stream_writer_close(struct st_stream_writer *w, struct em_error *err)
 {
-    enum em_result r = EM_OK;
-    if (w->file) {
-        const bool failed = fflush(w->file) != 0 || ferror(w->file);
-        if (failed)
-            r = write_failed(w, err);
-        if (fclose(w->file) != 0 && r == EM_OK)
-            r = write_failed(w, err);
-    }
+    const enum em_result r = u_out_file_commit(&w->output, err);
     free(w->path);
     memset(w, 0, sizeof *w);
     return r;
+}
+
+void
+st_stream_writer_abort(struct st_stream_writer *w)
+{
+    u_out_file_abort(&w->output);
+    free(w->path);
+    memset(w, 0, sizeof *w);
 }
 
 enum em_result
@@ -549,10 +550,9 @@ st_stream_save(const char *path, const struct st_stream *stream, struct em_error
         return r;
     for (int i = 0; r == EM_OK && i < stream->frame_count; ++i)
         r = st_stream_writer_write(&w, &stream->frames[i], err);
-    const enum em_result closed = st_stream_writer_close(&w, r == EM_OK ? err : NULL);
-    if (r == EM_OK)
-        r = closed;
-    if (r != EM_OK)
-        remove(path); /* no half-written file */
-    return r;
+    if (r != EM_OK) {
+        st_stream_writer_abort(&w); /* the target stays as it was */
+        return r;
+    }
+    return st_stream_writer_close(&w, err);
 }

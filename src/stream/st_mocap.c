@@ -114,6 +114,23 @@ make_frame(const double (*position)[3], const struct st_mat3 *rotation, const in
     }
 }
 
+/* A clip's offsets or motion can be finite in the file and still overflow once scaled
+ * and made single precision (an offset of 1e300): the clip is at fault, so say so. */
+static enum em_result
+check_frame_finite(const struct em_tracking_frame *frame, long clip_frame, const char *source,
+                   struct em_error *err)
+{
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const struct em_pose *pose = &frame->device[d].pose;
+        if (!m_vec3_is_finite(pose->position_m) || !m_quat_is_finite(pose->orientation))
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: frame %ld: the %s pose is not finite (an offset or a motion "
+                           "value is too large)",
+                           source, clip_frame + 1, em_device_name((enum em_device)d));
+    }
+    return EM_OK;
+}
+
 enum em_result
 st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *source,
                    struct st_stream *out_stream, struct em_error *err)
@@ -131,7 +148,9 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
     if (r != EM_OK)
         return r;
     /* Keep every step-th frame to come down to 60 Hz (120 fps clips: every second). */
-    long step = lround(1.0 / (bvh->frame_time_s * 60.0));
+    const double frames_per_60hz = 1.0 / (bvh->frame_time_s * 60.0);
+    long step = frames_per_60hz < (double)bvh->frame_count ? lround(frames_per_60hz)
+                                                           : (long)bvh->frame_count;
     if (step < 1)
         step = 1;
     const size_t n = (size_t)bvh->joint_count;
@@ -147,6 +166,8 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
         memset(&frame, 0, sizeof frame);
         frame.time_s = (double)(k * step) * bvh->frame_time_s;
         make_frame((const double(*)[3])position, rotation, joint, unit_scale, &frame);
+        if ((r = check_frame_finite(&frame, f, source, err)) != EM_OK)
+            goto done;
         if (st_stream_append(out_stream, &frame) != EM_OK) {
             r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", source);
             goto done;
