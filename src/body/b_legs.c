@@ -74,64 +74,67 @@ knee_side(const float *bend, const float *line, float *out)
     m_vec3_normalize_or(out, to_pole, out);
 }
 
+/* A two-bone limb (upper joint, middle hinge, end joint) built toward `end_target` with
+ * its middle joint toward `pole`, and the end turned to `end_rotation` within its limit. */
 static void
-solve_leg(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
-          const float *knee_pole)
+solve_limb(struct body *b, int upper, const float *end_target, const float *end_rotation,
+           const float *pole)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     struct sk_pose *pose = &b->pose;
-    const int hip = b->j.upper_leg[s], knee = b->j.lower_leg[s], ankle = b->j.foot[s];
-    const float *hip_m = pose->position_m[hip];
-    const float *parent_rot = pose->rotation[sk->parent[hip]];
-    float knee_m[3], ankle_m[3];
-    float bend[3];
-    m_vec3_sub(knee_pole, hip_m, bend);
-    ik_two_bone_positions(hip_m, sk->length_m[knee], sk->length_m[ankle], ankle_target, bend,
-                          knee_m, ankle_m);
-    /* The hinge axis in the world: square to the leg's plane, on the side that bends the
-     * knee toward the pole by a positive angle (rotating the thigh's direction u by a
-     * positive angle about axis a gives v with u x v along +a). */
-    float line[3], side[3], axis_w[3], u[3], v[3];
-    m_vec3_sub(ankle_target, hip_m, line);
+    const int mid = sk->primary_child[upper], end = sk->primary_child[mid];
+    const float *upper_m = pose->position_m[upper];
+    const float *parent_rot = pose->rotation[sk->parent[upper]];
+    /* The side the middle joint goes out to from the line to the target, then the exact
+     * two-bone positions on that side. */
+    float bend[3], line[3], side[3], mid_m[3], end_m[3];
+    m_vec3_sub(pole, upper_m, bend);
+    m_vec3_sub(end_target, upper_m, line);
     m_vec3_normalize_or(line, bend, line);
     knee_side(bend, line, side);
+    ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
+                          mid_m, end_m);
+    /* The hinge axis in the world: square to the limb's plane, on the side that bends the
+     * middle joint out by a positive angle (rotating the upper bone's direction u by a
+     * positive angle about axis a gives v with u x v along +a). */
+    float axis_w[3], u[3], v[3];
     m_vec3_cross(side, line, axis_w);
-    const struct sk_limit *hinge = &sk->limit[knee];
+    const struct sk_limit *hinge = &sk->limit[mid];
     if (hinge->kind == SK_LIMIT_HINGE && hinge->max_rad + hinge->min_rad < 0.0f)
         m_vec3_scale(axis_w, -1.0f, axis_w);
-    m_vec3_sub(knee_m, hip_m, u);
+    m_vec3_sub(mid_m, upper_m, u);
     m_vec3_normalize_or(u, line, u);
-    m_vec3_sub(ankle_m, knee_m, v);
+    m_vec3_sub(end_m, mid_m, v);
     m_vec3_normalize_or(v, u, v);
-    /* Thigh: its bone toward the knee, the knee's hinge axis (thigh frame) to axis_w. */
-    float thigh_dir[3], rest_axis[3];
-    unit_offset(sk, knee, thigh_dir);
+    /* Upper bone: toward the middle joint, the middle joint's hinge axis to axis_w. */
+    float upper_dir[3], rest_axis[3];
+    unit_offset(sk, mid, upper_dir);
     if (hinge->kind == SK_LIMIT_HINGE)
         m_vec3_copy(hinge->axis, rest_axis);
     else
         m_vec3_set(rest_axis, 1, 0, 0);
-    float thigh_rot[4], parent_inv[4];
-    rotation_between_frames(thigh_dir, rest_axis, u, axis_w, thigh_rot);
+    float upper_rot[4], parent_inv[4];
+    rotation_between_frames(upper_dir, rest_axis, u, axis_w, upper_rot);
     m_quat_conjugate(parent_rot, parent_inv);
-    m_quat_mul(parent_inv, thigh_rot, pose->local_rotation[hip]);
-    /* Knee: about its hinge, from the shin's rest direction to v seen in the thigh. */
-    float shin_dir[3], v_thigh[3];
-    unit_offset(sk, ankle, shin_dir);
-    m_quat_rotate_inv(thigh_rot, v, v_thigh);
-    float bend_rad = angle_about(rest_axis, shin_dir, v_thigh);
+    m_quat_mul(parent_inv, upper_rot, pose->local_rotation[upper]);
+    /* Middle: about its hinge, from the lower bone's rest direction to v. */
+    float lower_dir[3], v_upper[3];
+    unit_offset(sk, end, lower_dir);
+    m_quat_rotate_inv(upper_rot, v, v_upper);
+    float bend_rad = angle_about(rest_axis, lower_dir, v_upper);
     if (hinge->kind == SK_LIMIT_HINGE)
         bend_rad = m_clampf(bend_rad, hinge->min_rad, hinge->max_rad);
-    m_quat_from_axis_angle(rest_axis, bend_rad, pose->local_rotation[knee]);
-    /* Foot: turned to its target, kept within its limit. */
-    float shin_rot[4], foot_local[4], foot_dir[3];
-    m_quat_mul(thigh_rot, pose->local_rotation[knee], shin_rot);
-    m_quat_mul_conj_first(shin_rot, foot_rotation, foot_local);
-    const int toes = sk->primary_child[ankle];
-    if (toes >= 0) {
-        unit_offset(sk, toes, foot_dir);
-        ik_limit_apply(&sk->limit[ankle], foot_dir, foot_local);
+    m_quat_from_axis_angle(rest_axis, bend_rad, pose->local_rotation[mid]);
+    /* End: turned to its target, kept within its limit. */
+    float lower_rot[4], end_local[4], end_dir[3];
+    m_quat_mul(upper_rot, pose->local_rotation[mid], lower_rot);
+    m_quat_mul_conj_first(lower_rot, end_rotation, end_local);
+    const int tip = sk->primary_child[end];
+    if (tip >= 0) {
+        unit_offset(sk, tip, end_dir);
+        ik_limit_apply(&sk->limit[end], end_dir, end_local);
     }
-    m_quat_copy(foot_local, pose->local_rotation[ankle]);
+    m_quat_copy(end_local, pose->local_rotation[end]);
 }
 
 void
@@ -143,7 +146,7 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
         for (int j = b->j.foot[s] + 1; j < b->pose.joint_count; ++j)
             if (b->skeleton.parent[j] == b->j.foot[s] || b->skeleton.parent[j] == b->j.toes[s])
                 m_quat_identity(b->pose.local_rotation[j]);
-        solve_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
+        solve_limb(b, b->j.upper_leg[s], ankle_target[s], foot_rotation[s], knee_pole[s]);
     }
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }
