@@ -123,7 +123,12 @@ struct sk_joint_desc {
     struct sk_limit limit;
 };
 
-/* Builds a skeleton from `count` joint descriptions. `source` names where they came from
+/* The most joints a skeleton may have: far more than any avatar's (a VRM humanoid with
+ * fingers has about 55, a rigged character with face bones a few hundred). */
+#define SK_MAX_JOINTS 1024
+
+/* Builds a skeleton from `count` joint descriptions (at most SK_MAX_JOINTS, else
+ * EM_ERROR_LIMIT), in time O(n log n). `source` names where they came from
  * (a file path) for error messages. Rejects: no joints, more than one root, empty or
  * duplicate names, unknown parents, cycles, non-finite offsets, zero-length bones (under
  * 1e-6 m), malformed limits. Joints named after humanoid bones get their bone set. */
