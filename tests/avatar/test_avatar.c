@@ -17,6 +17,7 @@
 
 #include "embody/avatar.h"
 #include "embody/m_math.h"
+#include "embody/osc.h"
 
 #define OUT EMBODY_BINARY_DIR "/tests/avatar/"
 
@@ -379,6 +380,47 @@ shipped_default_avatar_is_what_the_generator_makes(void **state)
     free(bytes);
 }
 
+/* A VRM avatar's skeleton (its bones found through humanBones, optional ones placed) goes
+ * out over VMC with Unity's humanoid bone names, so a receiver showing the same VRM moves
+ * as the mirror does. */
+static void
+vmc_output_of_a_vrm_avatar_keeps_unity_bone_names(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM0, .omit_bones = "chest,leftShoulder"},
+         "vmc.vrm", path, sizeof path);
+    struct av_avatar av;
+    load_ok(path, &av);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &av.skeleton), EM_OK);
+    sk_pose_set_rest(&pose, &av.skeleton);
+    struct osc_vmc_frame frame;
+    osc_vmc_frame_build(&av.skeleton, &pose, 0.0f, &frame);
+    int humanoid = 0;
+    for (int j = 0; j < av.skeleton.joint_count; ++j)
+        humanoid += av.skeleton.bone[j] != SK_BONE_NONE && av.skeleton.bone[j] < SK_HEAD_TOP;
+    assert_int_equal(frame.bone_count, humanoid);
+    static const struct {
+        enum sk_bone bone;
+        const char *unity;
+    } names[] = {{SK_HIPS, "Hips"},
+                 {SK_CHEST, "Chest"},
+                 {SK_LEFT_SHOULDER, "LeftShoulder"},
+                 {SK_LEFT_UPPER_ARM, "LeftUpperArm"},
+                 {SK_RIGHT_LOWER_LEG, "RightLowerLeg"},
+                 {SK_HEAD, "Head"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+        bool sent = false;
+        for (int k = 0; k < frame.bone_count; ++k)
+            sent = sent || frame.bone[k] == names[i].bone;
+        assert_true(sent);
+        assert_string_equal(osc_unity_bone_name(names[i].bone), names[i].unity);
+    }
+    sk_pose_fini(&pose);
+    av_avatar_fini(&av);
+}
+
 /* ---- Bad files ---- */
 
 static uint8_t *
@@ -514,6 +556,7 @@ main(void)
         cmocka_unit_test(skinned_vertices_follow_their_joints),
         cmocka_unit_test(shipped_default_avatar_loads_like_any_vrm),
         cmocka_unit_test(shipped_default_avatar_is_what_the_generator_makes),
+        cmocka_unit_test(vmc_output_of_a_vrm_avatar_keeps_unity_bone_names),
         cmocka_unit_test(truncated_and_corrupt_glb_files_are_refused),
         cmocka_unit_test(files_without_a_humanoid_skeleton_are_refused),
         cmocka_unit_test(unsupported_versions_are_refused),
