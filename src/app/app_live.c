@@ -83,6 +83,7 @@ setup_body(struct live *L)
 {
     const struct app_avatar_desc desc = {
         .bvh_path = L->opt->avatar_bvh,
+        .model_path = L->opt->avatar_model,
         .skeleton_path = L->opt->skeleton_json,
         .unit_scale = L->opt->unit_scale,
         .height_m = L->opt->height_m,
@@ -185,6 +186,7 @@ open_window(struct live *L)
     const struct render_desc desc = {
         .title = "embody",
         .hidden = L->opt->frames > 0,
+        .show_figure = L->opt->show_figure,
     };
     struct em_error err = {{0}};
     const enum em_result r = render_create(&desc, &L->render, &err);
@@ -385,6 +387,7 @@ fill_scene(struct live *L, int64_t now_ns)
     const struct body_status *s = &L->status;
     sc->skeleton = body_skeleton(L->body);
     sc->pose = body_pose(L->body);
+    app_avatar_scene(&L->avatar, L->body, sc);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         sc->device[d] = L->frame.device[d];
     const int n = s->effector_count < RENDER_MAX_TARGETS ? s->effector_count : RENDER_MAX_TARGETS;

@@ -17,6 +17,7 @@ enum option_id {
     OPT_ARM_SPAN,
     OPT_AVATAR,
     OPT_SKELETON,
+    OPT_FIGURE,
     OPT_UNIT_SCALE,
     OPT_VMC,
     OPT_VRCHAT,
@@ -44,6 +45,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_ARM_SPAN, "arm-span", 0, APP_ARG_VALUE},
     {OPT_AVATAR, "avatar", 0, APP_ARG_VALUE},
     {OPT_SKELETON, "skeleton", 0, APP_ARG_VALUE},
+    {OPT_FIGURE, "figure", 0, APP_ARG_FLAG},
     {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
     {OPT_VMC, "vmc", 0, APP_ARG_OPTIONAL},
     {OPT_VRCHAT, "vrchat-osc", 0, APP_ARG_OPTIONAL},
@@ -80,6 +82,10 @@ app_options_print_help(FILE *out)
           "  --height M             standing height, 0.5 to 2.8 m (default humanoid: 1.75)\n"
           "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
+          "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF humanoid\n"
+          "                         (.glb, .gltf); a bad file is reported and the\n"
+          "                         default avatar shown\n"
+          "  --figure               the capsule figure over the avatar (key B)\n"
           "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
           "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
           "  --config FILE.json     the body's settings: device offsets, filter, tracking\n"
@@ -168,7 +174,14 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_ARM_SPAN:
         return app_parse_number(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
                                 "an arm span in metres", &o->arm_span_m, err);
-    case OPT_AVATAR: o->avatar_bvh = value; return EM_OK;
+    case OPT_AVATAR:
+        if (app_has_suffix(value, ".vrm") || app_has_suffix(value, ".glb") ||
+            app_has_suffix(value, ".gltf"))
+            o->avatar_model = value;
+        else
+            o->avatar_bvh = value;
+        return EM_OK;
+    case OPT_FIGURE: o->show_figure = true; return EM_OK;
     case OPT_SKELETON: o->skeleton_json = value; return EM_OK;
     case OPT_UNIT_SCALE:
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
@@ -213,6 +226,9 @@ check_combinations(const struct app_options *o, struct em_error *err)
     if (o->loop && o->input != APP_INPUT_REPLAY)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--loop: only with --replay FILE (the demo always loops)");
+    if (o->avatar_model && o->skeleton_json)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--avatar and --skeleton: choose one of them for the avatar");
     if (o->avatar_bvh && o->skeleton_json)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar and --skeleton: choose one of them for the avatar");
@@ -220,7 +236,8 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
     if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "--avatar: expected a BVH file (FILE.bvh), got \"%s\"", o->avatar_bvh);
+                       "--avatar: expected FILE.vrm, FILE.glb, FILE.gltf or FILE.bvh, got \"%s\"",
+                       o->avatar_bvh);
     if (o->skeleton_json && !app_has_suffix(o->skeleton_json, ".json"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--skeleton: expected an embody skeleton file (FILE.json), got \"%s\"",
