@@ -88,7 +88,12 @@ prepare(const struct st_bvh *bvh, int frame_limit, struct ev_clip *clip, struct 
         return r;
     clip->source_frame_count = bvh->frame_count;
     clip->unit_scale = st_bvh_guess_unit_scale(bvh);
-    r = st_mocap_to_stream(bvh, clip->unit_scale, clip->path, &clip->stream, err);
+    /* With all eight body trackers when the skeleton has their joints (ev_trackers.c
+     * keeps the ones a run asks for), else the 3-point stream. */
+    r = st_mocap_to_stream_trackers(bvh, clip->unit_scale, EM_TRACKER_ALL, clip->path,
+                                    &clip->stream, err);
+    if (r != EM_OK)
+        r = st_mocap_to_stream(bvh, clip->unit_scale, clip->path, &clip->stream, err);
     if (r != EM_OK)
         return r;
     /* The stream keeps every step-th frame from frame 0 (stream.h); row k is frame k step. */
