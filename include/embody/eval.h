@@ -200,6 +200,10 @@ struct ev_clip {
     struct ev_motion truth;      /* true positions at the same rows, metres */
     struct sk_skeleton skeleton; /* the known body (st_bvh_to_humanoid) */
     float height_m;              /* its standing height (sk_humanoid_height) */
+    /* Each body tracker's axes in its known-body bone's frame: the rotation the humanoid
+     * rest pose gave the limb (st_bvh_to_humanoid straightens the legs and arms), identity
+     * elsewhere (ev_trackers.c). */
+    float tracker_axes[EM_TRACKER_COUNT][4];
 };
 
 /* Loads a CMU-style BVH clip: its unit scale (st_bvh_guess_unit_scale), its stream
@@ -330,6 +334,13 @@ enum em_result ev_trackers_parse(const char *value, struct ev_options *options,
  * when its skeleton has their joints). Fails naming the clip when it has none and the
  * mask asks for some. */
 enum em_result ev_trackers_select(struct ev_clip *clip, uint32_t mask, struct em_error *err);
+
+/* Fills clip->tracker_axes from the clip's hierarchy (bone offsets only). */
+void ev_trackers_known_axes(const struct st_bvh *bvh, struct ev_clip *clip);
+
+/* The known body's tracker mounts (`out_mounts` is a body_desc's tracker_mount array):
+ * PROTOCOL section 2b's offsets, expressed in the avatar's bone frames. */
+void ev_trackers_known_mounts(const struct ev_clip *clip, void *out_mounts);
 
 /* Runs the evaluation once per named setup (3, 4, 6, 8, 11) and prints one row per setup
  * and mode (MPJPE, lower body, feet, foot skate, jitter against the truth's, the worst

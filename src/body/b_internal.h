@@ -189,6 +189,8 @@ bool b_trackers_hold_foot(struct body *body, int side);
 void b_trackers_drive_feet(struct body *body);
 /* after the targets are set: foot rotations, chest, knee and elbow poles. */
 void b_trackers_set_targets(struct body *body);
+/* after the solve: tracked feet take their trackers' rotation. */
+void b_trackers_after_solve(struct body *body);
 
 float
 b_yaw_of(const float *rotation, float fallback_rad);

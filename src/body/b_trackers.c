@@ -107,7 +107,7 @@ b_trackers_setup(struct body *b, struct em_error *err)
             return EM_OK;
     b->trackers.effector_chest = d.effector_count;
     d.effector[d.effector_count++] =
-        (struct ik_effector_desc){.joint = b->j.chest, .weight = CHEST_WEIGHT};
+        (struct ik_effector_desc){.joint = b->j.chest, .weight = CHEST_WEIGHT, .orientation = true};
     return ik_solver_create(&d, &b->trackers.spare_ik, err);
 }
 
@@ -350,10 +350,13 @@ b_trackers_set_targets(struct body *b)
 {
     const struct b_trackers *T = &b->trackers;
     if (T->chest_solver_in_use) {
-        float chest[3];
-        m_vec3_lerp(b->pose.position_m[b->j.chest], T->bone_position_m[EM_TRACKER_CHEST],
-                    T->weight[EM_TRACKER_CHEST], chest);
-        ik_solver_set_target(b->ik, T->effector_chest, chest, NULL);
+        float chest[3], chest_rot[4];
+        const float w = T->weight[EM_TRACKER_CHEST];
+        m_vec3_lerp(b->pose.position_m[b->j.chest], T->bone_position_m[EM_TRACKER_CHEST], w, chest);
+        m_quat_slerp(b->pose.rotation[b->j.chest], T->bone_rotation[EM_TRACKER_CHEST], w,
+                     chest_rot);
+        m_quat_normalize(chest_rot);
+        ik_solver_set_target(b->ik, T->effector_chest, chest, chest_rot);
     }
     for (int s = 0; s < 2; ++s) {
         set_leg_targets(b, s);
@@ -467,4 +470,41 @@ body_calibrate_trackers(struct body *b, const struct em_tracking_frame *frame,
     if (out_calibrated)
         *out_calibrated = done;
     return EM_OK;
+}
+
+/* ---- after the solve ----------------------------------------------------------------- */
+
+/* A tracked foot turns as its tracker does, even beyond the avatar's ankle limits: the
+ * limits are a guess at a body, the tracker is a measurement (a shin's twist the knee's
+ * hinge cannot take ends up in the ankle). The toes follow rigidly. */
+void
+b_trackers_after_solve(struct body *b)
+{
+    const struct b_trackers *T = &b->trackers;
+    struct sk_pose *pose = &b->pose;
+    const struct sk_skeleton *sk = &b->skeleton;
+    for (int s = 0; s < 2; ++s) {
+        const int t = EM_TRACKER_LEFT_FOOT + s;
+        const float w = T->weight[t];
+        if (w <= 0.0f)
+            continue;
+        const int foot = b->j.foot[s];
+        float *rot = pose->rotation[foot];
+        m_quat_slerp(rot, T->bone_rotation[t], w, rot);
+        m_quat_normalize(rot);
+        m_quat_mul_conj_first(pose->rotation[sk->parent[foot]], rot, pose->local_rotation[foot]);
+        /* Its subtree (toes and their end) comes after it: parents first. */
+        for (int j = foot + 1; j < sk->joint_count; ++j) {
+            int a = sk->parent[j];
+            while (a > foot)
+                a = sk->parent[a];
+            if (a != foot)
+                continue;
+            const int p = sk->parent[j];
+            float off[3];
+            m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
+            m_quat_rotate(pose->rotation[p], sk->offset_m[j], off);
+            m_vec3_add(pose->position_m[p], off, pose->position_m[j]);
+        }
+    }
 }

@@ -407,6 +407,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     set_targets(b);
     b_trackers_set_targets(b);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
+    b_trackers_after_solve(b);
     b_spread_forearm_twist(b);
     classify_posture(b);
 }

@@ -122,6 +122,7 @@ prepare(const struct st_bvh *bvh, int frame_limit, struct ev_clip *clip, struct 
     if (r != EM_OK)
         return r;
     clip->height_m = sk_humanoid_height(&clip->skeleton);
+    ev_trackers_known_axes(bvh, clip);
     if (!(clip->height_m > 0.5f && clip->height_m < 2.8f))
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: the skeleton stands %.3f m tall (unit scale %g), expected a "
@@ -203,9 +204,10 @@ run_body(const struct ev_clip *clip, enum ev_method method, struct ev_motion *ou
 {
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
-    if (method == EV_KNOWN_BODY)
+    if (method == EV_KNOWN_BODY) {
         desc.skeleton = &clip->skeleton;
-    else
+        ev_trackers_known_mounts(clip, desc.tracker_mount);
+    } else
         desc.height_m = clip->height_m; /* the default proportions, fitted */
     struct body *body = NULL;
     struct em_error body_err = {{0}};

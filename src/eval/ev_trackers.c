@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "embody/body.h"
 #include "embody/eval.h"
+#include "embody/m_math.h"
 #include "embody/stream.h"
 
 enum em_result
@@ -109,8 +111,8 @@ print_rows(const struct setup_row *rows, const struct ev_options *o, FILE *out)
                     "| %5s | %-11s | %8.2f | %8.2f | %7.2f | %14.3f | %14.2f | %25.2f | %16.2f |\n",
                     k_setups[s].name, ev_method_name((enum ev_method)m), sc->mpjpe_cm[EV_GROUP_ALL],
                     sc->mpjpe_cm[EV_GROUP_LOWER], sc->mpjpe_cm[EV_GROUP_FEET], sc->foot_skate_cm,
-                    truth > 0.0 ? sc->jitter_m_s3 / truth : (double)NAN, rows[s].worst_jitter_ratio[m],
-                    rows[s].update_median_us[m]);
+                    truth > 0.0 ? sc->jitter_m_s3 / truth : (double)NAN,
+                    rows[s].worst_jitter_ratio[m], rows[s].update_median_us[m]);
         }
 }
 
@@ -216,4 +218,54 @@ ev_trackers_main(const struct ev_options *options)
     if (failed > 0)
         fprintf(stderr, "embody eval: %d clip runs failed\n", failed);
     return failed > 0 ? 1 : 0;
+}
+
+/* ---- the known body's mounts --------------------------------------------------------- */
+
+/* The rotation that turned a limb for the humanoid rest pose: from the direction of the
+ * clip's bone `top` -> `next` to `direction` (as st_bvh_to_humanoid does). */
+static void
+limb_turn(const struct st_bvh *bvh, const char *next, const float *direction, float *out)
+{
+    m_quat_identity(out);
+    const int j = st_bvh_find(bvh, next);
+    if (j < 0)
+        return;
+    const double *o = bvh->joints[j].offset;
+    float d[3] = {(float)o[0], (float)o[1], (float)o[2]};
+    if (!(m_vec3_normalize_or(d, direction, d) > 0.0f))
+        return;
+    m_quat_from_to(d, direction, out);
+}
+
+void
+ev_trackers_known_axes(const struct st_bvh *bvh, struct ev_clip *clip)
+{
+    const float down[3] = {0, -1, 0}, left[3] = {1, 0, 0}, right[3] = {-1, 0, 0};
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        m_quat_identity(clip->tracker_axes[t]);
+    /* A joint below the turned bone turned with it: knees and feet with the thigh (CMU
+     * LeftUpLeg -> LeftLeg), elbows with the upper arm (LeftArm -> LeftForeArm). */
+    float turn[4];
+    limb_turn(bvh, "LeftLeg", down, turn);
+    m_quat_copy(turn, clip->tracker_axes[EM_TRACKER_LEFT_KNEE]);
+    m_quat_copy(turn, clip->tracker_axes[EM_TRACKER_LEFT_FOOT]);
+    limb_turn(bvh, "RightLeg", down, turn);
+    m_quat_copy(turn, clip->tracker_axes[EM_TRACKER_RIGHT_KNEE]);
+    m_quat_copy(turn, clip->tracker_axes[EM_TRACKER_RIGHT_FOOT]);
+    limb_turn(bvh, "LeftForeArm", left, clip->tracker_axes[EM_TRACKER_LEFT_ELBOW]);
+    limb_turn(bvh, "RightForeArm", right, clip->tracker_axes[EM_TRACKER_RIGHT_ELBOW]);
+}
+
+void
+ev_trackers_known_mounts(const struct ev_clip *clip, void *out_mounts)
+{
+    struct body_tracker_mount *mounts = out_mounts;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        float offset[3];
+        st_mocap_tracker_mount((enum em_tracker)t, NULL, offset);
+        /* tracker = R_clip_joint * offset with R_clip_joint = R_avatar_bone * axes. */
+        m_quat_copy(clip->tracker_axes[t], mounts[t].rotation);
+        m_quat_rotate(clip->tracker_axes[t], offset, mounts[t].position_m);
+    }
 }
