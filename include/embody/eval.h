@@ -200,6 +200,10 @@ struct ev_clip {
     struct ev_motion truth;      /* true positions at the same rows, metres */
     struct sk_skeleton skeleton; /* the known body (st_bvh_to_humanoid) */
     float height_m;              /* its standing height (sk_humanoid_height) */
+    /* Each body tracker's axes in its known-body bone's frame: the rotation the humanoid
+     * rest pose gave the limb (st_bvh_to_humanoid straightens the legs and arms), identity
+     * elsewhere (ev_trackers.c). */
+    float tracker_axes[EM_TRACKER_COUNT][4];
 };
 
 /* Loads a CMU-style BVH clip: its unit scale (st_bvh_guess_unit_scale), its stream
@@ -354,6 +358,10 @@ struct ev_options {
     double max_mean_mpjpe_cm; /* > 0: fail when the known-body mean MPJPE exceeds it */
     ev_progress_fn progress;  /* NULL: none (ev_main prints to stderr) */
     void *progress_user;
+    /* Body trackers the body is given besides head and hands (EM_TRACKER_BIT each,
+     * PROTOCOL.md section 2b; made from each clip like the 3-point stream); 0 = none. */
+    uint32_t trackers;
+    bool tracker_setups; /* --trackers all: the table of every named setup (ev_trackers.c) */
 };
 
 /* Fills in the defaults. The clip folder is not checked here (ev_run does). */
@@ -421,6 +429,30 @@ struct ev_report {
  * running out of memory. `out` is the caller's to ev_report_fini (also on failure). */
 enum em_result
 ev_run(const struct ev_options *options, struct ev_report *out, struct em_error *err);
+
+/* ---- Tracker setups (ev_trackers.c) ---------------------------------------------- */
+
+/* --trackers VALUE: a setup (3, 4, 6, 8, 11 or a list of tracker names) into
+ * options->trackers, or "all" for the table of every named setup. */
+enum em_result ev_trackers_parse(const char *value, struct ev_options *options,
+                                 struct em_error *err);
+
+/* Keeps only the trackers of `mask` in the clip's stream (the clip carries all eight
+ * when its skeleton has their joints). Fails naming the clip when it has none and the
+ * mask asks for some. */
+enum em_result ev_trackers_select(struct ev_clip *clip, uint32_t mask, struct em_error *err);
+
+/* Fills clip->tracker_axes from the clip's hierarchy (bone offsets only). */
+void ev_trackers_known_axes(const struct st_bvh *bvh, struct ev_clip *clip);
+
+/* The known body's tracker mounts (`out_mounts` is a body_desc's tracker_mount array):
+ * PROTOCOL section 2b's offsets, expressed in the avatar's bone frames. */
+void ev_trackers_known_mounts(const struct ev_clip *clip, void *out_mounts);
+
+/* Runs the evaluation once per named setup (3, 4, 6, 8, 11) and prints one row per setup
+ * and mode (MPJPE, lower body, feet, foot skate, jitter against the truth's, the worst
+ * clip's jitter ratio, update time) and the targets. Returns the exit status as ev_main. */
+int ev_trackers_main(const struct ev_options *options);
 
 void
 ev_report_fini(struct ev_report *report);

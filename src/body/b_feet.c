@@ -143,6 +143,8 @@ b_feet_update(struct body *b, float dt_s)
     for (int s = 0; s < 2; ++s) {
         home_position(b, s, home[s]);
         struct b_foot *f = &b->foot[s];
+        if (b_trackers_hold_foot(b, s))
+            continue; /* a tracked foot goes where its tracker is */
         if (f->stepping) {
             advance_step(f, dt_s);
             continue;

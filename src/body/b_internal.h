@@ -88,6 +88,26 @@ struct b_device_track {
     bool seen;             /* ever tracked */
 };
 
+/* ---- Body trackers (b_trackers.c) -------------------------------------------------- */
+
+struct b_trackers {
+    uint32_t present; /* carried by the last frame */
+    struct b_one_euro filter_position[EM_TRACKER_COUNT];
+    struct b_one_euro filter_rotation[EM_TRACKER_COUNT];
+    struct b_device_track track[EM_TRACKER_COUNT]; /* last_* hold the tracker's own pose */
+    float weight[EM_TRACKER_COUNT];                /* eased blend, 0 when never seen */
+    float bone_position_m[EM_TRACKER_COUNT][3];    /* the bone pose the tracker says */
+    float bone_rotation[EM_TRACKER_COUNT][4];
+    /* The body's solver with a chest effector too, swapped with body->ik while the chest
+     * tracker counts, so the other pieces set their targets on whichever is in use. */
+    struct ik_solver *spare_ik;
+    bool chest_solver_in_use;
+    int effector_chest;
+    /* Before the pelvis estimate: to recompute the pelvis velocity from tracked hips. */
+    float velocity_before_m_s[3];
+    float hips_before_m[3];
+};
+
 /* ---- The body ---------------------------------------------------------------------- */
 
 struct body {
@@ -135,6 +155,8 @@ struct body {
 
     enum body_posture posture;
     struct ik_stats stats;
+
+    struct b_trackers trackers;
 };
 
 /* Pelvis position and rotation from the head (and heading); updates body->heading_rad. */
@@ -179,6 +201,25 @@ void
 b_loss_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
 
 /* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. */
+/* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
+void b_trackers_resolve_mounts(struct body_desc *desc);
+/* the chest solver, after the body's solver is made (fini: before it is destroyed); */
+enum em_result b_trackers_setup(struct body *body, struct em_error *err);
+void b_trackers_fini(struct body *body);
+void b_trackers_reset(struct body *body);
+/* per frame: tracker states and bone poses (after b_loss_update); */
+void b_trackers_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+/* the hips and heading (after b_pelvis_update); */
+void b_trackers_drive_pelvis(struct body *body, float dt_s);
+/* in b_feet_update: true when foot s is the tracker's (it does not step); */
+bool b_trackers_hold_foot(struct body *body, int side);
+/* after b_feet_update: feet blended toward their trackers; */
+void b_trackers_drive_feet(struct body *body);
+/* after the targets are set: foot rotations, chest, knee and elbow poles. */
+void b_trackers_set_targets(struct body *body, struct b_leg_targets *legs);
+/* after the solve: tracked feet take their trackers' rotation. */
+void b_trackers_after_solve(struct body *body);
+
 float
 b_yaw_of(const float *rotation, float fallback_rad);
 

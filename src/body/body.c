@@ -83,6 +83,7 @@ resolve_desc(const struct body_desc *in, struct body_desc *out, struct em_error 
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "body: height, arm span, loss blend time and filter beta must be >= 0");
     resolve_offsets(&out->offsets);
+    b_trackers_resolve_mounts(out);
     if (out->filter_min_cutoff_hz == 0.0f)
         out->filter_min_cutoff_hz = DEFAULT_MIN_CUTOFF_HZ;
     if (out->filter_beta == 0.0f)
@@ -196,6 +197,7 @@ body_destroy(struct body **body)
 {
     if (!body || !*body)
         return;
+    b_trackers_fini(*body);
     ik_solver_destroy(&(*body)->ik);
     sk_pose_fini(&(*body)->pose);
     sk_skeleton_fini(&(*body)->skeleton);
@@ -207,13 +209,15 @@ body_destroy(struct body **body)
 static enum em_result
 setup_avatar(struct body *b, struct em_error *err)
 {
+    b_trackers_fini(b);
     ik_solver_destroy(&b->ik);
     sk_pose_fini(&b->pose);
     find_joints(&b->skeleton, &b->j);
     take_measures(&b->skeleton, &b->j, &b->m);
     if (sk_pose_init(&b->pose, &b->skeleton) != EM_OK)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "body: out of memory");
-    return make_solver(b, err);
+    const enum em_result r = make_solver(b, err);
+    return r == EM_OK ? b_trackers_setup(b, err) : r;
 }
 
 enum em_result
@@ -287,6 +291,7 @@ body_reset(struct body *b)
     m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
     b->posture = BODY_STANDING;
     memset(&b->stats, 0, sizeof b->stats);
+    b_trackers_reset(b);
     sk_pose_set_rest(&b->pose, &b->skeleton);
     /* Stand at the origin on the floor until a device says otherwise. */
     b->pose.position_m[b->j.hips][1] += b->desc.floor_height_m;
@@ -424,17 +429,22 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     b->started = true;
     b->time_s = frame->time_s;
     b_loss_update(b, frame, dt);
+    b_trackers_update(b, frame, dt);
     b_pelvis_update(b, dt);
+    b_trackers_drive_pelvis(b, dt);
     b_feet_update(b, dt);
+    b_trackers_drive_feet(b);
     /* Carry the skeleton with the new pelvis, then solve from there (warm start). */
     m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
     m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     struct b_leg_targets legs;
     set_targets(b, &legs);
+    b_trackers_set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
     b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
                  (const float(*)[3])legs.knee_pole_m);
+    b_trackers_after_solve(b);
     b_spread_forearm_twist(b);
     classify_posture(b);
     if (!pose_is_finite(b)) {
@@ -544,7 +554,7 @@ body_calibrate(struct body *b, const struct em_tracking_frame *frame, struct em_
     const double t = b->time_s;
     body_reset(b);
     b->time_s = t;
-    return EM_OK;
+    return body_calibrate_trackers(b, frame, NULL, err);
 }
 
 float

@@ -88,7 +88,12 @@ prepare(const struct st_bvh *bvh, int frame_limit, struct ev_clip *clip, struct 
         return r;
     clip->source_frame_count = bvh->frame_count;
     clip->unit_scale = st_bvh_guess_unit_scale(bvh);
-    r = st_mocap_to_stream(bvh, clip->unit_scale, clip->path, &clip->stream, err);
+    /* With all eight body trackers when the skeleton has their joints (ev_trackers.c
+     * keeps the ones a run asks for), else the 3-point stream. */
+    r = st_mocap_to_stream_trackers(bvh, clip->unit_scale, EM_TRACKER_ALL, clip->path,
+                                    &clip->stream, err);
+    if (r != EM_OK)
+        r = st_mocap_to_stream(bvh, clip->unit_scale, clip->path, &clip->stream, err);
     if (r != EM_OK)
         return r;
     /* The stream keeps every step-th frame from frame 0 (stream.h); row k is frame k step. */
@@ -117,6 +122,7 @@ prepare(const struct st_bvh *bvh, int frame_limit, struct ev_clip *clip, struct 
     if (r != EM_OK)
         return r;
     clip->height_m = sk_humanoid_height(&clip->skeleton);
+    ev_trackers_known_axes(bvh, clip);
     if (!(clip->height_m > 0.5f && clip->height_m < 2.8f))
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: the skeleton stands %.3f m tall (unit scale %g), expected a "
@@ -199,9 +205,10 @@ run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_met
 {
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
-    if (method == EV_KNOWN_BODY)
+    if (method == EV_KNOWN_BODY) {
         desc.skeleton = &clip->skeleton;
-    else
+        ev_trackers_known_mounts(clip, desc.tracker_mount);
+    } else
         desc.height_m = clip->height_m; /* the default proportions, fitted */
     struct body *body = NULL;
     struct em_error body_err = {{0}};

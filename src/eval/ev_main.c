@@ -37,6 +37,10 @@ ev_print_usage(FILE *out)
             "                    fitted to the clip's height) or both (default)\n"
             "  --frames N        score only the first N rows (60 Hz) of each clip (N >= 4)\n"
             "  --max-mpjpe CM    exit with status 1 when the known-body mean MPJPE is above CM\n"
+            "  --trackers SETUP  body trackers besides head and hands (PROTOCOL.md 2b): 3\n"
+            "                    (none, default), 4 (pelvis), 6 (+ feet), 8 (+ knees), 11 (+\n"
+            "                    chest and elbows), a list (pelvis,left_foot), or all: one\n"
+            "                    row per named setup with the targets\n"
             "  -q, --quiet       no progress on stderr\n"
             "  -h, --help        this text\n"
             "\n"
@@ -179,6 +183,12 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
             return r;
         return parse_bound(v, &out->max_mean_mpjpe_cm, err);
     }
+    if (strcmp(name, "--trackers") == 0) {
+        if ((r = option_value(argc, argv, i, name, inline_value, "a tracker setup", &v, err)) !=
+            EM_OK)
+            return r;
+        return ev_trackers_parse(v, out, err);
+    }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown option \"%s\" (see --help)", arg);
 }
 
@@ -291,6 +301,8 @@ ev_main(int argc, char **argv)
         ev_print_usage(stdout);
         return 0;
     }
+    if (options.tracker_setups)
+        return ev_trackers_main(&options);
     struct progress progress = {.tty = isatty(fileno(stderr)) != 0};
     if (!options.quiet) {
         options.progress = print_progress;
@@ -301,6 +313,11 @@ ev_main(int argc, char **argv)
         fprintf(stderr, "embody eval: %s\n", err.message);
         ev_report_fini(&report);
         return 2;
+    }
+    if (options.trackers) {
+        char setup[128];
+        st_tracker_setup_name(options.trackers, setup, sizeof setup);
+        printf("Body trackers: setup %s (PROTOCOL.md section 2b)\n", setup);
     }
     ev_report_print(&report, stdout);
     fflush(stdout);

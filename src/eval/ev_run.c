@@ -274,6 +274,11 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
         clip_failed(out, &err);
         return;
     }
+    if (ev_trackers_select(&clip, opt->trackers, &err) != EM_OK) {
+        clip_failed(out, &err);
+        ev_clip_fini(&clip);
+        return;
+    }
     out->ok = true;
     out->source_frames = clip.source_frame_count;
     out->frames = clip.stream.frame_count;
