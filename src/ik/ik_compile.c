@@ -425,9 +425,11 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         const int c = s->solve_child[k];
         if (c >= 0 && sk->limit[s->joint[c]].kind == SK_LIMIT_HINGE && s->solve_child[c] >= 0)
             s->flags[k] |= NODE_HINGE_CHILD;
-        if (c >= 0 && s->child_count[k] == 1 && !(s->flags[k] & NODE_HINGE_CHILD) &&
-            (s->flags[c] & NODE_EFFECTOR) && d->effector[s->effector[c]].orientation)
-            s->twist_share[k] = twist_share(&sk->limit[s->joint[k]], &sk->limit[s->joint[c]]);
+        if (c < 0 || s->child_count[k] != 1 || (s->flags[k] & NODE_HINGE_CHILD))
+            continue;
+        const struct sk_limit *lk = &sk->limit[s->joint[k]], *lc = &sk->limit[s->joint[c]];
+        if ((s->flags[c] & NODE_EFFECTOR) && d->effector[s->effector[c]].orientation)
+            s->twist_share[k] = twist_share(lk, lc);
     }
     /* A chain below a sub-base runs down single children to an effector or the next
      * sub-base: its tip and length give its tension. */

@@ -105,8 +105,8 @@ struct ik_solver {
     int *child_start;           /* active children of a node: children[child_start..+count] */
     int *child_count;
     int *children;
-    float (*solve_dir)[3];       /* rest direction to solve_child, unit, in the node's frame */
-    float (*limit_dir)[3];       /* rest direction of the skeleton's primary bone, unit */
+    float (*solve_dir)[3]; /* rest direction to solve_child, unit, in the node's frame */
+    float (*limit_dir)[3]; /* rest direction of the skeleton's primary bone, unit */
     /* For a node whose only child takes an orientation target (a neck): the share of the
      * child's twist it takes, from the two joints' twist ranges; 0 for other nodes. */
     float *twist_share;
