@@ -282,6 +282,25 @@ assign_groups(struct ik_solver *s)
         (count) = n_;                                                                              \
     } while (0)
 
+/* For a hinge node k (an elbow) pulling its parent: the least distance between the
+ * parent and k's child that the hinge's largest bend leaves (law of cosines). */
+static void
+keep_fold(const struct ik_solver *s, int k, struct forward_step *step)
+{
+    const struct sk_limit *limit = &s->sk->limit[s->joint[k]];
+    const int g = s->solve_child[k];
+    if (limit->kind != SK_LIMIT_HINGE || g < 0)
+        return;
+    const float bend = fminf(fmaxf(fabsf(limit->min_rad), fabsf(limit->max_rad)), M_PI_F);
+    const float a = s->length_m[k], b = s->length_m[g];
+    const float least_sq = a * a + b * b + 2.0f * a * b * cosf(bend);
+    if (!(least_sq > (a - b) * (a - b) + 1e-12f))
+        return; /* it folds flat */
+    step->op |= OP_KEEP_FOLD;
+    step->tip = g;
+    step->inv_chain_length_sq = least_sq;
+}
+
 /* Turns the node orders into the flat step lists the passes run, grouped. */
 static void
 compile_steps(struct ik_solver *s)
@@ -304,6 +323,8 @@ compile_steps(struct ik_solver *s)
             step.op |= OP_SET_TARGET;
         if (p >= 0 && !(f & NODE_BASE) && !(s->flags[p] & NODE_BASE))
             step.op |= (s->flags[p] & NODE_SUB_BASE) ? OP_ASK_SUB_BASE : OP_PULL_PARENT;
+        if ((step.op & OP_PULL_PARENT) && !s->desc.ignore_limits)
+            keep_fold(s, k, &step);
         if (step.op)
             s->forward_steps[s->forward_step_count++] = step;
         if (f & NODE_SUB_BASE)
@@ -425,9 +446,11 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         const int c = s->solve_child[k];
         if (c >= 0 && sk->limit[s->joint[c]].kind == SK_LIMIT_HINGE && s->solve_child[c] >= 0)
             s->flags[k] |= NODE_HINGE_CHILD;
-        if (c >= 0 && s->child_count[k] == 1 && !(s->flags[k] & NODE_HINGE_CHILD) &&
-            (s->flags[c] & NODE_EFFECTOR) && d->effector[s->effector[c]].orientation)
-            s->twist_share[k] = twist_share(&sk->limit[s->joint[k]], &sk->limit[s->joint[c]]);
+        if (c < 0 || s->child_count[k] != 1 || (s->flags[k] & NODE_HINGE_CHILD))
+            continue;
+        const struct sk_limit *lk = &sk->limit[s->joint[k]], *lc = &sk->limit[s->joint[c]];
+        if ((s->flags[c] & NODE_EFFECTOR) && d->effector[s->effector[c]].orientation)
+            s->twist_share[k] = twist_share(lk, lc);
     }
     /* A chain below a sub-base runs down single children to an effector or the next
      * sub-base: its tip and length give its tension. */

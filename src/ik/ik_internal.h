@@ -51,15 +51,21 @@ enum forward_op {
     OP_SET_AVERAGE = 1u << 1,  /* a sub-base: go to the weighted average first */
     OP_PULL_PARENT = 1u << 2,  /* then pull the parent to the bone's length */
     OP_ASK_SUB_BASE = 1u << 3, /* then add a request to the parent sub-base instead */
+    /* With OP_PULL_PARENT at a hinge, limits on: the parent stays at least as far from the
+     * hinge's child (`tip`) as the hinge's largest bend allows (`inv_chain_length_sq`
+     * holds that distance squared), so the pass does not ask for a fold the hinge cannot
+     * make. */
+    OP_KEEP_FOLD = 1u << 4,
 };
 
 struct forward_step {
     int node;
     int parent;
     int effector; /* OP_SET_TARGET */
-    int tip;      /* OP_ASK_SUB_BASE: the end of this chain, for its tension */
+    int tip;      /* OP_ASK_SUB_BASE: the end of this chain, for its tension; OP_KEEP_FOLD:
+                   * the hinge's child */
     float length_m;
-    float inv_chain_length_sq; /* OP_ASK_SUB_BASE */
+    float inv_chain_length_sq; /* OP_ASK_SUB_BASE; OP_KEEP_FOLD: least distance squared */
     float pull_weight;
     unsigned op;
 };
@@ -105,8 +111,8 @@ struct ik_solver {
     int *child_start;           /* active children of a node: children[child_start..+count] */
     int *child_count;
     int *children;
-    float (*solve_dir)[3];       /* rest direction to solve_child, unit, in the node's frame */
-    float (*limit_dir)[3];       /* rest direction of the skeleton's primary bone, unit */
+    float (*solve_dir)[3]; /* rest direction to solve_child, unit, in the node's frame */
+    float (*limit_dir)[3]; /* rest direction of the skeleton's primary bone, unit */
     /* For a node whose only child takes an orientation target (a neck): the share of the
      * child's twist it takes, from the two joints' twist ranges; 0 for other nodes. */
     float *twist_share;

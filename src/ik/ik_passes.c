@@ -21,6 +21,23 @@ chain_weight(const struct ik_solver *s, const struct forward_step *step, const f
     return step->pull_weight * (t4 * t4 + 1e-6f);
 }
 
+/* OP_KEEP_FOLD: moves the parent's new place (r) away from the hinge's child, along the
+ * line between them, to the least distance the hinge's bend allows. */
+static void
+keep_fold(const struct ik_solver *s, const struct forward_step *step, float *rx, float *ry,
+          float *rz)
+{
+    const float *g = s->pos[step->tip];
+    const float vx = *rx - g[0], vy = *ry - g[1], vz = *rz - g[2];
+    const float d2 = vx * vx + vy * vy + vz * vz;
+    if (d2 >= step->inv_chain_length_sq || d2 < 1e-20f)
+        return;
+    const float scale = sqrtf(step->inv_chain_length_sq / d2);
+    *rx = g[0] + vx * scale;
+    *ry = g[1] + vy * scale;
+    *rz = g[2] + vz * scale;
+}
+
 /* Forward reaching: effectors to their targets, each node pulled toward its child at the
  * bone's length, sub-bases to the weighted average of their chains' requests. Walking up
  * a chain the next step is usually the parent just placed, so its position is carried
@@ -71,6 +88,8 @@ ik_reach_forward(struct ik_solver *s, const struct ik_group *g)
             ry = cy + dy * scale;
             rz = cz + dz * scale;
         }
+        if (op & OP_KEEP_FOLD)
+            keep_fold(s, step, &rx, &ry, &rz);
         if (op & OP_ASK_SUB_BASE) {
             const float w = chain_weight(s, step, pos[p]);
             acc[p][0] += rx * w;

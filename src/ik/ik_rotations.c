@@ -10,6 +10,11 @@
 
 /* The pull toward no twist of a joint fitted to several children, relative to theirs. */
 #define REST_TWIST_PULL 0.05f
+/* A limb outside its limits by less than this (1 - cos of half the turn: about 0.5
+ * degree) is left to the limits; beyond, its hinge is swung to where they hold. */
+#define SWIVEL_SLACK 1e-5f
+#define SWIVEL_STEP_DEG 30.0f
+#define SWIVEL_STEPS 6
 
 /* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
  * can bend onto the direction e the forward pass asks of the hinge's own bone.
@@ -27,8 +32,11 @@
  * no turn) as the bend goes below about 2 degrees, so that L keeps the zero twist it
  * starts with and a small change of the bend never makes the twist jump. With a pole the
  * pole swing keeps a small bend toward the pole, whose plane is followed down to a
- * straight limb. */
-static void
+ * straight limb.
+ *
+ * Returns how far the hinge must still bend beyond its range (the sine of half the
+ * overshoot; 0 when the bend is within it). */
+static float
 align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, float *L)
 {
     const int c = s->solve_child[k];
@@ -38,7 +46,7 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     m_vec3_sub(s->pos[c], s->pos[k], d);
     m_vec3_sub(s->pos[g], s->pos[c], e);
     if (!(m_vec3_normalize_or(d, d, d) > M_TINY) || !(m_vec3_normalize_or(e, e, e) > M_TINY))
-        return;
+        return 0.0f;
     float w[4], h0[3], f0[3];
     m_quat_mul(parent_rot, L, w);
     m_quat_rotate(w, hinge->axis, h0);
@@ -51,7 +59,7 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     const float C = m_vec3_dot(h0, f0) - hd * m_vec3_dot(d, e);
     const float R2 = A * A + B * B;
     if (R2 < 1e-16f)
-        return;
+        return 0.0f;
     /* How much of the turn to take: R is about the sine of the bend. */
     const int slot = s->pole[c];
     const float full_turn_r = slot >= 0 && s->pole_set[slot] ? 1e-5f : 0.03f;
@@ -65,7 +73,7 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     float f_perp[3], dxf[3];
     m_vec3_muladd(f0, d, -fd, f_perp);
     m_vec3_cross(d, f_perp, dxf);
-    float best_cos = 1.0f, best_sin = 0.0f, best_cost = INFINITY;
+    float best_cos = 1.0f, best_sin = 0.0f, best_cost = INFINITY, best_outside = 0.0f;
     for (int side = 0; side < 2; ++side) {
         const float sgn = side ? -1.0f : 1.0f;
         const float cp = cb * cs - sgn * sb * ss; /* cos(base + sgn * spread) */
@@ -96,9 +104,11 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
         const float above = hs * hinge->hi_cos - hw * hinge->hi_sin; /* <= 0 inside */
         /* Outside by how much (sines of half-angle overshoots), plus a little for the
          * size of the twist, so that between equals the smaller twist wins. */
-        const float cost = fmaxf(0.0f, -below) + fmaxf(0.0f, above) + 1e-3f * (1.0f - cp);
+        const float outside = fmaxf(0.0f, -below) + fmaxf(0.0f, above);
+        const float cost = outside + 1e-3f * (1.0f - cp);
         if (cost < best_cost) {
             best_cost = cost;
+            best_outside = outside;
             best_cos = cp;
             best_sin = sp;
         }
@@ -115,6 +125,7 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
     if (take < 1.0f)
         m_quat_normalize(turn);
     m_quat_mul(turn, L, L);
+    return best_outside;
 }
 
 /* Turns L about its bone so its other children point where the forward pass put them
@@ -181,6 +192,84 @@ share_child_twist(const struct ik_solver *s, int k, const float *parent_rot, flo
     m_quat_mul(L, twist, L);
 }
 
+/* How far `L` is outside `limit`: 1 - |cos| of half the turn that brings it within. */
+static float
+limit_violation(const struct ik_fast_limit *limit, const float *L)
+{
+    float q[4];
+    m_quat_copy(L, q);
+    if (!ik_fast_limit_apply(limit, q))
+        return 0.0f;
+    return 1.0f - fabsf(m_quat_dot(q, L));
+}
+
+/* The local rotation of hinge parent k with its child (the hinge, an elbow) at `elbow`,
+ * and how far that leaves k and the hinge outside their limits. */
+static float
+limb_rotation(struct ik_solver *s, int k, const float *parent_rot, const float *elbow, float *L)
+{
+    const int c = s->solve_child[k];
+    float d[3], d_local[3];
+    m_vec3_sub(elbow, s->pos[k], d);
+    if (!(m_vec3_normalize_or(d, d, d) > M_TINY))
+        return INFINITY;
+    m_vec3_copy(elbow, s->pos[c]);
+    m_quat_rotate_inv(parent_rot, d, d_local);
+    m_quat_from_to(s->solve_dir[k], d_local, L);
+    const float outside = align_hinge_plane(s, k, parent_rot, L);
+    return outside + limit_violation(&s->limit[k], L);
+}
+
+/* A limb (k, its hinge child c, and c's child g) whose bend plane would take k or the
+ * hinge beyond its limits: the hinge node is swung about the line from k to g (which
+ * keeps both its distances, so g stays where the forward pass wants it) to the nearest
+ * angle where both are within their limits, or failing that where they are least
+ * outside. FABRIK alone would leave the limb pulled against the limit, the end short of
+ * its target, iteration after iteration. Candidates every SWIVEL_STEP_DEG both ways. */
+static void
+swivel_into_limits(struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int c = s->solve_child[k];
+    const int g = s->solve_child[c];
+    float axis[3], r[3], r_along[3], r_perp[3], r_side[3];
+    m_vec3_sub(s->pos[g], s->pos[k], axis);
+    if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
+        return;
+    float start[3];
+    m_vec3_copy(s->pos[c], start);
+    m_vec3_sub(start, s->pos[k], r);
+    m_vec3_scale(axis, m_vec3_dot(r, axis), r_along);
+    m_vec3_sub(r, r_along, r_perp);
+    m_vec3_cross(axis, r_perp, r_side);
+    float best_L[4], best_elbow[3], best = INFINITY;
+    m_quat_copy(L, best_L);
+    m_vec3_copy(start, best_elbow);
+    const float step_cos = cosf(SWIVEL_STEP_DEG * M_DEG_TO_RAD);
+    const float step_sin = sinf(SWIVEL_STEP_DEG * M_DEG_TO_RAD);
+    float cs = 1.0f, sn_abs = 0.0f;
+    for (int i = 1; i <= 2 * SWIVEL_STEPS; ++i) {
+        if (i & 1) { /* the next angle, tried both ways */
+            const float next_cos = cs * step_cos - sn_abs * step_sin;
+            sn_abs = sn_abs * step_cos + cs * step_sin;
+            cs = next_cos;
+        }
+        const float sn = i & 1 ? sn_abs : -sn_abs;
+        float elbow[3], q[4];
+        for (int j = 0; j < 3; ++j)
+            elbow[j] = s->pos[k][j] + r_along[j] + r_perp[j] * cs + r_side[j] * sn;
+        const float violation = limb_rotation(s, k, parent_rot, elbow, q);
+        if (violation < best) {
+            best = violation;
+            m_quat_copy(q, best_L);
+            m_vec3_copy(elbow, best_elbow);
+            if (violation <= SWIVEL_SLACK)
+                break;
+        }
+    }
+    m_quat_copy(best_L, L);
+    m_vec3_copy(best_elbow, s->pos[c]);
+}
+
 /* The local rotation that points node k's bone where the forward pass put its child,
  * derived afresh from the positions in the parent's frame (the shortest turn from the
  * bone's rest direction, so no twist), then twisted to fit the other children, the
@@ -202,10 +291,13 @@ solve_node_rotation(struct ik_solver *s, int k, const float *parent_rot, float *
     m_quat_from_to(s->solve_dir[k], d_local, L);
     if (s->child_count[k] > 1)
         fit_twist_to_children(s, k, parent_rot, L);
-    if (s->flags[k] & NODE_HINGE_CHILD)
-        align_hinge_plane(s, k, parent_rot, L);
-    else if (s->twist_share[k] > 0.0f)
+    if (s->flags[k] & NODE_HINGE_CHILD) {
+        const float outside = align_hinge_plane(s, k, parent_rot, L);
+        if (outside + limit_violation(&s->limit[k], L) > SWIVEL_SLACK)
+            swivel_into_limits(s, k, parent_rot, L);
+    } else if (s->twist_share[k] > 0.0f) {
         share_child_twist(s, k, parent_rot, L);
+    }
     m_quat_normalize(L);
 }
 
