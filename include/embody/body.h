@@ -22,6 +22,7 @@
 #include <cglm/types.h>
 
 #include "embody/ik.h"
+#include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 #include "embody/tracking.h"
@@ -59,6 +60,10 @@ struct body_desc {
     float filter_min_cutoff_hz;
     float filter_beta;
     float loss_blend_s; /* time for a lost limb to settle, and to come back (0.3 s) */
+    /* The learned body-pose prior (include/embody/prior.h) that places the pelvis, knees
+     * and feet, or NULL for the procedural estimate. Not copied: it must outlive the body.
+     * Load it with pr_model_load (a refused file leaves NULL: the procedural estimate). */
+    const struct pr_model *prior;
 };
 
 enum body_posture {

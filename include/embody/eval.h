@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 #include "embody/stream.h"
@@ -223,6 +224,17 @@ enum em_result
 ev_clip_reconstruct(const struct ev_clip *clip, enum ev_method method, struct ev_motion *out,
                     struct ev_timing *timing, struct em_error *err);
 
+/* The same with the body's learned prior (NULL: procedural, as ev_clip_reconstruct). */
+enum em_result
+ev_clip_reconstruct_prior(const struct ev_clip *clip, enum ev_method method,
+                          const struct pr_model *prior, struct ev_motion *out,
+                          struct ev_timing *timing, struct em_error *err);
+
+/* True when `subjects` is NULL or empty, or names the subject of `file`
+ * (cmu_SUBJECT_TRIAL.bvh; "02" and "2" are the same subject). */
+bool
+ev_clip_of_subjects(const char *file, const char *subjects);
+
 /* ---- A whole run ------------------------------------------------------------------- */
 
 /* Which reconstruction modes to run (the do-nothing baseline always runs). */
@@ -249,6 +261,16 @@ struct ev_options {
     double max_mean_mpjpe_cm; /* > 0: fail when the known-body mean MPJPE exceeds it */
     ev_progress_fn progress;  /* NULL: none (ev_main prints to stderr) */
     void *progress_user;
+    /* The body's learned prior (include/embody/prior.h) for the known-body and height-only
+     * runs; NULL: the procedural estimate. */
+    const struct pr_model *prior;
+    /* Only clips cmu_SUBJECT_TRIAL.bvh of these subjects ("02,07"); NULL or "": all. */
+    const char *subjects;
+    /* `embody eval` only (src/eval/ev_prior.c): --body procedural|prior|both (NULL: both
+     * when the model loads), --prior MODEL, --validation DIR. */
+    const char *body_mode;
+    const char *prior_path;
+    const char *validation_dir;
 };
 
 /* Fills in the defaults. The clip folder is not checked here (ev_run does). */
@@ -346,6 +368,19 @@ ev_parse_options(int argc, char **argv, struct ev_options *out, bool *out_help,
 /* The usage text. */
 void
 ev_print_usage(FILE *out);
+
+/* --body, --prior and --validation (src/eval/ev_prior.c): checks and stores `value`. */
+enum em_result
+ev_prior_option(const char *name, const char *value, struct ev_options *out,
+                struct em_error *err);
+
+/* The run with the learned prior, procedural and prior side by side (--body both, the
+ * default) or the prior alone, plus the validation subjects' figures. Returns false, having
+ * done nothing, for --body procedural or when the model cannot be loaded (with a warning
+ * naming the file and the reason): the caller then runs the procedural body. Otherwise
+ * sets `out_status` (as ev_main's) and returns true. */
+bool
+ev_prior_main(const struct ev_options *options, int *out_status);
 
 /* Parses, runs, prints the tables on stdout and progress on stderr, writes the JSON.
  * Returns the exit status: 0 when everything ran and met the bound; 1 when a clip or

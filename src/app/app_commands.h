@@ -17,4 +17,7 @@ int app_cmd_solve(int argc, char **argv);
 /* embody eval [DIR] ...: the evaluation protocol (src/eval, ev_main). */
 int app_cmd_eval(int argc, char **argv);
 
+/* embody train CLIP_DIR -o MODEL ...: learns the body-pose prior (src/prior, pr_train). */
+int app_cmd_train(int argc, char **argv);
+
 #endif

@@ -284,6 +284,7 @@ body_reset(struct body *b)
     m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
     b->posture = BODY_STANDING;
     memset(&b->stats, 0, sizeof b->stats);
+    b_prior_reset(b);
     sk_pose_set_rest(&b->pose, &b->skeleton);
     /* Stand at the origin on the floor until a device says otherwise. */
     b->pose.position_m[b->j.hips][1] += b->desc.floor_height_m;
@@ -365,6 +366,7 @@ set_targets(struct body *b)
         reachable_foot(b, s, foot[s]);
         b_arm_pole(b, s, elbow_pole[s]);
         b_leg_pole(b, s, knee_pole[s]);
+        b_prior_leg_targets(b, s, foot_rot[s], knee_pole[s]);
         ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
                              b->hand_rotation[s]);
         ik_solver_set_target(b->ik, b->effector_foot[s], foot[s], foot_rot[s]);
@@ -392,6 +394,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     b_loss_update(b, frame, dt);
     b_pelvis_update(b, dt);
     b_feet_update(b, dt);
+    b_prior_update(b, frame, dt);
     /* Carry the skeleton with the new pelvis, then solve from there (warm start). */
     m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
     m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);

@@ -35,6 +35,11 @@ ev_print_usage(FILE *out)
             "                    fitted to the clip's height) or both (default)\n"
             "  --frames N        score only the first N rows (60 Hz) of each clip (N >= 4)\n"
             "  --max-mpjpe CM    exit with status 1 when the known-body mean MPJPE is above CM\n"
+            "  --body BODY       procedural, prior (the learned body-pose prior) or both side\n"
+            "                    by side (default; procedural alone when no model loads)\n"
+            "  --prior MODEL     the prior's model file (default config/prior/body-prior-v1.bin)\n"
+            "  --validation DIR  where the model's held-out subjects' clips are (default\n"
+            "                    ../shared/mocap-train; - for none)\n"
             "  -q, --quiet       no progress on stderr\n"
             "  -h, --help        this text\n"
             "\n"
@@ -177,6 +182,12 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
             return r;
         return parse_bound(v, &out->max_mean_mpjpe_cm, err);
     }
+    if (strcmp(name, "--body") == 0 || strcmp(name, "--prior") == 0 ||
+        strcmp(name, "--validation") == 0) {
+        if ((r = option_value(argc, argv, i, name, inline_value, "a value", &v, err)) != EM_OK)
+            return r;
+        return ev_prior_option(name, v, out, err);
+    }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown option \"%s\" (see --help)", arg);
 }
 
@@ -262,6 +273,9 @@ ev_main(int argc, char **argv)
         ev_print_usage(stdout);
         return 0;
     }
+    int prior_status = 0;
+    if (ev_prior_main(&options, &prior_status))
+        return prior_status;
     struct progress progress = {.tty = isatty(fileno(stderr)) != 0};
     if (!options.quiet) {
         options.progress = print_progress;
