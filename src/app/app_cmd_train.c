@@ -20,6 +20,7 @@ enum {
     OPT_HOLDOUT,
     OPT_HIDDEN,
     OPT_LR,
+    OPT_DECAY,
     OPT_BATCH,
     OPT_MAX_CLIPS,
     OPT_FRAMES,
@@ -29,12 +30,13 @@ enum {
 };
 
 static const struct app_arg_spec k_specs[] = {
-    {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE}, {OPT_SEED, "seed", 0, APP_ARG_VALUE},
-    {OPT_EPOCHS, "epochs", 0, APP_ARG_VALUE},   {OPT_HOLDOUT, "holdout", 0, APP_ARG_VALUE},
-    {OPT_HIDDEN, "hidden", 0, APP_ARG_VALUE},   {OPT_LR, "learning-rate", 0, APP_ARG_VALUE},
-    {OPT_BATCH, "batch", 0, APP_ARG_VALUE},     {OPT_MAX_CLIPS, "clips", 0, APP_ARG_VALUE},
-    {OPT_FRAMES, "frames", 0, APP_ARG_VALUE},   {OPT_NO_MIRROR, "no-mirror", 0, APP_ARG_FLAG},
-    {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},    {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE},    {OPT_SEED, "seed", 0, APP_ARG_VALUE},
+    {OPT_EPOCHS, "epochs", 0, APP_ARG_VALUE},      {OPT_HOLDOUT, "holdout", 0, APP_ARG_VALUE},
+    {OPT_HIDDEN, "hidden", 0, APP_ARG_VALUE},      {OPT_LR, "learning-rate", 0, APP_ARG_VALUE},
+    {OPT_BATCH, "batch", 0, APP_ARG_VALUE},        {OPT_MAX_CLIPS, "clips", 0, APP_ARG_VALUE},
+    {OPT_FRAMES, "frames", 0, APP_ARG_VALUE},      {OPT_NO_MIRROR, "no-mirror", 0, APP_ARG_FLAG},
+    {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},       {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_DECAY, "weight-decay", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -57,6 +59,8 @@ print_help(void)
           "  --epochs N             passes over the data (default 40)\n"
           "  --hidden N             units per hidden layer (default 96)\n"
           "  --learning-rate X      Adam's step (default 0.001)\n"
+          "  --weight-decay X       decoupled weight decay per step, times the learning\n"
+          "                         rate (default 0.0001; 0 for none)\n"
           "  --batch N              samples per step (default 128)\n"
           "  --clips N              only the first N clips (name order), for quick runs\n"
           "  --frames N             only the first N rows (60 Hz) of each clip\n"
@@ -109,6 +113,10 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
     case OPT_LR:
         r = app_parse_number(name, value, 1e-6, 1.0, "a learning rate", &x, err);
         a->o.learning_rate = (float)x;
+        return r;
+    case OPT_DECAY:
+        r = app_parse_number(name, value, 0.0, 10.0, "a weight decay", &x, err);
+        a->o.weight_decay = x > 0.0 ? (float)x : -1.0f;
         return r;
     case OPT_BATCH: return count_value(name, value, 1, 65536, "samples", &a->o.batch, err);
     case OPT_MAX_CLIPS: return count_value(name, value, 1, 100000, "clips", &a->o.max_clips, err);

@@ -753,7 +753,7 @@ train_epoch(struct trainer *t, const struct dataset *d, long *order, struct rng 
         loss += sample_loss(t->m, a, d->y + i * PR_OUTPUT_COUNT, a->dy);
         backward(t->m, t, a);
         if (++in_batch == o->batch || k == d->count - 1) {
-            adam_step(t, lr, o->weight_decay, in_batch);
+            adam_step(t, lr, o->weight_decay > 0.0f ? o->weight_decay : 0.0f, in_batch);
             in_batch = 0;
         }
     }
