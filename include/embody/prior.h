@@ -186,10 +186,10 @@ struct pr_train_options {
     const char *clip_dir; /* CMU BVH clips named cmu_SUBJECT_TRIAL.bvh (required) */
     const char *holdout;  /* comma-separated subjects (default PR_DEFAULT_HOLDOUT; "none") */
     uint64_t seed;        /* default 1 */
-    int epochs;           /* default 40 */
-    int hidden;           /* units per hidden layer, default 96 */
+    int epochs;           /* default 15 */
+    int hidden;           /* units per hidden layer, default 64 */
     float learning_rate;  /* Adam's, default 1e-3, cosine-decayed to a tenth */
-    float weight_decay;   /* decoupled (AdamW), default 1e-4 */
+    float weight_decay;   /* decoupled (AdamW), times the learning rate; default 0.1 */
     int batch;            /* default 128 */
     int max_clips;        /* use only the first N clips (name order); 0 = all */
     int frame_limit;      /* rows (60 Hz) per clip; 0 = all */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "embody/body.h"
+#include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 
@@ -22,6 +23,8 @@ struct app_avatar_desc {
     double unit_scale;         /* metres per BVH unit; 0 = st_bvh_guess_unit_scale */
     double height_m;           /* fit to this standing height; 0 = see app_avatar_load */
     double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */
+    const char *body_mode;     /* --body: "procedural" or "prior" (NULL: prior) */
+    const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v1.bin) */
 };
 
 struct app_avatar {
@@ -35,6 +38,8 @@ struct app_avatar {
     float own_arm_span_m;
     float fit_height_m; /* what the body is asked to fit (0 = its own) */
     float fit_arm_span_m;
+    struct pr_model prior; /* the learned body-pose prior, when has_prior */
+    bool has_prior;
 };
 
 /* Reads the avatar. The default humanoid is fitted to `height_m` or, when that is 0, to

@@ -87,6 +87,8 @@ setup_body(struct live *L)
         .unit_scale = L->opt->unit_scale,
         .height_m = L->opt->height_m,
         .arm_span_m = L->opt->arm_span_m,
+        .body_mode = L->opt->body_mode,
+        .prior_path = L->opt->prior_path,
     };
     struct em_error err = {{0}};
     if (app_avatar_create_body(&desc, &L->avatar, &L->body, &err) != EM_OK) {

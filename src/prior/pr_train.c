@@ -27,10 +27,10 @@
 #include "embody/stream.h"
 #include "util/u_time.h"
 
-#define DEFAULT_EPOCHS 40
-#define DEFAULT_HIDDEN 96
+#define DEFAULT_EPOCHS 15
+#define DEFAULT_HIDDEN 64
 #define DEFAULT_LR 1e-3f
-#define DEFAULT_WEIGHT_DECAY 1e-4f
+#define DEFAULT_WEIGHT_DECAY 0.1f
 #define DEFAULT_BATCH 128
 #define DEFAULT_OFFSET_NOISE_M 0.01f
 #define DEFAULT_HEIGHT_NOISE 0.02f

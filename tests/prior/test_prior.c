@@ -27,9 +27,12 @@
 static void
 train_small(struct pr_model *model, struct pr_train_report *rep)
 {
-    const struct pr_train_options o = {
-        .clip_dir = TRAIN_DIR, .holdout = "none", .seed = 7, .epochs = 3, .hidden = 16,
-        .frame_limit = 60};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .holdout = "none",
+                                       .seed = 7,
+                                       .epochs = 3,
+                                       .hidden = 16,
+                                       .frame_limit = 60};
     struct em_error err = {{0}};
     if (pr_train(&o, model, rep, &err) != EM_OK)
         fail_msg("%s", err.message);
