@@ -44,6 +44,10 @@
 /* A knee this close to the hip-ankle line says little about its direction. */
 #define KNEE_BEND_FULL_M 0.05f
 #define KNEE_POLE_DISTANCE_M 0.5f
+/* Soft reach (soften_reach): on the validation subjects, known body, no softening gave
+ * MPJPE 7.49 cm and jitter 994 m/s^3, 0.95 7.45 and 935, 0.9 7.40 and 932 (knee jitter
+ * 2500 -> 1570, truth 1050), 0.85 7.42 and 931. */
+#define SOFT_REACH_SHARE 0.9f
 
 void
 b_prior_reset(struct body *b)
@@ -132,6 +136,25 @@ place_foot(struct body *b, int s, float dt_s)
     m_vec3_add(p->toes_m[s], p->release_toes_offset_m[s], p->foot_toes_m[s]);
 }
 
+/* Near full extension a small change of the hip-ankle distance swings the knee far, so an
+ * ankle target near the edge of the leg's reach is pulled in smoothly (soft IK): up to
+ * SOFT_REACH_SHARE of the leg's length it is kept, beyond that the distance approaches
+ * the full length exponentially and never reaches it. */
+static void
+soften_reach(const struct body *b, int s, float *ankle)
+{
+    float hip[3], d[3];
+    m_quat_rotate(b->hips_rotation, b->m.hip_offset_m[s], hip);
+    m_vec3_add(hip, b->hips_position_m, hip);
+    m_vec3_sub(ankle, hip, d);
+    const float dist = m_vec3_length(d), leg = b->m.leg_length_m;
+    const float soft = SOFT_REACH_SHARE * leg, rest = leg - soft;
+    if (dist <= soft || rest <= 0.0f)
+        return;
+    const float reach = soft + rest * (1.0f - expf(-(dist - soft) / rest));
+    m_vec3_muladd(hip, d, reach / dist, ankle);
+}
+
 void
 b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s)
 {
@@ -153,6 +176,7 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     m_quat_copy(p->hips_rotation, b->hips_rotation);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(p->foot_ankle_m[s], b->foot[s].position_m);
+        soften_reach(b, s, b->foot[s].position_m);
         const float dx = p->foot_toes_m[s][0] - p->foot_ankle_m[s][0];
         const float dz = p->foot_toes_m[s][2] - p->foot_ankle_m[s][2];
         if (dx * dx + dz * dz > 1e-6f)
