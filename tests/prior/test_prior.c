@@ -358,6 +358,44 @@ a_body_on_the_shipped_prior_keeps_planted_feet_still(void **state)
     pr_model_fini(&model);
 }
 
+static void
+a_body_on_the_prior_survives_lost_devices_gaps_and_calibration(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    struct em_error err = {{0}};
+    if (pr_model_load(SHIPPED, &model, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const struct body_desc desc = {.prior = &model};
+    struct body *body = NULL;
+    if (body_create(&desc, &body, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    double t = 0.0;
+    for (int k = 0; k < 400; ++k, t += 1.0 / 60.0) {
+        struct em_tracking_frame f;
+        frame_at(t, 0.01f * (float)k, 0.0f, 0.5f, 0.02f * sinf(0.4f * (float)k), &f);
+        if (k >= 60 && k < 120) /* both hands lost */
+            f.device[1].flags = f.device[2].flags = 0;
+        if (k >= 150 && k < 170) /* the headset lost */
+            f.device[0].flags = 0;
+        if (k == 200)
+            t += 2.0; /* a pause */
+        if (k == 250) {
+            f.device[0].pose.position_m[1] = 1.55f;
+            assert_int_equal(body_calibrate(body, &f, &err), EM_OK);
+        }
+        body_update(body, &f);
+        const struct sk_pose *pose = body_pose(body);
+        for (int j = 0; j < body_skeleton(body)->joint_count; ++j)
+            assert_true(m_vec3_is_finite(pose->position_m[j]));
+    }
+    struct body_desc resolved;
+    body_get_desc(body, &resolved);
+    assert_ptr_equal(resolved.prior, &model); /* calibration kept the prior */
+    body_destroy(&body);
+    pr_model_fini(&model);
+}
+
 int
 main(void)
 {
@@ -369,6 +407,7 @@ main(void)
         cmocka_unit_test(the_evaluation_falls_back_to_the_procedural_body_on_a_bad_model),
         cmocka_unit_test(features_do_not_depend_on_where_or_which_way_the_player_stands),
         cmocka_unit_test(a_body_on_the_shipped_prior_keeps_planted_feet_still),
+        cmocka_unit_test(a_body_on_the_prior_survives_lost_devices_gaps_and_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
