@@ -22,6 +22,7 @@
 #include <cglm/types.h>
 
 #include "embody/ik.h"
+#include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 #include "embody/tracking.h"
@@ -72,6 +73,10 @@ struct body_desc {
     float loss_blend_s; /* time for a lost limb to settle, and to come back (0.3 s) */
     /* Body trackers (src/body/b_trackers.c), by enum em_tracker. */
     struct body_tracker_mount tracker_mount[EM_TRACKER_COUNT];
+    /* The learned body-pose prior (include/embody/prior.h) that places the pelvis, knees
+     * and feet, or NULL for the procedural estimate. Not copied: it must outlive the body.
+     * Load it with pr_model_load (a refused file leaves NULL: the procedural estimate). */
+    const struct pr_model *prior;
 };
 
 enum body_posture {

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 #include "embody/stream.h"
@@ -234,9 +235,9 @@ struct ev_checks;
  * first with ev_checks_init). */
 enum em_result
 ev_clip_reconstruct_stream(const struct ev_clip *clip, const struct st_stream *stream,
-                           enum ev_method method, struct ev_motion *out,
-                           struct ev_timing *timing, struct ev_checks *checks,
-                           struct em_error *err);
+                           enum ev_method method, const struct pr_model *prior,
+                           struct ev_motion *out, struct ev_timing *timing,
+                           struct ev_checks *checks, struct em_error *err);
 
 /* ---- Continuity, tracked effectors and twist ---------------------------------------- */
 
@@ -306,8 +307,8 @@ ev_checks_finish(struct ev_checks *checks, int frame_count);
  * seed) and compares with `ours`, the unperturbed run: fills the sensitivity fields. */
 enum em_result
 ev_clip_sensitivity(const struct ev_clip *clip, enum ev_method method,
-                    const struct ev_motion *ours, struct ev_checks *checks,
-                    struct em_error *err);
+                    const struct pr_model *prior, const struct ev_motion *ours,
+                    struct ev_checks *checks, struct em_error *err);
 
 /* The turn-in-place stream: a standing player of `height_m` turning `turns` full turns
  * to the left, then as many to the right (4 s a turn), then standing still for 3 s, at
@@ -331,6 +332,16 @@ struct ev_turn_result {
  * proportions at 1.75 m and measures twist and where the feet point at the end. */
 void
 ev_turn_in_place_check(struct ev_turn_result *out);
+/* The same with the body's learned prior (NULL: procedural, as ev_clip_reconstruct). */
+enum em_result
+ev_clip_reconstruct_prior(const struct ev_clip *clip, enum ev_method method,
+                          const struct pr_model *prior, struct ev_motion *out,
+                          struct ev_timing *timing, struct em_error *err);
+
+/* True when `subjects` is NULL or empty, or names the subject of `file`
+ * (cmu_SUBJECT_TRIAL.bvh; "02" and "2" are the same subject). */
+bool
+ev_clip_of_subjects(const char *file, const char *subjects);
 
 /* ---- A whole run ------------------------------------------------------------------- */
 
@@ -362,6 +373,16 @@ struct ev_options {
      * PROTOCOL.md section 2b; made from each clip like the 3-point stream); 0 = none. */
     uint32_t trackers;
     bool tracker_setups; /* --trackers all: the table of every named setup (ev_trackers.c) */
+    /* The body's learned prior (include/embody/prior.h) for the known-body and height-only
+     * runs; NULL: the procedural estimate. */
+    const struct pr_model *prior;
+    /* Only clips cmu_SUBJECT_TRIAL.bvh of these subjects ("02,07"); NULL or "": all. */
+    const char *subjects;
+    /* `embody eval` only (src/eval/ev_prior.c): --body procedural|prior|both (NULL: both
+     * when the model loads), --prior MODEL, --validation DIR. */
+    const char *body_mode;
+    const char *prior_path;
+    const char *validation_dir;
 };
 
 /* Fills in the defaults. The clip folder is not checked here (ev_run does). */
@@ -454,6 +475,11 @@ void ev_trackers_known_mounts(const struct ev_clip *clip, void *out_mounts);
  * clip's jitter ratio, update time) and the targets. Returns the exit status as ev_main. */
 int ev_trackers_main(const struct ev_options *options);
 
+/* The absolute path of a file just written (as `path` when it cannot be resolved), for
+ * telling the user where to look. */
+void
+ev_written_where(const char *path, char *out, size_t out_size);
+
 void
 ev_report_fini(struct ev_report *report);
 
@@ -485,6 +511,19 @@ ev_parse_options(int argc, char **argv, struct ev_options *out, bool *out_help,
 /* The usage text. */
 void
 ev_print_usage(FILE *out);
+
+/* --body, --prior and --validation (src/eval/ev_prior.c): checks and stores `value`. */
+enum em_result
+ev_prior_option(const char *name, const char *value, struct ev_options *out,
+                struct em_error *err);
+
+/* The run with the learned prior, procedural and prior side by side (--body both, the
+ * default) or the prior alone, plus the validation subjects' figures. Returns false, having
+ * done nothing, for --body procedural or when the model cannot be loaded (with a warning
+ * naming the file and the reason): the caller then runs the procedural body. Otherwise
+ * sets `out_status` (as ev_main's) and returns true. */
+bool
+ev_prior_main(const struct ev_options *options, int *out_status);
 
 /* Parses, runs, prints the tables on stdout and progress on stderr, writes the JSON.
  * Returns the exit status: 0 when everything ran and met the bound; 1 when a clip or

@@ -216,6 +216,8 @@ app_avatar_fini(struct app_avatar *avatar)
     av_skin_binding_fini(&avatar->binding);
     av_avatar_fini(&avatar->model);
     avatar->have_model = false;
+    pr_model_fini(&avatar->prior);
+    avatar->has_prior = false;
 }
 
 void
@@ -242,6 +244,31 @@ app_avatar_scene(struct app_avatar *avatar, const struct body *body, struct rend
     scene->avatar_binding = &avatar->binding;
 }
 
+/* The body-pose prior for --body prior (the default): a model that cannot be found or is
+ * refused leaves the procedural estimate, with a warning naming the file and why. */
+static void
+load_prior(const struct app_avatar_desc *desc, struct app_avatar *a)
+{
+    if (desc->body_mode && strcmp(desc->body_mode, "procedural") == 0)
+        return;
+    char found[APP_PATH_MAX];
+    const char *path = desc->prior_path;
+    if (!path) {
+        if (!u_path_find_data(PR_DEFAULT_MODEL, found, sizeof found)) {
+            U_LOG_W("%s not found; the body uses the procedural estimate", PR_DEFAULT_MODEL);
+            return;
+        }
+        path = found;
+    }
+    struct em_error err = {{0}};
+    if (pr_model_load(path, &a->prior, &err) != EM_OK) {
+        U_LOG_W("%s; the body uses the procedural estimate", err.message);
+        return;
+    }
+    a->has_prior = true;
+    U_LOG_D("body: the learned prior %s (%s)", path, a->prior.note);
+}
+
 void
 app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc)
 {
@@ -249,6 +276,7 @@ app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc
     out_desc->skeleton = &avatar->skeleton;
     out_desc->height_m = avatar->fit_height_m;
     out_desc->arm_span_m = avatar->fit_arm_span_m;
+    out_desc->prior = avatar->has_prior ? &avatar->prior : NULL;
 }
 
 enum em_result
@@ -259,6 +287,7 @@ app_avatar_create_body(const struct app_avatar_desc *desc, struct app_avatar *ou
     enum em_result r = app_avatar_load(desc, out_avatar, err);
     if (r != EM_OK)
         return r;
+    load_prior(desc, out_avatar);
     struct body_desc bd;
     app_avatar_body_desc(out_avatar, &bd);
     r = body_create(&bd, out_body, err);

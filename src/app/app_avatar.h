@@ -15,6 +15,7 @@
 #include "embody/avatar.h"
 #include "embody/body.h"
 #include "embody/render.h"
+#include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 
@@ -30,6 +31,8 @@ struct app_avatar_desc {
     double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */
     const char *config_path;   /* --config FILE.json: the body's settings; NULL = the
                                   default config/body.json (built-in values without it) */
+    const char *body_mode;     /* --body: "procedural" or "prior" (NULL: prior) */
+    const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v1.bin) */
 };
 
 struct app_avatar {
@@ -53,6 +56,8 @@ struct app_avatar {
     char model_error[EM_ERROR_MESSAGE_MAX]; /* why --avatar FILE.vrm was not used, or "" */
     struct av_skin_binding binding; /* to the body's fitted skeleton, renewed on refits */
     float bound_height_m;
+    struct pr_model prior; /* the learned body-pose prior, when has_prior */
+    bool has_prior;
 };
 
 /* Reads the avatar and the body's settings (desc->config_path, or config/body.json when

@@ -89,6 +89,8 @@ setup_body(struct live *L)
         .height_m = L->opt->height_m,
         .arm_span_m = L->opt->arm_span_m,
         .config_path = L->opt->config_path,
+        .body_mode = L->opt->body_mode,
+        .prior_path = L->opt->prior_path,
     };
     struct em_error err = {{0}};
     if (app_avatar_create_body(&desc, &L->avatar, &L->body, &err) != EM_OK) {

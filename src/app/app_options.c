@@ -32,6 +32,8 @@ enum option_id {
     OPT_HELP,
     OPT_VERSION,
     OPT_CONFIG,
+    OPT_BODY,
+    OPT_PRIOR,
     OPT_COUNT,
 };
 
@@ -60,6 +62,8 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
     {OPT_VERSION, "version", 0, APP_ARG_FLAG},
     {OPT_CONFIG, "config", 0, APP_ARG_VALUE},
+    {OPT_BODY, "body", 0, APP_ARG_VALUE},
+    {OPT_PRIOR, "prior", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -80,6 +84,10 @@ app_options_print_help(FILE *out)
           "  --loop                 start the replay again at its end\n"
           "Avatar:\n"
           "  --height M             standing height, 0.5 to 2.8 m (default humanoid: 1.75)\n"
+          "  --body MODE            legs and pelvis from the learned prior (prior, the\n"
+          "                         default) or the procedural estimate (procedural)\n"
+          "  --prior MODEL          the prior's model file (default\n"
+          "                         config/prior/body-prior-v1.bin)\n"
           "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
           "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF humanoid\n"
@@ -210,6 +218,13 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_HELP: o->show_help = true; return EM_OK;
     case OPT_VERSION: o->show_version = true; return EM_OK;
     case OPT_CONFIG: o->config_path = value; return EM_OK;
+    case OPT_BODY:
+        if (strcmp(value, "procedural") != 0 && strcmp(value, "prior") != 0)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: expected procedural or prior, got \"%s\"", name, value);
+        o->body_mode = value;
+        return EM_OK;
+    case OPT_PRIOR: o->prior_path = value; return EM_OK;
     case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);

@@ -54,6 +54,8 @@ struct app_options {
     double unit_scale;         /* --unit-scale for --avatar: metres per BVH unit, 0 = guess */
     double height_m;           /* --height, 0 when not given */
     double arm_span_m;         /* --arm-span, 0 when not given */
+    const char *body_mode;     /* --body procedural|prior (NULL: prior when its model loads) */
+    const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v1.bin) */
 
     struct app_osc_option vmc;    /* --vmc [HOST:PORT] */
     struct app_osc_option vrchat; /* --vrchat-osc [HOST:PORT] */

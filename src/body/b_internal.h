@@ -10,6 +10,7 @@
 
 #include "embody/body.h"
 #include "embody/ik.h"
+#include "embody/prior.h"
 #include "embody/skeleton.h"
 
 /* ---- One-Euro filter (Casiez, Roussel and Vogel, CHI 2012) --------------------------- */
@@ -108,6 +109,24 @@ struct b_trackers {
     float hips_before_m[3];
 };
 
+/* ---- The learned prior (b_prior.c) ------------------------------------------------ */
+
+struct b_prior_state {
+    struct pr_history history;
+    bool started;       /* outputs hold a prediction */
+    float head_m[3];    /* the heading frame of the last prediction */
+    float yaw_rad;
+    float outputs[PR_OUTPUT_COUNT];
+    struct b_one_euro filter_hips, filter_ankle[2], filter_toes[2], filter_knee[2];
+    float hips_m[3], hips_rotation[4];
+    float ankle_m[2][3], toes_m[2][3], knee_m[2][3]; /* filtered predictions */
+    float contact[2];                                /* smoothed probability */
+    bool planted[2];
+    float planted_ankle_m[2][3], planted_toes_m[2][3];
+    float release_offset_m[2][3], release_toes_offset_m[2][3]; /* decaying after a lift */
+    float foot_ankle_m[2][3], foot_toes_m[2][3]; /* the feet's targets this frame */
+};
+
 /* ---- The body ---------------------------------------------------------------------- */
 
 struct body {
@@ -157,6 +176,7 @@ struct body {
     struct ik_stats stats;
 
     struct b_trackers trackers;
+    struct b_prior_state prior; /* used when desc.prior is set */
 };
 
 /* Pelvis position and rotation from the head (and heading); updates body->heading_rad. */
@@ -199,6 +219,20 @@ b_leg_pole(const struct body *body, int side, float *out_pole_m);
 /* Device states and blended bone targets when devices are lost. */
 void
 b_loss_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+
+/* The learned prior (desc.prior): overrides the pelvis and feet of this frame with its
+ * prediction, keeping feet in contact planted. Does nothing without a model. */
+void
+b_prior_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+
+void
+b_prior_reset(struct body *body);
+
+/* The foot's rotation (yaw and pitch toward the predicted toes) and the knee pole from
+ * the prior, replacing the procedural ones; does nothing without a model. */
+void
+b_prior_leg_targets(const struct body *body, int side, float *io_foot_rotation,
+                    float *io_knee_pole_m);
 
 /* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. */
 /* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */

@@ -292,6 +292,7 @@ body_reset(struct body *b)
     b->posture = BODY_STANDING;
     memset(&b->stats, 0, sizeof b->stats);
     b_trackers_reset(b);
+    b_prior_reset(b);
     sk_pose_set_rest(&b->pose, &b->skeleton);
     /* Stand at the origin on the floor until a device says otherwise. */
     b->pose.position_m[b->j.hips][1] += b->desc.floor_height_m;
@@ -365,6 +366,7 @@ set_targets(struct body *b, struct b_leg_targets *legs)
         reachable_foot(b, s, legs->ankle_m[s]);
         b_arm_pole(b, s, elbow_pole[s]);
         b_leg_pole(b, s, legs->knee_pole_m[s]);
+        b_prior_leg_targets(b, s, legs->foot_rotation[s], legs->knee_pole_m[s]);
         ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
                              b->hand_rotation[s]);
         ik_solver_set_pole(b->ik, b->j.lower_arm[s], elbow_pole[s]);
@@ -433,6 +435,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     b_pelvis_update(b, dt);
     b_trackers_drive_pelvis(b, dt);
     b_feet_update(b, dt);
+    b_prior_update(b, frame, dt);
     b_trackers_drive_feet(b);
     /* Carry the skeleton with the new pelvis, then solve from there (warm start). */
     m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);

@@ -180,15 +180,15 @@ compare_doubles(const void *a, const void *b)
 
 enum em_result
 ev_clip_sensitivity(const struct ev_clip *clip, enum ev_method method,
-                    const struct ev_motion *ours, struct ev_checks *checks,
-                    struct em_error *err)
+                    const struct pr_model *prior, const struct ev_motion *ours,
+                    struct ev_checks *checks, struct em_error *err)
 {
     struct st_stream noisy;
     if (perturbed_copy(&clip->stream, &noisy) != EM_OK)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
     struct ev_motion other;
     enum em_result r =
-        ev_clip_reconstruct_stream(clip, &noisy, method, &other, NULL, NULL, err);
+        ev_clip_reconstruct_stream(clip, &noisy, method, prior, &other, NULL, NULL, err);
     const size_t n = (size_t)ours->frame_count * EV_JOINT_COUNT;
     double *moved = r == EM_OK ? malloc(n * sizeof *moved) : NULL;
     if (r == EM_OK && !moved)

@@ -200,11 +200,12 @@ copy_pose(const struct body *body, const struct ev_clip *clip, enum ev_method me
 
 static enum em_result
 run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_method method,
-         struct ev_motion *out, struct ev_timing *timing, struct ev_checks *checks,
-         struct em_error *err)
+         const struct pr_model *prior, struct ev_motion *out, struct ev_timing *timing,
+         struct ev_checks *checks, struct em_error *err)
 {
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
+    desc.prior = prior;
     if (method == EV_KNOWN_BODY) {
         desc.skeleton = &clip->skeleton;
         ev_trackers_known_mounts(clip, desc.tracker_mount);
@@ -237,15 +238,16 @@ run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_met
 
 enum em_result
 ev_clip_reconstruct_stream(const struct ev_clip *clip, const struct st_stream *stream,
-                           enum ev_method method, struct ev_motion *out,
-                           struct ev_timing *timing, struct ev_checks *checks,
-                           struct em_error *err)
+                           enum ev_method method, const struct pr_model *prior,
+                           struct ev_motion *out, struct ev_timing *timing,
+                           struct ev_checks *checks, struct em_error *err)
 {
     if (ev_motion_init(out, clip->truth.frame_count, clip->truth.fps) != EM_OK)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
     switch (method) {
     case EV_KNOWN_BODY:
-    case EV_HEIGHT_ONLY: return run_body(clip, stream, method, out, timing, checks, err);
+    case EV_HEIGHT_ONLY:
+        return run_body(clip, stream, method, prior, out, timing, checks, err);
     case EV_DO_NOTHING: ev_do_nothing(&clip->truth, stream->frames, out); return EM_OK;
     case EV_METHOD_COUNT: break;
     }
@@ -256,5 +258,14 @@ enum em_result
 ev_clip_reconstruct(const struct ev_clip *clip, enum ev_method method, struct ev_motion *out,
                     struct ev_timing *timing, struct em_error *err)
 {
-    return ev_clip_reconstruct_stream(clip, &clip->stream, method, out, timing, NULL, err);
+    return ev_clip_reconstruct_prior(clip, method, NULL, out, timing, err);
+}
+
+enum em_result
+ev_clip_reconstruct_prior(const struct ev_clip *clip, enum ev_method method,
+                          const struct pr_model *prior, struct ev_motion *out,
+                          struct ev_timing *timing, struct em_error *err)
+{
+    return ev_clip_reconstruct_stream(clip, &clip->stream, method, prior, out, timing, NULL,
+                                      err);
 }

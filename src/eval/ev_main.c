@@ -41,6 +41,11 @@ ev_print_usage(FILE *out)
             "                    (none, default), 4 (pelvis), 6 (+ feet), 8 (+ knees), 11 (+\n"
             "                    chest and elbows), a list (pelvis,left_foot), or all: one\n"
             "                    row per named setup with the targets\n"
+            "  --body BODY       procedural, prior (the learned body-pose prior) or both side\n"
+            "                    by side (default; procedural alone when no model loads)\n"
+            "  --prior MODEL     the prior's model file (default config/prior/body-prior-v1.bin)\n"
+            "  --validation DIR  where the model's held-out subjects' clips are (default\n"
+            "                    ../shared/mocap-train; - for none)\n"
             "  -q, --quiet       no progress on stderr\n"
             "  -h, --help        this text\n"
             "\n"
@@ -189,6 +194,12 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
             return r;
         return ev_trackers_parse(v, out, err);
     }
+    if (strcmp(name, "--body") == 0 || strcmp(name, "--prior") == 0 ||
+        strcmp(name, "--validation") == 0) {
+        if ((r = option_value(argc, argv, i, name, inline_value, "a value", &v, err)) != EM_OK)
+            return r;
+        return ev_prior_option(name, v, out, err);
+    }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown option \"%s\" (see --help)", arg);
 }
 
@@ -277,8 +288,8 @@ json_is_an_input(const struct ev_report *report, const char *json, struct em_err
 }
 
 /* Where a written file is, as an absolute path, so the user knows where to look. */
-static void
-written_where(const char *path, char *out, size_t out_size)
+void
+ev_written_where(const char *path, char *out, size_t out_size)
 {
     char *full = realpath(path, NULL);
     snprintf(out, out_size, "%s", full ? full : path);
@@ -303,6 +314,9 @@ ev_main(int argc, char **argv)
     }
     if (options.tracker_setups)
         return ev_trackers_main(&options);
+    int prior_status = 0;
+    if (ev_prior_main(&options, &prior_status))
+        return prior_status;
     struct progress progress = {.tty = isatty(fileno(stderr)) != 0};
     if (!options.quiet) {
         options.progress = print_progress;
@@ -337,7 +351,7 @@ ev_main(int argc, char **argv)
             status = 1;
         } else {
             char where[4096];
-            written_where(json, where, sizeof where);
+            ev_written_where(json, where, sizeof where);
             printf("JSON copy: %s\n", where);
         }
     }

@@ -69,7 +69,7 @@ compare_names(const void *a, const void *b)
 
 /* The regular *.bvh files of `dir`, sorted by name. */
 static enum em_result
-list_clips(const char *dir, struct name_list *out, struct em_error *err)
+list_clips(const char *dir, const char *subjects, struct name_list *out, struct em_error *err)
 {
     memset(out, 0, sizeof *out);
     DIR *d = opendir(dir);
@@ -78,7 +78,7 @@ list_clips(const char *dir, struct name_list *out, struct em_error *err)
     int capacity = 0;
     enum em_result r = EM_OK;
     for (struct dirent *e = readdir(d); e && r == EM_OK; e = readdir(d)) {
-        if (!is_bvh_name(e->d_name))
+        if (!is_bvh_name(e->d_name) || !ev_clip_of_subjects(e->d_name, subjects))
             continue;
         char path[2048];
         struct stat st;
@@ -294,10 +294,10 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
         struct ev_checks *checks = m == EV_DO_NOTHING ? NULL : &out->checks[m];
         if (checks)
             ev_checks_init(checks);
-        if (ev_clip_reconstruct_stream(&clip, &clip.stream, (enum ev_method)m, &ours,
+        if (ev_clip_reconstruct_stream(&clip, &clip.stream, (enum ev_method)m, opt->prior, &ours,
                                        &timing[m], checks, &err) != EM_OK ||
-            (checks && ev_clip_sensitivity(&clip, (enum ev_method)m, &ours, checks, &err) !=
-                           EM_OK)) {
+            (checks && ev_clip_sensitivity(&clip, (enum ev_method)m, opt->prior, &ours, checks,
+                                           &err) != EM_OK)) {
             clip_failed(out, &err);
         } else {
             ev_score(&ours, &clip.truth, &out->scores[m]);
@@ -461,7 +461,7 @@ ev_run(const struct ev_options *options, struct ev_report *out, struct em_error 
     out->options.clip_dir = out->clip_dir;
 
     struct name_list files;
-    enum em_result r = list_clips(out->clip_dir, &files, err);
+    enum em_result r = list_clips(out->clip_dir, out->options.subjects, &files, err);
     if (r != EM_OK)
         return r;
     struct manifest manifest;

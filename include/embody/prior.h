@@ -1,0 +1,235 @@
+/*
+ * The body-pose prior: a small network, learned from real motion capture, that says where
+ * the pelvis, knees and feet are from how the headset and controllers moved over the last
+ * fraction of a second (the head bobs twice per stride and sways over the stance foot,
+ * the hands swing against the legs, the head drops before a crouch).
+ *
+ * Inputs (pr_features): only the 3-point stream, in a frame that follows the head's
+ * heading (origin under the current head, +Z the way the head faces, +Y up, floor at
+ * y = 0), lengths divided by the player's height over PR_REFERENCE_HEIGHT_M: for each of
+ * PR_WINDOW samples taken every PR_STRIDE frames (60 Hz) back from now, the head's
+ * position (height above the floor, offset from the current head), its forward and up
+ * axes, and both grips relative to that sample's head; and the grips' axes now. No
+ * absolute world x/z, so it works anywhere in the room and facing any way.
+ *
+ * Outputs (enum pr_output), in the same heading frame and units: the pelvis (hips joint
+ * position, its yaw relative to the heading as sine and cosine, its up axis = tilt),
+ * for each leg the ankle, toes and knee positions, and a contact probability per foot.
+ *
+ * The network (pr_model): inputs normalised by the training set's mean and deviation,
+ * two hidden layers of ReLU units, a linear output layer, outputs denormalised. Inference
+ * allocates nothing; its inner loops run along contiguous output rows, so the compiler
+ * vectorizes them without reordering any sum (results are the same at -O0 and -O3).
+ *
+ * Model files (PR_MODEL_MAGIC): a little-endian header (magic, version, sizes, the ids
+ * of the feature and output definitions, the training note, a CRC-32 of the whole file)
+ * then the float32 normalisation statistics and weights. pr_model_load refuses a file
+ * that is truncated, corrupt, of another version or of other sizes, with a reason naming
+ * the file. `embody train` (src/prior/pr_train.c) makes them.
+ */
+#ifndef EMBODY_PRIOR_H
+#define EMBODY_PRIOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "embody/result.h"
+#include "embody/tracking.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Features ------------------------------------------------------------------------- */
+
+#define PR_RATE_HZ 60.0
+#define PR_WINDOW 12        /* samples in the history window */
+#define PR_STRIDE 4         /* frames (60 Hz) between samples: 0.73 s in all */
+#define PR_PER_SAMPLE 15    /* head offset (3), head axes (6), grips from head (6) */
+#define PR_CURRENT_EXTRA 12 /* both grips' Y and Z axes now */
+#define PR_FEATURE_COUNT (PR_WINDOW * PR_PER_SAMPLE + PR_CURRENT_EXTRA)
+#define PR_HISTORY_FRAMES ((PR_WINDOW - 1) * PR_STRIDE + 1)
+/* Lengths are divided by height / this, so one model serves people of any height. */
+#define PR_REFERENCE_HEIGHT_M 1.75f
+/* Ids of the definitions a model file was trained for (bump when they change). */
+#define PR_FEATURE_SET_ID 1u
+#define PR_OUTPUT_SET_ID 1u
+
+/* What the prior keeps of the past: the devices at 60 Hz. Zeroed = empty. */
+struct pr_device_sample {
+    float head_position_m[3];
+    float head_rotation[4]; /* x, y, z, w */
+    float grip_position_m[2][3];
+    float grip_rotation[2][4];
+};
+
+struct pr_history {
+    struct pr_device_sample sample[PR_HISTORY_FRAMES]; /* ring */
+    int newest;                                        /* index of the latest sample */
+    int count;                                         /* samples held (<= capacity) */
+    double next_time_s;                                /* when the next sample is due */
+};
+
+void pr_history_reset(struct pr_history *history);
+
+/* Records the frame's devices when a 60 Hz tick has passed since the last sample (a
+ * faster stream is sampled, a 60 Hz stream keeps every frame). A device that is not
+ * usable repeats its last sample (its first usable one before that). Returns true when
+ * a sample was taken. */
+bool pr_history_push(struct pr_history *history, const struct em_tracking_frame *frame);
+
+/* The features of the latest sample (PR_FEATURE_COUNT floats) for a player of
+ * `height_m` standing on a floor at `floor_y_m`; `out_yaw_rad` (may be NULL) gets the
+ * heading used (about +Y, 0 = facing +Z). Older samples than the history holds repeat
+ * the oldest. The history must hold at least one sample. */
+void pr_features(const struct pr_history *history, float height_m, float floor_y_m,
+                 float *out_features, float *out_yaw_rad);
+
+/* The head's facing about +Y from a headset rotation (view -Z forward), steady when the
+ * head pitches: forward minus its height times up. `fallback_rad` when undefined. */
+float pr_head_yaw(const float *head_rotation, float fallback_rad);
+
+/* ---- Outputs -------------------------------------------------------------------------- */
+
+enum pr_output {
+    PR_OUT_HIPS = 0,         /* x, y, z */
+    PR_OUT_HIPS_YAW_SIN = 3, /* the pelvis's yaw relative to the heading */
+    PR_OUT_HIPS_YAW_COS = 4,
+    PR_OUT_HIPS_UP = 5,  /* x, y, z: the pelvis's +Y axis */
+    PR_OUT_LEG = 8,      /* left leg; the right leg at PR_OUT_LEG + PR_OUT_PER_LEG */
+    PR_OUT_PER_LEG = 9,  /* ankle (3), toes (3), knee (3) */
+    PR_OUT_CONTACT = 26, /* left, right: probability the foot is planted */
+    PR_OUTPUT_COUNT = 28,
+};
+#define PR_LEG_ANKLE 0
+#define PR_LEG_TOES 3
+#define PR_LEG_KNEE 6
+
+/* The true joints a training target is made from, in the world frame (metres). */
+struct pr_truth {
+    float hips_m[3];
+    float hips_rotation[4];
+    float ankle_m[2][3];
+    float toes_m[2][3];
+    float knee_m[2][3];
+    bool contact[2];
+};
+
+/* The targets (PR_OUTPUT_COUNT floats) for `truth` in the heading frame of the latest
+ * history sample: the same frame pr_features used (its yaw and the head's x/z). */
+void pr_encode_targets(const struct pr_truth *truth, const float *head_position_m, float yaw_rad,
+                       float height_m, float floor_y_m, float *out_targets);
+
+/* Back to the world frame: the inverse of pr_encode_targets for positions (the contact
+ * probabilities are copied; the pelvis rotation is rebuilt from its yaw and up axis). */
+void pr_decode_outputs(const float *outputs, const float *head_position_m, float yaw_rad,
+                       float height_m, float floor_y_m, struct pr_truth *out_pose,
+                       float out_contact[2]);
+
+/* ---- The model ------------------------------------------------------------------------ */
+
+#define PR_MODEL_MAGIC "EMBPRIOR"
+#define PR_MODEL_VERSION 1u
+#define PR_MAX_HIDDEN 512
+#define PR_NOTE_MAX 128
+#define PR_HOLDOUT_MAX 64
+
+struct pr_model {
+    int feature_count, output_count, hidden_count; /* layers: F -> H -> H -> O */
+    char note[PR_NOTE_MAX];                        /* what it was trained on (text) */
+    char holdout[PR_HOLDOUT_MAX]; /* subjects held out of training ("02,07,35"; may be "") */
+    float *params;                /* owned: every float below, in order */
+    float *in_mean, *in_std, *out_mean, *out_std;
+    float *w1, *b1, *w2, *b2, *w3, *b3; /* w: [inputs][outputs], row per input */
+};
+
+/* Floats a model of these sizes holds. */
+long pr_model_param_count(int feature_count, int hidden_count, int output_count);
+
+/* A model of the program's feature and output sizes with `hidden_count` units per hidden
+ * layer, every parameter 0 and deviations 1. Caller pr_model_fini's it. */
+enum em_result pr_model_init(struct pr_model *out, int hidden_count, struct em_error *err);
+
+void pr_model_fini(struct pr_model *model);
+
+/* Runs the network: `features` (feature_count) -> `out_outputs` (output_count),
+ * denormalised. No allocation. */
+void pr_model_infer(const struct pr_model *model, const float *features, float *out_outputs);
+
+/* Writes the model file. Errors name the file. */
+enum em_result pr_model_save(const struct pr_model *model, const char *path, struct em_error *err);
+
+/* Reads and validates a model file: magic, version, the feature and output definitions
+ * and sizes this program computes, the byte count, the checksum, finite parameters and
+ * positive deviations. Each refusal names the file and what is wrong. `out` is the
+ * caller's to pr_model_fini; zeroed on failure. */
+enum em_result pr_model_load(const char *path, struct pr_model *out, struct em_error *err);
+
+/* The same from bytes in memory; `source` names them in errors. */
+enum em_result pr_model_parse(const unsigned char *bytes, long size, const char *source,
+                              struct pr_model *out, struct em_error *err);
+
+/* CRC-32 (IEEE 802.3, as zlib's crc32) of `size` bytes, continuing from `crc` (0 to start). */
+uint32_t pr_crc32(uint32_t crc, const unsigned char *bytes, long size);
+
+/* ---- Training (embody train) ------------------------------------------------------------ */
+
+/* Subjects held out for choosing settings when none are given (mocap-train: 02 walks, runs,
+ * jumps, swordplay and washing; 07 walks; 35 walks and a run). */
+#define PR_DEFAULT_HOLDOUT "02,07,35"
+#define PR_MAX_EPOCHS 1000
+
+typedef void (*pr_progress_fn)(void *user, const char *line);
+
+/* Zero means default for every field. */
+struct pr_train_options {
+    const char *clip_dir; /* CMU BVH clips named cmu_SUBJECT_TRIAL.bvh (required) */
+    const char *holdout;  /* comma-separated subjects (default PR_DEFAULT_HOLDOUT; "none") */
+    uint64_t seed;        /* default 1 */
+    int epochs;           /* default 15 */
+    int hidden;           /* units per hidden layer, default 64 */
+    float learning_rate;  /* Adam's, default 1e-3, cosine-decayed to a tenth */
+    float weight_decay;   /* decoupled (AdamW), times the learning rate; default 0.1 */
+    int batch;            /* default 128 */
+    int max_clips;        /* use only the first N clips (name order); 0 = all */
+    int frame_limit;      /* rows (60 Hz) per clip; 0 = all */
+    bool no_mirror;       /* leave out the left/right mirrored copies */
+    float offset_noise_m; /* device offset noise (deviation), default 0.01; < 0 none */
+    float height_noise;   /* relative error of the height told, default 0.02; < 0 none */
+    pr_progress_fn progress;
+    void *progress_user;
+};
+
+struct pr_train_report {
+    int train_clips, validation_clips;
+    long train_samples, validation_samples;   /* augmented copies included */
+    double train_minutes, validation_minutes; /* of motion, before augmentation */
+    int epochs_run, best_epoch;               /* best: lowest validation loss (1-based) */
+    double train_loss[PR_MAX_EPOCHS];         /* mean squared error, normalised outputs */
+    double validation_loss[PR_MAX_EPOCHS];
+    /* On the validation subjects at the best epoch: mean distance (cm) of the pelvis,
+     * knees, ankles and toes, and the share of frames whose contact was right. */
+    double validation_hips_cm, validation_knee_cm, validation_ankle_cm, validation_toes_cm;
+    double validation_contact_accuracy;
+    char holdout[64];
+};
+
+/* Trains a prior on every clip of the folder: the 3-point stream of each clip
+ * (st_mocap_to_stream, as a headset would report it) gives the features, the clip's true
+ * joints the targets; clips of the held-out subjects are the validation set. Augmented:
+ * each training clip is used as recorded and mirrored left/right, each copy with its own
+ * device offsets and height error; headings need no copies (the features turn with the
+ * head). Single-threaded and deterministic: the same options give the same bytes. The
+ * model returned is the epoch with the lowest validation loss (the last without
+ * validation clips). `out_model` is the caller's to pr_model_fini (also on failure). */
+enum em_result pr_train(const struct pr_train_options *options, struct pr_model *out_model,
+                        struct pr_train_report *out_report, struct em_error *err);
+
+/* The shipped model's path relative to the data folder (u_path_find_data). */
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v1.bin"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * embody train (app_commands.h): learns the body-pose prior from a folder of CMU clips
+ * (pr_train, include/embody/prior.h) and writes the model file, with progress on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/app_args.h"
+#include "app/app_commands.h"
+#include "embody/prior.h"
+#include "util/u_time.h"
+
+#define HELP_HINT "embody train --help"
+
+enum {
+    OPT_OUTPUT = 1,
+    OPT_SEED,
+    OPT_EPOCHS,
+    OPT_HOLDOUT,
+    OPT_HIDDEN,
+    OPT_LR,
+    OPT_DECAY,
+    OPT_BATCH,
+    OPT_MAX_CLIPS,
+    OPT_FRAMES,
+    OPT_NO_MIRROR,
+    OPT_QUIET,
+    OPT_HELP
+};
+
+static const struct app_arg_spec k_specs[] = {
+    {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE},    {OPT_SEED, "seed", 0, APP_ARG_VALUE},
+    {OPT_EPOCHS, "epochs", 0, APP_ARG_VALUE},      {OPT_HOLDOUT, "holdout", 0, APP_ARG_VALUE},
+    {OPT_HIDDEN, "hidden", 0, APP_ARG_VALUE},      {OPT_LR, "learning-rate", 0, APP_ARG_VALUE},
+    {OPT_BATCH, "batch", 0, APP_ARG_VALUE},        {OPT_MAX_CLIPS, "clips", 0, APP_ARG_VALUE},
+    {OPT_FRAMES, "frames", 0, APP_ARG_VALUE},      {OPT_NO_MIRROR, "no-mirror", 0, APP_ARG_FLAG},
+    {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},       {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_DECAY, "weight-decay", 0, APP_ARG_VALUE},
+};
+#define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
+
+static void
+print_help(void)
+{
+    fputs("usage: embody train CLIP_DIR -o MODEL [options]\n"
+          "\n"
+          "Learns the body-pose prior (pelvis, knees, feet and foot contact from the last\n"
+          "0.73 s of headset and controller motion) from CMU BVH clips named\n"
+          "cmu_SUBJECT_TRIAL.bvh, such as ../shared/mocap-train. The features come from the\n"
+          "3-point stream each clip makes (as `embody mocap2stream`), the targets from its\n"
+          "true joints. Never train on the evaluation clips (../shared/mocap).\n"
+          "\n"
+          "  -o, --output MODEL     the model file to write (required)\n"
+          "  --holdout LIST         subjects kept out for validation (default " PR_DEFAULT_HOLDOUT
+          ";\n"
+          "                         none for none); the best epoch on them is kept\n"
+          "  --seed N               random seed (default 1): the same seed, the same model\n"
+          "  --epochs N             passes over the data (default 15)\n"
+          "  --hidden N             units per hidden layer (default 64)\n"
+          "  --learning-rate X      Adam's step (default 0.001)\n"
+          "  --weight-decay X       decoupled weight decay per step, times the learning\n"
+          "                         rate (default 0.1; 0 for none)\n"
+          "  --batch N              samples per step (default 128)\n"
+          "  --clips N              only the first N clips (name order), for quick runs\n"
+          "  --frames N             only the first N rows (60 Hz) of each clip\n"
+          "  --no-mirror            no left/right mirrored copies\n"
+          "  -q, --quiet            no progress\n"
+          "  -h, --help             this help\n",
+          stdout);
+}
+
+struct train_args {
+    struct pr_train_options o;
+    const char *output;
+    bool quiet, help;
+};
+
+static enum em_result
+count_value(const char *name, const char *value, long lo, long hi, const char *what, int *out,
+            struct em_error *err)
+{
+    long v = 0;
+    const enum em_result r = app_parse_count(name, value, lo, hi, what, &v, err);
+    if (r == EM_OK)
+        *out = (int)v;
+    return r;
+}
+
+static enum em_result
+apply(void *context, int id, const char *name, const char *value, struct em_error *err)
+{
+    struct train_args *a = context;
+    double x = 0.0;
+    long n = 0;
+    enum em_result r = EM_OK;
+    switch (id) {
+    case 0:
+        if (a->o.clip_dir)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "one clip folder: \"%s\" and \"%s\" (see %s)", a->o.clip_dir, value,
+                           HELP_HINT);
+        a->o.clip_dir = value;
+        return EM_OK;
+    case OPT_OUTPUT: a->output = value; return EM_OK;
+    case OPT_SEED:
+        r = app_parse_count(name, value, 1, 2147483647L, "a seed", &n, err);
+        a->o.seed = (uint64_t)n;
+        return r;
+    case OPT_EPOCHS: return count_value(name, value, 1, PR_MAX_EPOCHS, "epochs", &a->o.epochs, err);
+    case OPT_HOLDOUT: a->o.holdout = value; return EM_OK;
+    case OPT_HIDDEN: return count_value(name, value, 4, PR_MAX_HIDDEN, "units", &a->o.hidden, err);
+    case OPT_LR:
+        r = app_parse_number(name, value, 1e-6, 1.0, "a learning rate", &x, err);
+        a->o.learning_rate = (float)x;
+        return r;
+    case OPT_DECAY:
+        r = app_parse_number(name, value, 0.0, 10.0, "a weight decay", &x, err);
+        a->o.weight_decay = x > 0.0 ? (float)x : -1.0f;
+        return r;
+    case OPT_BATCH: return count_value(name, value, 1, 65536, "samples", &a->o.batch, err);
+    case OPT_MAX_CLIPS: return count_value(name, value, 1, 100000, "clips", &a->o.max_clips, err);
+    case OPT_FRAMES: return count_value(name, value, 4, 100000000L, "rows", &a->o.frame_limit, err);
+    case OPT_NO_MIRROR: a->o.no_mirror = true; return EM_OK;
+    case OPT_QUIET: a->quiet = true; return EM_OK;
+    default: a->help = true; return EM_OK;
+    }
+}
+
+static void
+print_line(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+int
+app_cmd_train(int argc, char **argv)
+{
+    struct train_args a;
+    memset(&a, 0, sizeof a);
+    struct em_error err = {{0}};
+    enum em_result r =
+        app_args_parse(argc, argv, 1, k_specs, SPEC_COUNT, HELP_HINT, apply, &a, &err);
+    if (r == EM_OK && !a.help && !a.o.clip_dir)
+        r = em_fail(&err, EM_ERROR_INVALID_ARGUMENT, "expected a folder of clips (see %s)",
+                    HELP_HINT);
+    if (r == EM_OK && !a.help && !a.output)
+        r = em_fail(&err, EM_ERROR_INVALID_ARGUMENT, "expected -o MODEL (see %s)", HELP_HINT);
+    if (r == EM_OK && !a.help)
+        r = app_check_writable("-o", a.output, &err);
+    if (r != EM_OK) {
+        fprintf(stderr, "embody train: error: %s\n", err.message);
+        return APP_EXIT_USAGE;
+    }
+    if (a.help) {
+        print_help();
+        return APP_EXIT_OK;
+    }
+    if (!a.quiet)
+        a.o.progress = print_line;
+    struct pr_model model;
+    struct pr_train_report *rep = calloc(1, sizeof *rep);
+    if (!rep) {
+        fprintf(stderr, "embody train: error: out of memory\n");
+        return APP_EXIT_FAILURE;
+    }
+    const int64_t start = u_time_now_ns();
+    r = pr_train(&a.o, &model, rep, &err);
+    if (r == EM_OK)
+        r = pr_model_save(&model, a.output, &err);
+    pr_model_fini(&model);
+    if (r != EM_OK) {
+        fprintf(stderr, "embody train: error: %s\n", err.message);
+        free(rep);
+        return r == EM_ERROR_INVALID_ARGUMENT || r == EM_ERROR_PARSE ? APP_EXIT_USAGE
+                                                                     : APP_EXIT_FAILURE;
+    }
+    fprintf(stderr,
+            "embody train: wrote %s (best epoch %d of %d; validation on subjects %s: hips "
+            "%.1f, knees %.1f, ankles %.1f, toes %.1f cm, contact %.0f %%) in %.0f s\n",
+            a.output, rep->best_epoch, rep->epochs_run, rep->holdout, rep->validation_hips_cm,
+            rep->validation_knee_cm, rep->validation_ankle_cm, rep->validation_toes_cm,
+            100.0 * rep->validation_contact_accuracy, (double)(u_time_now_ns() - start) * 1e-9);
+    free(rep);
+    return APP_EXIT_OK;
+}

@@ -1,0 +1,383 @@
+/*
+ * The prior's network and its model file (include/embody/prior.h).
+ *
+ * File layout, little-endian: a 256-byte header
+ *     0 magic "EMBPRIOR"   8 version   12 header bytes   16 feature set id
+ *    20 output set id     24 features  28 outputs        32 hidden units per layer
+ *    36 hidden layers (2) 40 window    44 stride          48 parameter count
+ *    52 CRC-32 of the whole file with these 4 bytes read as 0
+ *    56 note (128 bytes, NUL-terminated text)
+ *   184 subjects held out of training (64 bytes, NUL-terminated text, "02,07,35")
+ *   248..255 zero
+ * then the parameters as float32 in pr_model's order: input mean and deviation, output
+ * mean and deviation, then each layer's weights ([inputs][outputs]) and biases.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embody/prior.h"
+
+#define HEADER_BYTES 256
+#define HIDDEN_LAYERS 2
+#define NOTE_OFFSET 56
+#define CRC_OFFSET 52
+#define HOLDOUT_OFFSET 184
+/* Model files are small; anything far larger is not one. */
+#define MAX_FILE_BYTES (64L * 1024 * 1024)
+
+long
+pr_model_param_count(int f, int h, int o)
+{
+    return 2L * f + 2L * o + (long)f * h + h + (long)h * h + h + (long)h * o + o;
+}
+
+static void
+point_params(struct pr_model *m)
+{
+    const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
+    float *p = m->params;
+    m->in_mean = p, p += f;
+    m->in_std = p, p += f;
+    m->out_mean = p, p += o;
+    m->out_std = p, p += o;
+    m->w1 = p, p += (long)f * h;
+    m->b1 = p, p += h;
+    m->w2 = p, p += (long)h * h;
+    m->b2 = p, p += h;
+    m->w3 = p, p += (long)h * o;
+    m->b3 = p;
+}
+
+static enum em_result
+alloc_model(struct pr_model *m, int features, int hidden, int outputs)
+{
+    m->feature_count = features;
+    m->hidden_count = hidden;
+    m->output_count = outputs;
+    m->params = calloc((size_t)pr_model_param_count(features, hidden, outputs), sizeof(float));
+    if (!m->params)
+        return EM_ERROR_OUT_OF_MEMORY;
+    point_params(m);
+    return EM_OK;
+}
+
+enum em_result
+pr_model_init(struct pr_model *out, int hidden_count, struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (hidden_count < 1 || hidden_count > PR_MAX_HIDDEN)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "prior: hidden units per layer must be 1 to %d, got %d", PR_MAX_HIDDEN,
+                       hidden_count);
+    if (alloc_model(out, PR_FEATURE_COUNT, hidden_count, PR_OUTPUT_COUNT) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "prior: out of memory");
+    for (int i = 0; i < out->feature_count; ++i)
+        out->in_std[i] = 1.0f;
+    for (int i = 0; i < out->output_count; ++i)
+        out->out_std[i] = 1.0f;
+    return EM_OK;
+}
+
+void
+pr_model_fini(struct pr_model *model)
+{
+    free(model->params);
+    memset(model, 0, sizeof *model);
+}
+
+/* y = b + x W, W stored a row per input: the inner loop runs along a contiguous row, one
+ * independent sum per output, so it vectorizes without reassociating anything. */
+static void
+dense(const float *restrict w, const float *restrict b, const float *restrict x, int n_in,
+      int n_out, float *restrict y)
+{
+    for (int j = 0; j < n_out; ++j)
+        y[j] = b[j];
+    for (int i = 0; i < n_in; ++i) {
+        const float xi = x[i];
+        const float *restrict row = w + (long)i * n_out;
+        for (int j = 0; j < n_out; ++j)
+            y[j] += row[j] * xi;
+    }
+}
+
+static void
+relu(float *x, int n)
+{
+    for (int i = 0; i < n; ++i)
+        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void
+pr_model_infer(const struct pr_model *m, const float *features, float *out)
+{
+    float x[PR_FEATURE_COUNT > PR_MAX_HIDDEN ? PR_FEATURE_COUNT : PR_MAX_HIDDEN];
+    float h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
+    const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
+    for (int i = 0; i < f; ++i)
+        x[i] = (features[i] - m->in_mean[i]) / m->in_std[i];
+    dense(m->w1, m->b1, x, f, h, h1);
+    relu(h1, h);
+    dense(m->w2, m->b2, h1, h, h, h2);
+    relu(h2, h);
+    dense(m->w3, m->b3, h2, h, o, out);
+    for (int i = 0; i < o; ++i)
+        out[i] = out[i] * m->out_std[i] + m->out_mean[i];
+}
+
+/* ---- CRC-32 (IEEE, reflected 0xEDB88320) ---- */
+
+uint32_t
+pr_crc32(uint32_t crc, const unsigned char *bytes, long size)
+{
+    crc = ~crc;
+    for (long i = 0; i < size; ++i) {
+        crc ^= bytes[i];
+        for (int k = 0; k < 8; ++k)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+/* ---- Little-endian fields ---- */
+
+static void
+put_u32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+static uint32_t
+get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void
+put_f32(unsigned char *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    put_u32(p, u);
+}
+
+static float
+get_f32(const unsigned char *p)
+{
+    const uint32_t u = get_u32(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* The whole file in memory, checksum filled in. */
+static unsigned char *
+serialize(const struct pr_model *m, long *out_size)
+{
+    const long params = pr_model_param_count(m->feature_count, m->hidden_count, m->output_count);
+    const long size = HEADER_BYTES + 4 * params;
+    unsigned char *buf = calloc((size_t)size, 1);
+    if (!buf)
+        return NULL;
+    memcpy(buf, PR_MODEL_MAGIC, 8);
+    const uint32_t fields[] = {PR_MODEL_VERSION,
+                               HEADER_BYTES,
+                               PR_FEATURE_SET_ID,
+                               PR_OUTPUT_SET_ID,
+                               (uint32_t)m->feature_count,
+                               (uint32_t)m->output_count,
+                               (uint32_t)m->hidden_count,
+                               HIDDEN_LAYERS,
+                               PR_WINDOW,
+                               PR_STRIDE,
+                               (uint32_t)params};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
+        put_u32(buf + 8 + 4 * i, fields[i]);
+    snprintf((char *)buf + NOTE_OFFSET, PR_NOTE_MAX, "%s", m->note);
+    snprintf((char *)buf + HOLDOUT_OFFSET, PR_HOLDOUT_MAX, "%s", m->holdout);
+    for (long i = 0; i < params; ++i)
+        put_f32(buf + HEADER_BYTES + 4 * i, m->params[i]);
+    put_u32(buf + CRC_OFFSET, pr_crc32(0, buf, size));
+    *out_size = size;
+    return buf;
+}
+
+enum em_result
+pr_model_save(const struct pr_model *m, const char *path, struct em_error *err)
+{
+    long size = 0;
+    unsigned char *buf = serialize(m, &size);
+    if (!buf)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        free(buf);
+        return em_fail(err, EM_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
+    }
+    const bool wrote = fwrite(buf, 1, (size_t)size, f) == (size_t)size;
+    const bool closed = fclose(f) == 0;
+    free(buf);
+    if (!wrote || !closed) {
+        remove(path);
+        return em_fail(err, EM_ERROR_IO, "%s: write failed (disk full?)", path);
+    }
+    return EM_OK;
+}
+
+static enum em_result
+check_header(const unsigned char *b, long size, const char *src, struct em_error *err)
+{
+    if (size < 8 || memcmp(b, PR_MODEL_MAGIC, 8) != 0)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: not an embody prior model (expected the magic \"%s\" at the start)",
+                       src, PR_MODEL_MAGIC);
+    if (size < HEADER_BYTES)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: truncated: %ld bytes, the header alone is %d bytes", src, size,
+                       HEADER_BYTES);
+    const uint32_t version = get_u32(b + 8);
+    if (version != PR_MODEL_VERSION)
+        return em_fail(err, EM_ERROR_UNSUPPORTED,
+                       "%s: model file version %u, this program reads version %u", src, version,
+                       PR_MODEL_VERSION);
+    if (get_u32(b + 12) != HEADER_BYTES)
+        return em_fail(err, EM_ERROR_PARSE, "%s: header size %u, expected %d", src, get_u32(b + 12),
+                       HEADER_BYTES);
+    const struct {
+        int offset;
+        uint32_t expected;
+        const char *what;
+    } fixed[] = {
+        {16, PR_FEATURE_SET_ID, "feature definition id"},
+        {20, PR_OUTPUT_SET_ID, "output definition id"},
+        {24, PR_FEATURE_COUNT, "feature count"},
+        {28, PR_OUTPUT_COUNT, "output count"},
+        {36, HIDDEN_LAYERS, "hidden layer count"},
+        {40, PR_WINDOW, "history window (samples)"},
+        {44, PR_STRIDE, "history stride (frames)"},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; ++i) {
+        const uint32_t v = get_u32(b + fixed[i].offset);
+        if (v != fixed[i].expected)
+            return em_fail(err, EM_ERROR_UNSUPPORTED,
+                           "%s: wrong size: %s is %u, this program computes %u", src, fixed[i].what,
+                           v, fixed[i].expected);
+    }
+    const uint32_t hidden = get_u32(b + 32);
+    if (hidden < 1 || hidden > PR_MAX_HIDDEN)
+        return em_fail(err, EM_ERROR_UNSUPPORTED,
+                       "%s: wrong size: %u hidden units per layer, expected 1 to %d", src, hidden,
+                       PR_MAX_HIDDEN);
+    const long params = pr_model_param_count(PR_FEATURE_COUNT, (int)hidden, PR_OUTPUT_COUNT);
+    if (get_u32(b + 48) != (uint32_t)params)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: wrong size: the header says %u parameters, its sizes make %ld", src,
+                       get_u32(b + 48), params);
+    const long expected = HEADER_BYTES + 4 * params;
+    if (size < expected)
+        return em_fail(err, EM_ERROR_PARSE, "%s: truncated: %ld bytes, expected %ld", src, size,
+                       expected);
+    if (size > expected)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: %ld bytes, expected %ld (trailing data after the weights)", src, size,
+                       expected);
+    if (b[NOTE_OFFSET + PR_NOTE_MAX - 1] != 0)
+        return em_fail(err, EM_ERROR_PARSE, "%s: the note is not NUL-terminated", src);
+    if (b[HOLDOUT_OFFSET + PR_HOLDOUT_MAX - 1] != 0)
+        return em_fail(err, EM_ERROR_PARSE, "%s: the holdout list is not NUL-terminated", src);
+    return EM_OK;
+}
+
+static uint32_t
+file_crc(const unsigned char *b, long size)
+{
+    static const unsigned char zero[4] = {0, 0, 0, 0};
+    uint32_t crc = pr_crc32(0, b, CRC_OFFSET);
+    crc = pr_crc32(crc, zero, 4);
+    return pr_crc32(crc, b + CRC_OFFSET + 4, size - CRC_OFFSET - 4);
+}
+
+static enum em_result
+check_params(const struct pr_model *m, const char *src, struct em_error *err)
+{
+    const long n = pr_model_param_count(m->feature_count, m->hidden_count, m->output_count);
+    for (long i = 0; i < n; ++i)
+        if (!isfinite(m->params[i]))
+            return em_fail(err, EM_ERROR_PARSE, "%s: parameter %ld is not a finite number", src, i);
+    for (int i = 0; i < m->feature_count; ++i)
+        if (!(m->in_std[i] > 0.0f))
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: input %d's deviation is %g, expected a positive number", src, i,
+                           (double)m->in_std[i]);
+    for (int i = 0; i < m->output_count; ++i)
+        if (!(m->out_std[i] > 0.0f))
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: output %d's deviation is %g, expected a positive number", src, i,
+                           (double)m->out_std[i]);
+    return EM_OK;
+}
+
+enum em_result
+pr_model_parse(const unsigned char *b, long size, const char *src, struct pr_model *out,
+               struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    enum em_result r = check_header(b, size, src, err);
+    if (r != EM_OK)
+        return r;
+    const uint32_t stored = get_u32(b + CRC_OFFSET), actual = file_crc(b, size);
+    if (stored != actual)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: corrupt: checksum 0x%08x does not match the contents (0x%08x)", src,
+                       stored, actual);
+    if (alloc_model(out, PR_FEATURE_COUNT, (int)get_u32(b + 32), PR_OUTPUT_COUNT) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", src);
+    memcpy(out->note, b + NOTE_OFFSET, PR_NOTE_MAX);
+    memcpy(out->holdout, b + HOLDOUT_OFFSET, PR_HOLDOUT_MAX);
+    const long n = pr_model_param_count(out->feature_count, out->hidden_count, out->output_count);
+    for (long i = 0; i < n; ++i)
+        out->params[i] = get_f32(b + HEADER_BYTES + 4 * i);
+    r = check_params(out, src, err);
+    if (r != EM_OK)
+        pr_model_fini(out);
+    return r;
+}
+
+enum em_result
+pr_model_load(const char *path, struct pr_model *out, struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return em_fail(err, EM_ERROR_IO, "%s: cannot open the prior model: %s", path,
+                       strerror(errno));
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        size = ftell(f);
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return em_fail(err, EM_ERROR_IO, "%s: cannot read the prior model (not a file?)", path);
+    }
+    if (size > MAX_FILE_BYTES) {
+        fclose(f);
+        return em_fail(err, EM_ERROR_LIMIT, "%s: %ld bytes, larger than any prior model (%ld)",
+                       path, size, MAX_FILE_BYTES);
+    }
+    unsigned char *buf = malloc(size > 0 ? (size_t)size : 1);
+    if (!buf) {
+        fclose(f);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    const bool read_all = fread(buf, 1, (size_t)size, f) == (size_t)size;
+    fclose(f);
+    enum em_result r = read_all ? pr_model_parse(buf, size, path, out, err)
+                                : em_fail(err, EM_ERROR_IO, "%s: read error", path);
+    free(buf);
+    return r;
+}

@@ -1,0 +1,413 @@
+/*
+ * Body-pose prior tests: training lowers the loss and repeats bit for bit, a saved model
+ * loads back with the same outputs, inference matches a plain reference, every bad model
+ * file is refused with its reason (and the evaluation falls back to the procedural body),
+ * the features do not depend on where in the room or which way the player stands, and a
+ * body driven by the shipped prior keeps planted feet still.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "embody/body.h"
+#include "embody/eval.h"
+#include "embody/m_math.h"
+#include "embody/prior.h"
+
+#define TRAIN_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-train"
+#define SHIPPED EMBODY_SOURCE_DIR "/" PR_DEFAULT_MODEL
+
+static void
+train_small(struct pr_model *model, struct pr_train_report *rep)
+{
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .holdout = "none",
+                                       .seed = 7,
+                                       .epochs = 3,
+                                       .hidden = 16,
+                                       .frame_limit = 60};
+    struct em_error err = {{0}};
+    if (pr_train(&o, model, rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static void
+training_lowers_the_loss_and_repeats_bit_for_bit(void **state)
+{
+    (void)state;
+    struct pr_model a, b;
+    struct pr_train_report *ra = calloc(2, sizeof *ra), *rb = ra + 1;
+    train_small(&a, ra);
+    train_small(&b, rb);
+    assert_int_equal(ra->train_clips, 2);
+    assert_int_equal(ra->epochs_run, 3);
+    assert_true(ra->train_loss[2] < ra->train_loss[0]);
+    const long n = pr_model_param_count(a.feature_count, a.hidden_count, a.output_count);
+    assert_memory_equal(a.params, b.params, (size_t)n * sizeof(float));
+    assert_memory_equal(ra->train_loss, rb->train_loss, sizeof ra->train_loss);
+    free(ra);
+    pr_model_fini(&a);
+    pr_model_fini(&b);
+}
+
+/* A model with every parameter from a fixed sequence, and a feature vector. */
+static void
+make_model(struct pr_model *m, int hidden)
+{
+    struct em_error err;
+    assert_int_equal(pr_model_init(m, hidden, &err), EM_OK);
+    const long n = pr_model_param_count(m->feature_count, m->hidden_count, m->output_count);
+    uint32_t s = 12345;
+    for (long i = 0; i < n; ++i) {
+        s = s * 1664525u + 1013904223u;
+        m->params[i] = ((float)(s >> 8) / 16777216.0f - 0.5f) * 0.4f;
+    }
+    for (int i = 0; i < m->feature_count; ++i)
+        m->in_std[i] = 0.5f + 0.01f * (float)i;
+    for (int i = 0; i < m->output_count; ++i)
+        m->out_std[i] = 0.2f + 0.01f * (float)i;
+    snprintf(m->note, sizeof m->note, "test model");
+    snprintf(m->holdout, sizeof m->holdout, "02,07");
+}
+
+static void
+make_features(float *f)
+{
+    for (int i = 0; i < PR_FEATURE_COUNT; ++i)
+        f[i] = sinf(0.37f * (float)i) * 1.3f;
+}
+
+/* The network written out plainly, in double. */
+static void
+reference_infer(const struct pr_model *m, const float *features, double *out)
+{
+    const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
+    double x[PR_FEATURE_COUNT], h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
+    for (int i = 0; i < f; ++i)
+        x[i] = ((double)features[i] - (double)m->in_mean[i]) / (double)m->in_std[i];
+    for (int j = 0; j < h; ++j) {
+        double s = (double)m->b1[j];
+        for (int i = 0; i < f; ++i)
+            s += x[i] * (double)m->w1[i * h + j];
+        h1[j] = s > 0 ? s : 0;
+    }
+    for (int j = 0; j < h; ++j) {
+        double s = (double)m->b2[j];
+        for (int i = 0; i < h; ++i)
+            s += h1[i] * (double)m->w2[i * h + j];
+        h2[j] = s > 0 ? s : 0;
+    }
+    for (int j = 0; j < o; ++j) {
+        double s = (double)m->b3[j];
+        for (int i = 0; i < h; ++i)
+            s += h2[i] * (double)m->w3[i * o + j];
+        out[j] = s * (double)m->out_std[j] + (double)m->out_mean[j];
+    }
+}
+
+static void
+inference_matches_a_plain_reference(void **state)
+{
+    (void)state;
+    struct pr_model m;
+    make_model(&m, 48);
+    float f[PR_FEATURE_COUNT], y[PR_OUTPUT_COUNT];
+    double ref[PR_OUTPUT_COUNT];
+    make_features(f);
+    pr_model_infer(&m, f, y);
+    reference_infer(&m, f, ref);
+    for (int j = 0; j < PR_OUTPUT_COUNT; ++j)
+        assert_true(fabs((double)y[j] - ref[j]) <= 1e-5 * fmax(1.0, fabs(ref[j])));
+    pr_model_fini(&m);
+}
+
+static const char *
+temp_path(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/test-prior-%s", EMBODY_BINARY_DIR, name);
+    return path;
+}
+
+static void
+a_saved_model_loads_back_with_the_same_outputs(void **state)
+{
+    (void)state;
+    struct pr_model m, back;
+    make_model(&m, 32);
+    struct em_error err = {{0}};
+    const char *path = temp_path("saved.bin");
+    assert_int_equal(pr_model_save(&m, path, &err), EM_OK);
+    if (pr_model_load(path, &back, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_string_equal(back.note, "test model");
+    assert_string_equal(back.holdout, "02,07");
+    float f[PR_FEATURE_COUNT], y1[PR_OUTPUT_COUNT], y2[PR_OUTPUT_COUNT];
+    make_features(f);
+    pr_model_infer(&m, f, y1);
+    pr_model_infer(&back, f, y2);
+    assert_memory_equal(y1, y2, sizeof y1);
+    pr_model_fini(&m);
+    pr_model_fini(&back);
+    remove(path);
+}
+
+/* The file's bytes, for breaking. */
+static unsigned char *
+model_bytes(long *out_size)
+{
+    struct pr_model m;
+    make_model(&m, 8);
+    struct em_error err;
+    const char *path = temp_path("bytes.bin");
+    assert_int_equal(pr_model_save(&m, path, &err), EM_OK);
+    pr_model_fini(&m);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *out_size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)*out_size);
+    assert_int_equal(fread(b, 1, (size_t)*out_size, f), (size_t)*out_size);
+    fclose(f);
+    remove(path);
+    return b;
+}
+
+static void
+put_u32(unsigned char *p, uint32_t v)
+{
+    for (int k = 0; k < 4; ++k)
+        p[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* Recomputes the checksum after a deliberate change, so only the change is refused. */
+static void
+reseal(unsigned char *b, long size)
+{
+    put_u32(b + 52, 0);
+    put_u32(b + 52, pr_crc32(0, b, size));
+}
+
+static void
+refused(const unsigned char *b, long size, const char *reason)
+{
+    struct pr_model m;
+    struct em_error err = {{0}};
+    assert_int_not_equal(pr_model_parse(b, size, "bad.bin", &m, &err), EM_OK);
+    if (!strstr(err.message, "bad.bin") || !strstr(err.message, reason))
+        fail_msg("expected \"%s\" naming the file, got \"%s\"", reason, err.message);
+    assert_null(m.params);
+}
+
+static void
+every_bad_model_file_is_refused_with_its_reason(void **state)
+{
+    (void)state;
+    long size;
+    unsigned char *good = model_bytes(&size);
+    unsigned char *b = malloc((size_t)size);
+    struct pr_model m;
+    struct em_error err = {{0}};
+    assert_int_equal(pr_model_parse(good, size, "good.bin", &m, &err), EM_OK);
+    pr_model_fini(&m);
+
+    refused(good, size - 1, "truncated");
+    refused(good, 100, "truncated");
+    refused(good, 3, "not an embody prior model");
+    memcpy(b, good, (size_t)size);
+    b[0] = 'X';
+    refused(b, size, "not an embody prior model");
+    memcpy(b, good, (size_t)size);
+    b[size - 5] ^= 0x40; /* a weight changed on disk */
+    refused(b, size, "corrupt: checksum");
+    memcpy(b, good, (size_t)size);
+    put_u32(b + 8, 2);
+    reseal(b, size);
+    refused(b, size, "version 2");
+    memcpy(b, good, (size_t)size);
+    put_u32(b + 24, PR_FEATURE_COUNT + 1);
+    reseal(b, size);
+    refused(b, size, "wrong size: feature count");
+    memcpy(b, good, (size_t)size);
+    put_u32(b + 28, 3);
+    reseal(b, size);
+    refused(b, size, "wrong size: output count");
+    memcpy(b, good, (size_t)size);
+    put_u32(b + 32, 9); /* says 9 hidden units, holds 8 */
+    reseal(b, size);
+    refused(b, size, "wrong size");
+    memcpy(b, good, (size_t)size);
+    const float nan = NAN;
+    memcpy(b + size - 4, &nan, 4);
+    reseal(b, size);
+    refused(b, size, "not a finite number");
+    unsigned char *longer = calloc((size_t)size + 4, 1);
+    memcpy(longer, good, (size_t)size);
+    reseal(longer, size + 4);
+    refused(longer, size + 4, "trailing data");
+    free(longer);
+
+    assert_int_not_equal(pr_model_load(temp_path("missing.bin"), &m, &err), EM_OK);
+    assert_non_null(strstr(err.message, "missing.bin"));
+    free(b);
+    free(good);
+}
+
+static void
+the_evaluation_falls_back_to_the_procedural_body_on_a_bad_model(void **state)
+{
+    (void)state;
+    const char *path = temp_path("garbage.bin");
+    FILE *f = fopen(path, "wb");
+    fputs("not a model", f);
+    fclose(f);
+    struct ev_options o = {.prior_path = path, .quiet = true, .json_path = "-"};
+    int status = -1;
+    /* False: nothing ran, the caller goes on with the procedural body (after a warning). */
+    assert_false(ev_prior_main(&o, &status));
+    assert_int_equal(status, -1);
+    remove(path);
+}
+
+/* Devices from a head position and yaw, hands out in front. */
+static void
+frame_at(double t, float x, float z, float yaw, float bob, struct em_tracking_frame *out)
+{
+    memset(out, 0, sizeof *out);
+    out->time_s = t;
+    const float c = cosf(yaw), s = sinf(yaw);
+    const float head[3] = {x, 1.62f + bob, z};
+    /* View -Z forward: the view turned by yaw + 180 degrees about +Y. */
+    const float h = 0.5f * (yaw + M_PI_F);
+    const float q[4] = {0, sinf(h), 0, cosf(h)};
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        struct em_device_pose *p = &out->device[d];
+        p->flags = EM_POSE_ALL_VALID;
+        memcpy(p->pose.orientation, q, sizeof q);
+        const float side = d == 0 ? 0.0f : (d == 1 ? 0.25f : -0.25f);
+        const float fwd = d == 0 ? 0.0f : 0.3f, down = d == 0 ? 0.0f : 0.5f;
+        p->pose.position_m[0] = head[0] + c * side + s * fwd;
+        p->pose.position_m[1] = head[1] - down;
+        p->pose.position_m[2] = head[2] - s * side + c * fwd;
+    }
+}
+
+static void
+features_do_not_depend_on_where_or_which_way_the_player_stands(void **state)
+{
+    (void)state;
+    struct pr_history a, b;
+    pr_history_reset(&a);
+    pr_history_reset(&b);
+    for (int k = 0; k < 80; ++k) {
+        struct em_tracking_frame fa, fb;
+        const float walk = 0.02f * (float)k, bob = 0.03f * sinf(0.5f * (float)k);
+        /* The same motion: once facing +Z from the origin, once facing 130 degrees away
+         * from elsewhere in the room. */
+        frame_at(k / 60.0, 0.0f, walk, 0.0f, bob, &fa);
+        const float yaw = 130.0f * M_DEG_TO_RAD;
+        frame_at(k / 60.0, 2.0f + sinf(yaw) * walk, -1.5f + cosf(yaw) * walk, yaw, bob, &fb);
+        assert_true(pr_history_push(&a, &fa));
+        assert_true(pr_history_push(&b, &fb));
+    }
+    float xa[PR_FEATURE_COUNT], xb[PR_FEATURE_COUNT];
+    pr_features(&a, 1.75f, 0.0f, xa, NULL);
+    pr_features(&b, 1.75f, 0.0f, xb, NULL);
+    for (int i = 0; i < PR_FEATURE_COUNT; ++i)
+        assert_float_equal(xa[i], xb[i], 1e-4);
+}
+
+static void
+a_body_on_the_shipped_prior_keeps_planted_feet_still(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    struct em_error err = {{0}};
+    if (pr_model_load(SHIPPED, &model, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const struct body_desc desc = {.height_m = 1.75f, .prior = &model};
+    struct body *body = NULL;
+    if (body_create(&desc, &body, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const struct sk_skeleton *sk = body_skeleton(body);
+    const int foot[2] = {sk_skeleton_bone_joint(sk, SK_LEFT_FOOT),
+                         sk_skeleton_bone_joint(sk, SK_RIGHT_FOOT)};
+    float before[2][3] = {{0}};
+    for (int k = 0; k < 240; ++k) {
+        struct em_tracking_frame f;
+        frame_at(k / 60.0, 0.5f, 0.2f, 0.3f, 0.0f, &f); /* standing still */
+        body_update(body, &f);
+        const struct sk_pose *pose = body_pose(body);
+        for (int s = 0; s < 2; ++s) {
+            const float *p = pose->position_m[foot[s]];
+            assert_true(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]));
+            if (k > 120) /* settled: the feet do not slide */
+                assert_true(m_vec3_distance(p, before[s]) < 1e-3f);
+            memcpy(before[s], p, sizeof before[s]);
+        }
+    }
+    body_destroy(&body);
+    pr_model_fini(&model);
+}
+
+static void
+a_body_on_the_prior_survives_lost_devices_gaps_and_calibration(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    struct em_error err = {{0}};
+    if (pr_model_load(SHIPPED, &model, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const struct body_desc desc = {.prior = &model};
+    struct body *body = NULL;
+    if (body_create(&desc, &body, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    double t = 0.0;
+    for (int k = 0; k < 400; ++k, t += 1.0 / 60.0) {
+        struct em_tracking_frame f;
+        frame_at(t, 0.01f * (float)k, 0.0f, 0.5f, 0.02f * sinf(0.4f * (float)k), &f);
+        if (k >= 60 && k < 120) /* both hands lost */
+            f.device[1].flags = f.device[2].flags = 0;
+        if (k >= 150 && k < 170) /* the headset lost */
+            f.device[0].flags = 0;
+        if (k == 200)
+            t += 2.0; /* a pause */
+        if (k == 250) {
+            f.device[0].pose.position_m[1] = 1.55f;
+            assert_int_equal(body_calibrate(body, &f, &err), EM_OK);
+        }
+        body_update(body, &f);
+        const struct sk_pose *pose = body_pose(body);
+        for (int j = 0; j < body_skeleton(body)->joint_count; ++j)
+            assert_true(m_vec3_is_finite(pose->position_m[j]));
+    }
+    struct body_desc resolved;
+    body_get_desc(body, &resolved);
+    assert_ptr_equal(resolved.prior, &model); /* calibration kept the prior */
+    body_destroy(&body);
+    pr_model_fini(&model);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(training_lowers_the_loss_and_repeats_bit_for_bit),
+        cmocka_unit_test(inference_matches_a_plain_reference),
+        cmocka_unit_test(a_saved_model_loads_back_with_the_same_outputs),
+        cmocka_unit_test(every_bad_model_file_is_refused_with_its_reason),
+        cmocka_unit_test(the_evaluation_falls_back_to_the_procedural_body_on_a_bad_model),
+        cmocka_unit_test(features_do_not_depend_on_where_or_which_way_the_player_stands),
+        cmocka_unit_test(a_body_on_the_shipped_prior_keeps_planted_feet_still),
+        cmocka_unit_test(a_body_on_the_prior_survives_lost_devices_gaps_and_calibration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
