@@ -275,10 +275,13 @@ struct ev_checks {
      * NaN when not measured. */
     double sensitivity_p99_mm;
     double sensitivity_max_mm;
-    /* Share (0..1) of frames where the head or a hand is more than EV_EFFECTOR_MISS_M from
-     * its target, and the largest miss (m). */
+    /* Share (0..1) of frames where the head or a hand whose target the avatar could reach
+     * (no farther from the hips than its chain up to them, stretched) is more than
+     * EV_EFFECTOR_MISS_M from it, and the largest such miss (m); and the share of frames
+     * with a target out of any pose's reach (the hips are too far from it). */
     double effector_miss_share;
     double effector_worst_miss_m;
+    double out_of_reach_share;
     /* Each limb joint's twist about its bone (local rotation, swing-twist), min and max
      * over the frames, and its limit (NaN: the joint has none; a hinge's is 0..0). */
     double twist_min_deg[EV_LIMB_COUNT];

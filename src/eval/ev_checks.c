@@ -32,6 +32,7 @@ ev_checks_init(struct ev_checks *c)
     c->sensitivity_p99_mm = c->sensitivity_max_mm = NAN;
     c->effector_miss_share = 0.0;
     c->effector_worst_miss_m = 0.0;
+    c->out_of_reach_share = 0.0;
     for (int l = 0; l < EV_LIMB_COUNT; ++l) {
         c->twist_min_deg[l] = INFINITY;
         c->twist_max_deg[l] = -INFINITY;
@@ -105,13 +106,32 @@ ev_checks_add_frame(struct ev_checks *c, const struct body *body)
     add_twists(c, body_skeleton(body), body_pose(body));
     struct body_status st;
     body_get_status(body, &st);
-    /* Effectors 0..2 are the head and the hands (body_get_status). */
+    /* Effectors 0..2 are the head and the hands (body_get_status). A target farther
+     * from the hips than the whole chain up to them, stretched straight, is out of any
+     * pose's reach: such frames are counted apart. */
+    const struct sk_skeleton *sk = body_skeleton(body);
+    const struct sk_pose *pose = body_pose(body);
+    static const enum sk_bone bones[3] = {SK_HEAD, SK_LEFT_HAND, SK_RIGHT_HAND};
     double worst = 0.0;
-    for (int e = 0; e < 3 && e < st.effector_count; ++e)
-        if (st.device[e] == BODY_DEVICE_TRACKED)
-            worst = fmax(worst, (double)m_vec3_distance(st.target_m[e], st.reached_m[e]));
+    bool out_of_reach = false;
+    for (int e = 0; e < 3 && e < st.effector_count; ++e) {
+        if (st.device[e] != BODY_DEVICE_TRACKED)
+            continue;
+        const int joint = sk->bone_joint[bones[e]];
+        float chain = 0.0f;
+        int j = joint;
+        for (; j > 0 && sk->bone[j] != SK_HIPS; j = sk->parent[j])
+            chain += sk->length_m[j];
+        if (m_vec3_distance(st.target_m[e], pose->position_m[j]) > chain + EV_EFFECTOR_MISS_M) {
+            out_of_reach = true;
+            continue;
+        }
+        worst = fmax(worst, (double)m_vec3_distance(st.target_m[e], st.reached_m[e]));
+    }
+    if (out_of_reach)
+        c->out_of_reach_share += 1.0; /* a count until ev_checks_finish */
     if (worst > EV_EFFECTOR_MISS_M)
-        c->effector_miss_share += 1.0; /* a count until ev_checks_finish */
+        c->effector_miss_share += 1.0;
     c->effector_worst_miss_m = fmax(c->effector_worst_miss_m, worst);
 }
 
@@ -119,6 +139,7 @@ void
 ev_checks_finish(struct ev_checks *c, int frame_count)
 {
     c->effector_miss_share = frame_count > 0 ? c->effector_miss_share / frame_count : 0.0;
+    c->out_of_reach_share = frame_count > 0 ? c->out_of_reach_share / frame_count : 0.0;
     c->twist_excess_deg = 0.0;
     c->twist_excess_limb = -1;
     for (int l = 0; l < EV_LIMB_COUNT; ++l) {
