@@ -316,7 +316,7 @@ ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const
             /* The group's top hangs from a base that does not move or turn. */
             float off[3];
             m_quat_rotate(s->rot[p], sk->offset_m[s->joint[k]], off);
-            m_vec3_add(s->pos[p], off, s->pos[k]);
+            m_vec3_muladd(s->pos[p], off, s->length_scale[k], s->pos[k]);
         }
         const float *parent_rot = ik_parent_rotation(s, pose, k);
         float *L = s->local[k];
@@ -326,38 +326,19 @@ ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const
                 m_quat_mul_conj_first(parent_rot, s->target_rotation[e], L);
             else
                 solve_node_rotation(s, k, parent_rot, L);
+            if (s->rotation_controls)
+                ik_apply_rotation_controls(s, k, L);
             ik_fast_limit_apply(&s->limit[k], L);
+            if (s->rotation_controls)
+                ik_apply_axis_lock(s, k, L);
         }
         m_quat_mul(parent_rot, L, s->rot[k]);
         for (int c_i = 0; c_i < s->child_count[k]; ++c_i) {
             const int c = s->children[s->child_start[k] + c_i];
             float off[3];
             m_quat_rotate(s->rot[k], sk->offset_m[s->joint[c]], off);
-            m_vec3_add(s->pos[k], off, s->pos[c]);
+            m_vec3_muladd(s->pos[k], off, s->length_scale[c], s->pos[c]);
         }
-    }
-}
-
-/* When the positions need no iteration, orientation targets still apply: a leaf effector
- * takes its target rotation (within its limit); one with chains below it gets a full
- * backward pass so its children follow. */
-void
-ik_apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose,
-                             const struct ik_group *g)
-{
-    for (int i = g->effector_begin; i < g->effector_end; ++i) {
-        const int e = s->group_effectors[i];
-        const int k = s->effector_node[e];
-        if (!s->has_target_rotation[e] || (s->flags[k] & NODE_ROTATION_FIXED))
-            continue;
-        if (s->child_count[k] > 0) {
-            ik_reach_backward_limited(s, pose, g);
-            return;
-        }
-        const float *parent_rot = ik_parent_rotation(s, pose, k);
-        m_quat_mul_conj_first(parent_rot, s->target_rotation[e], s->local[k]);
-        ik_fast_limit_apply(&s->limit[k], s->local[k]);
-        m_quat_mul(parent_rot, s->local[k], s->rot[k]);
     }
 }
 
