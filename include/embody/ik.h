@@ -255,7 +255,10 @@ ik_look_at(const struct sk_skeleton *skeleton, struct sk_pose *pose, int joint,
 
 /* Keeps a local rotation within a joint's limit (the skeleton's rest direction of the
  * joint's primary bone is `rest_dir`, unit). Used by the solver; exposed for tests and
- * the body. Returns true when the rotation had to change. */
+ * the body. Returns true when the rotation had to change. A bone direction outside a
+ * cone goes to the nearest point of the rim while it is nearer the rim than the point
+ * opposite the axis, and from there toward the axis (continuous everywhere: no jump
+ * from one side of the rim to the other). */
 bool
 ik_limit_apply(const struct sk_limit *limit, const float *rest_dir, float *local_rotation);
 

@@ -24,6 +24,7 @@ struct ik_fast_limit {
     float axis[3];     /* hinge axis, or cone axis */
     float rest_dir[3]; /* the joint's primary bone at rest, unit */
     float cos_cone, sin_cone;
+    float cone_rad, cos_far; /* beyond cos_far the clamp turns toward the axis */
     /* Half-angles of the range's ends (hinge angle or twist): sine and cosine. */
     float lo_sin, lo_cos, hi_sin, hi_cos;
 };
@@ -31,6 +32,14 @@ struct ik_fast_limit {
 /* Compiles a limit for a joint whose primary bone points along unit `rest_dir`. */
 void
 ik_fast_limit_init(struct ik_fast_limit *out, const struct sk_limit *limit, const float *rest_dir);
+
+/* How far from a cone's axis a bone direction `angle_rad` from it ends when clamped: the
+ * rim while the direction is nearer the rim than the point opposite the axis, then
+ * linearly down to the axis itself at the opposite point. Nearest-point clamping would
+ * jump from one side of the rim to the other as a direction crosses the point opposite
+ * the axis; this never jumps. */
+float
+ik_cone_swing(float cone_rad, float angle_rad);
 
 /* The same as ik_limit_apply() on the compiled limit; returns whether q changed. */
 bool

@@ -1376,6 +1376,85 @@ stretch_reaches_beyond_reach_within_its_allowance_and_not_within_reach(void **st
     sk_skeleton_fini(&chain);
 }
 
+/* Clamping a bone direction into its cone never jumps: directions on either side of the
+ * point opposite the axis (where the nearest rim point flips sides) end close together. */
+static void
+cone_clamp_is_continuous_across_the_point_opposite_the_axis(void **state)
+{
+    (void)state;
+    const struct sk_limit limit = {.kind = SK_LIMIT_BALL,
+                                   .axis = {1, 0, 0},
+                                   .cone_rad = 0.26f,
+                                   .min_rad = -0.2f,
+                                   .max_rad = 0.2f};
+    const float rest[3] = {1, 0, 0};
+    struct ik_fast_limit fast;
+    ik_fast_limit_init(&fast, &limit, rest);
+    for (int side = 0; side < 2; ++side) {
+        float q[2][4], d[2][3];
+        for (int i = 0; i < 2; ++i) {
+            /* The bone turned 179.9 degrees, just past -axis one way, then the other. */
+            const float about[3] = {0, 0, 1};
+            m_quat_from_axis_angle(about, i ? 3.1398f : -3.1398f, q[i]);
+            if (side)
+                ik_fast_limit_apply(&fast, q[i]);
+            else
+                ik_limit_apply(&limit, rest, q[i]);
+            m_quat_rotate(q[i], rest, d[i]);
+        }
+        assert_true(m_vec3_distance(d[0], d[1]) < 0.01f);
+    }
+}
+
+/* With poles set (as the body sets them), a change of the targets by 1e-5 m moves no
+ * joint by more than a few tolerances (the solve stops anywhere within 1 mm). */
+static void
+nearby_targets_give_a_nearby_pose(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, a, b;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&a, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&b, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    d.effector_count = 3; /* head and hands, as the body */
+    d.stall_m = 1e-4f;
+    struct ik_solver *s = make_solver(&d);
+    const int elbows[2] = {human.bone_joint[SK_LEFT_LOWER_ARM],
+                           human.bone_joint[SK_RIGHT_LOWER_ARM]};
+    float worst = 0.0f;
+    for (int k = 0; k < 200; ++k) {
+        random_limited_pose(&human, &goal, 0.7f);
+        for (int f = 0; f < 2; ++f) {
+            const float pole[3] = {f ? -0.3f : 0.3f, -0.5f, -1.0f};
+            ik_solver_set_pole_direction(s, elbows[f], pole);
+        }
+        set_goal_targets(s, &d, &goal);
+        sk_pose_set_rest(&a, &human);
+        ik_solver_solve(s, &a, NULL);
+        for (int e = 0; e < d.effector_count; ++e) {
+            const int j = d.effector[e].joint;
+            float t[3];
+            m_vec3_set(t, goal.position_m[j][0] + 1e-5f, goal.position_m[j][1] - 1e-5f,
+                       goal.position_m[j][2] + 1e-5f);
+            ik_solver_set_target(s, e, t, goal.rotation[j]);
+        }
+        sk_pose_set_rest(&b, &human);
+        ik_solver_solve(s, &b, NULL);
+        for (int j = 0; j < human.joint_count; ++j)
+            worst = fmaxf(worst, m_vec3_distance(a.position_m[j], b.position_m[j]));
+    }
+    print_message("worst joint displacement for a 1e-5 m change: %.3g m\n", (double)worst);
+    assert_true(worst < 5e-3f);
+    ik_solver_destroy(&s);
+    sk_pose_fini(&goal);
+    sk_pose_fini(&a);
+    sk_pose_fini(&b);
+    sk_skeleton_fini(&human);
+}
+
 int
 main(void)
 {
@@ -1399,6 +1478,8 @@ main(void)
         cmocka_unit_test(two_bone_solver_is_exact),
         cmocka_unit_test(look_at_points_the_bone_at_the_target_within_its_limit),
         cmocka_unit_test(compiled_limits_agree_with_the_reference),
+        cmocka_unit_test(cone_clamp_is_continuous_across_the_point_opposite_the_axis),
+        cmocka_unit_test(nearby_targets_give_a_nearby_pose),
         cmocka_unit_test(original_start_gives_the_same_result_from_any_previous_pose),
         cmocka_unit_test(blend_weight_zero_returns_the_input_and_one_the_full_solve),
         cmocka_unit_test(nlerp_blend_keeps_bone_lengths_and_linear_blend_moves_on_a_line),
