@@ -205,9 +205,11 @@ enum em_result
 ik_solver_set_blend(struct ik_solver *solver, int effector, float weight);
 
 /* Stiffness of joint `joint` in [0, 1] (default 0): the share of each correction the
- * joint refuses, inside the iterations, measured from the rotation it started the solve
- * with; 1 keeps it as it started, and its neighbours take up the rest. With limits only
- * (rotations are turned joint by joint there; ignored with ignore_limits). */
+ * joint refuses, inside the iterations: each pass turns it only (1 - stiffness) of the
+ * way from where the last pass left it, so its neighbours take up more of the motion
+ * (with every joint stiff the solve just converges more slowly); 1 keeps it as it
+ * started. With limits only (rotations are turned joint by joint there; ignored with
+ * ignore_limits). */
 enum em_result
 ik_solver_set_stiffness(struct ik_solver *solver, int joint, float stiffness);
 

@@ -23,13 +23,12 @@ ik_controls_init(struct ik_solver *s)
     s->effectors_below = calloc(nn, sizeof *s->effectors_below);
     s->stiffness = calloc(nn, sizeof *s->stiffness);
     s->lock = calloc(nn, sizeof *s->lock);
-    s->start_local = calloc(nn, sizeof *s->start_local);
     s->max_stretch = calloc(nn, sizeof *s->max_stretch);
     s->stretch_stiffness = calloc(nn, sizeof *s->stretch_stiffness);
     s->length_scale = calloc(nn, sizeof *s->length_scale);
     s->rest_length_m = calloc(nn, sizeof *s->rest_length_m);
     if (!s->original_local || !s->original_pos || !s->last_local || !s->last_pos ||
-        !s->effectors_below || !s->stiffness || !s->lock || !s->start_local || !s->max_stretch ||
+        !s->effectors_below || !s->stiffness || !s->lock || !s->max_stretch ||
         !s->stretch_stiffness || !s->length_scale || !s->rest_length_m)
         return false;
     for (size_t j = 0; j < nj; ++j) {
@@ -58,7 +57,6 @@ ik_controls_fini(struct ik_solver *s)
     free(s->effectors_below);
     free(s->stiffness);
     free(s->lock);
-    free(s->start_local);
     free(s->max_stretch);
     free(s->stretch_stiffness);
     free(s->length_scale);
@@ -308,10 +306,10 @@ quat_nlerp(const float *a, const float *b, float t, float *out)
 }
 
 void
-ik_apply_rotation_controls(const struct ik_solver *s, int k, float *L)
+ik_apply_rotation_controls(const struct ik_solver *s, int k, const float *previous, float *L)
 {
     if (s->stiffness[k] > 0.0f)
-        quat_nlerp(s->start_local[k], L, 1.0f - s->stiffness[k], L);
+        quat_nlerp(previous, L, 1.0f - s->stiffness[k], L);
     ik_apply_axis_lock(s, k, L);
 }
 

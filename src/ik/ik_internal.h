@@ -171,7 +171,6 @@ struct ik_solver {
     float *stiffness;          /* per node */
     unsigned *lock;            /* per node: enum ik_axis_lock bits */
     bool rotation_controls;    /* some node has a stiffness or a lock */
-    float (*start_local)[4];   /* per node: its local rotation as the solve started */
     float *max_stretch;        /* per node, for the bone to its parent */
     float *stretch_stiffness;  /* per node */
     bool stretching;           /* some bone may stretch */
@@ -286,9 +285,10 @@ ik_load_start(struct ik_solver *s, const struct sk_pose *pose);
 void
 ik_prepare_stretch(struct ik_solver *s);
 
-/* Stiffness and axis locks of node k on its new local rotation L (limits on). */
+/* Stiffness and axis locks of node k on its new local rotation L, `previous` the one the
+ * last pass left (limits on). */
 void
-ik_apply_rotation_controls(const struct ik_solver *s, int k, float *L);
+ik_apply_rotation_controls(const struct ik_solver *s, int k, const float *previous, float *L);
 
 /* Removes rotation about the locked axes of node k from L. */
 void

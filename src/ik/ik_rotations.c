@@ -351,13 +351,16 @@ ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const
         const float *parent_rot = ik_parent_rotation(s, pose, k);
         float *L = s->local[k];
         if (!(f & NODE_ROTATION_FIXED)) {
+            float previous[4];
+            if (s->rotation_controls)
+                m_quat_copy(L, previous);
             const int e = s->effector[k];
             if (e >= 0 && s->has_target_rotation[e])
                 m_quat_mul_conj_first(parent_rot, s->target_rotation[e], L);
             else
                 solve_node_rotation(s, k, parent_rot, L);
             if (s->rotation_controls)
-                ik_apply_rotation_controls(s, k, L);
+                ik_apply_rotation_controls(s, k, previous, L);
             ik_fast_limit_apply(&s->limit[k], L);
             if (s->rotation_controls)
                 ik_apply_axis_lock(s, k, L);

@@ -220,8 +220,6 @@ ik_solver_solve(struct ik_solver *s, struct sk_pose *pose, struct ik_stats *out_
         load_state(s, pose);
     else
         ik_load_start(s, pose);
-    if (s->rotation_controls)
-        memcpy(s->start_local, s->local, (size_t)s->node_count * sizeof *s->local);
     if (s->stretching)
         ik_prepare_stretch(s);
     const bool continued = s->desc.predict_warm_start && continues_last_result(s);
