@@ -24,6 +24,9 @@ struct app_avatar_desc {
     double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */
     const char *config_path;   /* --config FILE.json: the body's settings; NULL = the
                                   default config/body.json (built-in values without it) */
+    const char *height_stream; /* a stream file to estimate the default humanoid's height
+                                  from when height_m is 0 (in_height_estimate_file); NULL:
+                                  APP_DEFAULT_HEIGHT_M */
 };
 
 struct app_avatar {
@@ -41,6 +44,10 @@ struct app_avatar {
      * fields keep the body's defaults. */
     struct body_desc settings;
     char settings_path[APP_PATH_MAX]; /* the file they came from, "" for built-in values */
+    /* Where the fitted height comes from, for messages and --print-config: "--height",
+     * "the avatar's own", "default", or "estimated from STREAM: ..." with the figures. */
+    char height_source[APP_PATH_MAX + 200];
+    bool height_estimated; /* from the stream (height_source says so) */
 };
 
 /* Reads the avatar and the body's settings (desc->config_path, or config/body.json when

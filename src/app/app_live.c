@@ -88,6 +88,8 @@ setup_body(struct live *L)
         .height_m = L->opt->height_m,
         .arm_span_m = L->opt->arm_span_m,
         .config_path = L->opt->config_path,
+        /* A replay shows how tall its player is. */
+        .height_stream = L->opt->input == APP_INPUT_REPLAY ? L->opt->replay_path : NULL,
     };
     struct em_error err = {{0}};
     if (app_avatar_create_body(&desc, &L->avatar, &L->body, &err) != EM_OK) {
@@ -96,6 +98,8 @@ setup_body(struct live *L)
     }
     U_LOG_D("avatar: %s (%s), %d joints", L->avatar.path, L->avatar.kind,
             L->avatar.skeleton.joint_count);
+    if (L->avatar.height_estimated || desc.height_stream)
+        U_LOG_I("height %.2f m: %s", (double)L->avatar.fit_height_m, L->avatar.height_source);
     return APP_EXIT_OK;
 }
 

@@ -311,6 +311,55 @@ eval_says_where_it_wrote_its_json(void **state)
     app_run_result_fini(&r);
 }
 
+static void
+the_height_of_a_short_player_is_estimated_from_the_stream(void **state)
+{
+    (void)state;
+    /* CMU subject 91 is 1.48 m tall (the clip's own skeleton, measured as the
+     * estimate measures: from the skull base). */
+    char clip[1024], stream[1024], out[1024];
+    app_run_source_path("tests/data/mocap/cmu_91_17.bvh", clip, sizeof clip);
+    app_run_source_path("tests/data/streams/cmu_91_17.csv", stream, sizeof stream);
+    struct app_run_result r;
+    app_run((const char *[]){"--print-config", "--avatar", clip, NULL}, k_no_runtime_env,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    const double truth = config_number(r.out, "own height");
+    app_run_result_fini(&r);
+    assert_true(truth < 1.55);
+
+    app_run((const char *[]){"--print-config", "--replay", stream, NULL}, k_no_runtime_env,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    const double estimated = config_number(r.out, "fitted height");
+    if (!(fabs(estimated - truth) < 0.03))
+        fail_msg("estimated %.3f m, the clip's skeleton is %.3f m", estimated, truth);
+    app_run_expect_text(r.out, "estimated from");
+    app_run_result_fini(&r);
+
+    /* --height wins. */
+    app_run((const char *[]){"--print-config", "--replay", stream, "--height", "1.9", NULL},
+            k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    assert_true(fabs(config_number(r.out, "fitted height") - 1.9) < 0.002);
+    app_run_result_fini(&r);
+
+    /* solve without --height says what it used, and its BVH is that size. */
+    app_run_scratch_path("short", "bvh", out, sizeof out);
+    app_run((const char *[]){"solve", stream, "-o", out, NULL}, k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.err, "embody solve: height 1.4");
+    app_run_expect_text(r.err, "estimated from");
+    app_run_result_fini(&r);
+    app_run((const char *[]){"--print-config", "--avatar", out, NULL}, k_no_runtime_env,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    if (!(fabs(config_number(r.out, "own height") - truth) < 0.03))
+        fail_msg("the solved BVH's skeleton is %.3f m", config_number(r.out, "own height"));
+    app_run_result_fini(&r);
+    remove(out);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -329,6 +378,7 @@ main(int argc, char **argv)
         cmocka_unit_test(json_nested_too_deep_is_reported_as_such),
         cmocka_unit_test(solve_into_a_missing_folder_is_refused_cleanly),
         cmocka_unit_test(eval_says_where_it_wrote_its_json),
+        cmocka_unit_test(the_height_of_a_short_player_is_estimated_from_the_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
