@@ -23,7 +23,8 @@ ev_print_usage(FILE *out)
     fprintf(out,
             "usage: embody eval [DIR] [options]\n"
             "\n"
-            "Runs the 3-point evaluation protocol (../shared/eval/PROTOCOL.md) over every\n"
+            "Runs the 3-point evaluation protocol (docs/PROTOCOL.md in the repository, a\n"
+            "copy of ../shared/eval/PROTOCOL.md) over every\n"
             "*.bvh clip in DIR: the body is given only the headset and controller poses made\n"
             "from each clip and its joints are compared with the true ones. Prints a table\n"
             "per clip and mode, the means over clips, a line per motion category (from\n"

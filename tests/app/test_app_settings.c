@@ -360,6 +360,35 @@ the_height_of_a_short_player_is_estimated_from_the_stream(void **state)
     remove(out);
 }
 
+static void
+the_protocol_texts_that_are_cited_ship_with_the_repository(void **state)
+{
+    (void)state;
+    struct app_run_result r;
+    app_run((const char *[]){"eval", "--help", NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "docs/PROTOCOL.md");
+    app_run_result_fini(&r);
+    static const char *const shipped[] = {"docs/PROTOCOL.md", "tests/data/bench/README.md",
+                                          "tests/data/bench/problems.tar.xz",
+                                          "tests/data/bench/gen_problems.mjs"};
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; ++i) {
+        char path[1024];
+        app_run_source_path(shipped[i], path, sizeof path);
+        size_t size = 0;
+        free(app_run_read_file(path, &size));
+        assert_true(size > 1000);
+    }
+    /* The build unpacked the benchmark's problems for ik_bench. */
+    char problems[1024];
+    snprintf(problems, sizeof problems, "%s/tests/data/bench/problems.json", EMBODY_BINARY_DIR);
+    size_t size = 0;
+    char *text = app_run_read_file(problems, &size);
+    assert_true(size > 1000000);
+    assert_non_null(strstr(text, "P3_human3_track"));
+    free(text);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -379,6 +408,7 @@ main(int argc, char **argv)
         cmocka_unit_test(solve_into_a_missing_folder_is_refused_cleanly),
         cmocka_unit_test(eval_says_where_it_wrote_its_json),
         cmocka_unit_test(the_height_of_a_short_player_is_estimated_from_the_stream),
+        cmocka_unit_test(the_protocol_texts_that_are_cited_ship_with_the_repository),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -453,7 +454,11 @@ parse_mode(const char *text, enum bench_mode *out)
 int
 main(int argc, char **argv)
 {
+    /* ../shared's copy when there is one, else the one the build unpacked from
+     * tests/data/bench/problems.tar.xz (a clone without ../shared). */
     const char *path = EMBODY_SOURCE_DIR "/../shared/bench/problems.json";
+    if (access(path, R_OK) != 0)
+        path = EMBODY_BUNDLED_PROBLEMS;
     const char *only = NULL;
     bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
     bool starts[2] = {true, true}; /* plain and predicted warm starts */
@@ -483,7 +488,8 @@ main(int argc, char **argv)
             fprintf(stderr,
                     "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
                     "[--solves N] [--repeat N] [--start plain|predict] [--callgrind]\n"
-                    "  FILE defaults to ../shared/bench/problems.json beside the source tree\n"
+                    "  FILE defaults to ../shared/bench/problems.json beside the source tree,\n"
+                    "  else the copy shipped in tests/data/bench (unpacked by the build)\n"
                     "  --start: warm problems only from the previous solution (plain) or "
                     "with the solver's prediction; default both\n",
                     argv[0]);
