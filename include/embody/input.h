@@ -159,6 +159,11 @@ bool
 in_height_estimator_add(struct in_height_estimator *estimator,
                         const struct em_tracking_frame *frame);
 
+/* The standing headset height in the tracking space (the 90th percentile of the heights
+ * added), or NAN when nothing was added. */
+float
+in_height_standing_eye_y(const struct in_height_estimator *estimator);
+
 /* The estimate, from what was added: `floor_y_m` is the floor's height in the tracking
  * space, `head_up_m` the headset's height above the skull base (body_desc offsets).
  * Fails with a reason when no headset was seen or the height would be outside

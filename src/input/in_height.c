@@ -48,6 +48,17 @@ compare_floats(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+float
+in_height_standing_eye_y(const struct in_height_estimator *e)
+{
+    if (e->count == 0)
+        return NAN;
+    float sorted[IN_HEIGHT_MAX_SAMPLES];
+    memcpy(sorted, e->eye_m, (size_t)e->count * sizeof *sorted);
+    qsort(sorted, (size_t)e->count, sizeof *sorted, compare_floats);
+    return sorted[(int)floor(EYE_PERCENTILE * (double)(e->count - 1))];
+}
+
 enum em_result
 in_height_estimate(const struct in_height_estimator *e, float floor_y_m, float head_up_m,
                    float *out_height_m, float *out_eye_m, struct em_error *err)
@@ -55,11 +66,7 @@ in_height_estimate(const struct in_height_estimator *e, float floor_y_m, float h
     if (e->count == 0)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "no tracked headset to estimate the height from");
-    float sorted[IN_HEIGHT_MAX_SAMPLES];
-    memcpy(sorted, e->eye_m, (size_t)e->count * sizeof *sorted);
-    qsort(sorted, (size_t)e->count, sizeof *sorted, compare_floats);
-    const int at = (int)floor(EYE_PERCENTILE * (double)(e->count - 1));
-    const float eye = sorted[at] - floor_y_m;
+    const float eye = in_height_standing_eye_y(e) - floor_y_m;
     const float height = (eye - head_up_m) / SK_HEAD_JOINT_HEIGHT_RATIO;
     if (out_eye_m)
         *out_eye_m = eye;

@@ -145,6 +145,12 @@ struct oxr_source {
     int64_t lost_at_ns;
     int64_t retry_at_ns;
     char last_failure[256]; /* the last failed call, for messages */
+    bool runtime_gone;      /* the stream ended because the runtime went away for good */
+
+    /* The special successes already logged (XR_SESSION_NOT_FOCUSED, ...): each kind is
+     * logged once, not every frame. */
+    XrResult specials_logged[16];
+    int specials_logged_count;
 
     /* The frame in flight (between next() and submit()). */
     bool frame_open;

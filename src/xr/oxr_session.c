@@ -288,6 +288,7 @@ oxr_session_handle_losses(struct oxr_source *ox)
         if (ox->reconnect_timeout_ns < 0) {
             U_LOG_W("openxr: the runtime went away: the stream ends");
             ox->link = OXR_LINK_ENDED;
+            ox->runtime_gone = true;
         } else {
             U_LOG_W("openxr: the runtime went away: reconnecting for up to %.0f s",
                     (double)ox->reconnect_timeout_ns * 1e-9);
