@@ -10,6 +10,7 @@
 
 #include "embody/body.h"
 #include "embody/ik.h"
+#include "embody/m_math.h"
 #include "embody/skeleton.h"
 
 /* ---- One-Euro filter (Casiez, Roussel and Vogel, CHI 2012) --------------------------- */
@@ -150,11 +151,24 @@ b_leg_pole(const struct body *body, int side, float *out_pole_m);
 void
 b_loss_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
 
-/* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. */
-float
-b_yaw_of(const float *rotation, float fallback_rad);
+/* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline
+ * here, below body.c and its helpers, which all use these two. */
+static inline float
+b_yaw_of(const float *rotation, float fallback_rad)
+{
+    const float z[3] = {0, 0, 1};
+    float f[3];
+    m_quat_rotate(rotation, z, f);
+    if (f[0] * f[0] + f[2] * f[2] < 1e-6f)
+        return fallback_rad;
+    return atan2f(f[0], f[2]);
+}
 
-void
-b_quat_from_yaw(float yaw_rad, float *out);
+static inline void
+b_quat_from_yaw(float yaw_rad, float *out)
+{
+    const float y[3] = {0, 1, 0};
+    m_quat_from_axis_angle(y, yaw_rad, out);
+}
 
 #endif

@@ -33,20 +33,6 @@ static const char *const k_program_files[R_PROGRAM_COUNT][2] = {
     [R_PROGRAM_TEXT] = {"text.vert", "text.frag"},
 };
 
-const char *
-render_camera_name(enum render_camera camera)
-{
-    switch (camera) {
-    case RENDER_CAMERA_MIRROR: return "mirror";
-    case RENDER_CAMERA_ORBIT: return "orbit";
-    case RENDER_CAMERA_FRONT: return "front";
-    case RENDER_CAMERA_SIDE: return "side";
-    case RENDER_CAMERA_TOP: return "top";
-    case RENDER_CAMERA_COUNT: break;
-    }
-    return "unknown";
-}
-
 static void
 set_message(struct render *r, const char *text)
 {

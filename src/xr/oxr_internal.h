@@ -187,7 +187,8 @@ oxr_instance_connect(struct oxr_source *ox, struct em_error *err);
 enum em_result
 oxr_system_find(struct oxr_source *ox, struct em_error *err);
 
-/* Destroys everything down to (and with) the instance: link becomes OXR_LINK_NONE. */
+/* Destroys the instance and what lives in it (actions, paths): link becomes
+ * OXR_LINK_NONE. The session must be destroyed first (oxr_session_destroy). */
 void
 oxr_instance_disconnect(struct oxr_source *ox);
 

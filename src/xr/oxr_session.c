@@ -281,6 +281,7 @@ void
 oxr_session_handle_losses(struct oxr_source *ox)
 {
     if (ox->instance_lost && ox->link != OXR_LINK_ENDED) {
+        oxr_session_destroy(ox);
         oxr_instance_disconnect(ox);
         const int64_t now = u_time_now_ns();
         ox->lost_at_ns = now;

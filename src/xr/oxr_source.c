@@ -22,6 +22,7 @@ oxr_source_destroy(struct in_source *src)
 {
     struct oxr_source *ox = (struct oxr_source *)src;
     oxr_frame_end_empty(ox);
+    oxr_session_destroy(ox);
     oxr_instance_disconnect(ox);
     free(ox);
 }
