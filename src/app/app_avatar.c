@@ -147,8 +147,8 @@ estimate_height(struct app_avatar *a, const char *stream)
         use_default_height(a, false);
         return false;
     }
-    if (in_height_estimate_file(stream, a->settings.floor_height_m, head_up, &height, &eye,
-                                &err) != EM_OK) {
+    if (in_height_estimate_file(stream, a->settings.floor_height_m, head_up, &height, &eye, &err) !=
+        EM_OK) {
         snprintf(a->height_source, sizeof a->height_source,
                  "default %.2f m (no estimate: %s; --height M to set it)", APP_DEFAULT_HEIGHT_M,
                  err.message);

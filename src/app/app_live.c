@@ -140,10 +140,9 @@ setup_outputs(struct live *L)
     };
     const int input_count = (int)(sizeof inputs / sizeof inputs[0]);
     if (code == APP_EXIT_OK &&
-        (app_check_not_input("--record", L->opt->record_path, inputs, input_count, &err) !=
-             EM_OK ||
-         app_check_not_input("--screenshot", L->opt->screenshot_path, inputs, input_count,
-                             &err) != EM_OK)) {
+        (app_check_not_input("--record", L->opt->record_path, inputs, input_count, &err) != EM_OK ||
+         app_check_not_input("--screenshot", L->opt->screenshot_path, inputs, input_count, &err) !=
+             EM_OK)) {
         U_LOG_E("%s", err.message);
         return APP_EXIT_USAGE;
     }

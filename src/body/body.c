@@ -503,4 +503,3 @@ body_calibrate(struct body *b, const struct em_tracking_frame *frame, struct em_
     b->time_s = t;
     return EM_OK;
 }
-

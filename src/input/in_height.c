@@ -80,8 +80,8 @@ in_height_estimate(const struct in_height_estimator *e, float floor_y_m, float h
 }
 
 enum em_result
-in_height_estimate_file(const char *path, float floor_y_m, float head_up_m,
-                        float *out_height_m, float *out_eye_m, struct em_error *err)
+in_height_estimate_file(const char *path, float floor_y_m, float head_up_m, float *out_height_m,
+                        float *out_eye_m, struct em_error *err)
 {
     struct st_stream stream;
     enum em_result r = st_stream_load(path, &stream, err);
@@ -93,8 +93,7 @@ in_height_estimate_file(const char *path, float floor_y_m, float head_up_m,
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
     }
     in_height_estimator_init(e);
-    for (int i = 0; i < stream.frame_count && !in_height_estimator_add(e, &stream.frames[i]);
-         ++i) {
+    for (int i = 0; i < stream.frame_count && !in_height_estimator_add(e, &stream.frames[i]); ++i) {
     }
     st_stream_fini(&stream);
     struct em_error why = {{0}};

@@ -567,8 +567,8 @@ render_screenshot(struct render *r, const char *path, struct em_error *err)
     struct u_out_file *out = NULL;
     enum em_result result = u_out_file_open(path, &out, err);
     if (result == EM_OK) {
-        const int ok = stbi_write_png_to_func(write_png_bytes, out->file, r->width_px,
-                                              r->height_px, 3, rgba, r->width_px * 3);
+        const int ok = stbi_write_png_to_func(write_png_bytes, out->file, r->width_px, r->height_px,
+                                              3, rgba, r->width_px * 3);
         if (ok && !ferror(out->file)) {
             result = u_out_file_commit(&out, err);
         } else {

@@ -77,8 +77,8 @@ oxr_check(struct oxr_source *ox, XrResult result, bool quiet, const char *call,
         /* Special successes (XR_SESSION_NOT_FOCUSED, XR_FRAME_DISCARDED, ...) are
          * information, not problems; many come every frame, so each kind is logged once. */
         if (first_of_its_kind(ox, result))
-            U_LOG_D("openxr: %s: %s (%s:%d; further ones not logged)", call, name,
-                    short_file(file), line);
+            U_LOG_D("openxr: %s: %s (%s:%d; further ones not logged)", call, name, short_file(file),
+                    line);
         return result;
     }
     if (ox) {

@@ -20,8 +20,7 @@
 
 #define TIMEOUT_MS 60000
 
-static const char *const k_no_runtime_env[] = {"XR_RUNTIME_JSON=/nonexistent/runtime.json",
-                                               NULL};
+static const char *const k_no_runtime_env[] = {"XR_RUNTIME_JSON=/nonexistent/runtime.json", NULL};
 
 /* Writes `text` to a scratch file and returns its path in `out`. */
 static void
@@ -145,9 +144,9 @@ a_bad_settings_file_is_refused_naming_its_field(void **state)
                    "--config: expected an embody body file", NULL);
     char stream[1024];
     app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
-    expect_refused((const char *[]){"solve", stream, "-o", "x.bvh", "--height", "1.7", "--config",
-                                    typo, NULL},
-                   NULL, "filter.bta: unknown field", NULL);
+    expect_refused(
+        (const char *[]){"solve", stream, "-o", "x.bvh", "--height", "1.7", "--config", typo, NULL},
+        NULL, "filter.bta: unknown field", NULL);
     remove(typo);
     remove(range);
     remove(malformed);
@@ -155,8 +154,8 @@ a_bad_settings_file_is_refused_naming_its_field(void **state)
 
 /* A copy of `source` (a file of the source tree) with the first `from` replaced by `to`. */
 static void
-edited_copy(const char *source, const char *from, const char *to, const char *tag,
-            const char *ext, char *out, size_t size)
+edited_copy(const char *source, const char *from, const char *to, const char *tag, const char *ext,
+            char *out, size_t size)
 {
     char path[1024];
     app_run_source_path(source, path, sizeof path);
@@ -223,10 +222,9 @@ bvh_avatars_of_impossible_sizes_are_refused(void **state)
     char clip[1024], stream[1024];
     app_run_source_path("tests/data/mocap/cmu_14_04.bvh", clip, sizeof clip);
     app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
-    expect_refused((const char *[]){"--print-config", "--avatar", clip, "--unit-scale", "0.0001",
-                                    NULL},
-                   NULL, "the avatar is 0.003053 m tall; a humanoid is 0.5 to 3 m",
-                   "0.0001 m per BVH unit");
+    expect_refused(
+        (const char *[]){"--print-config", "--avatar", clip, "--unit-scale", "0.0001", NULL}, NULL,
+        "the avatar is 0.003053 m tall; a humanoid is 0.5 to 3 m", "0.0001 m per BVH unit");
     expect_refused((const char *[]){"solve", stream, "-o", "x.bvh", "--avatar", clip,
                                     "--unit-scale", "10", NULL},
                    NULL, "the avatar is 305.3 m tall", NULL);
@@ -234,8 +232,8 @@ bvh_avatars_of_impossible_sizes_are_refused(void **state)
     char big[1024];
     edited_copy("tests/data/mocap/cmu_14_04.bvh", "JOINT LeftUpLeg\n\t\t{\n\t\t\tOFFSET 1.62329 ",
                 "JOINT LeftUpLeg\n\t\t{\n\t\t\tOFFSET 1e30 ", "bigleg", "bvh", big, sizeof big);
-    expect_refused((const char *[]){"--print-config", "--avatar", big, NULL}, NULL, "--avatar: ",
-                   big);
+    expect_refused((const char *[]){"--print-config", "--avatar", big, NULL}, NULL,
+                   "--avatar: ", big);
     remove(big);
 }
 
@@ -244,8 +242,8 @@ a_clip_that_overflows_is_blamed_not_the_output(void **state)
 {
     (void)state;
     char big[1024], out[1024];
-    edited_copy("tests/data/mocap/cmu_14_04.bvh", "OFFSET 0 0 0", "OFFSET 1e300 0 0", "root",
-                "bvh", big, sizeof big);
+    edited_copy("tests/data/mocap/cmu_14_04.bvh", "OFFSET 0 0 0", "OFFSET 1e300 0 0", "root", "bvh",
+                big, sizeof big);
     app_run_scratch_path("root", "csv", out, sizeof out);
     remove(out);
     expect_refused((const char *[]){"mocap2stream", big, "-o", out, NULL}, NULL, big,
@@ -351,8 +349,8 @@ the_height_of_a_short_player_is_estimated_from_the_stream(void **state)
     app_run_expect_text(r.err, "embody solve: height 1.4");
     app_run_expect_text(r.err, "estimated from");
     app_run_result_fini(&r);
-    app_run((const char *[]){"--print-config", "--avatar", out, NULL}, k_no_runtime_env,
-            TIMEOUT_MS, &r);
+    app_run((const char *[]){"--print-config", "--avatar", out, NULL}, k_no_runtime_env, TIMEOUT_MS,
+            &r);
     app_run_expect_exit(&r, 0);
     if (!(fabs(config_number(r.out, "own height") - truth) < 0.03))
         fail_msg("the solved BVH's skeleton is %.3f m", config_number(r.out, "own height"));

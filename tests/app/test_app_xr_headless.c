@@ -22,8 +22,7 @@
 /* Writes a runtime script serving `stream` (a file of tests/data/streams) plus
  * `directives`; its path goes to `out`. */
 static void
-write_script(const char *tag, const char *stream, const char *directives, char *out,
-             size_t size)
+write_script(const char *tag, const char *stream, const char *directives, char *out, size_t size)
 {
     char poses[1024], rel[256];
     snprintf(rel, sizeof rel, "tests/data/streams/%s", stream);
@@ -74,10 +73,10 @@ headless_openxr_calibrates_the_height_by_itself(void **state)
     app_run_result_fini(&r);
 
     /* --height is kept. */
-    run_with_runtime(script,
-                     (const char *[]){"--openxr", "--no-window", "--frames", "200", "--height",
-                                      "1.8", NULL},
-                     &r);
+    run_with_runtime(
+        script,
+        (const char *[]){"--openxr", "--no-window", "--frames", "200", "--height", "1.8", NULL},
+        &r);
     app_run_expect_exit(&r, 0);
     app_run_expect_text(r.err, "the height stays 1.80 m (--height)");
     app_run_result_fini(&r);
@@ -91,9 +90,8 @@ special_successes_are_logged_once_per_kind(void **state)
     char script[1024];
     write_script("headless-verbose", "cmu_14_04.csv", "manual_focus\n", script, sizeof script);
     struct app_run_result r;
-    run_with_runtime(script, (const char *[]){"--openxr", "--no-window", "--frames", "60", "-v",
-                                              NULL},
-                     &r);
+    run_with_runtime(script,
+                     (const char *[]){"--openxr", "--no-window", "--frames", "60", "-v", NULL}, &r);
     app_run_expect_exit(&r, 0);
     /* A headless session is never focused: every xrSyncActions says so. */
     assert_int_equal(app_run_count_text(r.err, "XR_SESSION_NOT_FOCUSED"), 1);

@@ -239,7 +239,8 @@ big_skeleton_json(int count)
     size_t n = (size_t)snprintf(text, size, "{\"format\": \"embody-skeleton\", \"joints\": [\n");
     for (int i = count - 1; i >= 0; --i) {
         if (i == 0)
-            n += (size_t)snprintf(text + n, size - n, "{\"name\": \"j0\", \"offset_m\": [0, 1, 0]}");
+            n +=
+                (size_t)snprintf(text + n, size - n, "{\"name\": \"j0\", \"offset_m\": [0, 1, 0]}");
         else
             n += (size_t)snprintf(text + n, size - n,
                                   "{\"name\": \"j%d\", \"parent\": \"j%d\", \"offset_m\": [0.01, "
@@ -301,8 +302,7 @@ a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second(void **state)
     /* One more is refused, by sk_skeleton_create too. */
     struct sk_joint_desc *d = calloc(SK_MAX_JOINTS + 1, sizeof *d);
     assert_non_null(d);
-    assert_int_equal(sk_skeleton_create(d, SK_MAX_JOINTS + 1, "descs", &sk, &err),
-                     EM_ERROR_LIMIT);
+    assert_int_equal(sk_skeleton_create(d, SK_MAX_JOINTS + 1, "descs", &sk, &err), EM_ERROR_LIMIT);
     free(d);
 }
 
