@@ -387,6 +387,39 @@ the_protocol_texts_that_are_cited_ship_with_the_repository(void **state)
     free(text);
 }
 
+static void
+eval_refuses_to_write_its_json_over_a_clip(void **state)
+{
+    (void)state;
+    char dir[1024], clip[1100], source[1024];
+    app_run_scratch_path("eval-clips", "d", dir, sizeof dir);
+    mkdir(dir, 0777);
+    snprintf(clip, sizeof clip, "%s/cmu_14_04.bvh", dir);
+    app_run_source_path("tests/data/mocap/cmu_14_04.bvh", source, sizeof source);
+    size_t size = 0;
+    char *text = app_run_read_file(source, &size);
+    FILE *f = fopen(clip, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, size, f), size);
+    fclose(f);
+    struct app_run_result r;
+    app_run((const char *[]){"eval", dir, "--frames", "8", "--mode", "height", "-q", "--json",
+                             clip, NULL},
+            k_no_runtime_env, 120000, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--json: ");
+    app_run_expect_text(r.err, "which was read; not written");
+    app_run_result_fini(&r);
+    size_t after_size = 0;
+    char *after = app_run_read_file(clip, &after_size);
+    assert_int_equal(after_size, size);
+    assert_memory_equal(after, text, size);
+    free(after);
+    free(text);
+    remove(clip);
+    rmdir(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -405,6 +438,7 @@ main(int argc, char **argv)
         cmocka_unit_test(json_nested_too_deep_is_reported_as_such),
         cmocka_unit_test(solve_into_a_missing_folder_is_refused_cleanly),
         cmocka_unit_test(eval_says_where_it_wrote_its_json),
+        cmocka_unit_test(eval_refuses_to_write_its_json_over_a_clip),
         cmocka_unit_test(the_height_of_a_short_player_is_estimated_from_the_stream),
         cmocka_unit_test(the_protocol_texts_that_are_cited_ship_with_the_repository),
     };
