@@ -264,7 +264,7 @@ a_skeleton_of_20000_joints_is_refused_in_well_under_a_second(void **state)
     if (!strstr(err.message, "big.json") || !strstr(err.message, "20000 joints") ||
         !strstr(err.message, "at most 1024"))
         fail_msg("unexpected message: %s", err.message);
-    if (!(elapsed_s < 0.25))
+    if (!(elapsed_s < 0.5)) /* well under a second, even in a sanitizer build under load */
         fail_msg("refusing took %.3f s", elapsed_s);
     assert_int_equal(sk.joint_count, 0);
     free(text);
@@ -281,7 +281,7 @@ a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second(void **state)
     if (sk_skeleton_parse_json(text, "limit.json", &sk, &err) != EM_OK)
         fail_msg("%s", err.message);
     const double elapsed_s = seconds_now() - t0;
-    if (!(elapsed_s < 0.1))
+    if (!(elapsed_s < 0.5))
         fail_msg("building took %.3f s", elapsed_s);
     assert_int_equal(sk.joint_count, SK_MAX_JOINTS);
     /* Depth first, parents first, children in the file's order: j0, j2 (given before j1),
