@@ -73,6 +73,7 @@ print_avatar(FILE *out, const struct app_avatar *a, const struct body *body)
     fprintf(out, "%-34s = %.3f m\n", "own arm span", (double)a->own_arm_span_m);
     const struct sk_skeleton *fitted = body_skeleton(body);
     fprintf(out, "%-34s = %.3f m\n", "fitted height", (double)sk_humanoid_height(fitted));
+    fprintf(out, "%-34s = %s\n", "height from", a->height_source);
     fprintf(out, "%-34s = %.3f m\n", "fitted arm span", (double)sk_humanoid_arm_span(fitted));
 }
 

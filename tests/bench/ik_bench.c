@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -639,7 +640,11 @@ parse_mode(const char *text, enum bench_mode *out)
 int
 main(int argc, char **argv)
 {
+    /* ../shared's copy when there is one, else the one the build unpacked from
+     * tests/data/bench/problems.tar.xz (a clone without ../shared). */
     const char *path = EMBODY_SOURCE_DIR "/../shared/bench/problems.json";
+    if (access(path, R_OK) != 0)
+        path = EMBODY_BUNDLED_PROBLEMS;
     const char *only = NULL;
     bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
     bool starts[2] = {true, true}; /* plain and predicted warm starts */
@@ -678,7 +683,8 @@ main(int argc, char **argv)
                     "[--controls] [--control plain|stretch|stiffness|blend]\n"
                     "  --controls: only the table of issue 14's controls against plain solves\n"
                     "  --control: every row with that control on\n"
-                    "  FILE defaults to ../shared/bench/problems.json beside the source tree\n"
+                    "  FILE defaults to ../shared/bench/problems.json beside the source tree,\n"
+                    "  else the copy shipped in tests/data/bench (unpacked by the build)\n"
                     "  --start: warm problems only from the previous solution (plain) or "
                     "with the solver's prediction; default both\n",
                     argv[0]);
