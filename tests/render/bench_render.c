@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "embody/avatar.h"
 #include "embody/m_math.h"
 #include "render/r_internal.h"
 #include "render_check.h"
@@ -27,7 +28,12 @@ struct config {
     const char *name;
     int msaa_samples;
     bool hide_hud;
+    int avatar; /* 0: the capsule figure; 1, 2: skinned avatars (g_avatar) */
 };
+
+/* The skinned avatars the rows with `avatar` draw: the default and a dense one. */
+static struct av_avatar g_avatar[3];
+static struct av_skin_binding g_binding[3];
 
 /* Renders `frames` frames (after 5 of warm-up) with configuration `c`, writing each
  * frame's milliseconds into ms[] and, when `screenshot` is given, the last frame there. */
@@ -47,6 +53,8 @@ run(const struct config *c, struct render_check_scene *ts, int frames, int width
         return false;
     }
     const float up[3] = {0.0f, 1.0f, 0.0f};
+    ts->scene.avatar = c->avatar ? &g_avatar[c->avatar] : NULL;
+    ts->scene.avatar_binding = c->avatar ? &g_binding[c->avatar] : NULL;
     for (int i = -5; i < frames; ++i) { /* 5 frames of warm-up */
         /* Turn the body a little each frame so the camera follows something. */
         m_quat_from_axis_angle(up, 0.2f * sinf(0.05f * (float)i), ts->pose.local_rotation[0]);
@@ -95,12 +103,41 @@ main(int argc, char **argv)
         fprintf(stderr, "bench_render: %s\n", err.message);
         return 1;
     }
+    /* The avatars: the shipped default, and one of about 30,000 triangles. */
+    struct sk_skeleton humanoid;
+    char dense[512];
+    snprintf(dense, sizeof dense, "%s/bench-avatar-dense.vrm", EMBODY_BINARY_DIR);
+    if (sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", &humanoid, &err) !=
+            EM_OK ||
+        av_make_file(&(struct av_make_desc){.skeleton = &humanoid, .detail = 26}, dense, &err) !=
+            EM_OK ||
+        av_avatar_load(EMBODY_SOURCE_DIR "/config/avatar/embody.vrm", NULL, &g_avatar[1], &err) !=
+            EM_OK ||
+        av_avatar_load(dense, NULL, &g_avatar[2], &err) != EM_OK ||
+        av_skin_bind(&g_avatar[1], &ts.skeleton, &g_binding[1], &err) != EM_OK ||
+        av_skin_bind(&g_avatar[2], &ts.skeleton, &g_binding[2], &err) != EM_OK) {
+        fprintf(stderr, "bench_render: %s\n", err.message);
+        return 1;
+    }
+    sk_skeleton_fini(&humanoid);
+    remove(dense);
+    char avatar_rows[2][2][64];
+    for (int a = 1; a <= 2; ++a) {
+        snprintf(avatar_rows[a - 1][0], sizeof avatar_rows[0][0], "avatar %uk tris, default",
+                 (g_avatar[a].index_count / 3 + 500) / 1000);
+        snprintf(avatar_rows[a - 1][1], sizeof avatar_rows[0][1], "avatar %uk tris, no HUD",
+                 (g_avatar[a].index_count / 3 + 500) / 1000);
+    }
     const struct config configs[] = {
-        {"default (llvmpipe: no MSAA)", 0, false},
-        {"4x MSAA + HUD", 4, false},
-        {"2x MSAA + HUD", 2, false},
-        {"no MSAA + HUD", 1, false},
-        {"no MSAA, no HUD", 1, true},
+        {"default (llvmpipe: no MSAA)", 0, false, 0},
+        {"4x MSAA + HUD", 4, false, 0},
+        {"2x MSAA + HUD", 2, false, 0},
+        {"no MSAA + HUD", 1, false, 0},
+        {"no MSAA, no HUD", 1, true, 0},
+        {avatar_rows[0][0], 0, false, 1},
+        {avatar_rows[0][1], 1, true, 1},
+        {avatar_rows[1][0], 0, false, 2},
+        {avatar_rows[1][1], 1, true, 2},
     };
     float *ms = calloc((size_t)frames, sizeof *ms);
     if (!ms)
@@ -123,6 +160,10 @@ main(int argc, char **argv)
                sum / (double)frames, (double)p95, 1000.0 / (double)median);
     }
     free(ms);
+    for (int a = 1; a <= 2; ++a) {
+        av_skin_binding_fini(&g_binding[a]);
+        av_avatar_fini(&g_avatar[a]);
+    }
     printf("screenshot of the last default frame: %s\n",
            EMBODY_BINARY_DIR "/render-test-scene.png");
     render_check_scene_fini(&ts);
