@@ -487,14 +487,14 @@ add_materials(struct writer *w, enum av_make_rig rig, int texture_index)
     }
 }
 
-/* A 16 x 16 texture of soft horizontal stripes (near white, so the factor's colour shows). */
+/* A 16 x 16 texture of faint horizontal stripes (near white: the factor gives the colour). */
 static int
 add_texture(struct writer *w)
 {
     uint8_t rgba[16 * 16 * 4];
     for (int y = 0; y < 16; ++y)
         for (int x = 0; x < 16; ++x) {
-            const uint8_t v = (y / 2) % 2 ? 255 : 226;
+            const uint8_t v = (y / 2) % 2 ? 255 : 246;
             uint8_t *p = rgba + (y * 16 + x) * 4;
             p[0] = p[1] = p[2] = v, p[3] = 255;
         }
