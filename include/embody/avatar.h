@@ -41,7 +41,8 @@ extern "C" {
 #define AV_MAX_FILE_BYTES (512u << 20)
 #define AV_MAX_TRIANGLES 1000000
 #define AV_MAX_VERTICES 1000000
-#define AV_MAX_TEXTURE_SIZE 8192 /* pixels on a side */
+#define AV_MAX_TEXTURE_SIZE 8192         /* pixels on a side */
+#define AV_MAX_TEXTURE_PIXELS (64 << 20) /* all textures together */
 
 enum av_format {
     AV_FORMAT_GLTF = 0, /* plain glTF 2.0: bones found by name */

@@ -94,6 +94,7 @@ load_default_model(struct app_avatar *a)
                 DEFAULT_MODEL);
         return;
     }
+    app_path_tidy(path, path, sizeof path);
     if (av_avatar_load(path, NULL, &a->model, &err) != EM_OK) {
         U_LOG_W("%s; showing the capsule figure", err.message);
         return;
