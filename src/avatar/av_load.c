@@ -547,6 +547,17 @@ build_mesh(struct loader *L, struct av_avatar *out, struct em_error *err)
         }
     }
     free(cand);
+    /* Numbers the file got wrong: a position cannot be guessed, the rest can. */
+    for (int i = 0; i < out->vertex_count && r == EM_OK; ++i) {
+        struct av_vertex *v = &out->vertices[i];
+        if (!m_vec3_is_finite(v->position_m))
+            r = em_fail(err, EM_ERROR_PARSE, "%s: vertex %d has a position that is not a number",
+                        L->path, i);
+        if (!m_vec3_is_finite(v->normal))
+            m_vec3_set(v->normal, 0.0f, 1.0f, 0.0f);
+        if (!isfinite(v->uv[0]) || !isfinite(v->uv[1]))
+            v->uv[0] = v->uv[1] = 0.0f;
+    }
     return r;
 }
 

@@ -491,6 +491,47 @@ truncated_and_corrupt_glb_files_are_refused(void **state)
     expect_reason(OUT "avatar.fbx", NULL, EM_ERROR_UNSUPPORTED, ".vrm, .glb or .gltf");
 }
 
+/* Bytes changed at random (seeded: the same every run), in the JSON or anywhere: the reader
+ * either reads a whole avatar or refuses the file with its name, and never crashes (the
+ * sanitizer build runs this too). */
+static void
+randomly_corrupted_files_are_read_or_refused_never_crash(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    uint8_t *bytes = made_bytes(AV_MAKE_VRM1, &size);
+    uint8_t *bad = malloc(size);
+    assert_non_null(bad);
+    int read = 0, refused = 0;
+    unsigned seed = 12345u;
+    for (int run = 0; run < 100; ++run) {
+        memcpy(bad, bytes, size);
+        const int flips = 1 + run % 8;
+        for (int k = 0; k < flips; ++k) {
+            seed = seed * 1103515245u + 12345u;
+            const size_t at = run % 2 ? 20 + (seed >> 8) % 4000 : (seed >> 8) % size;
+            seed = seed * 1103515245u + 12345u;
+            bad[at] = (uint8_t)(seed >> 16);
+        }
+        write_bytes(OUT "corrupt.vrm", bad, size);
+        struct av_avatar av;
+        struct em_error err = {{0}};
+        if (av_avatar_load(OUT "corrupt.vrm", NULL, &av, &err) == EM_OK) {
+            assert_int_equal(sk_humanoid_validate(&av.skeleton, "corrupt", NULL), EM_OK);
+            for (uint32_t i = 0; i < av.index_count; ++i)
+                assert_true(av.indices[i] < (uint32_t)av.vertex_count);
+            ++read;
+            av_avatar_fini(&av);
+        } else {
+            assert_non_null(strstr(err.message, OUT "corrupt.vrm"));
+            ++refused;
+        }
+    }
+    assert_true(refused > 0);
+    free(bad);
+    free(bytes);
+}
+
 static void
 files_without_a_humanoid_skeleton_are_refused(void **state)
 {
@@ -557,6 +598,7 @@ main(void)
         cmocka_unit_test(shipped_default_avatar_is_what_the_generator_makes),
         cmocka_unit_test(vmc_output_of_a_vrm_avatar_keeps_unity_bone_names),
         cmocka_unit_test(truncated_and_corrupt_glb_files_are_refused),
+        cmocka_unit_test(randomly_corrupted_files_are_read_or_refused_never_crash),
         cmocka_unit_test(files_without_a_humanoid_skeleton_are_refused),
         cmocka_unit_test(unsupported_versions_are_refused),
         cmocka_unit_test(enormous_meshes_are_refused_with_the_limit),
