@@ -195,6 +195,9 @@ struct av_make_desc {
     const char *omit_bones;
     const char *spec_version;
     bool anonymous_nodes;
+    /* Each bone node's +Y along its bone (as Blender exports rigs) instead of frames
+     * aligned with the world: the same avatar, in other node frames. */
+    bool bone_axes;
 };
 
 /* Builds a small skinned humanoid as GLB bytes (malloc'ed, the caller frees): every body

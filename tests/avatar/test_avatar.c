@@ -181,6 +181,47 @@ vrm0_and_vrm1_files_load_with_the_same_bone_map(void **state)
     av_avatar_fini(&a1);
 }
 
+/* The same avatar with every bone node's +Y along its bone (as Blender exports rigs), as
+ * VRM 1.0 and as VRM 0.x (turned): the same skeleton and the same mesh at rest, and each
+ * joint's retargeting rotation is its node's frame (the forearm's +Y along the arm). */
+static void
+rigs_with_other_bone_frames_give_the_same_avatar(void **state)
+{
+    (void)state;
+    char path[512];
+    struct av_avatar ref;
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    load_ok(path, &ref);
+    static const enum av_make_rig rigs[] = {AV_MAKE_VRM1, AV_MAKE_VRM0};
+    for (size_t i = 0; i < 2; ++i) {
+        make((struct av_make_desc){.rig = rigs[i], .bone_axes = true}, "axes.vrm", path,
+             sizeof path);
+        struct av_avatar av;
+        load_ok(path, &av);
+        assert_int_equal(av.skeleton.joint_count, ref.skeleton.joint_count);
+        for (int j = 0; j < av.skeleton.joint_count; ++j)
+            if (m_vec3_distance(av.skeleton.rest_position_m[j], ref.skeleton.rest_position_m[j]) >
+                1e-4f)
+                fail_msg("rig %zu: joint %s moved", i, av.skeleton.name[j]);
+        assert_int_equal(av.vertex_count, ref.vertex_count);
+        for (int v = 0; v < av.vertex_count; ++v)
+            if (m_vec3_distance(av.vertices[v].position_m, ref.vertices[v].position_m) > 1e-4f)
+                fail_msg("rig %zu: vertex %d moved", i, v);
+        const int la = av.skeleton.bone_joint[SK_LEFT_LOWER_ARM];
+        const int rl = av.skeleton.bone_joint[SK_RIGHT_UPPER_LEG];
+        const float y[3] = {0.0f, 1.0f, 0.0f};
+        vec3 axis;
+        m_quat_rotate(av.rest_rotation[la], y, axis); /* along the forearm: +X */
+        assert_true(axis[0] > 0.999f);
+        m_quat_rotate(av.rest_rotation[rl], y, axis); /* along the thigh: down */
+        assert_true(axis[1] < -0.99f);
+        /* The reference rig's frames are the world's. */
+        assert_true(fabsf(ref.rest_rotation[la][3]) > 0.9999f);
+        av_avatar_fini(&av);
+    }
+    av_avatar_fini(&ref);
+}
+
 static void
 plain_gltf_rigs_are_recognised_by_their_bone_names(void **state)
 {
@@ -590,6 +631,7 @@ main(void)
         cmocka_unit_test(node_names_of_common_rigs_map_to_humanoid_bones),
         cmocka_unit_test(generated_vrm1_has_the_humanoids_bones_at_their_places),
         cmocka_unit_test(vrm0_and_vrm1_files_load_with_the_same_bone_map),
+        cmocka_unit_test(rigs_with_other_bone_frames_give_the_same_avatar),
         cmocka_unit_test(plain_gltf_rigs_are_recognised_by_their_bone_names),
         cmocka_unit_test(optional_vrm_bones_that_are_absent_are_placed),
         cmocka_unit_test(materials_textures_and_rigid_meshes_are_read),
