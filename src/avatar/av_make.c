@@ -478,6 +478,10 @@ add_materials(struct writer *w, enum av_make_rig rig, int texture_index)
             cJSON *t = cJSON_AddObjectToObject(pbr, "baseColorTexture");
             cJSON_AddNumberToObject(t, "index", texture_index);
         }
+        if (i == MAT_EYES) { /* cut out (they are opaque: the mode is what is shown) */
+            cJSON_AddStringToObject(m, "alphaMode", "MASK");
+            cJSON_AddNumberToObject(m, "alphaCutoff", 0.25);
+        }
         if (i == MAT_EYES && rig == AV_MAKE_VRM1) {
             cJSON *ext = cJSON_AddObjectToObject(m, "extensions");
             cJSON *mt = cJSON_AddObjectToObject(ext, "VRMC_materials_mtoon");

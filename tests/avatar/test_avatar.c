@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "embody/avatar.h"
 #include "embody/m_math.h"
 #include "embody/osc.h"
@@ -44,6 +46,7 @@ make(struct av_make_desc desc, const char *name, char *out_path, size_t size)
 }
 
 static uint8_t *made_bytes(enum av_make_rig rig, size_t *out_size);
+static void write_bytes(const char *path, const uint8_t *bytes, size_t size);
 
 static void
 load_ok(const char *path, struct av_avatar *av)
@@ -300,6 +303,9 @@ materials_textures_and_rigid_meshes_are_read(void **state)
         assert_int_equal(av.materials[body].texture, 0);
         assert_int_equal(av.materials[body].shading, AV_SHADING_LIT);
         assert_int_equal(av.materials[eyes_mat].shading, AV_SHADING_TOON);
+        assert_int_equal(av.materials[eyes_mat].alpha_mode, AV_ALPHA_MASK);
+        assert_float_equal(av.materials[eyes_mat].alpha_cutoff, 0.25, 1e-6);
+        assert_int_equal(av.materials[body].alpha_mode, AV_ALPHA_OPAQUE);
         assert_int_equal(av.materials[material_named(&av, "Left")].texture, -1);
         /* The texture's top rows are the darker stripe: row 0 of the image is v = 0. */
         assert_int_equal(av.textures[0].rgba[0], 246);
@@ -323,6 +329,51 @@ materials_textures_and_rigid_meshes_are_read(void **state)
         av_avatar_fini(&av);
         make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
     }
+}
+
+/* A .gltf beside its .bin and its PNG (split from a GLB the test makes): the same avatar,
+ * the texture read from its file. */
+static void
+gltf_with_external_buffer_and_image_files_loads(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    uint8_t *glb = made_bytes(AV_MAKE_VRM1, &size);
+    const uint32_t json_len = (uint32_t)glb[12] | (uint32_t)glb[13] << 8 | (uint32_t)glb[14] << 16 |
+                              (uint32_t)glb[15] << 24;
+    const uint8_t *bin = glb + 20 + json_len + 8;
+    const size_t bin_len = size - 20 - json_len - 8;
+    cJSON *json = cJSON_ParseWithLength((const char *)glb + 20, json_len);
+    assert_non_null(json);
+    cJSON *buffer = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "buffers"), 0);
+    cJSON_AddStringToObject(buffer, "uri", "split.bin");
+    cJSON *image = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "images"), 0);
+    const int view = cJSON_GetObjectItem(image, "bufferView")->valueint;
+    cJSON *bv = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "bufferViews"), view);
+    const size_t png_at = (size_t)cJSON_GetObjectItem(bv, "byteOffset")->valuedouble;
+    const size_t png_len = (size_t)cJSON_GetObjectItem(bv, "byteLength")->valuedouble;
+    cJSON_DeleteItemFromObject(image, "bufferView");
+    cJSON_AddStringToObject(image, "uri", "split-stripes.png");
+    char *text = cJSON_Print(json);
+    assert_non_null(text);
+    write_bytes(OUT "split.gltf", (const uint8_t *)text, strlen(text));
+    write_bytes(OUT "split.bin", bin, bin_len);
+    write_bytes(OUT "split-stripes.png", bin + png_at, png_len);
+    free(text);
+    cJSON_Delete(json);
+    free(glb);
+    struct av_avatar av, ref;
+    load_ok(OUT "split.gltf", &av);
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    load_ok(path, &ref);
+    assert_int_equal(av.format, AV_FORMAT_VRM1);
+    assert_int_equal(av.vertex_count, ref.vertex_count);
+    assert_int_equal(av.texture_count, 1);
+    assert_int_equal(av.textures[0].width, 16);
+    assert_memory_equal(av.textures[0].rgba, ref.textures[0].rgba, 16 * 16 * 4);
+    av_avatar_fini(&av);
+    av_avatar_fini(&ref);
 }
 
 static void
@@ -635,6 +686,7 @@ main(void)
         cmocka_unit_test(plain_gltf_rigs_are_recognised_by_their_bone_names),
         cmocka_unit_test(optional_vrm_bones_that_are_absent_are_placed),
         cmocka_unit_test(materials_textures_and_rigid_meshes_are_read),
+        cmocka_unit_test(gltf_with_external_buffer_and_image_files_loads),
         cmocka_unit_test(skinned_vertices_follow_their_joints),
         cmocka_unit_test(shipped_default_avatar_loads_like_any_vrm),
         cmocka_unit_test(shipped_default_avatar_is_what_the_generator_makes),
