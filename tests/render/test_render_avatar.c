@@ -212,6 +212,73 @@ headset_eye_view_draws_the_skinned_avatar(void **state)
     teardown(&f);
 }
 
+/* Draws the eye view (64 x 64, 90 degrees) from `eye` towards `target` into `rgba`. */
+static void
+draw_eye_view(struct fixture *f, const vec3 eye, const vec3 target, uint8_t *rgba)
+{
+    render_make_current(f->r);
+    GLuint fb, color, depth;
+    glGenFramebuffers(1, &fb);
+    glBindFramebuffer(GL_FRAMEBUFFER, fb);
+    glGenRenderbuffers(1, &color);
+    glBindRenderbuffer(GL_RENDERBUFFER, color);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, 64, 64);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
+    glGenRenderbuffers(1, &depth);
+    glBindRenderbuffer(GL_RENDERBUFFER, depth);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, 64, 64);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, depth);
+    mat4 view, projection;
+    vec3 up = {0.0f, 1.0f, 0.0f};
+    glm_lookat((float *)eye, (float *)target, up, view);
+    glm_perspective(glm_rad(90.0f), 1.0f, 0.01f, 100.0f, projection);
+    render_draw_eye(f->r, &f->ts.scene, view, projection, 64, 64);
+    glReadPixels(0, 0, 64, 64, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fb);
+    GLuint rbs[2] = {color, depth};
+    glDeleteRenderbuffers(2, rbs);
+}
+
+/* From the headset's place in the head (8 cm above and 9 cm in front of the head joint)
+ * of an avatar at rest, looking ahead: above the horizon the view is the same as with no
+ * avatar at all (its
+ * own head, whose eyes would be a few centimetres in front of the player's, is left out),
+ * while the mirror still shows the head. */
+static void
+own_head_is_hidden_from_inside_it(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup(&f);
+    sk_pose_set_rest(&f.ts.pose, &f.ts.skeleton);
+    f.ts.scene.hidden_devices = (1u << EM_DEVICE_COUNT) - 1;
+    const float *head = f.ts.pose.position_m[f.ts.skeleton.bone_joint[SK_HEAD]];
+    const vec3 eye = {head[0], head[1] + 0.08f, head[2] + 0.09f};
+    const vec3 ahead = {head[0], head[1] + 0.08f, head[2] + 1.09f};
+    static uint8_t with[64 * 64 * 4], without[64 * 64 * 4];
+    draw_eye_view(&f, eye, ahead, with);
+    const struct sk_skeleton *skeleton = f.ts.scene.skeleton;
+    f.ts.scene.skeleton = NULL;
+    f.ts.scene.avatar = NULL;
+    draw_eye_view(&f, eye, ahead, without);
+    /* Above the horizon (the floor below follows the player: its grid and shadows move). */
+    int differing = 0;
+    for (int i = 64 * 32; i < 64 * 64; ++i) /* rows from the bottom */
+        differing += memcmp(with + i * 4, without + i * 4, 3) != 0;
+    printf("view from inside the head: %d of %d pixels above the horizon differ from an empty "
+           "scene\n",
+           differing, 64 * 32);
+    if (differing > 64 * 32 / 100)
+        fail_msg("%d pixels of the view from inside the head show the avatar", differing);
+    /* The mirror still shows the head. */
+    f.ts.scene.skeleton = skeleton;
+    f.ts.scene.avatar = &f.avatar;
+    render_draw(f.r, &f.ts.scene);
+    expect_parts_covered(&f);
+    teardown(&f);
+}
+
 int
 main(void)
 {
@@ -220,6 +287,7 @@ main(void)
         cmocka_unit_test(it_is_the_skinned_mesh_that_is_drawn),
         cmocka_unit_test(an_avatar_that_cannot_be_drawn_leaves_the_capsule_figure),
         cmocka_unit_test(headset_eye_view_draws_the_skinned_avatar),
+        cmocka_unit_test(own_head_is_hidden_from_inside_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
