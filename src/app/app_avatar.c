@@ -155,7 +155,7 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         r = load_bvh(a, desc->bvh_path, desc->unit_scale, err);
     else if (desc->skeleton_path)
         r = load_skeleton_file(a, desc->skeleton_path, err);
-    else if (is_default && (r = load_default(a, err)) == EM_OK)
+    else if (is_default && (r = load_default(a, err)) == EM_OK && desc->default_mesh)
         load_default_model(a);
     if (r != EM_OK) {
         sk_skeleton_fini(&a->skeleton);
