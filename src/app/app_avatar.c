@@ -131,6 +131,7 @@ load_default_model(struct app_avatar *a)
                 DEFAULT_MODEL);
         return;
     }
+    app_path_tidy(path, path, sizeof path);
     if (av_avatar_load(path, NULL, &a->model, &err) != EM_OK) {
         U_LOG_W("%s; showing the capsule figure", err.message);
         return;
@@ -237,7 +238,7 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         r = load_bvh(a, desc->bvh_path, desc->unit_scale, err);
     else if (desc->skeleton_path)
         r = load_skeleton_file(a, desc->skeleton_path, err);
-    else if (is_default && (r = load_default(a, err)) == EM_OK)
+    else if (is_default && (r = load_default(a, err)) == EM_OK && desc->default_mesh)
         load_default_model(a);
     if (r == EM_OK)
         r = load_settings(a, desc->config_path, err);

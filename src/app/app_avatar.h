@@ -26,6 +26,8 @@ struct app_avatar_desc {
     const char *bvh_path;      /* --avatar FILE.bvh, or NULL */
     const char *skeleton_path; /* --skeleton FILE.json, or NULL */
     const char *model_path;    /* --avatar FILE.vrm|.glb|.gltf, or NULL */
+    bool default_mesh;         /* the default humanoid wears config/avatar/embody.vrm (for
+                                  drawing; commands without a window leave it out) */
     double unit_scale;         /* metres per BVH unit; 0 = st_bvh_guess_unit_scale */
     double height_m;           /* fit to this standing height; 0 = see app_avatar_load */
     double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */

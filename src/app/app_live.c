@@ -90,6 +90,7 @@ setup_body(struct live *L)
     const struct app_avatar_desc desc = {
         .bvh_path = L->opt->avatar_bvh,
         .model_path = L->opt->avatar_model,
+        .default_mesh = true,
         .skeleton_path = L->opt->skeleton_json,
         .unit_scale = L->opt->unit_scale,
         .height_m = L->opt->height_m,
