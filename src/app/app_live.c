@@ -212,6 +212,9 @@ announce_source(const struct live *L)
                 info->path);
     else if (info->path[0])
         U_LOG_I("playing %s%s", info->path, L->opt->fast ? " as fast as possible" : "");
+    else if (L->opt->input == APP_INPUT_VMC)
+        U_LOG_I("reading VMC tracking on UDP port %d",
+                L->opt->vmc_in.port ? L->opt->vmc_in.port : OSC_VMC_DEFAULT_PORT);
     else
         U_LOG_I("tracking the headset through OpenXR");
 }
@@ -422,6 +425,7 @@ send_outputs(struct live *L)
         if (!senders[i])
             continue;
         osc_sender_set_headset(senders[i], &L->frame.device[EM_DEVICE_HEAD]);
+        osc_sender_set_devices(senders[i], &L->frame);
         osc_sender_send(senders[i], skeleton, pose, L->frame.time_s);
     }
 }

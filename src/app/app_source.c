@@ -100,6 +100,9 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
     memset(out_info, 0, sizeof *out_info);
     out_info->floor_height_m = APP_LOCAL_FLOOR_DEFAULT_M;
     switch (options->input) {
+    case APP_INPUT_VMC:
+        out_info->kind = "vmc";
+        return osc_vmc_in_create(&options->vmc_in, out_source, err);
     case APP_INPUT_REPLAY: return open_replay(options, out_source, out_info, err);
     case APP_INPUT_DEMO: return open_demo(options, out_source, out_info, err);
     case APP_INPUT_OPENXR: {
