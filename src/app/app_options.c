@@ -143,7 +143,7 @@ set_input(struct app_options *o, enum app_input input, const char *name, struct 
 {
     if (o->input != APP_INPUT_AUTO && o->input != input)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "%s: choose one of --openxr, --replay, --demo and --vmc-in", name);
+                       "%s: choose one of --openxr, --replay and --demo (or --vmc-in)", name);
     o->input = input;
     return EM_OK;
 }
