@@ -426,6 +426,29 @@ a_frame_without_trackers_gives_the_three_point_body(void **state)
     rig_fini(&b);
 }
 
+static void
+tracker_mounts_are_read_from_the_settings_file(void **state)
+{
+    (void)state;
+    struct body_desc d;
+    memset(&d, 0, sizeof d);
+    struct em_error err;
+    const char *ok = "{\"format\": \"embody-body\", \"trackers\": {\"pelvis\": {\"position_m\": "
+                     "[0, 0.06, -0.1]}, \"left_knee\": {\"position_m\": [0.01, -0.1, 0.07], "
+                     "\"rotation_xyzw\": [0, 0.258819, 0, 0.9659258]}}}";
+    if (body_desc_parse_json(ok, "body.json", &d, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_float_equal(d.tracker_mount[EM_TRACKER_PELVIS].position_m[1], 0.06f, 1e-6f);
+    assert_float_equal(d.tracker_mount[EM_TRACKER_PELVIS].rotation[3], 1.0f, 1e-6f);
+    assert_float_equal(d.tracker_mount[EM_TRACKER_LEFT_KNEE].rotation[1], 0.258819f, 1e-5f);
+    const char *bad = "{\"trackers\": {\"tail\": {\"position_m\": [0, 0, 0]}}}";
+    assert_int_equal(body_desc_parse_json(bad, "body.json", &d, &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "trackers.tail"));
+    const char *not_unit = "{\"trackers\": {\"chest\": {\"rotation_xyzw\": [0, 0, 0, 2]}}}";
+    assert_int_equal(body_desc_parse_json(not_unit, "body.json", &d, &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "trackers.chest"));
+}
+
 int
 main(void)
 {
@@ -436,6 +459,7 @@ main(void)
         cmocka_unit_test(calibration_recovers_mounts_that_differ_from_the_defaults),
         cmocka_unit_test(mounts_default_to_the_protocol),
         cmocka_unit_test(a_frame_without_trackers_gives_the_three_point_body),
+        cmocka_unit_test(tracker_mounts_are_read_from_the_settings_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
