@@ -369,6 +369,26 @@ device_note(const struct body_status *s, int d)
     return NULL;
 }
 
+/* Body trackers in the mirror and the HUD: their poses, and what the body does with them
+ * beyond their flags. */
+static void
+fill_trackers(struct live *L)
+{
+    struct render_scene *sc = &L->scene;
+    struct body_tracker_status st[EM_TRACKER_COUNT];
+    body_get_trackers(L->body, st);
+    sc->tracker_present = L->frame.tracker_present;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        sc->tracker[t] = L->frame.tracker[t];
+        const char *note = NULL;
+        if (st[t].present && st[t].state == BODY_DEVICE_RETURNING)
+            note = "blending in";
+        else if (st[t].present && st[t].state == BODY_DEVICE_LOST && st[t].weight > 0.0f)
+            note = "blending to the estimate";
+        sc->hud.tracker_note[t] = note;
+    }
+}
+
 static void
 fill_scene(struct live *L, int64_t now_ns)
 {
@@ -378,6 +398,7 @@ fill_scene(struct live *L, int64_t now_ns)
     sc->pose = body_pose(L->body);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         sc->device[d] = L->frame.device[d];
+    fill_trackers(L);
     const int n = s->effector_count < RENDER_MAX_TARGETS ? s->effector_count : RENDER_MAX_TARGETS;
     sc->target_count = n;
     struct render_hud *h = &sc->hud;
