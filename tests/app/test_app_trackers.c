@@ -1,7 +1,7 @@
 /*
  * Body trackers in the program, run as the real binary: `embody mocap2stream --trackers`
  * reproduces the reference tracker stream, tracker columns survive --replay and --record
- * unchanged, and a bad setup is refused by name.
+ * unchanged, a bad setup is refused by name, and `embody eval --trackers` runs the setups.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -127,6 +127,32 @@ tracker_columns_round_trip_through_replay_and_record(void **state)
     remove(b);
 }
 
+static void
+eval_runs_every_tracker_setup_and_checks_its_option(void **state)
+{
+    (void)state;
+    char dir[1024];
+    app_run_source_path("tests/data/mocap", dir, sizeof dir);
+    struct app_run_result r;
+    run_ok((const char *[]){"eval", dir, "--trackers", "6", "--frames", "60", "--json", "-",
+                            "--quiet", NULL},
+           &r);
+    app_run_expect_text(r.out, "Body trackers: setup 6");
+    app_run_result_fini(&r);
+    run_ok((const char *[]){"eval", dir, "--trackers", "all", "--frames", "60", "--quiet", NULL},
+           &r);
+    const char *rows[] = {"|     3 | known body",  "|     4 | known body",
+                          "|     6 | height only", "|     8 | known body",
+                          "|    11 | height only", "11-point: body_update median"};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
+        app_run_expect_text(r.out, rows[i]);
+    app_run_result_fini(&r);
+    app_run((const char *[]){"eval", dir, "--trackers", "5", NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--trackers");
+    app_run_result_fini(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -142,6 +168,7 @@ main(int argc, char **argv)
         cmocka_unit_test(mocap2stream_with_trackers_reproduces_the_reference),
         cmocka_unit_test(mocap2stream_refuses_an_unknown_tracker_setup),
         cmocka_unit_test(tracker_columns_round_trip_through_replay_and_record),
+        cmocka_unit_test(eval_runs_every_tracker_setup_and_checks_its_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
