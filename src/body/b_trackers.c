@@ -42,6 +42,10 @@
  * Measured on ../shared/mocap-train, 6-point known body: 0.5, 0.75 and 1 gave MPJPE
  * 3.20, 3.04 and 2.96 cm. */
 #define CHEST_BEND_SHARE 1.0f
+/* How much a tracked foot's axis decides the knee's bend plane against b_leg_pole's
+ * guess. Measured on ../shared/mocap-train, 6-point known body: 0, 0.5 and 1 gave MPJPE
+ * 3.00, 2.65 and 2.40 cm, worst clip jitter 3.9, 3.0 and 2.0 times the truth's. */
+#define FOOT_POLE_SHARE 1.0f
 /* How far from the limb's middle poles are put (only their direction counts). */
 #define POLE_DISTANCE_M 0.5f
 
@@ -437,6 +441,24 @@ set_leg_targets(struct body *b, int s)
         ik_solver_set_target(b->ik, b->effector_foot[s], foot, foot_rot);
     }
     b_leg_pole(b, s, pole);
+    if (wf > 0.0f) {
+        /* The knee bends about the ankle's left-right axis (an ankle flexes about that
+         * axis too), so a tracked foot says the bend plane: the knee goes forward of the
+         * hip-ankle line, square to the foot's +X. */
+        const float *hip = b->pose.position_m[b->j.upper_leg[s]];
+        float axis[3], down[3], ahead[3], knee[3];
+        const float x[3] = {1, 0, 0};
+        m_quat_rotate(T->bone_rotation[foot_t], x, axis);
+        m_vec3_sub(foot, hip, down);
+        m_vec3_cross(down, axis, ahead);
+        float mid[3];
+        m_vec3_lerp(hip, foot, 0.5f, mid);
+        if (m_vec3_normalize_or(ahead, ahead, ahead) > 1e-4f) {
+            m_vec3_muladd(mid, ahead, POLE_DISTANCE_M, knee);
+            blend_pole(hip, foot, pole, knee, FOOT_POLE_SHARE * wf, pole);
+        }
+        ik_solver_set_pole(b->ik, b->j.lower_leg[s], pole);
+    }
     if (wk > 0.0f) {
         blend_pole(b->pose.position_m[b->j.upper_leg[s]], foot, pole, T->bone_position_m[knee_t],
                    wk, pole);
