@@ -124,10 +124,12 @@ on_message(const char *path, const char *types, lo_arg **argv, int argc, lo_mess
         return 0;
     }
     float p[3], q[4];
+    /* liblo's arguments sit at 4-byte offsets in the message while lo_arg (a union with
+     * 64-bit members) wants 8: read the bytes, not the union. */
     for (int i = 0; i < 3; ++i)
-        p[i] = argv[1 + i]->f;
+        memcpy(&p[i], (const void *)argv[1 + i], sizeof p[i]);
     for (int i = 0; i < 4; ++i)
-        q[i] = argv[4 + i]->f;
+        memcpy(&q[i], (const void *)argv[4 + i], sizeof q[i]);
     if (!m_vec3_is_finite(p) || !m_quat_is_finite(q) || fabsf(p[0]) > 1e4f || fabsf(p[1]) > 1e4f ||
         fabsf(p[2]) > 1e4f) {
         note_bad(v, path, "a value is not a finite number (or beyond 10 km)");
@@ -138,7 +140,7 @@ on_message(const char *path, const char *types, lo_arg **argv, int argc, lo_mess
         note_bad(v, path, "the rotation is not a unit quaternion");
         return 0;
     }
-    const char *serial = &argv[0]->s;
+    const char *serial = (const char *)argv[0];
     const int role = hmd ? EM_DEVICE_HEAD : role_of_serial(v, serial);
     if (role < 0) {
         note_unmapped(v, path, serial);
