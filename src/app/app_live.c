@@ -455,6 +455,8 @@ send_outputs(struct live *L)
 static void
 record_frame(struct live *L)
 {
+    if (L->recording && L->recorded == 0 && L->source)
+        L->recorder.tracker_mask |= app_source_tracker_mask(L->source);
     if (!L->recording || (L->recorded > 0 && L->frame.time_s <= L->record_last_time_s))
         return;
     struct em_error err = {{0}};

@@ -125,6 +125,21 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
     return open_demo(options, out_source, out_info, err);
 }
 
+uint32_t
+app_source_tracker_mask(const struct in_source *source)
+{
+    if (strcmp(source->name, "vmc") == 0)
+        return EM_TRACKER_ALL;
+#ifdef EMBODY_HAVE_OPENXR
+    if (oxr_source_is_openxr(source)) {
+        struct oxr_status status;
+        oxr_source_get_status(source, &status);
+        return status.trackers ? EM_TRACKER_ALL : 0u;
+    }
+#endif
+    return 0u;
+}
+
 void
 app_source_describe(const struct in_source *source, char *out, size_t size)
 {

@@ -57,4 +57,9 @@ bool app_source_calibrate_floor(struct in_source *source, struct app_source_info
                                 const struct em_tracking_frame *frame, float eye_height_m,
                                 char *out_message, size_t size);
 
+/* The body trackers `source` may deliver at some point (EM_TRACKER_BIT each): all for VMC
+ * input and for OpenXR with body trackers bound, none otherwise (a file says it in its
+ * frames). A recording keeps these columns from its first row. */
+uint32_t app_source_tracker_mask(const struct in_source *source);
+
 #endif

@@ -157,4 +157,5 @@ oxr_source_get_status(const struct in_source *src, struct oxr_status *out_status
     s->instances_created = ox->instances_created;
     s->sessions_created = ox->sessions_created;
     s->profiles_accepted = ox->actions.profiles_accepted;
+    s->trackers = ox->actions.trackers;
 }
