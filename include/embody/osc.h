@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "embody/input.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 #include "embody/tracking.h"
@@ -215,6 +216,57 @@ struct osc_sender_stats {
 
 void
 osc_sender_get_stats(const struct osc_sender *sender, struct osc_sender_stats *out_stats);
+
+/* Gives the tracked devices for the next osc_sender_send only: VMC then also sends
+ * /VMC/Ext/Hmd/Pos "head", /VMC/Ext/Con/Pos "left" and "right" and /VMC/Ext/Tra/Pos per
+ * present body tracker (serial = em_tracker_name), for each device tracked, positions
+ * (x, y, -z) and rotations M R M (M = diag(1, 1, -1)) in Unity's world: what
+ * osc_vmc_in_create reads back. VRChat ignores it. */
+void osc_sender_set_devices(struct osc_sender *sender, const struct em_tracking_frame *frame);
+
+/* ---- VMC input (osc_vmc_in.c) ------------------------------------------------------ */
+
+#define OSC_VMC_MAX_ROLES 16
+#define OSC_VMC_WAIT_MS 20  /* how long next() waits for a datagram */
+#define OSC_VMC_STALE_S 0.5 /* a device not heard from this long is lost */
+
+/* A serial's role: EM_DEVICE_* (head, left, right), or EM_DEVICE_COUNT + EM_TRACKER_*. */
+struct osc_vmc_role {
+    char serial[64];
+    int role;
+};
+
+struct osc_vmc_in_desc {
+    int port; /* UDP port to listen on; 0 = OSC_VMC_DEFAULT_PORT (39539) */
+    int role_count;
+    struct osc_vmc_role role[OSC_VMC_MAX_ROLES];
+};
+
+struct osc_vmc_in_stats {
+    uint64_t messages;  /* OSC messages read */
+    uint64_t poses;     /* device poses taken */
+    uint64_t ignored;   /* other addresses (bones, blend shapes, time) */
+    uint64_t bad;       /* device messages refused: wrong types, non-finite, non-unit */
+    uint64_t malformed; /* datagrams liblo could not read */
+    uint64_t unmapped;  /* device poses whose serial has no role */
+    uint64_t frames;    /* frames delivered */
+};
+
+/* Listens on UDP `desc->port` for VMC device poses (/VMC/Ext/Hmd/Pos, Con/Pos, Tra/Pos)
+ * and returns an input source (name "vmc"): next() waits up to OSC_VMC_WAIT_MS for data
+ * and returns a frame of the latest poses (EM_NOT_READY when nothing came), time_s on the
+ * monotonic clock; devices not heard from for OSC_VMC_STALE_S are lost (flags 0); body
+ * trackers, once heard, stay present. Bad input is counted (osc_vmc_in_get_stats), the
+ * first of each kind logged, and a summary logged on destroy. Fails naming the port when
+ * it cannot be opened. */
+enum em_result osc_vmc_in_create(const struct osc_vmc_in_desc *desc, struct in_source **out_source,
+                                 struct em_error *err);
+
+/* `source` must come from osc_vmc_in_create. */
+void osc_vmc_in_get_stats(const struct in_source *source, struct osc_vmc_in_stats *out_stats);
+
+/* Parses "SERIAL=ROLE" (ROLE: head, left, right, or a tracker name). */
+enum em_result osc_vmc_role_parse(const char *text, struct osc_vmc_role *out, struct em_error *err);
 
 #ifdef __cplusplus
 }

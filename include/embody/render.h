@@ -59,6 +59,7 @@ struct render_hud {
     /* What the body does about each device beyond its tracking flags, for example "hand
      * at rest" while it is lost or "blending back" when it returns; NULL for nothing. */
     const char *device_note[EM_DEVICE_COUNT];
+    const char *tracker_note[EM_TRACKER_COUNT]; /* "blending in", ... NULL: nothing */
     const char *message; /* a transient line, for example "calibrated: 1.78 m" */
 };
 
@@ -77,6 +78,10 @@ struct render_scene {
      * grey with a red cross at the pose it last had. */
     struct em_device_pose device[EM_DEVICE_COUNT];
     uint32_t hidden_devices; /* bit (1 << enum em_device) set: that device is not drawn */
+    /* Body trackers (EM_TRACKER_BIT each present), drawn as pucks like the devices; the
+     * HUD lists each present one's state. */
+    uint32_t tracker_present;
+    struct em_device_pose tracker[EM_TRACKER_COUNT];
     int target_count;
     struct render_target target[RENDER_MAX_TARGETS];
     struct render_hud hud;

@@ -57,6 +57,9 @@ print_input(FILE *out, const struct app_options *o)
     fprintf(out, "%-34s = %s\n", "replay", or_none(o->replay_path));
     fprintf(out, "%-34s = %s\n", "fast", yes_no(o->fast));
     fprintf(out, "%-34s = %s\n", "loop", yes_no(o->loop));
+    if (o->input == APP_INPUT_VMC)
+        fprintf(out, "%-34s = %d (%d serial roles)\n", "vmc-in port",
+                o->vmc_in.port ? o->vmc_in.port : OSC_VMC_DEFAULT_PORT, o->vmc_in.role_count);
     fprintf(out, "%-34s = %s\n", "openxr support built in", yes_no(app_source_has_openxr()));
 }
 
@@ -102,6 +105,14 @@ print_body(FILE *out, const struct app_avatar *a, const struct body *body)
     print_vec3(out, "offsets.grip_offset_m.right", d.offsets.grip_offset_m[1]);
     print_quat(out, "offsets.grip_rotation.left", d.offsets.grip_rotation[0]);
     print_quat(out, "offsets.grip_rotation.right", d.offsets.grip_rotation[1]);
+    /* Body trackers: where each sits on its bone (defaults, or calibrated). */
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        char key[64];
+        snprintf(key, sizeof key, "trackers.%s.mount_m", em_tracker_name((enum em_tracker)t));
+        print_vec3(out, key, d.tracker_mount[t].position_m);
+        snprintf(key, sizeof key, "trackers.%s.rotation", em_tracker_name((enum em_tracker)t));
+        print_quat(out, key, d.tracker_mount[t].rotation);
+    }
 }
 
 static void

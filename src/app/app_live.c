@@ -238,6 +238,9 @@ announce_source(const struct live *L)
                 info->path);
     else if (info->path[0])
         U_LOG_I("playing %s%s", info->path, L->opt->fast ? " as fast as possible" : "");
+    else if (L->opt->input == APP_INPUT_VMC)
+        U_LOG_I("reading VMC tracking on UDP port %d",
+                L->opt->vmc_in.port ? L->opt->vmc_in.port : OSC_VMC_DEFAULT_PORT);
     else
         U_LOG_I("tracking the headset through OpenXR");
 }
@@ -426,6 +429,26 @@ device_note(const struct body_status *s, int d)
     return NULL;
 }
 
+/* Body trackers in the mirror and the HUD: their poses, and what the body does with them
+ * beyond their flags. */
+static void
+fill_trackers(struct live *L)
+{
+    struct render_scene *sc = &L->scene;
+    struct body_tracker_status st[EM_TRACKER_COUNT];
+    body_get_trackers(L->body, st);
+    sc->tracker_present = L->frame.tracker_present;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        sc->tracker[t] = L->frame.tracker[t];
+        const char *note = NULL;
+        if (st[t].present && st[t].state == BODY_DEVICE_RETURNING)
+            note = "blending in";
+        else if (st[t].present && st[t].state == BODY_DEVICE_LOST && st[t].weight > 0.0f)
+            note = "blending to the estimate";
+        sc->hud.tracker_note[t] = note;
+    }
+}
+
 static void
 fill_scene(struct live *L, int64_t now_ns)
 {
@@ -436,6 +459,7 @@ fill_scene(struct live *L, int64_t now_ns)
     app_avatar_scene(&L->avatar, L->body, sc);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         sc->device[d] = L->frame.device[d];
+    fill_trackers(L);
     const int n = s->effector_count < RENDER_MAX_TARGETS ? s->effector_count : RENDER_MAX_TARGETS;
     sc->target_count = n;
     struct render_hud *h = &sc->hud;
@@ -483,6 +507,7 @@ send_outputs(struct live *L)
         if (!senders[i])
             continue;
         osc_sender_set_headset(senders[i], &L->frame.device[EM_DEVICE_HEAD]);
+        osc_sender_set_devices(senders[i], &L->frame);
         osc_sender_send(senders[i], skeleton, pose, L->frame.time_s);
     }
 }
@@ -491,6 +516,8 @@ send_outputs(struct live *L)
 static void
 record_frame(struct live *L)
 {
+    if (L->recording && L->recorded == 0 && L->source)
+        L->recorder.tracker_mask |= app_source_tracker_mask(L->source);
     if (!L->recording || (L->recorded > 0 && L->frame.time_s <= L->record_last_time_s))
         return;
     struct em_error err = {{0}};

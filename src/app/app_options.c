@@ -34,6 +34,8 @@ enum option_id {
     OPT_CONFIG,
     OPT_BODY,
     OPT_PRIOR,
+    OPT_VMC_IN,
+    OPT_VMC_ROLE,
     OPT_COUNT,
 };
 
@@ -64,6 +66,8 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_CONFIG, "config", 0, APP_ARG_VALUE},
     {OPT_BODY, "body", 0, APP_ARG_VALUE},
     {OPT_PRIOR, "prior", 0, APP_ARG_VALUE},
+    {OPT_VMC_IN, "vmc-in", 0, APP_ARG_OPTIONAL},
+    {OPT_VMC_ROLE, "vmc-role", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -82,6 +86,11 @@ app_options_print_help(FILE *out)
           "  --demo                 play the bundled demo\n"
           "  --fast                 play the replay or the demo as fast as possible\n"
           "  --loop                 start the replay again at its end\n"
+          "  --vmc-in [PORT]        read tracking sent over the VMC protocol (UDP 39539):\n"
+          "                         /VMC/Ext/Hmd/Pos, Con/Pos and Tra/Pos\n"
+          "  --vmc-role SERIAL=ROLE the role of a VMC serial: head, left, right, pelvis,\n"
+          "                         chest, left_foot, right_foot, left_knee, right_knee,\n"
+          "                         left_elbow, right_elbow (serials named so need none)\n"
           "Avatar:\n"
           "  --height M             standing height, 0.5 to 2.8 m (default humanoid: from\n"
           "                         a replay's first 3 s, else 1.75; headless OpenXR\n"
@@ -138,6 +147,7 @@ app_input_name(enum app_input input)
     case APP_INPUT_OPENXR: return "openxr";
     case APP_INPUT_REPLAY: return "replay";
     case APP_INPUT_DEMO: return "demo";
+    case APP_INPUT_VMC: return "vmc";
     }
     return "?";
 }
@@ -153,7 +163,7 @@ set_input(struct app_options *o, enum app_input input, const char *name, struct 
 {
     if (o->input != APP_INPUT_AUTO && o->input != input)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "%s: choose one of --openxr, --replay and --demo", name);
+                       "%s: choose one of --openxr, --replay and --demo (or --vmc-in)", name);
     o->input = input;
     return EM_OK;
 }
@@ -199,6 +209,16 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_VMC: return parse_osc(&o->vmc, name, value, OSC_VMC_DEFAULT_PORT, err);
     case OPT_VRCHAT: return parse_osc(&o->vrchat, name, value, OSC_VRCHAT_DEFAULT_PORT, err);
     case OPT_RECORD: o->record_path = value; return EM_OK;
+    case OPT_VMC_IN:
+        if (value && app_parse_count(name, value, 1, 65535, "a UDP port", &count, err) != EM_OK)
+            return EM_ERROR_INVALID_ARGUMENT;
+        o->vmc_in.port = value ? (int)count : 0;
+        return set_input(o, APP_INPUT_VMC, name, err);
+    case OPT_VMC_ROLE:
+        if (o->vmc_in.role_count >= OSC_VMC_MAX_ROLES)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: at most %d serials", name,
+                           OSC_VMC_MAX_ROLES);
+        return osc_vmc_role_parse(value, &o->vmc_in.role[o->vmc_in.role_count++], err);
     case OPT_FRAMES:
         if (app_parse_count(name, value, 1, APP_FRAMES_MAX, "a frame count", &count, err) != EM_OK)
             return EM_ERROR_INVALID_ARGUMENT;

@@ -30,6 +30,7 @@ enum app_input {
     APP_INPUT_OPENXR,   /* OpenXR or an error */
     APP_INPUT_REPLAY,   /* a stream file */
     APP_INPUT_DEMO,     /* the bundled demo */
+    APP_INPUT_VMC,      /* VMC protocol input (--vmc-in) */
 };
 
 /* One OSC output (--vmc, --vrchat-osc). */
@@ -61,6 +62,7 @@ struct app_options {
     struct app_osc_option vrchat; /* --vrchat-osc [HOST:PORT] */
     const char *record_path;      /* --record */
     const char *config_path;      /* --config: the body's settings, NULL = config/body.json */
+    struct osc_vmc_in_desc vmc_in; /* --vmc-in [PORT], --vmc-role SERIAL=ROLE */
 
     long frames;                 /* --frames: stop after this many, 0 = until the end */
     const char *screenshot_path; /* --screenshot: the window's image at the end */

@@ -113,6 +113,9 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
     memset(out_info, 0, sizeof *out_info);
     out_info->floor_height_m = APP_LOCAL_FLOOR_DEFAULT_M;
     switch (options->input) {
+    case APP_INPUT_VMC:
+        out_info->kind = "vmc";
+        return osc_vmc_in_create(&options->vmc_in, out_source, err);
     case APP_INPUT_REPLAY: return open_replay(options, out_source, out_info, err);
     case APP_INPUT_DEMO: return open_demo(options, out_source, out_info, err);
     case APP_INPUT_OPENXR: {
@@ -133,6 +136,21 @@ app_source_open(const struct app_options *options, const struct app_eye_target *
     snprintf(out_info->fallback_reason, sizeof out_info->fallback_reason, "%s",
              why.message[0] ? why.message : "OpenXR could not start");
     return open_demo(options, out_source, out_info, err);
+}
+
+uint32_t
+app_source_tracker_mask(const struct in_source *source)
+{
+    if (strcmp(source->name, "vmc") == 0)
+        return EM_TRACKER_ALL;
+#ifdef EMBODY_HAVE_OPENXR
+    if (oxr_source_is_openxr(source)) {
+        struct oxr_status status;
+        oxr_source_get_status(source, &status);
+        return status.trackers ? EM_TRACKER_ALL : 0u;
+    }
+#endif
+    return 0u;
 }
 
 void

@@ -64,5 +64,9 @@ bool app_source_is_headless(const struct in_source *source);
 /* True when OpenXR's stream ended because the runtime went away for good (not because
  * it asked the program to exit). */
 bool app_source_runtime_gone(const struct in_source *source);
+/* The body trackers `source` may deliver at some point (EM_TRACKER_BIT each): all for VMC
+ * input and for OpenXR with body trackers bound, none otherwise (a file says it in its
+ * frames). A recording keeps these columns from its first row. */
+uint32_t app_source_tracker_mask(const struct in_source *source);
 
 #endif

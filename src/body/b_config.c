@@ -198,6 +198,36 @@ read_devices(const cJSON *devices, const char *src, struct body_desc *d, struct 
     return r;
 }
 
+/* "trackers": {"pelvis": {"position_m": [x, y, z], "rotation_xyzw": [...]}, ...}: body
+ * tracker mounts (include/embody/body.h), by em_tracker_name. */
+static enum em_result
+read_trackers(const cJSON *trackers, const char *src, struct body_desc *d, struct em_error *err)
+{
+    for (const cJSON *t = trackers->child; t; t = t->next) {
+        const int k = em_tracker_find(t->string ? t->string : "");
+        if (k < 0)
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: trackers.%s: not a tracker (pelvis, chest, left_foot, "
+                           "right_foot, left_knee, right_knee, left_elbow, right_elbow)",
+                           src, t->string ? t->string : "?");
+        char where[300];
+        snprintf(where, sizeof where, "%s: trackers.%s", src, t->string);
+        if (!cJSON_IsObject(t))
+            return em_fail(err, EM_ERROR_PARSE, "%s: expected an object", where);
+        struct body_tracker_mount *m = &d->tracker_mount[k];
+        bool present;
+        enum em_result r = read_floats(t, "position_m", 3, where, m->position_m, &present, err);
+        if (r == EM_OK && m->rotation[3] == 0.0f && m->rotation[0] == 0.0f &&
+            m->rotation[1] == 0.0f && m->rotation[2] == 0.0f)
+            m_quat_identity(m->rotation); /* a position alone is a mount with the bone's axes */
+        if (r == EM_OK)
+            r = read_rotation(t, where, m->rotation, err);
+        if (r != EM_OK)
+            return r;
+    }
+    return EM_OK;
+}
+
 enum em_result
 body_desc_parse_json(const char *text, const char *source, struct body_desc *desc,
                      struct em_error *err)
@@ -216,7 +246,9 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     else if (format && !(cJSON_IsString(format) && strcmp(format->valuestring, "embody-body") == 0))
         r = em_fail(err, EM_ERROR_PARSE, "%s: format: expected \"embody-body\"", source);
     if (r == EM_OK)
-        r = check_fields(root, "format,version,note,devices,filter,tracking_loss,floor_height_m",
+        r = check_fields(root,
+                         "format,version,note,devices,filter,tracking_loss,floor_height_m,"
+                         "trackers",
                          source, err);
     if (r == EM_OK) {
         snprintf(where, sizeof where, "%s", source);
@@ -250,6 +282,13 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     }
     if (r == EM_OK)
         r = read_number(root, "floor_height_m", -10.0, 10.0, source, &d.floor_height_m, err);
+    if (r == EM_OK) {
+        const cJSON *trackers = object_or_null(root, "trackers", source, &bad, err);
+        if (bad)
+            r = EM_ERROR_PARSE;
+        else if (trackers)
+            r = read_trackers(trackers, source, &d, err);
+    }
     cJSON_Delete(root);
     if (r == EM_OK)
         *desc = d;

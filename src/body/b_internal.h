@@ -100,11 +100,12 @@ struct b_trackers {
     float weight[EM_TRACKER_COUNT];                /* eased blend, 0 when never seen */
     float bone_position_m[EM_TRACKER_COUNT][3];    /* the bone pose the tracker says */
     float bone_rotation[EM_TRACKER_COUNT][4];
-    /* The body's solver with a chest effector too, swapped with body->ik while the chest
-     * tracker counts, so the other pieces set their targets on whichever is in use. */
+    /* The body's solver with chest, knee and elbow effectors too, swapped with body->ik
+     * while a tracker it serves counts, so the other pieces set their targets on whichever
+     * is in use. */
     struct ik_solver *spare_ik;
-    bool chest_solver_in_use;
-    int effector_chest;
+    bool full_solver_in_use;
+    int effector_chest, effector_elbow[2];
     /* Before the pelvis estimate: to recompute the pelvis velocity from tracked hips. */
     float velocity_before_m_s[3];
     float hips_before_m[3];

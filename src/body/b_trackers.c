@@ -27,8 +27,25 @@
 /* The chest effector's pull where the spine, the neck and the arms meet (each of the
  * head and hands pulls 1 there): the tracker decides, the others bend around it. */
 #define CHEST_WEIGHT 8.0f
+/* Knee and elbow effectors' pull against the foot's or hand's chain below them (1). */
+#ifndef LIMB_JOINT_WEIGHT
+#define LIMB_JOINT_WEIGHT 4.0f
+#endif
 /* A calibrated mount further than this from its bone is a tracker on another bone. */
 #define MOUNT_MAX_M 0.3f
+/* Trackers are filtered like the headset but with this many times its cutoff at rest:
+ * optical and lighthouse trackers are steady to a millimetre or so, and lag costs more
+ * than noise. Measured on ../shared/mocap-train (eval --trackers all): factors 1, 3 and
+ * 10 gave 6-point MPJPE 3.41, 3.30 and 3.15 cm, foot skate 0.27 to 0.29 cm/frame. */
+#define TRACKER_MIN_CUTOFF_FACTOR 10.0f
+/* The chest's share of the spine's bend without a chest tracker (estimate_chest).
+ * Measured on ../shared/mocap-train, 6-point known body: 0.5, 0.75 and 1 gave MPJPE
+ * 3.20, 3.04 and 2.96 cm. */
+#define CHEST_BEND_SHARE 1.0f
+/* How much a tracked foot's axis decides the knee's bend plane against b_leg_pole's
+ * guess. Measured on ../shared/mocap-train, 6-point known body: 0, 0.5 and 1 gave MPJPE
+ * 3.00, 2.65 and 2.40 cm, worst clip jitter 3.9, 3.0 and 2.0 times the truth's. */
+#define FOOT_POLE_SHARE 1.0f
 /* How far from the limb's middle poles are put (only their direction counts). */
 #define POLE_DISTANCE_M 0.5f
 
@@ -83,15 +100,15 @@ b_trackers_resolve_mounts(struct body_desc *desc)
 /* ---- the chest solver ------------------------------------------------------------- */
 
 static void
-use_chest_solver(struct body *b, bool use)
+use_full_solver(struct body *b, bool use)
 {
     struct b_trackers *T = &b->trackers;
-    if (!T->spare_ik || use == T->chest_solver_in_use)
+    if (!T->spare_ik || use == T->full_solver_in_use)
         return;
     struct ik_solver *in_use = b->ik;
     b->ik = T->spare_ik;
     T->spare_ik = in_use;
-    T->chest_solver_in_use = use;
+    T->full_solver_in_use = use;
 }
 
 enum em_result
@@ -100,21 +117,31 @@ b_trackers_setup(struct body *b, struct em_error *err)
     b_trackers_fini(b);
     struct ik_solver_desc d;
     ik_solver_get_desc(b->ik, &d);
-    if (d.effector_count >= IK_MAX_EFFECTORS)
-        return EM_OK; /* no room: the chest tracker is not used */
-    for (int e = 0; e < d.effector_count; ++e)
-        if (d.effector[e].joint == b->j.chest)
+    /* The legs are not in the solver (they are built after it, b_legs.c): knee trackers
+     * act through the knee poles only. */
+    if (d.effector_count + 3 > IK_MAX_EFFECTORS)
+        return EM_OK; /* no room: chest and elbow trackers give poles only */
+    for (int e = 0; e < d.effector_count; ++e) {
+        const int j = d.effector[e].joint;
+        if (j == b->j.chest || j == b->j.lower_arm[0] || j == b->j.lower_arm[1])
             return EM_OK;
-    b->trackers.effector_chest = d.effector_count;
+    }
+    struct b_trackers *T = &b->trackers;
+    T->effector_chest = d.effector_count;
     d.effector[d.effector_count++] =
         (struct ik_effector_desc){.joint = b->j.chest, .weight = CHEST_WEIGHT, .orientation = true};
-    return ik_solver_create(&d, &b->trackers.spare_ik, err);
+    for (int s = 0; s < 2; ++s) {
+        T->effector_elbow[s] = d.effector_count;
+        d.effector[d.effector_count++] =
+            (struct ik_effector_desc){.joint = b->j.lower_arm[s], .weight = LIMB_JOINT_WEIGHT};
+    }
+    return ik_solver_create(&d, &T->spare_ik, err);
 }
 
 void
 b_trackers_fini(struct body *b)
 {
-    use_chest_solver(b, false);
+    use_full_solver(b, false);
     ik_solver_destroy(&b->trackers.spare_ik);
 }
 
@@ -122,7 +149,7 @@ void
 b_trackers_reset(struct body *b)
 {
     struct b_trackers *T = &b->trackers;
-    use_chest_solver(b, false);
+    use_full_solver(b, false);
     T->present = 0;
     memset(T->filter_position, 0, sizeof T->filter_position);
     memset(T->filter_rotation, 0, sizeof T->filter_rotation);
@@ -167,9 +194,11 @@ track_one(struct body *b, int t, const struct em_device_pose *dev, bool carried,
         m_vec3_copy(dev->pose.position_m, p);
         m_quat_copy(dev->pose.orientation, q);
         m_quat_normalize(q);
-        b_filter_position(&T->filter_position[t], p, dt_s, b->desc.filter_min_cutoff_hz,
+        b_filter_position(&T->filter_position[t], p, dt_s,
+                          TRACKER_MIN_CUTOFF_FACTOR * b->desc.filter_min_cutoff_hz,
                           b->desc.filter_beta);
-        b_filter_rotation(&T->filter_rotation[t], q, dt_s, b->desc.filter_min_cutoff_hz,
+        b_filter_rotation(&T->filter_rotation[t], q, dt_s,
+                          TRACKER_MIN_CUTOFF_FACTOR * b->desc.filter_min_cutoff_hz,
                           b->desc.filter_beta);
         /* Seen on the first frame: counts at once; later: blends in. */
         if (!k->seen && !b->pelvis_started)
@@ -196,6 +225,34 @@ track_one(struct body *b, int t, const struct em_device_pose *dev, bool carried,
                           T->bone_position_m[t], T->bone_rotation[t]);
 }
 
+/* A lost controller's hand blends to where an elbow tracker puts it (at the end of the
+ * forearm the tracker gives) instead of hanging at the side. */
+static void
+hands_from_elbows(struct body *b)
+{
+    const struct b_trackers *T = &b->trackers;
+    for (int s = 0; s < 2; ++s) {
+        const int t = EM_TRACKER_LEFT_ELBOW + s;
+        const struct b_device_track *hand = &b->track[EM_DEVICE_LEFT_HAND + s];
+        const float we = T->weight[t];
+        const float wh =
+            hand->seen ? hand->blend * hand->blend * (3.0f - 2.0f * hand->blend) : 0.0f;
+        if (we <= 0.0f || wh >= 1.0f)
+            continue;
+        float wrist[3], rot[4];
+        m_quat_rotate(T->bone_rotation[t], b->skeleton.offset_m[b->j.hand[s]], wrist);
+        m_vec3_add(T->bone_position_m[t], wrist, wrist);
+        m_quat_copy(T->bone_rotation[t], rot);
+        if (hand->seen) {
+            m_vec3_lerp(wrist, hand->last_position_m, wh, wrist);
+            m_quat_slerp(rot, hand->last_rotation, wh, rot);
+        }
+        m_vec3_lerp(b->hand_position_m[s], wrist, we, b->hand_position_m[s]);
+        m_quat_slerp(b->hand_rotation[s], rot, we, b->hand_rotation[s]);
+        m_quat_normalize(b->hand_rotation[s]);
+    }
+}
+
 void
 b_trackers_update(struct body *b, const struct em_tracking_frame *frame, float dt_s)
 {
@@ -203,7 +260,14 @@ b_trackers_update(struct body *b, const struct em_tracking_frame *frame, float d
     T->present = frame->tracker_present & EM_TRACKER_ALL;
     for (int t = 0; t < EM_TRACKER_COUNT; ++t)
         track_one(b, t, &frame->tracker[t], (T->present & EM_TRACKER_BIT(t)) != 0, dt_s);
-    use_chest_solver(b, T->weight[EM_TRACKER_CHEST] > 0.0f);
+    /* The full solver while any tracker it serves counts (feet alone need only the
+     * body's own). */
+    bool full = false;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        if (t != EM_TRACKER_LEFT_FOOT && t != EM_TRACKER_RIGHT_FOOT && T->weight[t] > 0.0f)
+            full = true;
+    use_full_solver(b, full);
+    hands_from_elbows(b);
     m_vec3_copy(b->body_velocity_m_s, T->velocity_before_m_s);
     m_vec3_copy(b->hips_position_m, T->hips_before_m);
 }
@@ -234,36 +298,59 @@ b_trackers_drive_pelvis(struct body *b, float dt_s)
 
 /* ---- feet -------------------------------------------------------------------------- */
 
+/* The ankle a knee tracker implies: its tracker gives the shin's pose, the ankle hangs at
+ * the end of the shin. */
+static void
+ankle_from_knee(const struct body *b, int side, float *out_m)
+{
+    const struct b_trackers *T = &b->trackers;
+    const int t = EM_TRACKER_LEFT_KNEE + side;
+    m_quat_rotate(T->bone_rotation[t], b->skeleton.offset_m[b->j.foot[side]], out_m);
+    m_vec3_add(T->bone_position_m[t], out_m, out_m);
+}
+
 bool
 b_trackers_hold_foot(struct body *b, int side)
 {
-    const int t = EM_TRACKER_LEFT_FOOT + side;
+    const int t = EM_TRACKER_LEFT_FOOT + side, knee = EM_TRACKER_LEFT_KNEE + side;
     const struct b_trackers *T = &b->trackers;
-    if (T->track[t].state != BODY_DEVICE_TRACKED || T->weight[t] < 1.0f)
-        return false;
     struct b_foot *f = &b->foot[side];
-    m_vec3_copy(T->bone_position_m[t], f->planted_m);
-    m_vec3_copy(T->bone_position_m[t], f->position_m);
-    f->planted_yaw_rad = f->yaw_rad = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
+    if (T->track[t].state == BODY_DEVICE_TRACKED && T->weight[t] >= 1.0f) {
+        m_vec3_copy(T->bone_position_m[t], f->position_m);
+        f->yaw_rad = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
+    } else if (T->track[knee].state == BODY_DEVICE_TRACKED && T->weight[knee] >= 1.0f) {
+        ankle_from_knee(b, side, f->position_m);
+    } else {
+        return false;
+    }
+    m_vec3_copy(f->position_m, f->planted_m);
+    f->planted_yaw_rad = f->yaw_rad;
     f->stepping = false;
     f->step_time_s = 1.0f; /* long on the ground: the other foot may step */
     return true;
 }
 
+/* Feet blended toward their trackers, or (no foot tracker) toward the ankle a knee tracker
+ * implies: the foot follows the shin instead of stepping. */
 void
 b_trackers_drive_feet(struct body *b)
 {
     const struct b_trackers *T = &b->trackers;
     for (int s = 0; s < 2; ++s) {
-        const int t = EM_TRACKER_LEFT_FOOT + s;
-        const float w = T->weight[t];
-        if (w <= 0.0f)
-            continue;
         struct b_foot *f = &b->foot[s];
-        m_vec3_lerp(f->position_m, T->bone_position_m[t], w, f->position_m);
-        const float yaw = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
-        f->yaw_rad = m_angle_wrap(f->yaw_rad + w * m_angle_wrap(yaw - f->yaw_rad));
-        if (w >= 1.0f) {
+        const int t = EM_TRACKER_LEFT_FOOT + s;
+        const float wf = T->weight[t], wk = T->weight[EM_TRACKER_LEFT_KNEE + s] * (1.0f - wf);
+        if (wk > 0.0f) {
+            float ankle[3];
+            ankle_from_knee(b, s, ankle);
+            m_vec3_lerp(f->position_m, ankle, wk, f->position_m);
+        }
+        if (wf > 0.0f) {
+            m_vec3_lerp(f->position_m, T->bone_position_m[t], wf, f->position_m);
+            const float yaw = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
+            f->yaw_rad = m_angle_wrap(f->yaw_rad + wf * m_angle_wrap(yaw - f->yaw_rad));
+        }
+        if (wf >= 1.0f || wk >= 1.0f) {
             m_vec3_copy(f->position_m, f->planted_m);
             f->planted_yaw_rad = f->yaw_rad;
         }
@@ -290,6 +377,36 @@ blend_pole(const float *root, const float *end, const float *estimate, const flo
     m_vec3_muladd(mid, d, POLE_DISTANCE_M, out_pole);
 }
 
+/* Without a chest tracker but with the hips known (a pelvis tracker), the chest from the
+ * hips and the neck below the head: the spine bends evenly between them, so the chest
+ * takes CHEST_BEND_SHARE of the turn from the hips' rest spine to the hips-neck line and
+ * sits along the spine turned by half as much. Left to the solver alone, the chest goes
+ * wherever the arms pull it and the shoulders flip from frame to frame. */
+static void
+estimate_chest(const struct body *b, float *out_position, float *out_rotation)
+{
+    const float(*rest)[3] = (const float(*)[3])b->skeleton.rest_position_m;
+    float yaw_rot[4], mid[4], off[3], neck[3], v_rest[3], v_now[3], bend[4], full[4], half[4];
+    b_quat_from_yaw(b->heading_rad, yaw_rot);
+    m_quat_slerp(yaw_rot, b->head_rotation, 0.5f, mid);
+    m_quat_rotate(mid, b->m.head_from_neck_m, off);
+    m_vec3_sub(b->head_position_m, off, neck);
+    m_vec3_sub(rest[b->j.neck], rest[b->j.hips], v_rest);
+    m_quat_rotate(b->hips_rotation, v_rest, v_rest);
+    m_vec3_sub(neck, b->hips_position_m, v_now);
+    const float up[3] = {0, 1, 0};
+    m_vec3_normalize_or(v_rest, up, v_rest);
+    m_vec3_normalize_or(v_now, v_rest, v_now);
+    m_quat_from_to(v_rest, v_now, bend);
+    m_quat_mul(bend, b->hips_rotation, full);
+    m_quat_slerp(b->hips_rotation, full, CHEST_BEND_SHARE, out_rotation);
+    m_quat_normalize(out_rotation);
+    m_quat_slerp(b->hips_rotation, full, 0.5f * CHEST_BEND_SHARE, half);
+    m_vec3_sub(rest[b->j.chest], rest[b->j.hips], off);
+    m_quat_rotate(half, off, off);
+    m_vec3_add(b->hips_position_m, off, out_position);
+}
+
 /* A tracked foot's turn and a tracked knee's direction, into the legs' targets (the legs
  * are built after the solve, b_legs.c; the ankle target already follows the foot tracker,
  * b_trackers_drive_feet). */
@@ -304,41 +421,72 @@ set_leg_targets(struct body *b, int s, struct b_leg_targets *legs)
                      legs->foot_rotation[s]);
         m_quat_normalize(legs->foot_rotation[s]);
     }
+    if (wf > 0.0f) {
+        /* The knee bends about the ankle's left-right axis (an ankle flexes about that
+         * axis too), so a tracked foot says the bend plane: the knee goes forward of the
+         * hip-ankle line, square to the foot's +X. */
+        const float *hip = b->pose.position_m[b->j.upper_leg[s]];
+        const float *foot = legs->ankle_m[s];
+        float axis[3], down[3], ahead[3], knee[3], mid[3];
+        const float x[3] = {1, 0, 0};
+        m_quat_rotate(T->bone_rotation[foot_t], x, axis);
+        m_vec3_sub(foot, hip, down);
+        m_vec3_cross(down, axis, ahead);
+        m_vec3_lerp(hip, foot, 0.5f, mid);
+        if (m_vec3_normalize_or(ahead, ahead, ahead) > 1e-4f) {
+            m_vec3_muladd(mid, ahead, POLE_DISTANCE_M, knee);
+            blend_pole(hip, foot, legs->knee_pole_m[s], knee, FOOT_POLE_SHARE * wf,
+                       legs->knee_pole_m[s]);
+        }
+    }
     if (wk > 0.0f)
         blend_pole(b->pose.position_m[b->j.upper_leg[s]], legs->ankle_m[s],
                    legs->knee_pole_m[s], T->bone_position_m[knee_t], wk, legs->knee_pole_m[s]);
 }
 
 static void
-set_elbow_pole(struct body *b, int s)
+set_arm_targets(struct body *b, int s)
 {
     const struct b_trackers *T = &b->trackers;
     const int t = EM_TRACKER_LEFT_ELBOW + s;
-    if (T->weight[t] <= 0.0f)
+    const float w = T->weight[t];
+    if (w <= 0.0f && !T->full_solver_in_use)
         return;
     float pole[3];
+    const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
     b_arm_pole(b, s, pole);
-    blend_pole(b->pose.position_m[b->j.upper_arm[s]], b->hand_position_m[s], pole,
-               T->bone_position_m[t], T->weight[t], pole);
-    ik_solver_set_pole(b->ik, b->j.lower_arm[s], pole);
+    if (w > 0.0f) {
+        blend_pole(shoulder, b->hand_position_m[s], pole, T->bone_position_m[t], w, pole);
+        ik_solver_set_pole(b->ik, b->j.lower_arm[s], pole);
+    }
+    if (T->full_solver_in_use) {
+        /* The elbow: its tracker, or (not worn) the two-bone answer toward the pole. */
+        float mid[3], bend[3], elbow[3], end[3];
+        m_vec3_lerp(shoulder, b->hand_position_m[s], 0.5f, mid);
+        m_vec3_sub(pole, mid, bend);
+        ik_two_bone_positions(shoulder, b->m.upper_arm_m, b->m.lower_arm_m, b->hand_position_m[s],
+                              bend, elbow, end);
+        m_vec3_lerp(elbow, T->bone_position_m[t], w, elbow);
+        ik_solver_set_target(b->ik, T->effector_elbow[s], elbow, NULL);
+    }
 }
 
 void
 b_trackers_set_targets(struct body *b, struct b_leg_targets *legs)
 {
     const struct b_trackers *T = &b->trackers;
-    if (T->chest_solver_in_use) {
+    if (T->full_solver_in_use) {
         float chest[3], chest_rot[4];
         const float w = T->weight[EM_TRACKER_CHEST];
-        m_vec3_lerp(b->pose.position_m[b->j.chest], T->bone_position_m[EM_TRACKER_CHEST], w, chest);
-        m_quat_slerp(b->pose.rotation[b->j.chest], T->bone_rotation[EM_TRACKER_CHEST], w,
-                     chest_rot);
+        estimate_chest(b, chest, chest_rot);
+        m_vec3_lerp(chest, T->bone_position_m[EM_TRACKER_CHEST], w, chest);
+        m_quat_slerp(chest_rot, T->bone_rotation[EM_TRACKER_CHEST], w, chest_rot);
         m_quat_normalize(chest_rot);
         ik_solver_set_target(b->ik, T->effector_chest, chest, chest_rot);
     }
     for (int s = 0; s < 2; ++s) {
         set_leg_targets(b, s, legs);
-        set_elbow_pole(b, s);
+        set_arm_targets(b, s);
     }
 }
 

@@ -315,6 +315,11 @@ ev_main(int argc, char **argv)
     }
     if (options.tracker_setups)
         return ev_trackers_main(&options);
+    if (options.trackers) {
+        char setup[128];
+        st_tracker_setup_name(options.trackers, setup, sizeof setup);
+        printf("Body trackers: setup %s (PROTOCOL.md section 2b)\n", setup);
+    }
     int prior_status = 0;
     if (ev_prior_main(&options, &prior_status))
         return prior_status;
@@ -328,11 +333,6 @@ ev_main(int argc, char **argv)
         fprintf(stderr, "embody eval: %s\n", err.message);
         ev_report_fini(&report);
         return 2;
-    }
-    if (options.trackers) {
-        char setup[128];
-        st_tracker_setup_name(options.trackers, setup, sizeof setup);
-        printf("Body trackers: setup %s (PROTOCOL.md section 2b)\n", setup);
     }
     ev_report_print(&report, stdout);
     fflush(stdout);

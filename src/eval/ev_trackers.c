@@ -124,7 +124,7 @@ target_row(FILE *out, const char *measure, double value, const char *unit, const
     char v[64], t[64];
     snprintf(v, sizeof v, "%.2f %s", value, unit);
     snprintf(t, sizeof t, "%s %.2f %s", cmp, target, unit);
-    fprintf(out, "| %-44s | %-14s | %-14s | %-7s |\n", measure, v, t, met ? "met" : "NOT MET");
+    fprintf(out, "| %-48s | %-14s | %-14s | %-7s |\n", measure, v, t, met ? "met" : "NOT MET");
     return met;
 }
 
@@ -135,10 +135,9 @@ print_targets(const struct setup_row *rows, const struct ev_options *o, FILE *ou
     const bool height = (o->modes & EV_MODE_HEIGHT_ONLY) != 0;
     int missed = 0;
     char what[96];
-    fprintf(out, "\n| target                                       | value          | target       "
-                 "  | verdict |\n");
-    fprintf(out, "|----------------------------------------------|----------------|----------------"
-                 "|---------|\n");
+    fprintf(out, "\n| %-48s | value          | target         | verdict |\n", "target");
+    fprintf(out, "|--------------------------------------------------|----------------"
+                 "|----------------|---------|\n");
     for (int s = 0; s < SETUP_COUNT && known; ++s) {
         const struct ev_scores *k = &rows[s].means.scores[EV_KNOWN_BODY];
         if (k_setups[s].mpjpe_target_cm > 0.0) {

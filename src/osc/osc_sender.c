@@ -47,6 +47,8 @@ struct osc_sender {
 
     bool have_headset; /* for the next send only */
     struct em_device_pose headset;
+    bool have_devices; /* for the next send only (osc_sender_set_devices) */
+    struct em_tracking_frame devices;
 
     struct osc_sender_stats stats;
     int64_t last_failure_ns;
@@ -359,6 +361,51 @@ vrchat_frame_is_finite(const struct osc_vrchat_frame *f)
     return true;
 }
 
+/* A device's pose in Unity's world: M p, M R M (M = diag(1, 1, -1)). */
+static lo_message
+device_message(const char *serial, const struct em_device_pose *d)
+{
+    const float *p = d->pose.position_m, *q = d->pose.orientation;
+    const struct osc_unity_pose u = {.position_m = {p[0], p[1], -p[2]},
+                                     .rotation = {-q[0], -q[1], q[2], q[3]}};
+    return pose_message(serial, &u);
+}
+
+static bool
+device_sendable(const struct em_device_pose *d)
+{
+    return em_device_pose_usable(d) && all_finite(d->pose.position_m, 3) &&
+           all_finite(d->pose.orientation, 4);
+}
+
+/* The tracked devices given for this frame: /VMC/Ext/Hmd/Pos, Con/Pos, Tra/Pos. */
+static void
+add_vmc_devices(struct osc_sender *s, struct bundle_packer *bp)
+{
+    if (!s->have_devices)
+        return;
+    s->have_devices = false;
+    const struct em_tracking_frame *f = &s->devices;
+    static const char *const paths[EM_DEVICE_COUNT] = {"/VMC/Ext/Hmd/Pos", "/VMC/Ext/Con/Pos",
+                                                       "/VMC/Ext/Con/Pos"};
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        if (device_sendable(&f->device[d]))
+            packer_add(bp, paths[d],
+                       device_message(em_device_name((enum em_device)d), &f->device[d]));
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        if ((f->tracker_present & EM_TRACKER_BIT(t)) && device_sendable(&f->tracker[t]))
+            packer_add(bp, "/VMC/Ext/Tra/Pos",
+                       device_message(em_tracker_name((enum em_tracker)t), &f->tracker[t]));
+}
+
+void
+osc_sender_set_devices(struct osc_sender *sender, const struct em_tracking_frame *frame)
+{
+    sender->have_devices = frame != NULL;
+    if (frame)
+        sender->devices = *frame;
+}
+
 /* VMC: availability, time, root, then every bone; one or a few bundles. */
 static void
 send_vmc(struct osc_sender *s, const struct osc_vmc_frame *f, struct frame_result *fr)
@@ -370,6 +417,7 @@ send_vmc(struct osc_sender *s, const struct osc_vmc_frame *f, struct frame_resul
     for (int i = 0; i < f->bone_count; ++i)
         packer_add(&bp, "/VMC/Ext/Bone/Pos",
                    pose_message(osc_unity_bone_name(f->bone[i]), &f->bone_local[i]));
+    add_vmc_devices(s, &bp);
     packer_flush(&bp);
 }
 

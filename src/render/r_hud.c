@@ -127,6 +127,32 @@ hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera ca
     }
     pen_newline(p);
 
+    if (scene->tracker_present) {
+        pen_label(p, "trackers");
+        int shown = 0;
+        for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+            if (!(scene->tracker_present & EM_TRACKER_BIT(t)))
+                continue;
+            if (shown > 0 && shown % 3 == 0) {
+                pen_newline(p);
+                p->x = p->x0 + p->label_w;
+            }
+            ++shown;
+            const char *word;
+            const uint8_t *rgba;
+            device_state(&scene->tracker[t], &word, &rgba);
+            snprintf(buf, sizeof buf, "%s ", em_tracker_name((enum em_tracker)t));
+            pen_text(p, buf, k_label);
+            snprintf(buf, sizeof buf, "%s   ", word);
+            pen_text(p, buf, rgba);
+            if (h->tracker_note[t]) {
+                snprintf(buf, sizeof buf, "(%s)   ", h->tracker_note[t]);
+                pen_text(p, buf, k_warn);
+            }
+        }
+        pen_newline(p);
+    }
+
     pen_label(p, "body");
     snprintf(buf, sizeof buf, "%s · %s", or_dash(h->posture), or_dash(h->stepping));
     pen_text(p, buf, k_value);

@@ -440,6 +440,43 @@ build_devices(struct r_parts *parts, const struct render_scene *scene, const flo
     return true;
 }
 
+/* A body tracker: a puck (flat, its +Y axis up out of its face) with a ring in its side's
+ * colour on top, grey with the red cross while lost. */
+static bool
+build_trackers(struct r_parts *parts, const struct render_scene *scene, const float *right,
+               const float *up)
+{
+    const float body_rgb[3] = {R_COLOR_DEVICE}, lost_rgb[3] = {R_COLOR_LOST};
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        if (!(scene->tracker_present & EM_TRACKER_BIT(t)))
+            continue;
+        const struct em_device_pose *dev = &scene->tracker[t];
+        if (!m_vec3_is_finite(dev->pose.position_m) || !m_quat_is_finite(dev->pose.orientation) ||
+            m_quat_dot(dev->pose.orientation, dev->pose.orientation) < 0.25f)
+            continue;
+        versor q;
+        m_quat_copy(dev->pose.orientation, q);
+        m_quat_normalize(q);
+        struct frame f;
+        frame_from_quat(&f, dev->pose.position_m, q);
+        const bool lost = !em_device_pose_usable(dev);
+        const enum side side = t == EM_TRACKER_PELVIS || t == EM_TRACKER_CHEST
+                                   ? SIDE_CENTER
+                                   : ((t - EM_TRACKER_LEFT_FOOT) % 2 == 0 ? SIDE_LEFT : SIDE_RIGHT);
+        float ring_rgb[3];
+        side_color(side, ring_rgb);
+        const float puck_at[3] = {0.0f, 0.0f, 0.0f}, puck[3] = {0.07f, 0.03f, 0.07f};
+        const float ring_at[3] = {0.0f, 0.018f, 0.0f}, ring[3] = {0.05f, 0.012f, 0.05f};
+        const bool ok = push_local(&parts->solid[R_MESH_SPHERE], &f, puck_at, puck,
+                                   lost ? lost_rgb : body_rgb, 0.0f) &&
+                        push_local(&parts->solid[R_MESH_SPHERE], &f, ring_at, ring,
+                                   lost ? lost_rgb : ring_rgb, 0.0f);
+        if (!ok || (lost && !build_lost_mark(parts, dev->pose.position_m, right, up)))
+            return false;
+    }
+    return true;
+}
+
 static bool
 build_targets(struct r_parts *parts, const struct render_scene *scene)
 {
@@ -510,7 +547,8 @@ r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show
     if (sk && pose && pose->joint_count == sk->joint_count && sk->joint_count > 0 &&
         !parts->hide_figure && !build_avatar(parts, sk, pose))
         return false;
-    if (!build_devices(parts, scene, camera_right, camera_up))
+    if (!build_devices(parts, scene, camera_right, camera_up) ||
+        !build_trackers(parts, scene, camera_right, camera_up))
         return false;
     return !show_targets || build_targets(parts, scene);
 }

@@ -244,6 +244,7 @@ track(struct oxr_source *ox, struct em_tracking_frame *out_frame)
                           oxr_actions_pose_active(ox, ox->actions.aim, hand), &ox->aim[hand],
                           &ox->aim[hand]);
     }
+    ok = ok && oxr_trackers_locate(ox, &f);
     if (!ok || ox->session_lost || ox->instance_lost)
         return frame_failed(ox, EM_ERROR_RUNTIME);
     ox->last = f;

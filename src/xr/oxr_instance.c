@@ -45,6 +45,8 @@ read_extensions(struct oxr_source *ox, struct em_error *err)
             ox->ext.headless = true;
         else if (strcmp(name, XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME) == 0)
             ox->ext.timespec = true;
+        else if (strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0)
+            ox->ext.vive_tracker = true;
         else if (strcmp(name, XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME) == 0)
             ox->ext.hp_controller = true;
     }
@@ -89,7 +91,7 @@ create_failure_means_no_runtime(XrResult r)
 static enum em_result
 create_instance(struct oxr_source *ox, struct em_error *err)
 {
-    const char *enabled[4];
+    const char *enabled[5];
     uint32_t enabled_count = 0;
     if (ox->headless) {
         enabled[enabled_count++] = XR_MND_HEADLESS_EXTENSION_NAME;
@@ -99,6 +101,8 @@ create_instance(struct oxr_source *ox, struct em_error *err)
     }
     if (ox->ext.hp_controller)
         enabled[enabled_count++] = XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME;
+    if (ox->ext.vive_tracker)
+        enabled[enabled_count++] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
 
     XrInstanceCreateInfo info = {.type = XR_TYPE_INSTANCE_CREATE_INFO};
     snprintf(info.applicationInfo.applicationName, sizeof info.applicationInfo.applicationName,

@@ -69,6 +69,7 @@ struct oxr_extensions {
     bool headless;      /* XR_MND_headless */
     bool timespec;      /* XR_KHR_convert_timespec_time */
     bool hp_controller; /* XR_EXT_hp_mixed_reality_controller */
+    bool vive_tracker;  /* XR_HTCX_vive_tracker_interaction */
 };
 
 struct oxr_actions {
@@ -79,6 +80,11 @@ struct oxr_actions {
     XrAction recenter;  /* boolean, either hand */
     XrPath hand[OXR_HAND_COUNT]; /* /user/hand/left, /user/hand/right */
     int profiles_accepted;
+    /* Body trackers (XR_HTCX_vive_tracker_interaction, oxr_trackers.c): a pose action
+     * with one subaction path per role, by enum em_tracker; none without the extension. */
+    bool trackers;
+    XrAction tracker;
+    XrPath tracker_role[EM_TRACKER_COUNT];
 };
 
 /* One eye's swapchain and the framebuffer that draws into it. */
@@ -136,6 +142,8 @@ struct oxr_source {
     XrSpace view_space;
     XrSpace grip_space[OXR_HAND_COUNT];
     XrSpace aim_space[OXR_HAND_COUNT];
+    XrSpace tracker_space[EM_TRACKER_COUNT]; /* XR_NULL_HANDLE without the extension */
+    uint32_t trackers_connected; /* EM_TRACKER_BIT per role, from the runtime's events */
     struct oxr_view view;
 
     /* Losses and reconnecting. */
@@ -277,5 +285,23 @@ oxr_frame_submit(struct in_source *src);
 /* Ends an open frame with no layers (the app skipped submit, or the frame is dropped). */
 void
 oxr_frame_end_empty(struct oxr_source *ox);
+
+/* ---- Body trackers (oxr_trackers.c) ------------------------------------------------ */
+
+/* With the extension: the tracker pose action (one subaction path per role) and the
+ * suggested bindings of /interaction_profiles/htc/vive_tracker_htcx. Call after the other
+ * actions are made, before attaching. */
+enum em_result oxr_trackers_create_actions(struct oxr_source *ox, struct em_error *err);
+
+/* The action spaces of the roles (after the session is made), and their end. */
+enum em_result oxr_trackers_create_spaces(struct oxr_source *ox, struct em_error *err);
+
+void oxr_trackers_destroy_spaces(struct oxr_source *ox);
+
+/* XrEventDataViveTrackerConnectedHTCX: logs the tracker's role. */
+void oxr_trackers_on_connected(struct oxr_source *ox, const XrEventDataBuffer *event);
+
+/* Locates every role whose pose action is active: tracker_present and poses in `f`. */
+bool oxr_trackers_locate(struct oxr_source *ox, struct em_tracking_frame *f);
 
 #endif

@@ -107,6 +107,8 @@ create_spaces(struct oxr_source *ox, struct em_error *err)
         if (r == EM_OK)
             r = create_action_space(ox, ox->actions.aim, hand, &ox->aim_space[hand], err);
     }
+    if (r == EM_OK)
+        r = oxr_trackers_create_spaces(ox, err);
     return r;
 }
 
@@ -164,6 +166,7 @@ oxr_session_destroy(struct oxr_source *ox)
             destroy_space(ox, &ox->grip_space[hand]);
             destroy_space(ox, &ox->aim_space[hand]);
         }
+        oxr_trackers_destroy_spaces(ox);
         destroy_space(ox, &ox->view_space);
         destroy_space(ox, &ox->base_space);
         OXR_CHECK(ox, xrDestroySession(ox->session));
@@ -237,6 +240,7 @@ on_event(struct oxr_source *ox, const XrEventDataBuffer *ev)
         U_LOG_W("openxr: the runtime dropped %u events", lost->lostEventCount);
         break;
     }
+    case XR_TYPE_EVENT_DATA_VIVE_TRACKER_CONNECTED_HTCX: oxr_trackers_on_connected(ox, ev); break;
     case XR_TYPE_EVENT_DATA_INSTANCE_LOSS_PENDING:
         U_LOG_W("openxr: the runtime is going away (instance loss pending)");
         ox->instance_lost = true;

@@ -159,4 +159,5 @@ oxr_source_get_status(const struct in_source *src, struct oxr_status *out_status
     s->sessions_created = ox->sessions_created;
     s->profiles_accepted = ox->actions.profiles_accepted;
     s->runtime_gone = ox->runtime_gone;
+    s->trackers = ox->actions.trackers;
 }

@@ -1,7 +1,7 @@
 /*
  * Body trackers in the program, run as the real binary: `embody mocap2stream --trackers`
  * reproduces the reference tracker stream, tracker columns survive --replay and --record
- * unchanged, and a bad setup is refused by name.
+ * unchanged, a bad setup is refused by name, and `embody eval --trackers` runs the setups.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -11,10 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "app_run.h"
+#include "embody/m_math.h"
+#include "embody/osc.h"
 #include "embody/stream.h"
 
 #define TIMEOUT_MS 120000
@@ -127,6 +134,103 @@ tracker_columns_round_trip_through_replay_and_record(void **state)
     remove(b);
 }
 
+static void
+eval_runs_every_tracker_setup_and_checks_its_option(void **state)
+{
+    (void)state;
+    char dir[1024];
+    app_run_source_path("tests/data/mocap", dir, sizeof dir);
+    struct app_run_result r;
+    run_ok((const char *[]){"eval", dir, "--trackers", "6", "--frames", "60", "--json", "-",
+                            "--quiet", NULL},
+           &r);
+    app_run_expect_text(r.out, "Body trackers: setup 6");
+    app_run_result_fini(&r);
+    run_ok((const char *[]){"eval", dir, "--trackers", "all", "--frames", "60", "--quiet", NULL},
+           &r);
+    const char *rows[] = {"|     3 | known body",  "|     4 | known body",
+                          "|     6 | height only", "|     8 | known body",
+                          "|    11 | height only", "11-point: body_update median"};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
+        app_run_expect_text(r.out, rows[i]);
+    app_run_result_fini(&r);
+    app_run((const char *[]){"eval", dir, "--trackers", "5", NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--trackers");
+    app_run_result_fini(&r);
+}
+
+/* In a child process: sends VMC frames (headset, hands, a pelvis tracker) to `port` every
+ * 10 ms for a few seconds, with embody's own VMC output. */
+static pid_t
+start_vmc_sender(int port)
+{
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid > 0)
+        return pid;
+    struct em_error err;
+    struct osc_sender *sender = NULL;
+    struct sk_skeleton sk;
+    struct sk_pose pose;
+    if (osc_sender_create(OSC_PROTOCOL_VMC, "127.0.0.1", port, &sender, &err) != EM_OK ||
+        sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", &sk, &err) != EM_OK ||
+        sk_pose_init(&pose, &sk) != EM_OK)
+        _exit(1);
+    sk_pose_set_rest(&pose, &sk);
+    sk_pose_forward_kinematics(&pose, &sk);
+    struct em_tracking_frame f;
+    memset(&f, 0, sizeof f);
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        m_vec3_set(f.device[d].pose.position_m, d == 0 ? 0.0f : (d == 1 ? 0.3f : -0.3f),
+                   d == 0 ? 1.65f : 1.0f, 0.1f);
+        m_quat_identity(f.device[d].pose.orientation);
+        f.device[d].flags = EM_POSE_ALL_VALID;
+    }
+    f.tracker_present = EM_TRACKER_BIT(EM_TRACKER_PELVIS);
+    m_vec3_set(f.tracker[EM_TRACKER_PELVIS].pose.position_m, 0.0f, 1.0f, -0.1f);
+    m_quat_identity(f.tracker[EM_TRACKER_PELVIS].pose.orientation);
+    f.tracker[EM_TRACKER_PELVIS].flags = EM_POSE_ALL_VALID;
+    for (int i = 0; i < 800; ++i) {
+        osc_sender_set_devices(sender, &f);
+        osc_sender_send(sender, &sk, &pose, i * 0.01);
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    _exit(0);
+}
+
+static void
+vmc_input_drives_the_body_and_records_every_tracker_column(void **state)
+{
+    (void)state;
+    const int port = 43000 + (int)(getpid() % 2000);
+    char port_text[16], out[1024];
+    snprintf(port_text, sizeof port_text, "%d", port);
+    app_run_scratch_path("vmc-record", "csv", out, sizeof out);
+    const pid_t sender = start_vmc_sender(port);
+    struct app_run_result r;
+    run_ok((const char *[]){"--vmc-in", port_text, "--no-window", "--frames", "40", "--record", out,
+                            NULL},
+           &r);
+    kill(sender, SIGTERM);
+    waitpid(sender, NULL, 0);
+    app_run_expect_text(r.err, "reading VMC tracking on UDP port");
+    app_run_result_fini(&r);
+    struct st_stream s;
+    load_stream(out, &s);
+    assert_true(s.frame_count >= 30);
+    /* Every tracker's columns from the first row (trackers may come later), the pelvis
+     * tracked, the others not. */
+    const struct em_tracking_frame *last = &s.frames[s.frame_count - 1];
+    assert_int_equal(last->tracker_present, EM_TRACKER_ALL);
+    assert_int_equal(last->tracker[EM_TRACKER_PELVIS].flags, EM_POSE_ALL_VALID);
+    assert_true(last->tracker[EM_TRACKER_PELVIS].pose.position_m[2] == -0.1f);
+    assert_int_equal(last->tracker[EM_TRACKER_CHEST].flags, 0u);
+    assert_int_equal(last->device[EM_DEVICE_HEAD].flags, EM_POSE_ALL_VALID);
+    st_stream_fini(&s);
+    remove(out);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -142,6 +246,8 @@ main(int argc, char **argv)
         cmocka_unit_test(mocap2stream_with_trackers_reproduces_the_reference),
         cmocka_unit_test(mocap2stream_refuses_an_unknown_tracker_setup),
         cmocka_unit_test(tracker_columns_round_trip_through_replay_and_record),
+        cmocka_unit_test(eval_runs_every_tracker_setup_and_checks_its_option),
+        cmocka_unit_test(vmc_input_drives_the_body_and_records_every_tracker_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,6 +88,130 @@ static const struct tr_profile k_profiles[] = {
 
 static const char *const k_hand_path[2] = {"/user/hand/left", "/user/hand/right"};
 
+/* ---- Body trackers (XR_HTCX_vive_tracker_interaction) ------------------------------ */
+
+#define TR_ROLE_PREFIX "/user/vive_tracker_htcx/role/"
+#define TR_TRACKER_PROFILE "/interaction_profiles/htc/vive_tracker_htcx"
+
+static const char *const k_roles[TR_TRACKER_ROLES] = {
+    "waist",     "chest",      "left_foot",  "right_foot",
+    "left_knee", "right_knee", "left_elbow", "right_elbow",
+};
+
+const char *
+tr_tracker_role_name(int r)
+{
+    return r >= 0 && r < TR_TRACKER_ROLES ? k_roles[r] : "?";
+}
+
+int
+tr_tracker_role_find(const char *name)
+{
+    for (int r = 0; r < TR_TRACKER_ROLES; ++r)
+        if (strcmp(k_roles[r], name) == 0)
+            return r;
+    return -1;
+}
+
+static bool
+vive_enabled(void)
+{
+    return tr.instance && tr.instance->vive_tracker_enabled;
+}
+
+void
+tr_tracker_set_connected(int r, bool connected)
+{
+    if (r < 0 || r >= TR_TRACKER_ROLES)
+        return;
+    const unsigned bit = 1u << r;
+    const bool was = (tr.trackers_connected & bit) != 0;
+    tr.trackers_connected = connected ? tr.trackers_connected | bit : tr.trackers_connected & ~bit;
+    if (!connected || was || !vive_enabled())
+        return;
+    char path[XR_MAX_PATH_LENGTH];
+    XrViveTrackerPathsHTCX *paths = &tr.tracker_paths[r];
+    paths->type = XR_TYPE_VIVE_TRACKER_PATHS_HTCX;
+    paths->next = NULL;
+    snprintf(path, sizeof path, "/devices/htc/vive_tracker_%s", k_roles[r]);
+    paths->persistentPath = tr_path_intern(path);
+    snprintf(path, sizeof path, TR_ROLE_PREFIX "%s", k_roles[r]);
+    paths->rolePath = tr_path_intern(path);
+    XrEventDataViveTrackerConnectedHTCX ev = {
+        .type = XR_TYPE_EVENT_DATA_VIVE_TRACKER_CONNECTED_HTCX, .paths = paths};
+    tr_queue_event(&ev, sizeof ev);
+}
+
+/* A subaction path's index: 0 and 1 for the hands, 2 + role for a tracker role (with the
+ * extension enabled), -1 for anything else. */
+static int
+subaction_index(const char *p)
+{
+    if (!p)
+        return -1;
+    for (int h = 0; h < 2; ++h)
+        if (strcmp(p, k_hand_path[h]) == 0)
+            return h;
+    const size_t n = strlen(TR_ROLE_PREFIX);
+    if (vive_enabled() && strncmp(p, TR_ROLE_PREFIX, n) == 0) {
+        const int r = tr_tracker_role_find(p + n);
+        if (r >= 0)
+            return 2 + r;
+    }
+    return -1;
+}
+
+/* The tracker binding path of `action` for role r, if the application suggested one. */
+static bool
+tracker_bound(const struct tr_action *action, int r)
+{
+    char want[XR_MAX_PATH_LENGTH];
+    snprintf(want, sizeof want, TR_ROLE_PREFIX "%s/input/grip/pose", k_roles[r]);
+    for (int i = 0; i < tr.binding_count; ++i)
+        if (tr.bindings[i].action == action &&
+            strcmp(tr.bindings[i].profile, TR_TRACKER_PROFILE) == 0 &&
+            strcmp(tr.bindings[i].path, want) == 0)
+            return true;
+    return false;
+}
+
+static bool session_focused(void);
+
+static bool
+tracker_active(const struct tr_action *action, int r)
+{
+    return vive_enabled() && (tr.trackers_connected & (1u << r)) && tracker_bound(action, r) &&
+           session_focused();
+}
+
+/* Suggested bindings for the tracker profile: each role's grip pose. */
+static XrResult
+check_tracker_binding(const XrActionSuggestedBinding *b)
+{
+    const struct tr_action *a = tr_lookup(b->action, TR_KIND_ACTION);
+    if (!a)
+        return tr_violation(XR_ERROR_HANDLE_INVALID, "suggested binding with an invalid action");
+    const char *path = tr_path_string(b->binding);
+    if (!path)
+        return tr_violation(XR_ERROR_PATH_INVALID, "suggested binding with an invalid path");
+    const size_t n = strlen(TR_ROLE_PREFIX);
+    char role[64] = "";
+    const char *rest = strncmp(path, TR_ROLE_PREFIX, n) == 0 ? strchr(path + n, '/') : NULL;
+    if (rest && (size_t)(rest - (path + n)) < sizeof role)
+        memcpy(role, path + n, (size_t)(rest - (path + n)));
+    const int r = tr_tracker_role_find(role);
+    if (r < 0 || strcmp(rest, "/input/grip/pose") != 0)
+        return tr_violation(XR_ERROR_PATH_UNSUPPORTED, "%s: %s is not a path this runtime serves",
+                            TR_TRACKER_PROFILE, path);
+    if (a->type != XR_ACTION_TYPE_POSE_INPUT)
+        return tr_violation(XR_ERROR_PATH_UNSUPPORTED, "%s: %s needs a pose action",
+                            TR_TRACKER_PROFILE, path);
+    if (a->subaction_mask && !(a->subaction_mask & (1u << (2 + r))))
+        return tr_violation(XR_ERROR_PATH_UNSUPPORTED, "%s: action %s has no subaction path for %s",
+                            TR_TRACKER_PROFILE, a->name, path);
+    return XR_SUCCESS;
+}
+
 /* The aim pose relative to the grip pose. */
 static const XrPosef k_aim_offset = {.orientation = {0.0f, 0.0f, 0.0f, 1.0f},
                                      .position = {0.0f, 0.01f, -0.05f}};
@@ -288,6 +412,19 @@ tr_space_pose(const struct tr_space *space, XrPosef *out_pose)
     case TR_SPACE_ACTION: {
         const char *path = NULL;
         flags = 0;
+        if (space->hand >= 2) {
+            const int r = space->hand - 2;
+            if (tr_lookup(space->action, TR_KIND_ACTION) && tracker_active(space->action, r)) {
+                base.position.x = tr.script.tracker_position_m[r][0];
+                base.position.y = tr.script.tracker_position_m[r][1];
+                base.position.z = tr.script.tracker_position_m[r][2];
+                flags = XR_SPACE_LOCATION_ORIENTATION_VALID_BIT |
+                        XR_SPACE_LOCATION_POSITION_VALID_BIT |
+                        XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT |
+                        XR_SPACE_LOCATION_POSITION_TRACKED_BIT;
+            }
+            break;
+        }
         if (tr_lookup(space->action, TR_KIND_ACTION) && space->hand >= 0 && session_focused())
             path = bound_path(space->action, space->hand, 0);
         if (path) {
@@ -394,9 +531,7 @@ tr_create_action(XrActionSet set_handle, const XrActionCreateInfo *info, XrActio
     unsigned mask = 0;
     for (uint32_t i = 0; i < info->countSubactionPaths; ++i) {
         const char *p = tr_path_string(info->subactionPaths[i]);
-        int hand = -1;
-        for (int h = 0; h < 2 && p; ++h)
-            hand = strcmp(p, k_hand_path[h]) == 0 ? h : hand;
+        const int hand = subaction_index(p);
         if (hand < 0)
             return tr_violation(XR_ERROR_PATH_UNSUPPORTED,
                                 "xrCreateAction: unsupported subaction path %s",
@@ -462,6 +597,41 @@ check_binding(const struct tr_profile *p, const XrActionSuggestedBinding *b)
     return XR_SUCCESS;
 }
 
+static XrResult
+suggest_tracker_bindings(const struct tr_instance *inst,
+                         const XrInteractionProfileSuggestedBinding *info)
+{
+    if (!inst->vive_tracker_enabled)
+        return tr_violation(XR_ERROR_PATH_UNSUPPORTED,
+                            "%s needs XR_HTCX_vive_tracker_interaction enabled",
+                            TR_TRACKER_PROFILE);
+    for (uint32_t i = 0; i < info->countSuggestedBindings; ++i) {
+        const XrResult r = check_tracker_binding(&info->suggestedBindings[i]);
+        if (XR_FAILED(r))
+            return r;
+    }
+    int kept = 0;
+    for (int i = 0; i < tr.binding_count; ++i)
+        if (strcmp(tr.bindings[i].profile, TR_TRACKER_PROFILE) != 0)
+            tr.bindings[kept++] = tr.bindings[i];
+    tr.binding_count = kept;
+    for (uint32_t i = 0; i < info->countSuggestedBindings && tr.binding_count < TR_MAX_BINDINGS;
+         ++i) {
+        struct tr_binding *b = &tr.bindings[tr.binding_count++];
+        snprintf(b->profile, sizeof b->profile, "%s", TR_TRACKER_PROFILE);
+        b->action = (struct tr_action *)info->suggestedBindings[i].action;
+        snprintf(b->path, sizeof b->path, "%s", tr_path_string(info->suggestedBindings[i].binding));
+    }
+    struct tr_report *rep = &tr.report;
+    bool listed = false;
+    for (int i = 0; i < rep->profiles_accepted_count; ++i)
+        listed = listed || strcmp(rep->profiles_accepted[i], TR_TRACKER_PROFILE) == 0;
+    if (!listed && rep->profiles_accepted_count < TR_REPORT_MAX_PROFILES)
+        snprintf(rep->profiles_accepted[rep->profiles_accepted_count++], TR_REPORT_TEXT, "%s",
+                 TR_TRACKER_PROFILE);
+    return XR_SUCCESS;
+}
+
 static XrResult XRAPI_CALL
 tr_suggest_bindings(XrInstance handle, const XrInteractionProfileSuggestedBinding *info)
 {
@@ -477,6 +647,8 @@ tr_suggest_bindings(XrInstance handle, const XrInteractionProfileSuggestedBindin
         return tr_violation(XR_ERROR_ACTIONSETS_ALREADY_ATTACHED,
                             "xrSuggestInteractionProfileBindings after attaching");
     const char *profile_path = tr_path_string(info->interactionProfile);
+    if (profile_path && strcmp(profile_path, TR_TRACKER_PROFILE) == 0)
+        return suggest_tracker_bindings(inst, info);
     const struct tr_profile *p = profile_path ? find_profile(profile_path) : NULL;
     if (!p)
         return tr_violation(XR_ERROR_PATH_UNSUPPORTED, "unknown interaction profile %s",
@@ -617,8 +789,7 @@ check_state_query(XrSession handle, const XrActionStateGetInfo *info, XrActionTy
     *out_hand = -1;
     if (info->subactionPath != XR_NULL_PATH) {
         const char *p = tr_path_string(info->subactionPath);
-        for (int h = 0; h < 2 && p; ++h)
-            *out_hand = strcmp(p, k_hand_path[h]) == 0 ? h : *out_hand;
+        *out_hand = subaction_index(p);
         if (*out_hand < 0 || !(a->subaction_mask & (1u << *out_hand)))
             return tr_violation(XR_ERROR_PATH_UNSUPPORTED,
                                 "action %s queried with a subaction path it lacks", a->name);
@@ -638,7 +809,11 @@ tr_get_action_state_boolean(XrSession handle, const XrActionStateGetInfo *info,
         return r;
     if (!state || state->type != XR_TYPE_ACTION_STATE_BOOLEAN)
         return tr_violation(XR_ERROR_VALIDATION_FAILURE, "xrGetActionStateBoolean: bad type");
-    if (hand < 0) {
+    if (hand >= 2) {
+        state->isActive = XR_FALSE; /* the runtime serves tracker poses only */
+        state->currentState = XR_FALSE;
+        state->changedSinceLastSync = XR_FALSE;
+    } else if (hand < 0) {
         state->isActive = a->active[0] || a->active[1];
         state->currentState = a->combined;
         state->changedSinceLastSync = a->combined_changed;
@@ -662,7 +837,10 @@ tr_get_action_state_pose(XrSession handle, const XrActionStateGetInfo *info,
         return r;
     if (!state || state->type != XR_TYPE_ACTION_STATE_POSE)
         return tr_violation(XR_ERROR_VALIDATION_FAILURE, "xrGetActionStatePose: bad type");
-    state->isActive = hand < 0 ? (a->active[0] || a->active[1]) : a->active[hand];
+    if (hand >= 2)
+        state->isActive = tracker_active(a, hand - 2);
+    else
+        state->isActive = hand < 0 ? (a->active[0] || a->active[1]) : a->active[hand];
     return XR_SUCCESS;
 }
 
@@ -775,8 +953,7 @@ tr_create_action_space(XrSession handle, const XrActionSpaceCreateInfo *info, Xr
     int hand = -1;
     if (info->subactionPath != XR_NULL_PATH) {
         const char *p = tr_path_string(info->subactionPath);
-        for (int h = 0; h < 2 && p; ++h)
-            hand = strcmp(p, k_hand_path[h]) == 0 ? h : hand;
+        hand = subaction_index(p);
         if (hand < 0 || !(a->subaction_mask & (1u << hand)))
             return tr_violation(XR_ERROR_PATH_UNSUPPORTED,
                                 "xrCreateActionSpace: bad subaction path");
@@ -834,6 +1011,42 @@ tr_locate_space(XrSpace space_handle, XrSpace base_handle, XrTime time,
 
 /* ---- Table ------------------------------------------------------------------------ */
 
+static XrResult XRAPI_CALL
+tr_enumerate_vive_tracker_paths(XrInstance handle, uint32_t capacity, uint32_t *count,
+                                XrViveTrackerPathsHTCX *paths)
+{
+    struct tr_instance *inst = NULL;
+    XrResult r = tr_instance_check(handle, &inst);
+    if (XR_FAILED(r))
+        return r;
+    if (!inst->vive_tracker_enabled)
+        return tr_violation(XR_ERROR_FUNCTION_UNSUPPORTED,
+                            "xrEnumerateViveTrackerPathsHTCX without the extension enabled");
+    if (!count)
+        return tr_violation(XR_ERROR_VALIDATION_FAILURE,
+                            "xrEnumerateViveTrackerPathsHTCX: no count");
+    uint32_t n = 0;
+    for (int k = 0; k < TR_TRACKER_ROLES; ++k)
+        n += (tr.trackers_connected >> k) & 1u;
+    *count = n;
+    if (capacity == 0)
+        return XR_SUCCESS;
+    if (capacity < n || !paths)
+        return XR_ERROR_SIZE_INSUFFICIENT;
+    uint32_t i = 0;
+    for (int k = 0; k < TR_TRACKER_ROLES; ++k)
+        if (tr.trackers_connected & (1u << k)) {
+            tr_tracker_set_connected(k, true); /* fills tracker_paths[k] (no event: was on) */
+            char path[XR_MAX_PATH_LENGTH];
+            snprintf(path, sizeof path, "/devices/htc/vive_tracker_%s", k_roles[k]);
+            paths[i].persistentPath = tr_path_intern(path);
+            snprintf(path, sizeof path, TR_ROLE_PREFIX "%s", k_roles[k]);
+            paths[i].rolePath = tr_path_intern(path);
+            ++i;
+        }
+    return XR_SUCCESS;
+}
+
 PFN_xrVoidFunction
 tr_input_function(const char *name)
 {
@@ -850,13 +1063,13 @@ tr_input_function(const char *name)
         {"xrSyncActions", (PFN_xrVoidFunction)tr_sync_actions},
         {"xrGetActionStateBoolean", (PFN_xrVoidFunction)tr_get_action_state_boolean},
         {"xrGetActionStatePose", (PFN_xrVoidFunction)tr_get_action_state_pose},
-        {"xrGetCurrentInteractionProfile",
-         (PFN_xrVoidFunction)tr_get_current_interaction_profile},
+        {"xrGetCurrentInteractionProfile", (PFN_xrVoidFunction)tr_get_current_interaction_profile},
         {"xrEnumerateReferenceSpaces", (PFN_xrVoidFunction)tr_enumerate_reference_spaces},
         {"xrCreateReferenceSpace", (PFN_xrVoidFunction)tr_create_reference_space},
         {"xrCreateActionSpace", (PFN_xrVoidFunction)tr_create_action_space},
         {"xrDestroySpace", (PFN_xrVoidFunction)tr_destroy_space},
         {"xrLocateSpace", (PFN_xrVoidFunction)tr_locate_space},
+        {"xrEnumerateViveTrackerPathsHTCX", (PFN_xrVoidFunction)tr_enumerate_vive_tracker_paths},
     };
     for (size_t i = 0; i < sizeof k_table / sizeof k_table[0]; ++i) {
         if (strcmp(k_table[i].name, name) == 0)

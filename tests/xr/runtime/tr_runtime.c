@@ -240,6 +240,10 @@ fire(const struct tr_scripted_event *ev)
     case TR_EV_FLAGS:
         tr.flags_override[ev->device] = ev->flags;
         break;
+    case TR_EV_TRACKER_CONNECT:
+    case TR_EV_TRACKER_DISCONNECT:
+        tr_tracker_set_connected(ev->device, ev->kind == TR_EV_TRACKER_CONNECT);
+        break;
     case TR_EV_INSTANCE_LOSS:
     case TR_EV_INSTANCE_LOST: {
         XrEventDataInstanceLossPending loss = {.type = XR_TYPE_EVENT_DATA_INSTANCE_LOSS_PENDING,
@@ -272,6 +276,7 @@ static const char *const k_extensions[] = {
     XR_MND_HEADLESS_EXTENSION_NAME,
     XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME,
     XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME,
+    XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME,
 };
 #define TR_EXTENSION_COUNT ((int)(sizeof k_extensions / sizeof k_extensions[0]))
 
@@ -285,6 +290,11 @@ extension_offered(const char *name)
         if (strcmp(tr.script.hidden_extension[i], name) == 0)
             return false;
     }
+    /* Body trackers only for scripts that have some (the other scripts' runtimes are as
+     * they were: a runtime without the extension). */
+    if (strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0 &&
+        !tr.script.vive_trackers)
+        return false;
     return known;
 }
 
@@ -346,12 +356,19 @@ tr_create_instance(const XrInstanceCreateInfo *info, XrInstance *out)
         inst->headless_enabled |= strcmp(name, XR_MND_HEADLESS_EXTENSION_NAME) == 0;
         inst->timespec_enabled |= strcmp(name, XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME) == 0;
         inst->hp_enabled |= strcmp(name, XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME) == 0;
+        inst->vive_tracker_enabled |=
+            strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0;
     }
     tr_register(&inst->obj, TR_KIND_INSTANCE, NULL);
     tr.instance = inst;
     tr.instance_lost = false;
     tr.binding_count = 0;
     tr.queue_count = 0;
+    /* Trackers connected from the start are announced to an instance that asks for them. */
+    tr.trackers_connected = 0;
+    for (int r = 0; r < TR_TRACKER_ROLES; ++r)
+        if (tr.script.trackers_at_start & (1u << r))
+            tr_tracker_set_connected(r, true);
     tr.report.instances_created++;
     *out = (XrInstance)inst;
     return XR_SUCCESS;

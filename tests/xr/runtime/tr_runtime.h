@@ -42,6 +42,7 @@
 #define TR_MAX_BINDINGS 256
 #define TR_EVENT_QUEUE 64
 #define TR_SWAPCHAIN_IMAGES 3
+#define TR_TRACKER_ROLES 8 /* waist, chest, left/right foot, knee, elbow */
 #define TR_SYSTEM_ID 1
 #define TR_EYE_WIDTH 96
 #define TR_EYE_HEIGHT 80
@@ -69,6 +70,8 @@ enum tr_event_kind {
     TR_EV_PRESS,
     TR_EV_RELEASE,
     TR_EV_FLAGS,
+    TR_EV_TRACKER_CONNECT,    /* a body tracker (role in `device`) connects */
+    TR_EV_TRACKER_DISCONNECT, /* and goes */
 };
 
 struct tr_scripted_event {
@@ -94,6 +97,11 @@ struct tr_script {
     int runtime_unavailable; /* xrCreateInstance failures after an instance loss */
     int event_count;
     struct tr_scripted_event events[TR_MAX_EVENTS_SCRIPTED];
+    /* Body trackers (XR_HTCX_vive_tracker_interaction), by role (TR_TRACKER_ROLES order):
+     * position (identity orientation) and whether each is connected from the start. */
+    float tracker_position_m[TR_TRACKER_ROLES][3];
+    unsigned trackers_at_start;
+    bool vive_trackers; /* any tracker directive: XR_HTCX_vive_tracker_interaction offered */
 };
 
 /* Loads the script named by $EMBODY_TEST_RUNTIME_SCRIPT (again only when it changed).
@@ -124,6 +132,7 @@ struct tr_instance {
     bool headless_enabled;
     bool timespec_enabled;
     bool hp_enabled;
+    bool vive_tracker_enabled;
     bool gl_requirements_called;
     bool attached_any; /* some session has had action sets attached */
 };
@@ -217,6 +226,8 @@ struct tr_state {
     XrSpaceLocationFlags flags_override[TR_DEVICE_COUNT]; /* 0 = from the stream */
     struct tr_binding bindings[TR_MAX_BINDINGS];
     int binding_count;
+    unsigned trackers_connected;                            /* bit per role */
+    XrViveTrackerPathsHTCX tracker_paths[TR_TRACKER_ROLES]; /* what connection events point at */
     XrEventDataBuffer queue[TR_EVENT_QUEUE];
     int queue_head;
     int queue_count;
@@ -268,6 +279,14 @@ void
 tr_advance_frame(void);
 
 /* ---- Input (tr_input.c) ------------------------------------------------------------- */
+
+/* The role name of tracker role `r` ("waist" ... "right_elbow"), or -1 for a name. */
+const char *tr_tracker_role_name(int r);
+int tr_tracker_role_find(const char *name);
+
+/* Connects or disconnects role `r`; a connection queues XrEventDataViveTrackerConnectedHTCX
+ * when the instance enabled the extension. */
+void tr_tracker_set_connected(int r, bool connected);
 
 PFN_xrVoidFunction
 tr_input_function(const char *name);

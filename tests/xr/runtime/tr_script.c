@@ -28,6 +28,10 @@
  *       press PATH, release PATH   a button, e.g. /user/hand/right/input/a/click
  *       flags DEVICE HEX       from then on DEVICE (head, left, right) reports these
  *                              XrSpaceLocationFlags whenever its row is valid
+ *       tracker_connect ROLE, tracker_disconnect ROLE   a body tracker comes or goes
+ *   tracker ROLE X Y Z         a body tracker (XR_HTCX_vive_tracker_interaction; ROLE
+ *                              waist, chest, left_foot, ..., right_elbow) at this STAGE
+ *                              position, axes aligned, connected from the start
  *
  * A row whose valid flag is 0 is served with no location flags and a NaN pose, so an
  * application that uses it anyway shows.
@@ -177,6 +181,8 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
         {"press", TR_EV_PRESS, 1},
         {"release", TR_EV_RELEASE, 1},
         {"flags", TR_EV_FLAGS, 2},
+        {"tracker_connect", TR_EV_TRACKER_CONNECT, 1},
+        {"tracker_disconnect", TR_EV_TRACKER_DISCONNECT, 1},
     };
     for (size_t i = 0; i < sizeof k_events / sizeof k_events[0]; ++i) {
         if (strcmp(k_events[i].name, name) != 0)
@@ -185,6 +191,12 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
             return fail(file, line, "wrong number of event arguments");
         ev->kind = k_events[i].kind;
         snprintf(ev->path, sizeof ev->path, "%s", arg1);
+        if (ev->kind == TR_EV_TRACKER_CONNECT || ev->kind == TR_EV_TRACKER_DISCONNECT) {
+            ev->device = tr_tracker_role_find(arg1);
+            s->vive_trackers = true;
+            if (ev->device < 0)
+                return fail(file, line, "expected a tracker role (waist, chest, left_foot, ...)");
+        }
         if (ev->kind == TR_EV_FLAGS) {
             ev->device = device_from_name(arg1);
             char *end = NULL;
@@ -207,6 +219,19 @@ parse_directive(struct tr_script *s, const char *file, int line, char *text, cha
         return true; /* blank */
     if (word[0] == '#')
         return true;
+    if (strcmp(word, "tracker") == 0) {
+        char role[64];
+        float p[3];
+        const int r = sscanf(text, "%*s %63s %f %f %f", role, &p[0], &p[1], &p[2]) == 4
+                          ? tr_tracker_role_find(role)
+                          : -1;
+        if (r < 0)
+            return fail(file, line, "expected: tracker ROLE X Y Z");
+        memcpy(s->tracker_position_m[r], p, sizeof p);
+        s->trackers_at_start |= 1u << r;
+        s->vive_trackers = true;
+        return true;
+    }
     if (strcmp(word, "poses") == 0) {
         char path[2048];
         snprintf(path, sizeof path, "%.*s/%s", (int)dir_size, dir, arg);
