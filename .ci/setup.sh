@@ -54,6 +54,8 @@ run)
     with_display ./build/embody --frames 600 --screenshot embody-demo.png
     ;;
 test)
+    # Its tests include installing into a temporary prefix and building and running the
+    # examples against it (tests/install/test_install.sh).
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBODY_WERROR=ON
     (cd build && with_display ctest --output-on-failure -j "$jobs")
     # clang: its UBSan also catches value-changing implicit conversions and local array
