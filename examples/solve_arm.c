@@ -16,7 +16,7 @@ main(void)
     struct sk_skeleton skeleton;
     struct sk_pose pose;
     struct ik_solver *solver = NULL;
-    struct em_error err;
+    struct em_error err = {"out of memory"}; /* sk_pose_init fails only for want of memory */
     if (sk_skeleton_create(arm, 3, "arm", &skeleton, &err) != EM_OK ||
         sk_pose_init(&pose, &skeleton) != EM_OK) {
         fprintf(stderr, "solve_arm: %s\n", err.message);
