@@ -38,6 +38,22 @@ foreach(kind shared static)
     set_target_properties(embody_${kind} PROPERTIES OUTPUT_NAME embody EXPORT_NAME embody_${kind}
 )
 endforeach()
+# The shared library exports the public API only (the functions the installed headers
+# declare, each name at the start of its line), so that internal helpers (u_log, ...)
+# cannot clash with an embedder's own names.
+set(EMBODY_EXPORTS "")
+foreach(header ${EMBODY_PUBLIC_HEADERS})
+    file(STRINGS ${header} declarations REGEX "^[a-z][a-z0-9_]*\\(")
+    foreach(declaration ${declarations})
+        string(REGEX MATCH "^[a-z][a-z0-9_]*" name "${declaration}")
+        string(APPEND EMBODY_EXPORTS "        ${name};\n")
+    endforeach()
+endforeach()
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/embody.map
+    CONTENT "{\n    global:\n${EMBODY_EXPORTS}    local: *;\n};\n" @ONLY)
+target_link_options(embody_shared PRIVATE "LINKER:--version-script=${PROJECT_BINARY_DIR}/embody.map")
+set_property(TARGET embody_shared APPEND PROPERTY LINK_DEPENDS ${PROJECT_BINARY_DIR}/embody.map)
+
 add_library(embody::embody ALIAS embody_shared)
 add_library(embody::embody_static ALIAS embody_static)
 # Before 1.0 every minor version may change the ABI, so it is part of the SONAME.

@@ -39,6 +39,9 @@ case "$version" in "${soname#libembody.so.}"*) ;; *) fail "SONAME $soname does n
 if objdump -p "$libdir/libembody.so" | grep NEEDED | grep -Ei "sdl|gl|openxr|lo\.so"; then
     fail "libembody.so needs a library an embedder should not need"
 fi
+exported=$(nm -D --defined-only "$libdir/libembody.so" | awk '{print $3}')
+echo "$exported" | grep -qx ik_solver_solve || fail "libembody.so does not export ik_solver_solve"
+if echo "$exported" | grep -E '^(u|b)_'; then fail "libembody.so exports internal helpers"; fi
 
 # Every public header compiles on its own, and none reaches into src/.
 for h in "$prefix"/include/embody/*.h; do
