@@ -36,7 +36,7 @@ libembody.so.*) [ -e "$libdir/$soname" ] || fail "no $soname beside libembody.so
 *) fail "libembody.so has no versioned SONAME (got '$soname')" ;;
 esac
 case "$version" in "${soname#libembody.so.}"*) ;; *) fail "SONAME $soname does not match version $version" ;; esac
-if objdump -p "$libdir/libembody.so" | grep NEEDED | grep -Ei "sdl|gl|openxr|lo\.so"; then
+if objdump -p "$libdir/libembody.so" | grep NEEDED | grep -E "libSDL|libGL|libEGL|libepoxy|libopenxr|liblo\.|libX11"; then
     fail "libembody.so needs a library an embedder should not need"
 fi
 exported=$(nm -D --defined-only "$libdir/libembody.so" | awk '{print $3}')
