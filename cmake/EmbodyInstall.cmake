@@ -22,9 +22,10 @@ target_compile_definitions(embody_core PRIVATE
     EMBODY_DATA_INSTALL_DIR="${CMAKE_INSTALL_FULL_DATADIR}/embody")
 target_link_libraries(embody_core PRIVATE ${CMAKE_DL_LIBS})
 
-set(EMBODY_PUBLIC_HEADERS body.h eval.h ik.h input.h m_math.h result.h skeleton.h stream.h
-    tracking.h)
-list(TRANSFORM EMBODY_PUBLIC_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/include/embody/")
+# Every public header but those of the modules outside the core (SDL/GL, OpenXR, OSC, the
+# avatar importer): a new core module's header is installed without a change here.
+file(GLOB EMBODY_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/embody/*.h)
+list(FILTER EMBODY_PUBLIC_HEADERS EXCLUDE REGEX "/(render|xr|osc|avatar)\\.h$")
 
 foreach(kind shared static)
     string(TOUPPER ${kind} KIND)

@@ -26,7 +26,7 @@ for f in "$libdir/libembody.a" "$libdir/libembody.so" "$libdir/cmake/embody/embo
     "$prefix/bin/embody"; do
     [ -e "$f" ] || fail "missing $f"
 done
-for f in render.h xr.h osc.h; do
+for f in render.h xr.h osc.h avatar.h; do
     [ ! -e "$prefix/include/embody/$f" ] || fail "$f installed, but the library has no SDL, GL, OpenXR or OSC"
 done
 soname=$(objdump -p "$libdir/libembody.so" | awk '/SONAME/ {print $2}')
