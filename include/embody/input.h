@@ -16,6 +16,7 @@
 #define EMBODY_INPUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "embody/result.h"
 #include "embody/tracking.h"

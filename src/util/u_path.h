@@ -1,7 +1,8 @@
 /*
  * Finding the program's data (config/, shaders/, the demo stream) wherever it is started
  * from: $EMBODY_DATA_DIR, then beside the executable (and ../share/embody from it), then
- * the source tree the program was built from.
+ * ../share/embody from the installed shared library, then the source tree the program was
+ * built from, then the install prefix it was configured for.
  */
 #ifndef EMBODY_U_PATH_H
 #define EMBODY_U_PATH_H
