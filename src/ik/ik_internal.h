@@ -99,6 +99,10 @@ struct ik_group {
     int node_begin, node_end;
     int sub_base_begin, sub_base_end;
     int effector_begin, effector_end;
+    /* Without limits, a plain chain (one effector at its end, no sub-base, no hinge, each
+     * node the parent of the next): the passes run as a textbook FABRIK loop on the
+     * nodes, without the step lists. */
+    bool plain_chain;
 };
 
 struct ik_solver {
@@ -251,6 +255,10 @@ ik_reach_forward(struct ik_solver *s, const struct ik_group *g);
 /* Backward reaching without limits: positions only, each bone back at its length. */
 void
 ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g);
+
+/* One forward and one backward pass over a plain chain group (ik_group.plain_chain). */
+void
+ik_reach_chain(struct ik_solver *s, const struct ik_group *g);
 
 /* Moves hinge node `hinge` into the half-plane of its pole (when one is set). */
 void

@@ -169,3 +169,44 @@ ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g)
         placed = k;
     }
 }
+
+void
+ik_reach_chain(struct ik_solver *s, const struct ik_group *g)
+{
+    float(*pos)[3] = s->pos;
+    const float *len = s->length_m;
+    const int first = s->group_nodes[g->node_begin];
+    const int tip = first + (g->node_end - g->node_begin) - 1;
+    const float *t = s->target[s->effector[tip]];
+    /* Forward: the tip to its target, each parent pulled to its bone's length. */
+    float cx = t[0], cy = t[1], cz = t[2];
+    pos[tip][0] = cx, pos[tip][1] = cy, pos[tip][2] = cz;
+    for (int k = tip; k > first; --k) {
+        float *p = pos[k - 1];
+        const float dx = p[0] - cx, dy = p[1] - cy, dz = p[2] - cz;
+        const float d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 > 1e-20f) {
+            const float scale = ik_length_over_sqrt(d2, len[k]);
+            cx += dx * scale, cy += dy * scale, cz += dz * scale;
+        } else {
+            cy += len[k];
+        }
+        p[0] = cx, p[1] = cy, p[2] = cz;
+    }
+    /* Backward: from the base, each node back at its bone's length toward where the
+     * forward pass put it. */
+    const float *b = pos[s->parent[first]];
+    float bx = b[0], by = b[1], bz = b[2];
+    for (int k = first; k <= tip; ++k) {
+        float *q = pos[k];
+        const float dx = q[0] - bx, dy = q[1] - by, dz = q[2] - bz;
+        const float d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 > 1e-20f) {
+            const float scale = ik_length_over_sqrt(d2, len[k]);
+            bx += dx * scale, by += dy * scale, bz += dz * scale;
+        } else {
+            by += len[k];
+        }
+        q[0] = bx, q[1] = by, q[2] = bz;
+    }
+}

@@ -140,11 +140,15 @@ solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_gro
     float best = s->stall_m > 0.0f ? sqrtf(worst_sq) : 0.0f;
     while ((worst_sq > tolerance_sq || must_iterate) && iterations < s->desc.max_iterations) {
         must_iterate = false;
-        ik_reach_forward(s, g);
-        if (limited)
-            ik_reach_backward_limited(s, pose, g);
-        else
-            ik_reach_backward_free(s, g);
+        if (g->plain_chain) {
+            ik_reach_chain(s, g);
+        } else {
+            ik_reach_forward(s, g);
+            if (limited)
+                ik_reach_backward_limited(s, pose, g);
+            else
+                ik_reach_backward_free(s, g);
+        }
         ++iterations;
         worst_sq = worst_residual_sq(s, g);
         if (s->stall_m > 0.0f) {
