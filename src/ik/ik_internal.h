@@ -247,18 +247,11 @@ ik_in_subtree(const struct sk_skeleton *sk, int j, int root)
 
 /* ---- The passes (ik_passes.c) --------------------------------------------------------- */
 
-/* Forward reaching over a group: effectors to their targets, sub-bases to the weighted
- * average of their chains' requests. */
-void
-ik_reach_forward(struct ik_solver *s, const struct ik_group *g);
-
-/* Backward reaching without limits: positions only, each bone back at its length. */
-void
-ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g);
-
-/* One forward and one backward pass over a plain chain group (ik_group.plain_chain). */
-void
-ik_reach_chain(struct ik_solver *s, const struct ik_group *g);
+/* Iterates group g until its effectors are within tolerance, progress stalls, or the
+ * iteration cap (the forward and backward passes, the prediction); returns the
+ * iterations made. */
+int
+ik_solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g);
 
 /* Moves hinge node `hinge` into the half-plane of its pole (when one is set). */
 void
