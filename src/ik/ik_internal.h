@@ -180,6 +180,7 @@ struct ik_solver {
     bool stretching;           /* some bone may stretch */
     float *length_scale;       /* per node: this solve's stretch of its bone */
     float *rest_length_m;      /* per node: its bone's own length */
+    bool *swing_failed;        /* per node: its limb swing found no angle in this solve */
 
     float target[IK_MAX_EFFECTORS][3];
     float target_rotation[IK_MAX_EFFECTORS][4];

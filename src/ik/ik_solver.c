@@ -141,6 +141,8 @@ ik_solver_solve(struct ik_solver *s, struct sk_pose *pose, struct ik_stats *out_
         ik_load_start(s, pose);
     if (s->stretching)
         ik_prepare_stretch(s);
+    if (!s->desc.ignore_limits)
+        memset(s->swing_failed, 0, (size_t)s->node_count * sizeof *s->swing_failed);
     const bool continued = s->desc.predict_warm_start && continues_last_result(s);
     s->may_predict = continued && s->has_last_motion;
     const bool limited = !s->desc.ignore_limits;
