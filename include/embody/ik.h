@@ -23,7 +23,8 @@
  *
  * A solve allocates nothing, logs nothing and does no I/O; the same inputs give the same
  * output. It starts from the pose it is given (warm start from the last solution, or the
- * rest pose for a cold start) and writes the result into it: global positions, global
+ * rest pose for a cold start; ik_solver_desc.start can choose the original pose or the
+ * last result instead) and writes the result into it: global positions, global
  * and local rotations of every joint, joints off the effectors' paths carried along
  * rigidly.
  */
@@ -188,6 +189,10 @@ void
 ik_solver_solve(struct ik_solver *solver, struct sk_pose *pose, struct ik_stats *out_stats);
 
 /* ---- Controls animators expect ------------------------------------------------------ */
+
+/* The per-joint setters below refuse a joint out of the skeleton's range and values out
+ * of range (EM_ERROR_INVALID_ARGUMENT); a joint on no effector's path is accepted and has
+ * no effect. Setters may be called between solves at any time; none allocates. */
 
 /* The original pose that IK_START_ORIGINAL starts from (and IK_START_LAST before its
  * first solve): the local rotations of `pose` (with positions_only, its positions). The

@@ -337,6 +337,26 @@ keep_fold(const struct ik_solver *s, int k, struct forward_step *step)
     step->inv_chain_length_sq = least_sq;
 }
 
+/* Whether group g is a plain chain (ik_group.plain_chain). */
+static bool
+is_plain_chain(const struct ik_solver *s, const struct ik_group *g)
+{
+    if (!s->desc.ignore_limits || g->sub_base_end != g->sub_base_begin ||
+        g->effector_end - g->effector_begin != 1 || g->node_end - g->node_begin < 1)
+        return false;
+    const int first = s->group_nodes[g->node_begin];
+    if (s->parent[first] < 0)
+        return false; /* a free root: no base to hang from */
+    for (int i = g->node_begin; i < g->node_end; ++i) {
+        const int k = s->group_nodes[i];
+        if (k != first + (i - g->node_begin) || (i > g->node_begin && s->parent[k] != k - 1) ||
+            s->sk->limit[s->joint[k]].kind == SK_LIMIT_HINGE)
+            return false;
+    }
+    const int tip = first + (g->node_end - g->node_begin) - 1;
+    return s->effector[tip] == s->group_effectors[g->effector_begin] && s->child_count[tip] == 0;
+}
+
 /* Turns the node orders into the flat step lists the passes run, grouped. */
 static void
 compile_steps(struct ik_solver *s)
@@ -393,6 +413,8 @@ compile_steps(struct ik_solver *s)
     PARTITION_BY_GROUP(s->group_effectors, effector_count, int,
                        (s->effector_node[item] >= 0 ? s->group_of[s->effector_node[item]] : -1),
                        effector_begin, effector_end);
+    for (int g = 0; g < s->group_count; ++g)
+        s->groups[g].plain_chain = is_plain_chain(s, &s->groups[g]);
 }
 
 /* The share of a child's twist its parent takes: in proportion to their twist ranges

@@ -27,6 +27,7 @@ ik_controls_init(struct ik_solver *s)
     s->stretch_stiffness = calloc(nn, sizeof *s->stretch_stiffness);
     s->length_scale = calloc(nn, sizeof *s->length_scale);
     s->rest_length_m = calloc(nn, sizeof *s->rest_length_m);
+    s->swing_failed = calloc(nn, sizeof *s->swing_failed);
     if (!s->original_local || !s->original_pos || !s->last_local || !s->last_pos ||
         !s->effectors_below || !s->stiffness || !s->lock || !s->max_stretch ||
         !s->stretch_stiffness || !s->length_scale || !s->rest_length_m)
@@ -61,6 +62,7 @@ ik_controls_fini(struct ik_solver *s)
     free(s->stretch_stiffness);
     free(s->length_scale);
     free(s->rest_length_m);
+    free(s->swing_failed);
 }
 
 /* ---- Setters ------------------------------------------------------------------------ */

@@ -99,6 +99,10 @@ struct ik_group {
     int node_begin, node_end;
     int sub_base_begin, sub_base_end;
     int effector_begin, effector_end;
+    /* Without limits, a plain chain (one effector at its end, no sub-base, no hinge, each
+     * node the parent of the next): the passes run as a textbook FABRIK loop on the
+     * nodes, without the step lists. */
+    bool plain_chain;
 };
 
 struct ik_solver {
@@ -176,6 +180,7 @@ struct ik_solver {
     bool stretching;           /* some bone may stretch */
     float *length_scale;       /* per node: this solve's stretch of its bone */
     float *rest_length_m;      /* per node: its bone's own length */
+    bool *swing_failed;        /* per node: its limb swing found no angle in this solve */
 
     float target[IK_MAX_EFFECTORS][3];
     float target_rotation[IK_MAX_EFFECTORS][4];
@@ -243,14 +248,11 @@ ik_in_subtree(const struct sk_skeleton *sk, int j, int root)
 
 /* ---- The passes (ik_passes.c) --------------------------------------------------------- */
 
-/* Forward reaching over a group: effectors to their targets, sub-bases to the weighted
- * average of their chains' requests. */
-void
-ik_reach_forward(struct ik_solver *s, const struct ik_group *g);
-
-/* Backward reaching without limits: positions only, each bone back at its length. */
-void
-ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g);
+/* Iterates group g until its effectors are within tolerance, progress stalls, or the
+ * iteration cap (the forward and backward passes, the prediction); returns the
+ * iterations made. */
+int
+ik_solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g);
 
 /* Moves hinge node `hinge` into the half-plane of its pole (when one is set). */
 void

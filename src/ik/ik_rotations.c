@@ -250,6 +250,8 @@ swivel_into_limits(struct ik_solver *s, int k, const float *parent_rot, float *L
     const int slot = s->pole[c];
     if (slot >= 0 && s->pole_set[slot])
         return; /* the pole decides the side: the limits clamp */
+    if (s->swing_failed[k])
+        return; /* found no angle earlier in this solve: not again on every pass */
     float axis[3], r[3];
     m_vec3_sub(s->pos[g], s->pos[k], axis);
     if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
@@ -278,6 +280,7 @@ swivel_into_limits(struct ik_solver *s, int k, const float *parent_rot, float *L
                 break;
         }
     }
+    s->swing_failed[k] = best > SWIVEL_SLACK;
     if (best <= SWIVEL_SLACK) {
         /* Bisect back toward the start to the edge of where the limits hold, so the
          * angle moves smoothly with the targets rather than in steps. */
