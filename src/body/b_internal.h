@@ -82,7 +82,8 @@ struct b_device_track {
 
 struct b_prior_state {
     struct pr_history history;
-    bool started;       /* outputs hold a prediction */
+    bool predicted;     /* outputs hold a prediction */
+    bool started;       /* the filtered pose below is set */
     float head_m[3];    /* the heading frame of the last prediction */
     float yaw_rad;
     float outputs[PR_OUTPUT_COUNT];

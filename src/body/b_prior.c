@@ -63,7 +63,14 @@ predict(struct body *b)
     float features[PR_FEATURE_COUNT];
     pr_features(&p->history, b->desc.height_m, b->desc.floor_height_m, features, &p->yaw_rad);
     m_vec3_copy(p->history.sample[p->history.newest].head_position_m, p->head_m);
-    pr_model_infer(b->desc.prior, features, p->outputs);
+    float out[PR_OUTPUT_COUNT];
+    pr_model_infer(b->desc.prior, features, out);
+    bool finite = true;
+    for (int i = 0; i < PR_OUTPUT_COUNT; ++i)
+        finite = finite && isfinite(out[i]);
+    if (finite) /* else the last prediction stands (or none: procedural) */
+        memcpy(p->outputs, out, sizeof out);
+    p->predicted = p->predicted || finite;
 }
 
 /* Decodes the last prediction and filters it. */
@@ -167,6 +174,8 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     }
     if (pr_history_push(&p->history, frame))
         predict(b);
+    if (!p->predicted)
+        return;
     decode(b, dt_s);
     for (int s = 0; s < 2; ++s)
         place_foot(b, s, p->started ? dt_s : 0.0f);
