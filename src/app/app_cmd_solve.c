@@ -19,17 +19,7 @@
 #define PROGRESS_INTERVAL_NS 1000000000LL
 #define SINGLE_FRAME_PERIOD_S (1.0 / 60.0)
 
-enum {
-    OPT_OUTPUT = 1,
-    OPT_AVATAR,
-    OPT_HEIGHT,
-    OPT_ARM_SPAN,
-    OPT_UNIT_SCALE,
-    OPT_QUIET,
-    OPT_HELP,
-    OPT_BODY,
-    OPT_PRIOR
-};
+enum { OPT_OUTPUT = 1, OPT_AVATAR, OPT_HEIGHT, OPT_ARM_SPAN, OPT_UNIT_SCALE, OPT_QUIET, OPT_HELP };
 
 static const struct app_arg_spec k_specs[] = {
     {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE},
@@ -39,8 +29,6 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
-    {OPT_BODY, "body", 0, APP_ARG_VALUE},
-    {OPT_PRIOR, "prior", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -60,10 +48,6 @@ print_help(void)
           "                         (0.5 to 2.8)\n"
           "  --arm-span M           also fit the arm span (0.5 to 3.0 m)\n"
           "  --unit-scale S         metres per unit of the --avatar file (default: guessed)\n"
-          "  --body MODE            prior (the learned body-pose prior, default) or\n"
-          "                         procedural\n"
-          "  --prior MODEL          the prior's model file (default\n"
-          "                         config/prior/body-prior-v1.bin)\n"
           "  -q, --quiet            no progress and no summary\n"
           "  -h, --help             this help\n",
           stdout);
@@ -76,8 +60,6 @@ struct solve_args {
     double height_m;
     double arm_span_m;
     double unit_scale;
-    const char *body_mode;
-    const char *prior_path;
     bool quiet;
     bool help;
 };
@@ -106,13 +88,6 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
                                 "metres per BVH unit", &a->unit_scale, err);
     case OPT_QUIET: a->quiet = true; return EM_OK;
-    case OPT_BODY:
-        if (strcmp(value, "procedural") != 0 && strcmp(value, "prior") != 0)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "%s: expected procedural or prior, got \"%s\"", name, value);
-        a->body_mode = value;
-        return EM_OK;
-    case OPT_PRIOR: a->prior_path = value; return EM_OK;
     default: a->help = true; return EM_OK;
     }
 }
@@ -249,8 +224,6 @@ app_cmd_solve(int argc, char **argv)
         .unit_scale = a.unit_scale,
         .height_m = a.height_m,
         .arm_span_m = a.arm_span_m,
-        .body_mode = a.body_mode,
-        .prior_path = a.prior_path,
     };
     struct app_avatar avatar;
     struct body *body = NULL;
