@@ -46,6 +46,17 @@ struct body_device_offsets {
     versor grip_rotation[2];
 };
 
+/* Where a body tracker sits on its bone: the tracker's pose in the bone's frame (pelvis:
+ * hips, chest: chest, feet: foot, knees: lowerLeg, elbows: lowerArm). A mount that is all
+ * zero is the default, PROTOCOL.md section 2b's: pelvis (0, 0.05, -0.12) on the belt at
+ * the back, chest (0, 0, 0.10) on the sternum, feet (0, -0.02, 0.07) on the instep, knees
+ * (0, -0.10, 0.06) on the shin, elbows (0, 0, -0.05) behind the elbow, all with the
+ * bone's axes. */
+struct body_tracker_mount {
+    vec3 position_m;
+    versor rotation;
+};
+
 struct body_desc {
     /* The avatar: a humanoid skeleton (copied), or NULL for config/humanoid.json. */
     const struct sk_skeleton *skeleton;
@@ -60,6 +71,8 @@ struct body_desc {
     float filter_min_cutoff_hz;
     float filter_beta;
     float loss_blend_s; /* time for a lost limb to settle, and to come back (0.3 s) */
+    /* Body trackers (src/body/b_trackers.c), by enum em_tracker. */
+    struct body_tracker_mount tracker_mount[EM_TRACKER_COUNT];
     /* The learned body-pose prior (include/embody/prior.h) that places the pelvis, knees
      * and feet, or NULL for the procedural estimate. Not copied: it must outlive the body.
      * Load it with pr_model_load (a refused file leaves NULL: the procedural estimate). */
@@ -139,6 +152,30 @@ body_pose(const struct body *body);
 
 void
 body_get_status(const struct body *body, struct body_status *out_status);
+
+/* What the body does with each body tracker (include/embody/tracking.h). */
+struct body_tracker_status {
+    bool present;                 /* the source carries it (worn) */
+    enum body_device_state state; /* tracked, lost (or never seen), returning */
+    float weight;                 /* 0 = the estimate alone, 1 = the tracker alone */
+    vec3 position_m;              /* the tracker's last pose used (filtered), world */
+    versor rotation;
+    vec3 bone_m; /* where it puts its bone's joint (hips, chest, foot, knee, elbow) */
+};
+
+/* `out` has EM_TRACKER_COUNT entries. */
+void
+body_get_trackers(const struct body *body, struct body_tracker_status *out);
+
+/* Calibrates the mount of every tracker tracked in `frame`, with the player standing
+ * straight: the avatar is stood upright under the headset (facing where it faces, arms
+ * reaching for the controllers when they are tracked) and each tracker's pose in its bone's
+ * frame becomes its mount. body_calibrate does this too, after refitting the avatar. Fails
+ * (mounts unchanged) when the headset is not tracked; a tracker further than 0.3 m from its
+ * bone keeps its mount. `out_calibrated` (may be NULL) gets the trackers calibrated. */
+enum em_result
+body_calibrate_trackers(struct body *body, const struct em_tracking_frame *frame,
+                        uint32_t *out_calibrated, struct em_error *err);
 
 /* Calibrates from the frame given, with the player standing straight: the height from
  * the headset's height, and, when the controllers are held out to the sides (T-pose),

@@ -201,6 +201,10 @@ struct ev_clip {
     struct ev_motion truth;      /* true positions at the same rows, metres */
     struct sk_skeleton skeleton; /* the known body (st_bvh_to_humanoid) */
     float height_m;              /* its standing height (sk_humanoid_height) */
+    /* Each body tracker's axes in its known-body bone's frame: the rotation the humanoid
+     * rest pose gave the limb (st_bvh_to_humanoid straightens the legs and arms), identity
+     * elsewhere (ev_trackers.c). */
+    float tracker_axes[EM_TRACKER_COUNT][4];
 };
 
 /* Loads a CMU-style BVH clip: its unit scale (st_bvh_guess_unit_scale), its stream
@@ -224,6 +228,113 @@ enum em_result
 ev_clip_reconstruct(const struct ev_clip *clip, enum ev_method method, struct ev_motion *out,
                     struct ev_timing *timing, struct em_error *err);
 
+struct ev_checks;
+
+/* The same on another stream of the clip's length (a perturbed copy), with `checks` (may
+ * be NULL) filled from every frame (ev_checks_add_frame, ev_checks_finish; initialise it
+ * first with ev_checks_init). */
+enum em_result
+ev_clip_reconstruct_stream(const struct ev_clip *clip, const struct st_stream *stream,
+                           enum ev_method method, const struct pr_model *prior,
+                           struct ev_motion *out, struct ev_timing *timing,
+                           struct ev_checks *checks, struct em_error *err);
+
+/* ---- Continuity, tracked effectors and twist ---------------------------------------- */
+
+/* The limb joints whose twist is checked against their limits. */
+enum ev_limb {
+    EV_LIMB_LEFT_UPPER_ARM = 0,
+    EV_LIMB_LEFT_LOWER_ARM,
+    EV_LIMB_LEFT_HAND,
+    EV_LIMB_RIGHT_UPPER_ARM,
+    EV_LIMB_RIGHT_LOWER_ARM,
+    EV_LIMB_RIGHT_HAND,
+    EV_LIMB_LEFT_UPPER_LEG,
+    EV_LIMB_LEFT_LOWER_LEG,
+    EV_LIMB_LEFT_FOOT,
+    EV_LIMB_RIGHT_UPPER_LEG,
+    EV_LIMB_RIGHT_LOWER_LEG,
+    EV_LIMB_RIGHT_FOOT,
+    EV_LIMB_COUNT,
+};
+
+enum sk_bone
+ev_limb_bone(enum ev_limb limb);
+
+/* Noise added to every stream value for the sensitivity check: positions by uniform noise
+ * in +-1e-5 m, quaternion components by +-1e-5 (then renormalised). */
+#define EV_SENSITIVITY_NOISE 1e-5
+/* A tracked head or hand farther than this from its target misses it. */
+#define EV_EFFECTOR_MISS_M 0.02
+
+/* What a reconstruction does beyond accuracy: how much a tiny change of the input moves
+ * it, whether it meets its tracked effectors, and how far its limbs twist. */
+struct ev_checks {
+    /* Displacement of the scored joints between the run on the stream and the run on the
+     * perturbed stream, over every (frame, joint): the 99th percentile and the maximum, mm.
+     * NaN when not measured. */
+    double sensitivity_p99_mm;
+    double sensitivity_max_mm;
+    /* Share (0..1) of frames where the head or a hand whose target the avatar could reach
+     * (no farther from the hips than its chain up to them, stretched) is more than
+     * EV_EFFECTOR_MISS_M from it, and the largest such miss (m); and the share of frames
+     * with a target out of any pose's reach (the hips are too far from it). */
+    double effector_miss_share;
+    double effector_worst_miss_m;
+    double out_of_reach_share;
+    /* Each limb joint's twist about its bone (local rotation, swing-twist), min and max
+     * over the frames, and its limit (NaN: the joint has none; a hinge's is 0..0). */
+    double twist_min_deg[EV_LIMB_COUNT];
+    double twist_max_deg[EV_LIMB_COUNT];
+    double limit_min_deg[EV_LIMB_COUNT];
+    double limit_max_deg[EV_LIMB_COUNT];
+    double twist_excess_deg; /* the largest twist beyond a limit, over the limbs (0: none) */
+    int twist_excess_limb;   /* the limb it was at, or -1 */
+};
+
+/* Sets every value to "nothing measured yet". */
+void
+ev_checks_init(struct ev_checks *checks);
+
+/* Folds one reconstructed pose into `checks`: the twist of every limb joint, and the
+ * head's and hands' distances to their targets (body_get_status). */
+struct body;
+void
+ev_checks_add_frame(struct ev_checks *checks, const struct body *body);
+
+/* Ends a run of `frame_count` frames: the miss share and the worst excess. */
+void
+ev_checks_finish(struct ev_checks *checks, int frame_count);
+
+/* Runs `method` again on `clip` with its stream perturbed (EV_SENSITIVITY_NOISE, a fixed
+ * seed) and compares with `ours`, the unperturbed run: fills the sensitivity fields. */
+enum em_result
+ev_clip_sensitivity(const struct ev_clip *clip, enum ev_method method,
+                    const struct pr_model *prior, const struct ev_motion *ours,
+                    struct ev_checks *checks, struct em_error *err);
+
+/* The turn-in-place stream: a standing player of `height_m` turning `turns` full turns
+ * to the left, then as many to the right (4 s a turn), then standing still for 3 s, at
+ * `fps`; hands held in front at waist height, turning with the body. `out` is the
+ * caller's to st_stream_fini. */
+enum em_result
+ev_turn_in_place_stream(float height_m, int turns, double fps, struct st_stream *out);
+
+/* The result of the turn-in-place check for the default humanoid. */
+struct ev_turn_result {
+    bool ok;
+    char error[EM_ERROR_MESSAGE_MAX];
+    int turns;
+    struct ev_checks checks;
+    /* At the end (standing still after the turns): how far each foot points from the
+     * head's heading, degrees. */
+    double foot_heading_error_deg[2];
+};
+
+/* Plays the turn-in-place stream (10 turns each way) through a body of the default
+ * proportions at 1.75 m and measures twist and where the feet point at the end. */
+void
+ev_turn_in_place_check(struct ev_turn_result *out);
 /* The same with the body's learned prior (NULL: procedural, as ev_clip_reconstruct). */
 enum em_result
 ev_clip_reconstruct_prior(const struct ev_clip *clip, enum ev_method method,
@@ -261,6 +372,10 @@ struct ev_options {
     double max_mean_mpjpe_cm; /* > 0: fail when the known-body mean MPJPE exceeds it */
     ev_progress_fn progress;  /* NULL: none (ev_main prints to stderr) */
     void *progress_user;
+    /* Body trackers the body is given besides head and hands (EM_TRACKER_BIT each,
+     * PROTOCOL.md section 2b; made from each clip like the 3-point stream); 0 = none. */
+    uint32_t trackers;
+    bool tracker_setups; /* --trackers all: the table of every named setup (ev_trackers.c) */
     /* The body's learned prior (include/embody/prior.h) for the known-body and height-only
      * runs; NULL: the procedural estimate. */
     const struct pr_model *prior;
@@ -292,6 +407,7 @@ struct ev_clip_result {
     struct ev_scores scores[EV_METHOD_COUNT];
     double update_median_us[EV_METHOD_COUNT]; /* NaN for the do-nothing */
     double update_mean_us[EV_METHOD_COUNT];
+    struct ev_checks checks[EV_METHOD_COUNT]; /* known body and height only */
 };
 
 /* Means over clips (each counts once; a clip without a value, such as foot skate with
@@ -327,6 +443,7 @@ struct ev_report {
     /* body_update times by mode, and over every avatar-frame of the run. */
     struct ev_timing_summary timing[EV_METHOD_COUNT];
     struct ev_timing_summary timing_all;
+    struct ev_turn_result turn; /* the turn-in-place check */
     double elapsed_s;
 };
 
@@ -336,6 +453,35 @@ struct ev_report {
  * running out of memory. `out` is the caller's to ev_report_fini (also on failure). */
 enum em_result
 ev_run(const struct ev_options *options, struct ev_report *out, struct em_error *err);
+
+/* ---- Tracker setups (ev_trackers.c) ---------------------------------------------- */
+
+/* --trackers VALUE: a setup (3, 4, 6, 8, 11 or a list of tracker names) into
+ * options->trackers, or "all" for the table of every named setup. */
+enum em_result ev_trackers_parse(const char *value, struct ev_options *options,
+                                 struct em_error *err);
+
+/* Keeps only the trackers of `mask` in the clip's stream (the clip carries all eight
+ * when its skeleton has their joints). Fails naming the clip when it has none and the
+ * mask asks for some. */
+enum em_result ev_trackers_select(struct ev_clip *clip, uint32_t mask, struct em_error *err);
+
+/* Fills clip->tracker_axes from the clip's hierarchy (bone offsets only). */
+void ev_trackers_known_axes(const struct st_bvh *bvh, struct ev_clip *clip);
+
+/* The known body's tracker mounts (`out_mounts` is a body_desc's tracker_mount array):
+ * PROTOCOL section 2b's offsets, expressed in the avatar's bone frames. */
+void ev_trackers_known_mounts(const struct ev_clip *clip, void *out_mounts);
+
+/* Runs the evaluation once per named setup (3, 4, 6, 8, 11) and prints one row per setup
+ * and mode (MPJPE, lower body, feet, foot skate, jitter against the truth's, the worst
+ * clip's jitter ratio, update time) and the targets. Returns the exit status as ev_main. */
+int ev_trackers_main(const struct ev_options *options);
+
+/* The absolute path of a file just written (as `path` when it cannot be resolved), for
+ * telling the user where to look. */
+void
+ev_written_where(const char *path, char *out, size_t out_size);
 
 void
 ev_report_fini(struct ev_report *report);

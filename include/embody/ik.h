@@ -12,7 +12,14 @@
  * from the root, where, unless limits are ignored, each joint is turned as a rigid frame
  * (all its bones move together) and its local rotation is kept within its limit: hinges
  * bend only their anatomical way (toward a pole when one is set), ball joints stay within
- * their swing cone and twist range.
+ * their swing cone and twist range. With limits every rotation is derived afresh from the
+ * positions, in its parent's frame: the shortest turn from the bone's rest direction,
+ * then the twist that the joints below ask for (a hinge's bend plane, the other children
+ * of a branching joint with a slight pull toward no twist, a share of an orientation
+ * target's twist for its parent), clamped to the joint's twist range (measured by
+ * swing-twist about the bone). Nothing of the rotations handed in carries over, so twist
+ * cannot wind up over a long motion, and every joint is within its limit after every
+ * solve, also when the targets were already met (one backward pass is always made).
  *
  * A solve allocates nothing, logs nothing and does no I/O; the same inputs give the same
  * output. It starts from the pose it is given (warm start from the last solution, or the

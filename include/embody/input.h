@@ -79,11 +79,22 @@ in_source_destroy(struct in_source **src)
 
 /* ---- Replay of a stream file --------------------------------------------------- */
 
+/* Called (once per source) the first time a gap in the stream is shortened: `gap_s` is
+ * the time the file has between two frames, `at_s` the file's t of the later one, and
+ * `waited_s` the wait used instead. */
+typedef void (*in_replay_gap_fn)(void *user, double gap_s, double at_s, double waited_s);
+
+/* The longest a real-time replay waits for a frame, unless the desc says otherwise. */
+#define IN_REPLAY_DEFAULT_MAX_WAIT_S 2.0
+
 struct in_replay_desc {
     const char *path;         /* a 3-point stream file */
     bool as_fast_as_possible; /* false: frames come at the file's pace in real time */
     bool loop;                /* start again at the end instead of ending */
     const char *name;         /* the source's name (copied, up to 63 bytes); default "replay" */
+    double max_wait_s;        /* longest wait for one frame; 0 = IN_REPLAY_DEFAULT_MAX_WAIT_S */
+    in_replay_gap_fn on_gap;  /* optional: told of the first shortened gap */
+    void *on_gap_user;
 };
 
 /* Loads the whole file (errors name its line) and returns a source that plays it. The
@@ -94,7 +105,10 @@ struct in_replay_desc {
  * Real time (not as_fast_as_possible): the first next() delivers at once and starts the
  * clock; frame k is then delivered no earlier than (t_k - t_first) later on the monotonic
  * clock. Every frame is delivered (none skipped); if the caller falls more than 0.1 s
- * behind, the clock restarts from the late frame instead of rushing to catch up.
+ * behind, the clock restarts from the late frame instead of rushing to catch up. A frame
+ * due more than max_wait_s after the previous one (a gap in a recording, a clock jump in
+ * the file: 1e5 s would be a day) comes max_wait_s later and the clock goes on from it;
+ * on_gap is told the first time.
  * set_paused(true) holds the current frame: next() returns it again with the same time
  * (in real time one period apart), and time paused does not count when playing resumes.
  * At the end without loop, next() returns EM_END_OF_STREAM (every time). next() never

@@ -10,7 +10,7 @@
  * down, as in the PNG files.
  *
  * Keys (render_poll): F1 help, Tab / Shift+Tab next / previous camera, 1-5 a camera, H the
- * HUD, T the IK targets, S a screenshot (embody-YYYYmmdd-HHMMSS.png in the current
+ * HUD, T the IK targets, B the capsule figure over the avatar, S a screenshot (embody-YYYYmmdd-HHMMSS.png in the current
  * directory) are handled here; C calibrate, R recenter, Space pause and Esc (or closing
  * the window) quit are returned to the program as enum render_action bits.
  */
@@ -61,9 +61,17 @@ struct render_hud {
     const char *message; /* a transient line, for example "calibrated: 1.78 m" */
 };
 
+struct av_avatar;
+struct av_skin_binding;
+
 struct render_scene {
     const struct sk_skeleton *skeleton; /* NULL: no avatar */
     const struct sk_pose *pose;         /* global positions and rotations are used */
+    /* A skinned avatar (include/embody/avatar.h) drawn at `pose`, bound to `skeleton` with
+     * av_skin_bind; NULL for the capsule figure alone. The renderer uploads the mesh the
+     * first time it sees it and again when the pointer changes. */
+    const struct av_avatar *avatar;
+    const struct av_skin_binding *avatar_binding;
     /* Drawn at their poses; a device that is not usable (em_device_pose_usable) is drawn
      * grey with a red cross at the pose it last had. */
     struct em_device_pose device[EM_DEVICE_COUNT];
@@ -91,6 +99,7 @@ struct render_desc {
     bool vsync;
     bool show_targets;      /* draw IK targets beside the effectors (T toggles) */
     bool hide_hud;          /* start with the HUD off (H toggles) */
+    bool show_figure;       /* the capsule figure over a skinned avatar (B toggles) */
     int msaa_samples;       /* anti-aliasing samples per pixel, 1 turns it off; default 4,
                                or 1 on a software renderer (llvmpipe) where it is costly */
     const char *shader_dir; /* default: shaders/ found with u_path_find_data, else the

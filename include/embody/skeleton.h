@@ -123,7 +123,12 @@ struct sk_joint_desc {
     struct sk_limit limit;
 };
 
-/* Builds a skeleton from `count` joint descriptions. `source` names where they came from
+/* The most joints a skeleton may have: far more than any avatar's (a VRM humanoid with
+ * fingers has about 55, a rigged character with face bones a few hundred). */
+#define SK_MAX_JOINTS 1024
+
+/* Builds a skeleton from `count` joint descriptions (at most SK_MAX_JOINTS, else
+ * EM_ERROR_LIMIT), in time O(n log n). `source` names where they came from
  * (a file path) for error messages. Rejects: no joints, more than one root, empty or
  * duplicate names, unknown parents, cycles, non-finite offsets, zero-length bones (under
  * 1e-6 m), malformed limits. Joints named after humanoid bones get their bone set. */
@@ -161,6 +166,21 @@ sk_skeleton_update_derived(struct sk_skeleton *skeleton);
 enum em_result
 sk_humanoid_validate(const struct sk_skeleton *skeleton, const char *source,
                      struct em_error *err);
+
+/* The sizes a humanoid avatar may have, standing (floor to crown). */
+#define SK_HUMANOID_MIN_HEIGHT_M 0.5f
+#define SK_HUMANOID_MAX_HEIGHT_M 3.0f
+
+/* Checks that a humanoid (sk_humanoid_validate'd) has a person's size and proportions:
+ * every offset finite, a standing height from SK_HUMANOID_MIN_HEIGHT_M to
+ * SK_HUMANOID_MAX_HEIGHT_M, no bone longer than the body is tall, and upper arms,
+ * forearms, thighs and shins each within 0.4 to 2.5 times their usual share of the
+ * height (Drillis and Contini 1966: 0.186, 0.146, 0.245, 0.246), which admits stylised
+ * avatars but not a wrong unit. Errors say what was found: "avatar.json: the avatar is
+ * 1003.2 m tall; a humanoid is 0.5 to 3 m (are the lengths in metres?)". */
+enum em_result
+sk_humanoid_check_size(const struct sk_skeleton *skeleton, const char *source,
+                       struct em_error *err);
 
 /* The skull base (head joint) sits at this fraction of standing height. */
 #define SK_HEAD_JOINT_HEIGHT_RATIO 0.889f

@@ -31,9 +31,12 @@ struct st_stream {
     struct em_tracking_frame *frames;
 };
 
-/* Reads a stream file. Columns are found by the header's names, in any order; unknown
- * columns (further groups such as pelvis_*) are ignored; `t` and all eight columns of the
- * head, left and right groups are required, and the error names every one missing.
+/* Reads a stream file. Columns are found by the header's names, in any order; `t` and all
+ * eight columns of the head, left and right groups are required, and the error names
+ * every one missing. The body trackers' groups of PROTOCOL section 2b (pelvis, chest,
+ * left_foot, right_foot, left_knee, right_knee, left_elbow, right_elbow) are read when
+ * the header has them (all eight columns, or an error naming the ones missing) and set
+ * each frame's tracker_present; columns of any other group are ignored.
  * Blank lines are skipped, values may have blanks around them, CRLF is fine. Each value
  * is read exactly as strtof would (so printed floats come back identical); t as a double.
  * valid = 1 gives the device the flags EM_POSE_ALL_VALID, 0 gives 0 (its pose values are
@@ -65,15 +68,27 @@ st_stream_fini(struct st_stream *stream);
  * digits (6 to 9) that read back as the identical float, and t in the fewest (15 to 17)
  * that read back as the identical double, so writing what was read gives the same text.
  * valid is written 1 only when both position and orientation are VALID. */
+struct u_out_file; /* src/util/u_file.h: a temporary file renamed over the target */
+
 struct st_stream_writer {
     FILE *file;
     char *path;
+    struct u_out_file *output;
+    /* The tracker groups to write (EM_TRACKER_BIT each): set it after open and before
+     * the first frame for a source whose trackers may appear later; the first frame's
+     * tracker_present is added to it. The header is written with the first frame (or on
+     * close when there is none); a tracker the header lacks is not written, and one the
+     * header has but a frame lacks is written as not tracked (valid 0). */
+    uint32_t tracker_mask;
+    bool header_written;
     double first_time_s; /* time_s of the first frame written: the file's t = 0 */
     double last_time_s;  /* t of the last row written, relative to first_time_s */
     long frames_written;
 };
 
-/* Creates (truncates) `path` and writes the header. */
+/* Starts writing `path`; the header follows with the first frame. The rows go into a
+ * temporary file beside `path`, which replaces `path` only when st_stream_writer_close
+ * succeeds: a failed write leaves what was at `path` untouched (u_file.h). */
 enum em_result
 st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
                       struct em_error *err);
@@ -85,13 +100,20 @@ enum em_result
 st_stream_writer_write(struct st_stream_writer *writer, const struct em_tracking_frame *frame,
                        struct em_error *err);
 
-/* Flushes and closes; reports a write error (disk full) if one happened. Safe on a zeroed
- * writer. A file closed without rows holds only the header (which the reader refuses). */
+/* Flushes and closes, putting the file in place; reports a write error (disk full) if one
+ * happened, and then `path` is as it was before. Safe on a zeroed writer. A file closed
+ * without rows holds only the header (which the reader refuses). */
 enum em_result
 st_stream_writer_close(struct st_stream_writer *writer, struct em_error *err);
 
-/* Writes a whole stream (at least one frame) with the writer above; on failure no file is
- * left behind. */
+/* Closes and throws away what was written: `path` is as it was before. Safe on a zeroed
+ * writer. */
+void
+st_stream_writer_abort(struct st_stream_writer *writer);
+
+/* Writes a whole stream (at least one frame) with the writer above, with every tracker
+ * group any frame carries; on failure `path` is as it was before (nothing created,
+ * nothing removed). */
 enum em_result
 st_stream_save(const char *path, const struct st_stream *stream, struct em_error *err);
 
@@ -216,6 +238,7 @@ st_bvh_to_humanoid_with_limits(const struct st_bvh *bvh, enum sk_name_map map,
 struct st_bvh_writer {
     FILE *file;
     char *path;
+    struct u_out_file *output;
     const struct sk_skeleton *skeleton;
     int *channel_joint;      /* skeleton joints with channels, in the file's order */
     int channel_joint_count;
@@ -223,7 +246,8 @@ struct st_bvh_writer {
     long frames_written;
 };
 
-/* Creates `path` and writes the hierarchy. `frame_time_s` > 0 (the stream's period). */
+/* Starts writing `path` (through a temporary file beside it, as st_stream_writer_open)
+ * and writes the hierarchy. `frame_time_s` > 0 (the stream's period). */
 enum em_result
 st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double frame_time_s,
                    struct st_bvh_writer *out_writer, struct em_error *err);
@@ -236,9 +260,15 @@ enum em_result
 st_bvh_writer_write(struct st_bvh_writer *writer, const struct sk_pose *pose,
                     struct em_error *err);
 
-/* Patches the frame count, closes, and reports any write error. Safe on a zeroed writer. */
+/* Patches the frame count, closes, puts the file in place and reports any write error
+ * (then `path` is as it was before). Safe on a zeroed writer. */
 enum em_result
 st_bvh_writer_close(struct st_bvh_writer *writer, struct em_error *err);
+
+/* Closes and throws away what was written: `path` is as it was before. Safe on a zeroed
+ * writer. */
+void
+st_bvh_writer_abort(struct st_bvh_writer *writer);
 
 /* ---- From motion capture to a 3-point stream (PROTOCOL section 2) --------------- */
 
@@ -257,6 +287,39 @@ st_bvh_writer_close(struct st_bvh_writer *writer, struct em_error *err);
 enum em_result
 st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *source,
                    struct st_stream *out_stream, struct em_error *err);
+
+/* The same, with the body trackers of `tracker_mask` (EM_TRACKER_BIT each; PROTOCOL
+ * section 2b): each at its CMU joint (Hips, Spine1, LeftFoot, RightFoot, LeftLeg,
+ * RightLeg, LeftForeArm, RightForeArm) plus R_joint times its mount offset, with the
+ * joint's rotation R_joint, valid on every row; every frame's tracker_present is the
+ * mask. Missing joints are an error naming them and their trackers. Reproduces
+ * eval/streams-trackers/ to about 1e-6. */
+enum em_result st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale,
+                                           uint32_t tracker_mask, const char *source,
+                                           struct st_stream *out_stream, struct em_error *err);
+
+/* Where PROTOCOL section 2b mounts `tracker`: the CMU joint's name and the offset in the
+ * joint's frame (metres). Either output may be NULL. */
+void st_mocap_tracker_mount(enum em_tracker tracker, const char **out_joint, float *out_offset_m);
+
+/* The named tracker setups of PROTOCOL section 2b as tracker masks: 3 (none), 4 (pelvis),
+ * 6 (+ feet), 8 (+ knees), 11 (all eight). */
+#define ST_SETUP_3 0u
+#define ST_SETUP_4 EM_TRACKER_BIT(EM_TRACKER_PELVIS)
+#define ST_SETUP_6                                                                                 \
+    (ST_SETUP_4 | EM_TRACKER_BIT(EM_TRACKER_LEFT_FOOT) | EM_TRACKER_BIT(EM_TRACKER_RIGHT_FOOT))
+#define ST_SETUP_8                                                                                 \
+    (ST_SETUP_6 | EM_TRACKER_BIT(EM_TRACKER_LEFT_KNEE) | EM_TRACKER_BIT(EM_TRACKER_RIGHT_KNEE))
+#define ST_SETUP_11 EM_TRACKER_ALL
+
+/* Parses a tracker setup: a named setup ("3", "4", "6", "8", "11") or a comma-separated
+ * list of tracker names ("pelvis,left_foot,right_foot"). Errors name the unknown part and
+ * list the names. */
+enum em_result st_tracker_setup_parse(const char *text, uint32_t *out_mask, struct em_error *err);
+
+/* The setup's usual name ("3" ... "11") when the mask is a named one, else the list of
+ * tracker names joined by commas ("pelvis,chest"), in `out` (size bytes). */
+void st_tracker_setup_name(uint32_t mask, char *out, size_t size);
 
 #ifdef __cplusplus
 }

@@ -57,11 +57,34 @@ enum em_frame_events {
     EM_EVENT_RECENTER = 1u << 1,
 };
 
+/* Optional body trackers (Vive trackers, Tundra, SlimeVR; PROTOCOL.md section 2b). A
+ * tracker's pose is that of the tracker itself; where it sits on its bone is the body's
+ * mount offset (include/embody/body.h). */
+enum em_tracker {
+    EM_TRACKER_PELVIS = 0,
+    EM_TRACKER_CHEST,
+    EM_TRACKER_LEFT_FOOT,
+    EM_TRACKER_RIGHT_FOOT,
+    EM_TRACKER_LEFT_KNEE,
+    EM_TRACKER_RIGHT_KNEE,
+    EM_TRACKER_LEFT_ELBOW,
+    EM_TRACKER_RIGHT_ELBOW,
+    EM_TRACKER_COUNT,
+};
+
+#define EM_TRACKER_BIT(t) (1u << (unsigned)(t))
+#define EM_TRACKER_ALL ((1u << EM_TRACKER_COUNT) - 1u)
+
 /* One sample of every device. */
 struct em_tracking_frame {
     double time_s; /* seconds, increasing; the source's own clock */
     struct em_device_pose device[EM_DEVICE_COUNT];
     uint32_t events; /* enum em_frame_events */
+    /* Body trackers the source carries (EM_TRACKER_BIT per tracker; 0 for head and
+     * hands only). A present tracker's flags say whether it is tracked at this sample;
+     * an absent one's pose is zero and means nothing. */
+    uint32_t tracker_present;
+    struct em_device_pose tracker[EM_TRACKER_COUNT];
 };
 
 /* True when both position and orientation of `d` may be used. */
@@ -75,6 +98,13 @@ em_device_pose_usable(const struct em_device_pose *d)
 /* Short lower-case name of a device ("head", "left", "right"), as in the stream files. */
 const char *
 em_device_name(enum em_device device);
+
+/* The tracker's name in stream files ("pelvis", "chest", "left_foot", ... "right_elbow"),
+ * or "unknown". */
+const char *em_tracker_name(enum em_tracker tracker);
+
+/* The tracker called `name` (as em_tracker_name gives it), or -1. */
+int em_tracker_find(const char *name);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 
 #include "app/app_args.h"
 #include "util/u_text.h"
+#include "util/u_file.h"
 
 /* An iterator over argv (not copied: the strings must outlive it). */
 struct app_args {
@@ -245,9 +246,20 @@ app_check_writable(const char *option, const char *path, struct em_error *err)
 bool
 app_same_file(const char *a, const char *b)
 {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
+    return u_file_same(a, b);
+}
+
+enum em_result
+app_check_not_input(const char *option, const char *output, const struct app_input_file *inputs,
+                    int count, struct em_error *err)
+{
+    for (int i = 0; output && i < count; ++i)
+        if (inputs[i].path && u_file_same(output, inputs[i].path))
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: %s is the same file as %s %s (read, not written); write to "
+                           "another file",
+                           option, output, inputs[i].what, inputs[i].path);
+    return EM_OK;
 }
 
 bool

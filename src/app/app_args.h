@@ -71,6 +71,20 @@ enum em_result app_check_writable(const char *option, const char *path, struct e
 /* True when both paths exist and name the same file (however they are spelled). */
 bool app_same_file(const char *a, const char *b);
 
+/* A file a command reads, for app_check_not_input: what it is ("the clip", "--replay's
+ * stream") and its path (NULL when not given). */
+struct app_input_file {
+    const char *what;
+    const char *path;
+};
+
+/* Refuses (EM_ERROR_INVALID_ARGUMENT) an output that is the same file (device and inode)
+ * as one of the `count` inputs: "-o: X.bvh is the same file as the clip X.bvh (read, not
+ * written); write to another file". A missing output is fine. */
+enum em_result app_check_not_input(const char *option, const char *output,
+                                   const struct app_input_file *inputs, int count,
+                                   struct em_error *err);
+
 /* True when `path` ends with `suffix`, ignoring case (".bvh"). */
 bool app_has_suffix(const char *path, const char *suffix);
 

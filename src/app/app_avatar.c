@@ -11,6 +11,30 @@
 #include "util/u_path.h"
 
 #define DEFAULT_HUMANOID "config/humanoid.json"
+#define DEFAULT_SETTINGS "config/body.json"
+
+/* The body's settings: --config's file, else config/body.json where the data is (none:
+ * the built-in values, which are the same). */
+static enum em_result
+load_settings(struct app_avatar *a, const char *config_path, struct em_error *err)
+{
+    memset(&a->settings, 0, sizeof a->settings);
+    a->settings_path[0] = '\0';
+    if (config_path) {
+        snprintf(a->settings_path, sizeof a->settings_path, "%s", config_path);
+        enum em_result r = app_check_readable("--config", config_path, err);
+        if (r == EM_OK && (r = body_desc_load_json(config_path, &a->settings, err)) != EM_OK)
+            app_error_prefix(err, "--config");
+        return r;
+    }
+    char path[APP_PATH_MAX];
+    if (!u_path_find_data(DEFAULT_SETTINGS, path, sizeof path))
+        return EM_OK;
+    app_path_tidy(path, a->settings_path, sizeof a->settings_path);
+    return body_desc_load_json(a->settings_path, &a->settings, err);
+}
+
+#define DEFAULT_MODEL "config/avatar/embody.vrm"
 
 static enum em_result
 load_default(struct app_avatar *a, struct em_error *err)
@@ -41,6 +65,8 @@ load_skeleton_file(struct app_avatar *a, const char *path, struct em_error *err)
         r = sk_skeleton_load_json(path, &a->skeleton, err);
     if (r == EM_OK)
         r = sk_humanoid_validate(&a->skeleton, path, err);
+    if (r == EM_OK)
+        r = sk_humanoid_check_size(&a->skeleton, path, err);
     if (r != EM_OK && r != EM_ERROR_IO)
         app_error_prefix(err, a->option);
     return r;
@@ -60,6 +86,15 @@ guess_names(const struct st_bvh *bvh)
     return map;
 }
 
+/* Says which unit scale made a BVH avatar's size (the usual cause of a wrong one). */
+static void
+append_unit_scale(struct em_error *err, double unit_scale, bool guessed)
+{
+    const size_t n = strlen(err->message);
+    snprintf(err->message + n, sizeof err->message - n, " [read at %g m per BVH unit%s]",
+             unit_scale, guessed ? ", guessed; see --unit-scale" : ", from --unit-scale");
+}
+
 static enum em_result
 load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_error *err)
 {
@@ -76,10 +111,58 @@ load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_er
         a->unit_scale = a->unit_scale_guessed ? st_bvh_guess_unit_scale(&bvh) : unit_scale;
         r = st_bvh_to_humanoid(&bvh, guess_names(&bvh), a->unit_scale, path, &a->skeleton, err);
         st_bvh_fini(&bvh);
+        if (r == EM_OK && (r = sk_humanoid_check_size(&a->skeleton, path, err)) != EM_OK)
+            append_unit_scale(err, a->unit_scale, a->unit_scale_guessed);
     }
     if (r != EM_OK)
         app_error_prefix(err, a->option);
     return r;
+}
+
+/* The default avatar's mesh on the default humanoid; without it the capsule figure. */
+static void
+load_default_model(struct app_avatar *a)
+{
+    char path[APP_PATH_MAX];
+    struct em_error err = {{0}};
+    if (!u_path_find_data(DEFAULT_MODEL, path, sizeof path)) {
+        U_LOG_W("cannot find the default avatar's mesh %s; showing the capsule figure",
+                DEFAULT_MODEL);
+        return;
+    }
+    if (av_avatar_load(path, NULL, &a->model, &err) != EM_OK) {
+        U_LOG_W("%s; showing the capsule figure", err.message);
+        return;
+    }
+    a->have_model = true;
+}
+
+/* A VRM or glTF avatar: its skeleton (with the default humanoid's joint limits, its rest
+ * frames being embody's) and its mesh. */
+static enum em_result
+load_model(struct app_avatar *a, const char *path, struct em_error *err)
+{
+    a->kind = "VRM/glTF avatar";
+    a->option = "--avatar";
+    snprintf(a->path, sizeof a->path, "%s", path);
+    enum em_result r = app_check_readable(a->option, path, err);
+    if (r == EM_OK)
+        r = av_avatar_load(path, NULL, &a->model, err);
+    if (r != EM_OK)
+        return r;
+    r = sk_skeleton_copy(&a->model.skeleton, &a->skeleton);
+    if (r != EM_OK) {
+        av_avatar_fini(&a->model);
+        return em_fail(err, r, "%s: out of memory", path);
+    }
+    char humanoid[APP_PATH_MAX];
+    struct sk_skeleton limits = {0};
+    if (u_path_find_data(DEFAULT_HUMANOID, humanoid, sizeof humanoid) &&
+        sk_skeleton_load_json(humanoid, &limits, NULL) == EM_OK)
+        sk_skeleton_copy_limits(&limits, &a->skeleton);
+    sk_skeleton_fini(&limits);
+    a->have_model = true;
+    return EM_OK;
 }
 
 enum em_result
@@ -88,20 +171,37 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
 {
     struct app_avatar *a = out_avatar;
     memset(a, 0, sizeof *a);
-    enum em_result r;
+    enum em_result r = EM_OK;
+    bool is_default = !desc->bvh_path && !desc->skeleton_path;
+    if (desc->model_path) {
+        struct em_error model_err = {{0}};
+        r = load_model(a, desc->model_path, &model_err);
+        if (r != EM_OK) {
+            /* A bad avatar file is not worth stopping for: say why and show the default. */
+            snprintf(a->model_error, sizeof a->model_error, "%s", model_err.message);
+            U_LOG_E("%s; showing the default avatar instead", model_err.message);
+            sk_skeleton_fini(&a->skeleton);
+            a->option = NULL;
+        } else {
+            is_default = false;
+        }
+    }
     if (desc->bvh_path)
         r = load_bvh(a, desc->bvh_path, desc->unit_scale, err);
     else if (desc->skeleton_path)
         r = load_skeleton_file(a, desc->skeleton_path, err);
-    else
-        r = load_default(a, err);
+    else if (is_default && (r = load_default(a, err)) == EM_OK)
+        load_default_model(a);
+    if (r == EM_OK)
+        r = load_settings(a, desc->config_path, err);
     if (r != EM_OK) {
         sk_skeleton_fini(&a->skeleton);
+        av_avatar_fini(&a->model);
+        a->have_model = false;
         return r;
     }
     a->own_height_m = sk_humanoid_height(&a->skeleton);
     a->own_arm_span_m = sk_humanoid_arm_span(&a->skeleton);
-    const bool is_default = !desc->bvh_path && !desc->skeleton_path;
     a->fit_height_m = (float)desc->height_m;
     if (a->fit_height_m <= 0.0f && is_default)
         a->fit_height_m = (float)APP_DEFAULT_HEIGHT_M;
@@ -113,8 +213,35 @@ void
 app_avatar_fini(struct app_avatar *avatar)
 {
     sk_skeleton_fini(&avatar->skeleton);
+    av_skin_binding_fini(&avatar->binding);
+    av_avatar_fini(&avatar->model);
+    avatar->have_model = false;
     pr_model_fini(&avatar->prior);
     avatar->has_prior = false;
+}
+
+void
+app_avatar_scene(struct app_avatar *avatar, const struct body *body, struct render_scene *scene)
+{
+    scene->avatar = NULL;
+    scene->avatar_binding = NULL;
+    if (!avatar->have_model)
+        return;
+    const struct sk_skeleton *fitted = body_skeleton(body);
+    const float h = sk_humanoid_height(fitted);
+    if (!avatar->binding.body_joint || h != avatar->bound_height_m) {
+        av_skin_binding_fini(&avatar->binding);
+        struct em_error err = {{0}};
+        if (av_skin_bind(&avatar->model, fitted, &avatar->binding, &err) != EM_OK) {
+            U_LOG_W("%s; showing the capsule figure", err.message);
+            av_avatar_fini(&avatar->model);
+            avatar->have_model = false;
+            return;
+        }
+        avatar->bound_height_m = h;
+    }
+    scene->avatar = &avatar->model;
+    scene->avatar_binding = &avatar->binding;
 }
 
 /* The body-pose prior for --body prior (the default): a model that cannot be found or is
@@ -145,7 +272,7 @@ load_prior(const struct app_avatar_desc *desc, struct app_avatar *a)
 void
 app_avatar_body_desc(const struct app_avatar *avatar, struct body_desc *out_desc)
 {
-    memset(out_desc, 0, sizeof *out_desc);
+    *out_desc = avatar->settings;
     out_desc->skeleton = &avatar->skeleton;
     out_desc->height_m = avatar->fit_height_m;
     out_desc->arm_span_m = avatar->fit_arm_span_m;

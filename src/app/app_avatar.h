@@ -1,7 +1,10 @@
 /*
  * The avatar's skeleton, as the options choose it: the default humanoid
  * (config/humanoid.json, found with u_path_find_data), a known body from a BVH file's
- * HIERARCHY (st_bvh_to_humanoid: the motion is never read), or an embody skeleton file.
+ * HIERARCHY (st_bvh_to_humanoid: the motion is never read), an embody skeleton file, or a
+ * VRM/glTF avatar (av_avatar_load: its skeleton and its skinned mesh). The default humanoid
+ * wears the default avatar's mesh (config/avatar/embody.vrm, made from the same skeleton).
+ * A VRM/glTF file that cannot be read is reported and the default avatar used instead.
  * Fitting to a height and arm span is the body's job (body_desc.height_m, arm_span_m).
  */
 #ifndef EMBODY_APP_AVATAR_H
@@ -9,7 +12,9 @@
 
 #include <stdbool.h>
 
+#include "embody/avatar.h"
 #include "embody/body.h"
+#include "embody/render.h"
 #include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
@@ -20,9 +25,12 @@
 struct app_avatar_desc {
     const char *bvh_path;      /* --avatar FILE.bvh, or NULL */
     const char *skeleton_path; /* --skeleton FILE.json, or NULL */
+    const char *model_path;    /* --avatar FILE.vrm|.glb|.gltf, or NULL */
     double unit_scale;         /* metres per BVH unit; 0 = st_bvh_guess_unit_scale */
     double height_m;           /* fit to this standing height; 0 = see app_avatar_load */
     double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */
+    const char *config_path;   /* --config FILE.json: the body's settings; NULL = the
+                                  default config/body.json (built-in values without it) */
     const char *body_mode;     /* --body: "procedural" or "prior" (NULL: prior) */
     const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v1.bin) */
 };
@@ -38,11 +46,22 @@ struct app_avatar {
     float own_arm_span_m;
     float fit_height_m; /* what the body is asked to fit (0 = its own) */
     float fit_arm_span_m;
+    /* The body's settings (offsets, filter, loss, floor) from the settings file; zero
+     * fields keep the body's defaults. */
+    struct body_desc settings;
+    char settings_path[APP_PATH_MAX]; /* the file they came from, "" for built-in values */
+    /* The skinned mesh drawn at the body's pose, when there is one. */
+    struct av_avatar model;
+    bool have_model;
+    char model_error[EM_ERROR_MESSAGE_MAX]; /* why --avatar FILE.vrm was not used, or "" */
+    struct av_skin_binding binding; /* to the body's fitted skeleton, renewed on refits */
+    float bound_height_m;
     struct pr_model prior; /* the learned body-pose prior, when has_prior */
     bool has_prior;
 };
 
-/* Reads the avatar. The default humanoid is fitted to `height_m` or, when that is 0, to
+/* Reads the avatar and the body's settings (desc->config_path, or config/body.json when
+ * it is found; a bad file is refused naming its field). The default humanoid is fitted to `height_m` or, when that is 0, to
  * APP_DEFAULT_HEIGHT_M; a BVH or skeleton file keeps its own height unless `height_m` is
  * given. Errors name the option and the file (and line or field, from the readers);
  * EM_ERROR_IO when the file is missing. `out_avatar` is the caller's to app_avatar_fini. */
@@ -50,6 +69,11 @@ enum em_result app_avatar_load(const struct app_avatar_desc *desc, struct app_av
                                struct em_error *err);
 
 void app_avatar_fini(struct app_avatar *avatar);
+
+/* Puts the avatar's skinned mesh in `scene` (or nothing when it has none), binding it again
+ * when the body's fitted skeleton changed height (calibration). */
+void app_avatar_scene(struct app_avatar *avatar, const struct body *body,
+                      struct render_scene *scene);
 
 /* Fills `out_desc` (zeroed first) to build a body for the avatar. The skeleton pointer
  * refers to `avatar`, which must outlive body_create. */

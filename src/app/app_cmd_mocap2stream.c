@@ -16,20 +16,19 @@
 
 #define HELP_HINT "embody mocap2stream --help"
 
-enum { OPT_OUTPUT = 1, OPT_UNIT_SCALE, OPT_QUIET, OPT_HELP };
+enum { OPT_OUTPUT = 1, OPT_UNIT_SCALE, OPT_QUIET, OPT_HELP, OPT_TRACKERS };
 
 static const struct app_arg_spec k_specs[] = {
-    {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE},
-    {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
-    {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
-    {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE},   {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
+    {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},      {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_TRACKERS, "trackers", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
 static void
 print_help(void)
 {
-    fputs("usage: embody mocap2stream CLIP.bvh [-o OUT.csv] [--unit-scale S]\n"
+    fputs("usage: embody mocap2stream CLIP.bvh [-o OUT.csv] [--unit-scale S] [--trackers SETUP]\n"
           "\n"
           "Writes the 3-point stream (head, left and right controller at 60 Hz) that a\n"
           "headset and two controllers would have reported for a motion capture clip, as\n"
@@ -39,6 +38,10 @@ print_help(void)
           "  -o, --output OUT.csv   where to write (default, or -: standard output)\n"
           "  --unit-scale S         metres per BVH unit (default: guessed from the\n"
           "                         skeleton's size; CMU clips: 0.056444)\n"
+          "  --trackers SETUP       add body trackers (PROTOCOL.md section 2b): 3 (none,\n"
+          "                         the default), 4 (pelvis), 6 (+ feet), 8 (+ knees),\n"
+          "                         11 (+ chest and elbows), or a list such as\n"
+          "                         pelvis,left_foot,right_foot\n"
           "  -q, --quiet            no summary line\n"
           "  -h, --help             this help\n",
           stdout);
@@ -86,6 +89,7 @@ struct mocap_args {
     const char *clip;
     const char *output;
     double unit_scale;
+    uint32_t trackers;
     bool quiet;
     bool help;
 };
@@ -107,6 +111,13 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
                                 "metres per BVH unit", &a->unit_scale, err);
     case OPT_QUIET: a->quiet = true; return EM_OK;
+    case OPT_TRACKERS: {
+        struct em_error why = {{0}};
+        const enum em_result r = st_tracker_setup_parse(value, &a->trackers, &why);
+        if (r != EM_OK)
+            em_fail(err, r, "--trackers: %s (see %s)", why.message, HELP_HINT);
+        return r;
+    }
     default: a->help = true; return EM_OK;
     }
 }
@@ -149,6 +160,9 @@ app_cmd_mocap2stream(int argc, char **argv)
     enum em_result r = app_check_readable("clip", a.clip, &err);
     if (r == EM_OK && !to_stdout)
         r = app_check_writable("-o", a.output, &err);
+    if (r == EM_OK && !to_stdout)
+        r = app_check_not_input("-o", a.output, &(struct app_input_file){"the clip", a.clip}, 1,
+                                &err);
     if (r == EM_OK)
         r = st_bvh_load(a.clip, &bvh, &err);
     if (r != EM_OK) {
@@ -156,7 +170,7 @@ app_cmd_mocap2stream(int argc, char **argv)
         return APP_EXIT_USAGE;
     }
     const double scale = a.unit_scale > 0.0 ? a.unit_scale : st_bvh_guess_unit_scale(&bvh);
-    r = st_mocap_to_stream(&bvh, scale, a.clip, &stream, &err);
+    r = st_mocap_to_stream_trackers(&bvh, scale, a.trackers, a.clip, &stream, &err);
     st_bvh_fini(&bvh);
     if (r != EM_OK) {
         fprintf(stderr, "embody mocap2stream: error: %s\n", err.message);

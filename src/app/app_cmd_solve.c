@@ -19,7 +19,16 @@
 #define PROGRESS_INTERVAL_NS 1000000000LL
 #define SINGLE_FRAME_PERIOD_S (1.0 / 60.0)
 
-enum { OPT_OUTPUT = 1, OPT_AVATAR, OPT_HEIGHT, OPT_ARM_SPAN, OPT_UNIT_SCALE, OPT_QUIET, OPT_HELP };
+enum {
+    OPT_OUTPUT = 1,
+    OPT_AVATAR,
+    OPT_HEIGHT,
+    OPT_ARM_SPAN,
+    OPT_UNIT_SCALE,
+    OPT_QUIET,
+    OPT_HELP,
+    OPT_CONFIG,
+};
 
 static const struct app_arg_spec k_specs[] = {
     {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE},
@@ -29,6 +38,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_CONFIG, "config", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -48,6 +58,7 @@ print_help(void)
           "                         (0.5 to 2.8)\n"
           "  --arm-span M           also fit the arm span (0.5 to 3.0 m)\n"
           "  --unit-scale S         metres per unit of the --avatar file (default: guessed)\n"
+          "  --config FILE.json     the body's settings (default: config/body.json)\n"
           "  -q, --quiet            no progress and no summary\n"
           "  -h, --help             this help\n",
           stdout);
@@ -57,6 +68,7 @@ struct solve_args {
     const char *stream;
     const char *output;
     const char *avatar;
+    const char *config;
     double height_m;
     double arm_span_m;
     double unit_scale;
@@ -88,6 +100,7 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
                                 "metres per BVH unit", &a->unit_scale, err);
     case OPT_QUIET: a->quiet = true; return EM_OK;
+    case OPT_CONFIG: a->config = value; return EM_OK;
     default: a->help = true; return EM_OK;
     }
 }
@@ -213,17 +226,25 @@ app_cmd_solve(int argc, char **argv)
         print_help();
         return APP_EXIT_OK;
     }
+    const struct app_input_file inputs[] = {
+        {"the stream", a.stream}, {"the avatar", a.avatar}, {"the settings", a.config}};
+    if (app_check_not_input("-o", a.output, inputs, 3, &err) != EM_OK)
+        return fail(err.message, APP_EXIT_USAGE);
     struct st_stream stream = {0};
     if (app_check_readable("stream", a.stream, &err) != EM_OK ||
-        st_stream_load(a.stream, &stream, &err) != EM_OK ||
-        app_check_writable("-o", a.output, &err) != EM_OK)
+        st_stream_load(a.stream, &stream, &err) != EM_OK)
         return fail(err.message, APP_EXIT_USAGE);
+    if (app_check_writable("-o", a.output, &err) != EM_OK) {
+        st_stream_fini(&stream);
+        return fail(err.message, APP_EXIT_USAGE);
+    }
 
     const struct app_avatar_desc avatar_desc = {
         .bvh_path = a.avatar,
         .unit_scale = a.unit_scale,
         .height_m = a.height_m,
         .arm_span_m = a.arm_span_m,
+        .config_path = a.config,
     };
     struct app_avatar avatar;
     struct body *body = NULL;
@@ -240,14 +261,12 @@ app_cmd_solve(int argc, char **argv)
                            : em_fail(&err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
     if (r == EM_OK)
         r = st_bvh_writer_open(a.output, &skeleton, stream_period_s(&stream), &writer, &err);
-    const bool opened = r == EM_OK;
     if (r == EM_OK)
         r = solve_all(&a, &stream, body, &writer, &update_s, &err);
-    const enum em_result closed = st_bvh_writer_close(&writer, r == EM_OK ? &err : NULL);
     if (r == EM_OK)
-        r = closed;
-    if (r != EM_OK && opened)
-        remove(a.output); /* no half-written file */
+        r = st_bvh_writer_close(&writer, &err);
+    else
+        st_bvh_writer_abort(&writer); /* what was at -o stays as it was */
     const int frames = stream.frame_count;
     sk_skeleton_fini(&skeleton);
     body_destroy(&body);

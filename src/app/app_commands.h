@@ -17,6 +17,9 @@ int app_cmd_solve(int argc, char **argv);
 /* embody eval [DIR] ...: the evaluation protocol (src/eval, ev_main). */
 int app_cmd_eval(int argc, char **argv);
 
+/* embody make-avatar -o OUT.vrm [--skeleton FILE.json] [--rig R] [--detail N]: writes the
+ * avatar embody makes itself (av_make_glb), a skinned humanoid glTF/VRM. */
+int app_cmd_make_avatar(int argc, char **argv);
 /* embody train CLIP_DIR -o MODEL ...: learns the body-pose prior (src/prior, pr_train). */
 int app_cmd_train(int argc, char **argv);
 

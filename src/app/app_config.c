@@ -77,11 +77,13 @@ print_avatar(FILE *out, const struct app_avatar *a, const struct body *body)
 }
 
 static void
-print_body(FILE *out, const struct body *body)
+print_body(FILE *out, const struct app_avatar *a, const struct body *body)
 {
     struct body_desc d;
     body_get_desc(body, &d);
     fprintf(out, "[body]\n");
+    fprintf(out, "%-34s = %s\n", "settings",
+            a->settings_path[0] ? a->settings_path : "built-in (no config/body.json found)");
     fprintf(out, "%-34s = %.3f m\n", "height_m", (double)d.height_m);
     fprintf(out, "%-34s = %.3f m\n", "arm_span_m", (double)d.arm_span_m);
     fprintf(out, "%-34s = %.3f m\n", "floor_height_m", (double)d.floor_height_m);
@@ -128,7 +130,7 @@ app_config_print(FILE *out, const struct app_options *options, const struct app_
 {
     print_input(out, options);
     print_avatar(out, avatar, body);
-    print_body(out, body);
+    print_body(out, avatar, body);
     print_output_and_window(out, options);
     fprintf(out, "[data]\n");
     fprintf(out, "%-34s = %s\n", "EMBODY_DATA_DIR", or_none(getenv("EMBODY_DATA_DIR")));

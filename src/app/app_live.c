@@ -83,10 +83,12 @@ setup_body(struct live *L)
 {
     const struct app_avatar_desc desc = {
         .bvh_path = L->opt->avatar_bvh,
+        .model_path = L->opt->avatar_model,
         .skeleton_path = L->opt->skeleton_json,
         .unit_scale = L->opt->unit_scale,
         .height_m = L->opt->height_m,
         .arm_span_m = L->opt->arm_span_m,
+        .config_path = L->opt->config_path,
         .body_mode = L->opt->body_mode,
         .prior_path = L->opt->prior_path,
     };
@@ -122,6 +124,22 @@ setup_outputs(struct live *L)
     if (code == APP_EXIT_OK)
         code = open_sender(&L->opt->vrchat, OSC_PROTOCOL_VRCHAT, &L->vrchat);
     struct em_error err = {{0}};
+    /* No output may overwrite a file the program reads. */
+    const struct app_input_file inputs[] = {
+        {"--replay's stream", L->opt->replay_path},
+        {"--avatar's clip", L->opt->avatar_bvh},
+        {"--skeleton's file", L->opt->skeleton_json},
+        {"--config's settings", L->opt->config_path},
+    };
+    const int input_count = (int)(sizeof inputs / sizeof inputs[0]);
+    if (code == APP_EXIT_OK &&
+        (app_check_not_input("--record", L->opt->record_path, inputs, input_count, &err) !=
+             EM_OK ||
+         app_check_not_input("--screenshot", L->opt->screenshot_path, inputs, input_count,
+                             &err) != EM_OK)) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_USAGE;
+    }
     if (code == APP_EXIT_OK && L->opt->screenshot_path &&
         app_check_writable("--screenshot", L->opt->screenshot_path, &err) != EM_OK) {
         U_LOG_E("%s", err.message);
@@ -129,11 +147,6 @@ setup_outputs(struct live *L)
     }
     if (code != APP_EXIT_OK || !L->opt->record_path)
         return code;
-    if (L->opt->replay_path && app_same_file(L->opt->record_path, L->opt->replay_path)) {
-        U_LOG_E("--record: %s is the file --replay reads; record to another file",
-                L->opt->record_path);
-        return APP_EXIT_USAGE;
-    }
     snprintf(L->record_path, sizeof L->record_path, "%s", L->opt->record_path);
     if (st_stream_writer_open(L->opt->record_path, &L->recorder, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);
@@ -175,6 +188,7 @@ open_window(struct live *L)
     const struct render_desc desc = {
         .title = "embody",
         .hidden = L->opt->frames > 0,
+        .show_figure = L->opt->show_figure,
     };
     struct em_error err = {{0}};
     const enum em_result r = render_create(&desc, &L->render, &err);
@@ -375,6 +389,7 @@ fill_scene(struct live *L, int64_t now_ns)
     const struct body_status *s = &L->status;
     sc->skeleton = body_skeleton(L->body);
     sc->pose = body_pose(L->body);
+    app_avatar_scene(&L->avatar, L->body, sc);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         sc->device[d] = L->frame.device[d];
     const int n = s->effector_count < RENDER_MAX_TARGETS ? s->effector_count : RENDER_MAX_TARGETS;

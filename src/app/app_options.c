@@ -17,6 +17,7 @@ enum option_id {
     OPT_ARM_SPAN,
     OPT_AVATAR,
     OPT_SKELETON,
+    OPT_FIGURE,
     OPT_UNIT_SCALE,
     OPT_VMC,
     OPT_VRCHAT,
@@ -30,6 +31,7 @@ enum option_id {
     OPT_QUIET,
     OPT_HELP,
     OPT_VERSION,
+    OPT_CONFIG,
     OPT_BODY,
     OPT_PRIOR,
     OPT_COUNT,
@@ -45,6 +47,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_ARM_SPAN, "arm-span", 0, APP_ARG_VALUE},
     {OPT_AVATAR, "avatar", 0, APP_ARG_VALUE},
     {OPT_SKELETON, "skeleton", 0, APP_ARG_VALUE},
+    {OPT_FIGURE, "figure", 0, APP_ARG_FLAG},
     {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
     {OPT_VMC, "vmc", 0, APP_ARG_OPTIONAL},
     {OPT_VRCHAT, "vrchat-osc", 0, APP_ARG_OPTIONAL},
@@ -58,6 +61,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
     {OPT_VERSION, "version", 0, APP_ARG_FLAG},
+    {OPT_CONFIG, "config", 0, APP_ARG_VALUE},
     {OPT_BODY, "body", 0, APP_ARG_VALUE},
     {OPT_PRIOR, "prior", 0, APP_ARG_VALUE},
 };
@@ -86,8 +90,14 @@ app_options_print_help(FILE *out)
           "                         config/prior/body-prior-v1.bin)\n"
           "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
+          "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF humanoid\n"
+          "                         (.glb, .gltf); a bad file is reported and the\n"
+          "                         default avatar shown\n"
+          "  --figure               the capsule figure over the avatar (key B)\n"
           "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
           "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
+          "  --config FILE.json     the body's settings: device offsets, filter, tracking\n"
+          "                         loss, floor (default: config/body.json)\n"
           "Output:\n"
           "  --vmc [HOST:PORT]      send the pose over the VMC protocol (127.0.0.1:39539)\n"
           "  --vrchat-osc [HOST:PORT]  send VRChat OSC trackers (127.0.0.1:9000)\n"
@@ -172,7 +182,14 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_ARM_SPAN:
         return app_parse_number(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
                                 "an arm span in metres", &o->arm_span_m, err);
-    case OPT_AVATAR: o->avatar_bvh = value; return EM_OK;
+    case OPT_AVATAR:
+        if (app_has_suffix(value, ".vrm") || app_has_suffix(value, ".glb") ||
+            app_has_suffix(value, ".gltf"))
+            o->avatar_model = value;
+        else
+            o->avatar_bvh = value;
+        return EM_OK;
+    case OPT_FIGURE: o->show_figure = true; return EM_OK;
     case OPT_SKELETON: o->skeleton_json = value; return EM_OK;
     case OPT_UNIT_SCALE:
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
@@ -200,6 +217,7 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_QUIET: o->verbosity = -1; return EM_OK;
     case OPT_HELP: o->show_help = true; return EM_OK;
     case OPT_VERSION: o->show_version = true; return EM_OK;
+    case OPT_CONFIG: o->config_path = value; return EM_OK;
     case OPT_BODY:
         if (strcmp(value, "procedural") != 0 && strcmp(value, "prior") != 0)
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
@@ -223,6 +241,9 @@ check_combinations(const struct app_options *o, struct em_error *err)
     if (o->loop && o->input != APP_INPUT_REPLAY)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--loop: only with --replay FILE (the demo always loops)");
+    if (o->avatar_model && o->skeleton_json)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--avatar and --skeleton: choose one of them for the avatar");
     if (o->avatar_bvh && o->skeleton_json)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar and --skeleton: choose one of them for the avatar");
@@ -230,11 +251,16 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
     if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "--avatar: expected a BVH file (FILE.bvh), got \"%s\"", o->avatar_bvh);
+                       "--avatar: expected FILE.vrm, FILE.glb, FILE.gltf or FILE.bvh, got \"%s\"",
+                       o->avatar_bvh);
     if (o->skeleton_json && !app_has_suffix(o->skeleton_json, ".json"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--skeleton: expected an embody skeleton file (FILE.json), got \"%s\"",
                        o->skeleton_json);
+    if (o->config_path && !app_has_suffix(o->config_path, ".json"))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--config: expected an embody body file (FILE.json), got \"%s\"",
+                       o->config_path);
     if (o->screenshot_path && o->no_window)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--screenshot: needs the window, which --no-window turns off");

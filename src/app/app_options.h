@@ -48,6 +48,8 @@ struct app_options {
     /* The avatar: the default humanoid, a BVH skeleton or a skeleton file, fitted to a
      * height and arm span (0 = the avatar's own; the default humanoid gets 1.75 m). */
     const char *avatar_bvh;    /* --avatar */
+    const char *avatar_model;  /* --avatar FILE.vrm|.glb|.gltf: a skinned avatar */
+    bool show_figure;          /* --figure: the capsule figure over the skinned avatar */
     const char *skeleton_json; /* --skeleton */
     double unit_scale;         /* --unit-scale for --avatar: metres per BVH unit, 0 = guess */
     double height_m;           /* --height, 0 when not given */
@@ -58,6 +60,7 @@ struct app_options {
     struct app_osc_option vmc;    /* --vmc [HOST:PORT] */
     struct app_osc_option vrchat; /* --vrchat-osc [HOST:PORT] */
     const char *record_path;      /* --record */
+    const char *config_path;      /* --config: the body's settings, NULL = config/body.json */
 
     long frames;                 /* --frames: stop after this many, 0 = until the end */
     const char *screenshot_path; /* --screenshot: the window's image at the end */

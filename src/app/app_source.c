@@ -8,6 +8,7 @@
 
 #include "app/app_args.h"
 #include "app/app_source.h"
+#include "util/u_log.h"
 
 #ifdef EMBODY_HAVE_OPENXR
 #include "embody/xr.h"
@@ -62,6 +63,16 @@ open_openxr(const struct app_eye_target *eyes, bool verbose, struct in_source **
 #endif
 }
 
+/* A replay's gap longer than the longest wait: said once, so a silent program is not
+ * mistaken for a hung one (a gap of 1e5 s would otherwise be a day's sleep). */
+static void
+tell_replay_gap(void *user, double gap_s, double at_s, double waited_s)
+{
+    U_LOG_W("%s: the stream has a gap of %.6g s before t = %.6g s; waiting %g s instead "
+            "(further gaps are shortened too)",
+            (const char *)user, gap_s, at_s, waited_s);
+}
+
 static enum em_result
 open_replay(const struct app_options *o, struct in_source **out_source,
             struct app_source_info *info, struct em_error *err)
@@ -75,6 +86,8 @@ open_replay(const struct app_options *o, struct in_source **out_source,
         .path = o->replay_path,
         .as_fast_as_possible = o->fast,
         .loop = o->loop,
+        .on_gap = tell_replay_gap,
+        .on_gap_user = (void *)o->replay_path,
     };
     r = in_replay_create(&desc, out_source, err);
     if (r != EM_OK)

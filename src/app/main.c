@@ -21,6 +21,7 @@ static const struct command k_commands[] = {
     {"mocap2stream", app_cmd_mocap2stream},
     {"solve", app_cmd_solve},
     {"eval", app_cmd_eval},
+    {"make-avatar", app_cmd_make_avatar},
     {"train", app_cmd_train},
 };
 
@@ -32,7 +33,7 @@ main(int argc, char **argv)
             if (strcmp(argv[1], k_commands[i].name) == 0)
                 return k_commands[i].run(argc - 1, argv + 1);
         fprintf(stderr,
-                "embody: error: unknown command \"%s\" (commands: mocap2stream, solve, eval, train; "
+                "embody: error: unknown command \"%s\" (commands: mocap2stream, solve, eval, make-avatar, train; "
                 "see embody --help)\n",
                 argv[1]);
         return APP_EXIT_USAGE;

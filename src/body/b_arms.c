@@ -13,6 +13,9 @@
 /* How far out to the side of straight ahead a knee's pole sits (the body's left is +X). */
 #define KNEE_OUTWARD_M 0.12f
 
+/* How far a knee may point from where the hips face (the thigh's twist range is 40). */
+#define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
+
 /* How much the hand's orientation decides the elbow, against the anatomical default. */
 #define HAND_CUE_WEIGHT 0.8f
 
@@ -39,7 +42,12 @@ b_leg_pole(const struct body *b, int side, float *out_pole_m)
     /* Ahead of the foot, and a little out to its side: knees track over the toes and
      * spread when they bend deeply, rather than fold in across each other. */
     float yaw_rot[4], ahead[3];
-    b_quat_from_yaw(b->foot[side].yaw_rad, yaw_rot);
+    /* Over the foot, but never turned from the hips by more than the thigh can twist:
+     * the foot's own turn makes up the rest (a planted foot may be left 35 degrees from
+     * where the body faces before it steps). */
+    const float from_hips = m_angle_wrap(b->foot[side].yaw_rad - b->heading_rad);
+    b_quat_from_yaw(b->heading_rad + m_clampf(from_hips, -KNEE_MAX_TURN_RAD, KNEE_MAX_TURN_RAD),
+                    yaw_rot);
     const float out = side == 0 ? KNEE_OUTWARD_M : -KNEE_OUTWARD_M;
     const float local[3] = {out, 0.0f, 0.5f};
     m_quat_rotate(yaw_rot, local, ahead);

@@ -11,6 +11,32 @@
 #include "embody/m_math.h"
 #include "util/u_text.h"
 
+/* Refuses a field the format does not have (a misspelt setting would otherwise be
+ * silently ignored): "body.json: filter.bta: unknown field (expected min_cutoff_hz,
+ * beta)". `known` is a comma-separated list. */
+static bool
+is_known(const char *name, const char *known)
+{
+    const size_t n = strlen(name);
+    for (const char *k = known; *k;) {
+        const size_t len = strcspn(k, ",");
+        if (len == n && strncmp(k, name, n) == 0)
+            return true;
+        k += len + (k[len] == ',');
+    }
+    return false;
+}
+
+static enum em_result
+check_fields(const cJSON *obj, const char *known, const char *where, struct em_error *err)
+{
+    for (const cJSON *item = obj ? obj->child : NULL; item; item = item->next)
+        if (item->string && !is_known(item->string, known))
+            return em_fail(err, EM_ERROR_PARSE, "%s%s%s: unknown field (expected one of: %s)", where,
+                           strchr(where, ':') ? "." : ": ", item->string, known);
+    return EM_OK;
+}
+
 /* An optional array of `n` finite numbers at obj.key. */
 static enum em_result
 read_floats(const cJSON *obj, const char *key, int n, const char *where, float *out,
@@ -93,6 +119,8 @@ read_axes(const cJSON *obj, const char *where, float *out, struct em_error *err)
         return EM_OK;
     char inner[400];
     snprintf(inner, sizeof inner, "%s.axes", where);
+    if (check_fields(axes, "x,y,z", inner, err) != EM_OK)
+        return EM_ERROR_PARSE;
     float col[3][3];
     static const char *const names[3] = {"x", "y", "z"};
     for (int i = 0; i < 3; ++i) {
@@ -122,13 +150,19 @@ read_devices(const cJSON *devices, const char *src, struct body_desc *d, struct 
 {
     char where[300];
     bool bad = false, present;
+    snprintf(where, sizeof where, "%s: devices", src);
+    if (check_fields(devices, "head,grip", where, err) != EM_OK)
+        return EM_ERROR_PARSE;
     snprintf(where, sizeof where, "%s: devices.head", src);
     const cJSON *head = object_or_null(devices, "head", where, &bad, err);
     if (bad)
         return EM_ERROR_PARSE;
     enum em_result r = EM_OK;
     if (head) {
-        r = read_floats(head, "position_m", 3, where, d->offsets.head_position_m, &present, err);
+        r = check_fields(head, "position_m,rotation_xyzw", where, err);
+        if (r == EM_OK)
+            r = read_floats(head, "position_m", 3, where, d->offsets.head_position_m, &present,
+                            err);
         if (r == EM_OK)
             r = read_rotation(head, where, d->offsets.head_rotation, err);
         if (r != EM_OK)
@@ -141,7 +175,10 @@ read_devices(const cJSON *devices, const char *src, struct body_desc *d, struct 
     if (!grip)
         return EM_OK;
     snprintf(where, sizeof where, "%s: devices.grip", src);
-    r = read_number(grip, "palm_fraction", 0.0, 1.0, where, &d->offsets.grip_palm_fraction, err);
+    r = check_fields(grip, "palm_fraction,left,right", where, err);
+    if (r == EM_OK)
+        r = read_number(grip, "palm_fraction", 0.0, 1.0, where, &d->offsets.grip_palm_fraction,
+                        err);
     static const char *const sides[2] = {"left", "right"};
     for (int s = 0; r == EM_OK && s < 2; ++s) {
         char side_where[330];
@@ -151,7 +188,10 @@ read_devices(const cJSON *devices, const char *src, struct body_desc *d, struct 
             return EM_ERROR_PARSE;
         if (!o)
             continue;
-        r = read_floats(o, "offset_m", 3, side_where, d->offsets.grip_offset_m[s], &present, err);
+        r = check_fields(o, "offset_m,axes", side_where, err);
+        if (r == EM_OK)
+            r = read_floats(o, "offset_m", 3, side_where, d->offsets.grip_offset_m[s], &present,
+                            err);
         if (r == EM_OK)
             r = read_axes(o, side_where, d->offsets.grip_rotation[s], err);
     }
@@ -165,8 +205,7 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root)
-        return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
-                       end ? u_text_line_of(text, end) : 1);
+        return u_json_parse_error(text, source, end, err);
     struct body_desc d = *desc;
     enum em_result r = EM_OK;
     char where[300];
@@ -176,6 +215,9 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
         r = em_fail(err, EM_ERROR_PARSE, "%s: expected a JSON object at the top", source);
     else if (format && !(cJSON_IsString(format) && strcmp(format->valuestring, "embody-body") == 0))
         r = em_fail(err, EM_ERROR_PARSE, "%s: format: expected \"embody-body\"", source);
+    if (r == EM_OK)
+        r = check_fields(root, "format,version,note,devices,filter,tracking_loss,floor_height_m",
+                         source, err);
     if (r == EM_OK) {
         snprintf(where, sizeof where, "%s", source);
         const cJSON *devices = object_or_null(root, "devices", where, &bad, err);
@@ -190,8 +232,10 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
         if (bad)
             r = EM_ERROR_PARSE;
         else if (filter) {
-            r = read_number(filter, "min_cutoff_hz", -1.0, 1000.0, where, &d.filter_min_cutoff_hz,
-                            err);
+            r = check_fields(filter, "min_cutoff_hz,beta", where, err);
+            if (r == EM_OK)
+                r = read_number(filter, "min_cutoff_hz", -1.0, 1000.0, where,
+                                &d.filter_min_cutoff_hz, err);
             if (r == EM_OK)
                 r = read_number(filter, "beta", 0.0, 1000.0, where, &d.filter_beta, err);
         }
@@ -201,7 +245,7 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
         const cJSON *loss = object_or_null(root, "tracking_loss", source, &bad, err);
         if (bad)
             r = EM_ERROR_PARSE;
-        else if (loss)
+        else if (loss && (r = check_fields(loss, "blend_s", where, err)) == EM_OK)
             r = read_number(loss, "blend_s", 0.0, 10.0, where, &d.loss_blend_s, err);
     }
     if (r == EM_OK)

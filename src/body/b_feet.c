@@ -21,6 +21,11 @@
 #define SWING_FAST_SPEED_M_S 3.0f
 /* Stance lasts this many swings (walking: stance 60 %, swing 40 % of a cycle). */
 #define STANCE_PER_SWING 1.5f
+/* Standing still this long, a foot turned this much from the body's heading steps to
+ * square up. */
+#define SETTLE_AFTER_S 1.5f
+#define SETTLE_MAX_SPEED_M_S 0.2f
+#define SETTLE_TURN_RAD (20.0f * M_DEG_TO_RAD)
 /* The other foot waits this long after a landing (double support). */
 #define DOUBLE_SUPPORT_S 0.05f
 
@@ -118,8 +123,12 @@ step_need(const struct body *b, int s, const float *home)
     const float threshold =
         fmaxf(STEP_DISTANCE_M, 0.5f * STANCE_PER_SWING * swing_time(b) * ground_speed(b));
     const float off = horizontal_distance(f->planted_m, home) / threshold;
-    const float turn = fabsf(m_angle_wrap(b->heading_rad - f->planted_yaw_rad)) / STEP_TURN_RAD;
-    return fmaxf(off, turn);
+    const float turned = fabsf(m_angle_wrap(b->heading_rad - f->planted_yaw_rad));
+    /* A body that has stood still a while squares its feet to where it faces (people
+     * settle their stance after turning): a smaller turn than a step is taken for at once
+     * is settled after a pause. */
+    const bool settled = f->step_time_s > SETTLE_AFTER_S && ground_speed(b) < SETTLE_MAX_SPEED_M_S;
+    return fmaxf(off, turned / (settled ? SETTLE_TURN_RAD : STEP_TURN_RAD));
 }
 
 void
@@ -134,6 +143,8 @@ b_feet_update(struct body *b, float dt_s)
     for (int s = 0; s < 2; ++s) {
         home_position(b, s, home[s]);
         struct b_foot *f = &b->foot[s];
+        if (b_trackers_hold_foot(b, s))
+            continue; /* a tracked foot goes where its tracker is */
         if (f->stepping) {
             advance_step(f, dt_s);
             continue;

@@ -25,6 +25,10 @@ b_filter_position(struct b_one_euro *f, float *p, float dt_s, float min_cutoff_h
         f->started = true;
         return;
     }
+    if (dt_s < B_MIN_FRAME_STEP_S) { /* never divide by a tiny step: hold */
+        m_vec3_copy(f->value, p);
+        return;
+    }
     const float speed = m_vec3_distance(p, f->value) / dt_s;
     f->speed += alpha_for(SPEED_CUTOFF_HZ, dt_s) * (speed - f->speed);
     const float a = alpha_for(min_cutoff_hz + beta * f->speed, dt_s);
@@ -39,6 +43,10 @@ b_filter_rotation(struct b_one_euro *f, float *q, float dt_s, float min_cutoff_h
         m_quat_copy(q, f->value);
         f->speed = 0.0f;
         f->started = true;
+        return;
+    }
+    if (dt_s < B_MIN_FRAME_STEP_S) { /* never divide by a tiny step: hold */
+        m_quat_copy(f->value, q);
         return;
     }
     float diff[4];

@@ -70,12 +70,43 @@ struct b_foot {
 
 /* ---- Tracker loss ------------------------------------------------------------------ */
 
+/* Input hygiene: a sample is used only when its flags say so and it is finite, its
+ * quaternion is unit (|q|^2 within this of 1) and it is within this distance of the
+ * tracking space's origin; a frame less than B_MIN_FRAME_STEP_S after the last is a loss
+ * of every device for that frame. */
+#define B_MAX_QUAT_NORM2_ERROR 0.01f
+#define B_MAX_DEVICE_DISTANCE_M 1000.0f
+#define B_MIN_FRAME_STEP_S 1e-4f
+
+bool
+b_device_sample_ok(const struct em_device_pose *d);
+
 struct b_device_track {
     enum body_device_state state;
     float blend;           /* 1 = fully the tracked pose, 0 = fully the fallback */
     float last_position_m[3];
     float last_rotation[4];
     bool seen;             /* ever tracked */
+};
+
+/* ---- Body trackers (b_trackers.c) -------------------------------------------------- */
+
+struct b_trackers {
+    uint32_t present; /* carried by the last frame */
+    struct b_one_euro filter_position[EM_TRACKER_COUNT];
+    struct b_one_euro filter_rotation[EM_TRACKER_COUNT];
+    struct b_device_track track[EM_TRACKER_COUNT]; /* last_* hold the tracker's own pose */
+    float weight[EM_TRACKER_COUNT];                /* eased blend, 0 when never seen */
+    float bone_position_m[EM_TRACKER_COUNT][3];    /* the bone pose the tracker says */
+    float bone_rotation[EM_TRACKER_COUNT][4];
+    /* The body's solver with a chest effector too, swapped with body->ik while the chest
+     * tracker counts, so the other pieces set their targets on whichever is in use. */
+    struct ik_solver *spare_ik;
+    bool chest_solver_in_use;
+    int effector_chest;
+    /* Before the pelvis estimate: to recompute the pelvis velocity from tracked hips. */
+    float velocity_before_m_s[3];
+    float hips_before_m[3];
 };
 
 /* ---- The learned prior (b_prior.c) ------------------------------------------------ */
@@ -107,11 +138,15 @@ struct body {
     struct b_joints j;
     struct b_measures m;
 
-    int effector_head, effector_hand[2], effector_foot[2];
+    int effector_head, effector_hand[2];
 
     /* Time. */
     bool started;
     double time_s;
+    bool frame_too_soon; /* this frame came under B_MIN_FRAME_STEP_S after the last */
+    /* The headset's last usable position as it came (for teleports). */
+    float last_head_device_m[3];
+    bool head_device_seen;
 
     /* Devices: filtered poses, tracking state. */
     struct b_one_euro filter_position[EM_DEVICE_COUNT];
@@ -141,6 +176,7 @@ struct body {
     enum body_posture posture;
     struct ik_stats stats;
 
+    struct b_trackers trackers;
     struct b_prior_state prior; /* used when desc.prior is set */
 };
 
@@ -163,6 +199,19 @@ b_arm_pole(const struct body *body, int side, float *out_pole_m);
  * keeping the hand's position and world rotation. */
 void
 b_spread_forearm_twist(struct body *body);
+
+/* What the legs are built from each frame. */
+struct b_leg_targets {
+    float ankle_m[2][3];
+    float foot_rotation[2][4];
+    float knee_pole_m[2][3];
+};
+
+/* Builds both legs in closed form from their targets (b_legs.c), then the pose's global
+ * positions and rotations. */
+void
+b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
+             const float (*knee_pole)[3]);
 
 /* Knee pole for side s. */
 void
@@ -187,6 +236,25 @@ b_prior_leg_targets(const struct body *body, int side, float *io_foot_rotation,
                     float *io_knee_pole_m);
 
 /* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. */
+/* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
+void b_trackers_resolve_mounts(struct body_desc *desc);
+/* the chest solver, after the body's solver is made (fini: before it is destroyed); */
+enum em_result b_trackers_setup(struct body *body, struct em_error *err);
+void b_trackers_fini(struct body *body);
+void b_trackers_reset(struct body *body);
+/* per frame: tracker states and bone poses (after b_loss_update); */
+void b_trackers_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+/* the hips and heading (after b_pelvis_update); */
+void b_trackers_drive_pelvis(struct body *body, float dt_s);
+/* in b_feet_update: true when foot s is the tracker's (it does not step); */
+bool b_trackers_hold_foot(struct body *body, int side);
+/* after b_feet_update: feet blended toward their trackers; */
+void b_trackers_drive_feet(struct body *body);
+/* after the targets are set: foot rotations, chest, knee and elbow poles. */
+void b_trackers_set_targets(struct body *body, struct b_leg_targets *legs);
+/* after the solve: tracked feet take their trackers' rotation. */
+void b_trackers_after_solve(struct body *body);
+
 float
 b_yaw_of(const float *rotation, float fallback_rad);
 

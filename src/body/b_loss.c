@@ -6,12 +6,19 @@
 #include "b_internal.h"
 #include "embody/m_math.h"
 
-static bool
-device_ok(const struct em_device_pose *d)
+bool
+b_device_sample_ok(const struct em_device_pose *d)
 {
-    return em_device_pose_usable(d) && m_vec3_is_finite(d->pose.position_m) &&
-           m_quat_is_finite(d->pose.orientation) &&
-           m_quat_dot(d->pose.orientation, d->pose.orientation) > 0.25f;
+    if (!em_device_pose_usable(d) || !m_vec3_is_finite(d->pose.position_m) ||
+        !m_quat_is_finite(d->pose.orientation))
+        return false;
+    /* A runtime's quaternions are unit to float precision and a CSV's to its digits; one
+     * far from unit is garbage, not a rotation to normalise. */
+    const float norm2 = m_quat_dot(d->pose.orientation, d->pose.orientation);
+    if (fabsf(norm2 - 1.0f) > B_MAX_QUAT_NORM2_ERROR)
+        return false;
+    const float *p = d->pose.position_m;
+    return p[0] * p[0] + p[1] * p[1] + p[2] * p[2] <= B_MAX_DEVICE_DISTANCE_M * B_MAX_DEVICE_DISTANCE_M;
 }
 
 /* Bone pose from device pose: device = bone * offset, so bone = device * offset^-1. */
@@ -66,7 +73,10 @@ track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s
 {
     struct b_device_track *t = &b->track[d];
     const float step = b->desc.loss_blend_s > 0.0f ? dt_s / b->desc.loss_blend_s : 1.0f;
-    if (device_ok(dev)) {
+    /* A sample that came too soon after the last one is not used either: its velocity
+     * would be noise over a tiny step (the first frame has no step). */
+    const bool in_time = !b->frame_too_soon;
+    if (in_time && b_device_sample_ok(dev)) {
         float p[3], q[4];
         m_vec3_copy(dev->pose.position_m, p);
         m_quat_copy(dev->pose.orientation, q);
@@ -101,9 +111,12 @@ track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s
     } else {
         t->state = BODY_DEVICE_LOST;
         t->blend = fmaxf(0.0f, t->blend - step);
-        /* Start the filter afresh when the device comes back. */
-        b->filter_position[d].started = false;
-        b->filter_rotation[d].started = false;
+        /* Start the filter afresh when the device comes back (not after a sample that only
+         * came too soon: the device is still where the filter has it). */
+        if (in_time) {
+            b->filter_position[d].started = false;
+            b->filter_rotation[d].started = false;
+        }
         if (t->seen) {
             m_vec3_copy(t->last_position_m, pos);
             m_quat_copy(t->last_rotation, rot);

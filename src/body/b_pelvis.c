@@ -24,6 +24,10 @@
  * shares made the evaluation worse (0.3: +0.2 cm MPJPE, 0.5: +0.4 cm); this is about
  * neutral there and shows the movement. */
 #define SIT_BACK_PER_DROP 0.15f
+/* The hips' lowest height as a share of their standing height (a deep squat), and how soft
+ * the floor is above it. */
+#define LOWEST_HIPS_SHARE 0.50f
+#define SOFT_FLOOR_SHARE 0.10f
 /* The body faces where the head faces, turned this share toward where the hands work
  * when both are out in front. (0.2 to 0.5 measured the same on the evaluation.) */
 #define HANDS_SHARE 0.25f
@@ -137,6 +141,25 @@ b_pelvis_update(struct body *b, float dt_s)
     const float back = SIT_BACK_PER_DROP * drop;
     hips[0] -= sinf(b->heading_rad) * back;
     hips[2] -= cosf(b->heading_rad) * back;
+    /* Below a deep squat the hips go no lower: a head lower still is a torso bending
+     * forward over them (ducking, reaching down), so the hips go back to keep the
+     * spine's length (a smooth floor, so the change of model does not jump). */
+    const float lowest = b->ground_height_m + LOWEST_HIPS_SHARE * b->m.hips_height_m;
+    const float soft = SOFT_FLOOR_SHARE * b->m.hips_height_m;
+    const float depth = lowest + soft - hips[1];
+    if (depth > 0.0f) {
+        /* A softplus-like floor: hips[1] -> lowest as the neck drops without end. */
+        const float raised = lowest + soft * soft / (soft + depth);
+        const float rise = raised - hips[1];
+        const float below = neck[1] - raised;
+        const float lean = sqrtf(fmaxf(0.0f, b->m.hips_to_neck_m * b->m.hips_to_neck_m -
+                                                 below * below)) -
+                           sqrtf(fmaxf(0.0f, b->m.hips_to_neck_m * b->m.hips_to_neck_m -
+                                                 (below + rise) * (below + rise)));
+        hips[1] = raised;
+        hips[0] -= sinf(b->heading_rad) * lean;
+        hips[2] -= cosf(b->heading_rad) * lean;
+    }
     if (b->pelvis_started && dt_s > 0.0f) {
         float v[3];
         m_vec3_sub(hips, b->hips_position_m, v);

@@ -27,6 +27,11 @@
 /* A frame arriving this long after the previous one restarts the filters and motion
  * (a paused replay, a session that came back). */
 #define MAX_GAP_S 0.25f
+/* Where soft reach begins, as a share of the leg's length (reachable_foot). */
+#define SOFT_REACH_START 0.94f
+/* A teleport: the headset moved more than this in one frame, faster than this. */
+#define TELEPORT_MIN_M 0.2f
+#define TELEPORT_SPEED_M_S 6.0f
 
 static bool
 quat_is_zero(const float *q)
@@ -78,6 +83,7 @@ resolve_desc(const struct body_desc *in, struct body_desc *out, struct em_error 
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "body: height, arm span, loss blend time and filter beta must be >= 0");
     resolve_offsets(&out->offsets);
+    b_trackers_resolve_mounts(out);
     if (out->filter_min_cutoff_hz == 0.0f)
         out->filter_min_cutoff_hz = DEFAULT_MIN_CUTOFF_HZ;
     if (out->filter_beta == 0.0f)
@@ -182,10 +188,6 @@ make_solver(struct body *b, struct em_error *err)
         b->effector_hand[s] = n;
         d.effector[n++] = (struct ik_effector_desc){.joint = b->j.hand[s], .orientation = true};
     }
-    for (int s = 0; s < 2; ++s) {
-        b->effector_foot[s] = n;
-        d.effector[n++] = (struct ik_effector_desc){.joint = b->j.foot[s], .orientation = true};
-    }
     d.effector_count = n;
     return ik_solver_create(&d, &b->ik, err);
 }
@@ -195,6 +197,7 @@ body_destroy(struct body **body)
 {
     if (!body || !*body)
         return;
+    b_trackers_fini(*body);
     ik_solver_destroy(&(*body)->ik);
     sk_pose_fini(&(*body)->pose);
     sk_skeleton_fini(&(*body)->skeleton);
@@ -206,13 +209,15 @@ body_destroy(struct body **body)
 static enum em_result
 setup_avatar(struct body *b, struct em_error *err)
 {
+    b_trackers_fini(b);
     ik_solver_destroy(&b->ik);
     sk_pose_fini(&b->pose);
     find_joints(&b->skeleton, &b->j);
     take_measures(&b->skeleton, &b->j, &b->m);
     if (sk_pose_init(&b->pose, &b->skeleton) != EM_OK)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "body: out of memory");
-    return make_solver(b, err);
+    const enum em_result r = make_solver(b, err);
+    return r == EM_OK ? b_trackers_setup(b, err) : r;
 }
 
 enum em_result
@@ -272,6 +277,8 @@ body_reset(struct body *b)
 {
     b->started = false;
     b->time_s = 0.0;
+    b->frame_too_soon = false;
+    b->head_device_seen = false;
     memset(b->filter_position, 0, sizeof b->filter_position);
     memset(b->filter_rotation, 0, sizeof b->filter_rotation);
     memset(b->track, 0, sizeof b->track);
@@ -284,6 +291,7 @@ body_reset(struct body *b)
     m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
     b->posture = BODY_STANDING;
     memset(&b->stats, 0, sizeof b->stats);
+    b_trackers_reset(b);
     b_prior_reset(b);
     sk_pose_set_rest(&b->pose, &b->skeleton);
     /* Stand at the origin on the floor until a device says otherwise. */
@@ -323,58 +331,85 @@ classify_posture(struct body *b)
         b->posture = BODY_CROUCHING;
 }
 
-/* A foot the leg cannot reach from where the hip is now (the body rose, or the foot was
- * left behind) is taken to the edge of the leg's reach along the same line: the solver
- * would end with the leg straight toward it anyway, but would creep there over many
- * iterations. */
+/* The ankle target the leg is built toward: the foot's, drawn in toward the hip as it
+ * nears the leg's full reach ("soft" IK): the distance d beyond SOFT_REACH_START of the
+ * leg's length L approaches L without reaching it, 1 - e^-x, so a leg straightens
+ * smoothly instead of snapping its knee straight (at full reach the knee's offset from
+ * the line grows as the square root of the slack: an unbounded speed). A foot out of
+ * reach (the body rose, or the foot was left behind) is drawn along the same line. */
 static void
 reachable_foot(const struct body *b, int side, float *out_m)
 {
     const float *hip = b->pose.position_m[b->j.upper_leg[side]];
-    const float reach = 0.995f * b->m.leg_length_m;
+    const float leg = b->m.leg_length_m;
+    const float soft_from = SOFT_REACH_START * leg, soft_span = leg - soft_from;
     float d[3];
     m_vec3_sub(b->foot[side].position_m, hip, d);
     const float dist = m_vec3_length(d);
-    if (dist > reach)
-        m_vec3_muladd(hip, d, reach / dist, out_m);
-    else
+    if (dist > soft_from) {
+        const float soft = soft_from + soft_span * (1.0f - expf(-(dist - soft_from) / soft_span));
+        m_vec3_muladd(hip, d, soft / dist, out_m);
+    } else {
         m_vec3_copy(b->foot[side].position_m, out_m);
+    }
 }
 
-/* Legs start each solve from the exact two-bone answer toward their knee poles (the
- * specialised solver, joint limits not applied), so FABRIK mostly has the limits to apply
- * and converges in fewer iterations. Measured (embody eval): median update 6.2 -> 3.9 us,
- * jitter and accuracy no worse. Arms are not pre-posed: a two-bone start ignores the
- * clavicle and the limits, and the solves that follow differ from frame to frame (output
- * jitter doubled). */
+/* This frame's targets: the head's and hands' for the solver; the feet's and the knee
+ * poles for the legs, which are built after the solve (b_legs.c). */
 static void
-prepose_legs(struct body *b, const float (*foot)[3], const float (*foot_rot)[4],
-             const float (*knee_pole)[3])
+set_targets(struct body *b, struct b_leg_targets *legs)
 {
-    for (int s = 0; s < 2; ++s)
-        ik_two_bone_solve(&b->skeleton, &b->pose, b->j.foot[s], foot[s], knee_pole[s],
-                          foot_rot[s]);
-}
-
-static void
-set_targets(struct body *b)
-{
-    float foot[2][3], foot_rot[2][4], elbow_pole[2][3], knee_pole[2][3];
+    float elbow_pole[2][3];
     ik_solver_set_target(b->ik, b->effector_head, b->head_position_m, b->head_rotation);
     for (int s = 0; s < 2; ++s) {
-        b_quat_from_yaw(b->foot[s].yaw_rad, foot_rot[s]);
-        reachable_foot(b, s, foot[s]);
+        b_quat_from_yaw(b->foot[s].yaw_rad, legs->foot_rotation[s]);
+        reachable_foot(b, s, legs->ankle_m[s]);
         b_arm_pole(b, s, elbow_pole[s]);
-        b_leg_pole(b, s, knee_pole[s]);
-        b_prior_leg_targets(b, s, foot_rot[s], knee_pole[s]);
+        b_leg_pole(b, s, legs->knee_pole_m[s]);
+        b_prior_leg_targets(b, s, legs->foot_rotation[s], legs->knee_pole_m[s]);
         ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
                              b->hand_rotation[s]);
-        ik_solver_set_target(b->ik, b->effector_foot[s], foot[s], foot_rot[s]);
         ik_solver_set_pole(b->ik, b->j.lower_arm[s], elbow_pole[s]);
-        ik_solver_set_pole(b->ik, b->j.lower_leg[s], knee_pole[s]);
     }
-    prepose_legs(b, (const float(*)[3])foot, (const float(*)[4])foot_rot,
-                 (const float(*)[3])knee_pole);
+}
+
+/* Forgets the motion (filters, pelvis, feet) but not the devices' tracking states: the
+ * next frame puts the body, its feet on the ground, under wherever the head is. */
+static void
+restart_motion(struct body *b)
+{
+    memset(b->filter_position, 0, sizeof b->filter_position);
+    memset(b->filter_rotation, 0, sizeof b->filter_rotation);
+    b->pelvis_started = false;
+    b->feet_started = false;
+    m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
+}
+
+/* A head that moved farther and faster than a person can (a teleport, a replay that
+ * looped, a recentred play space) restarts the motion under its new place at once,
+ * rather than walking the feet there. */
+static void
+follow_teleport(struct body *b, const struct em_tracking_frame *frame, double dt_s)
+{
+    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
+    if (!b_device_sample_ok(head))
+        return;
+    if (b->head_device_seen) {
+        const float moved = m_vec3_distance(head->pose.position_m, b->last_head_device_m);
+        if (moved > TELEPORT_MIN_M && moved > TELEPORT_SPEED_M_S * (float)dt_s)
+            restart_motion(b);
+    }
+    m_vec3_copy(head->pose.position_m, b->last_head_device_m);
+    b->head_device_seen = true;
+}
+
+static bool
+pose_is_finite(const struct body *b)
+{
+    for (int j = 0; j < b->pose.joint_count; ++j)
+        if (!m_vec3_is_finite(b->pose.position_m[j]) || !m_quat_is_finite(b->pose.rotation[j]))
+            return false;
+    return true;
 }
 
 void
@@ -382,27 +417,45 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
 {
     if (!isfinite(frame->time_s) || (b->started && frame->time_s <= b->time_s))
         return;
-    float dt = b->started ? (float)(frame->time_s - b->time_s) : 0.0f;
+    const double step_s = b->started ? frame->time_s - b->time_s : 0.0;
+    b->frame_too_soon = b->started && step_s < (double)B_MIN_FRAME_STEP_S;
+    float dt = b->frame_too_soon ? 0.0f : (float)step_s;
     if (dt > MAX_GAP_S) {
         /* A long gap: start the filters over rather than smooth across it. */
         memset(b->filter_position, 0, sizeof b->filter_position);
         memset(b->filter_rotation, 0, sizeof b->filter_rotation);
         dt = 0.0f;
     }
+    if (!b->frame_too_soon)
+        follow_teleport(b, frame, step_s);
     b->started = true;
     b->time_s = frame->time_s;
     b_loss_update(b, frame, dt);
+    b_trackers_update(b, frame, dt);
     b_pelvis_update(b, dt);
+    b_trackers_drive_pelvis(b, dt);
     b_feet_update(b, dt);
     b_prior_update(b, frame, dt);
+    b_trackers_drive_feet(b);
     /* Carry the skeleton with the new pelvis, then solve from there (warm start). */
     m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
     m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
-    set_targets(b);
+    struct b_leg_targets legs;
+    set_targets(b, &legs);
+    b_trackers_set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
+    b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
+                 (const float(*)[3])legs.knee_pole_m);
+    b_trackers_after_solve(b);
     b_spread_forearm_twist(b);
     classify_posture(b);
+    if (!pose_is_finite(b)) {
+        /* Whatever got through, it does not stay: start over from the next frame. */
+        const double t = b->time_s;
+        body_reset(b);
+        b->time_s = t;
+    }
 }
 
 void
@@ -504,7 +557,7 @@ body_calibrate(struct body *b, const struct em_tracking_frame *frame, struct em_
     const double t = b->time_s;
     body_reset(b);
     b->time_s = t;
-    return EM_OK;
+    return body_calibrate_trackers(b, frame, NULL, err);
 }
 
 float

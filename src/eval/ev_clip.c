@@ -88,7 +88,12 @@ prepare(const struct st_bvh *bvh, int frame_limit, struct ev_clip *clip, struct 
         return r;
     clip->source_frame_count = bvh->frame_count;
     clip->unit_scale = st_bvh_guess_unit_scale(bvh);
-    r = st_mocap_to_stream(bvh, clip->unit_scale, clip->path, &clip->stream, err);
+    /* With all eight body trackers when the skeleton has their joints (ev_trackers.c
+     * keeps the ones a run asks for), else the 3-point stream. */
+    r = st_mocap_to_stream_trackers(bvh, clip->unit_scale, EM_TRACKER_ALL, clip->path,
+                                    &clip->stream, err);
+    if (r != EM_OK)
+        r = st_mocap_to_stream(bvh, clip->unit_scale, clip->path, &clip->stream, err);
     if (r != EM_OK)
         return r;
     /* The stream keeps every step-th frame from frame 0 (stream.h); row k is frame k step. */
@@ -117,6 +122,7 @@ prepare(const struct st_bvh *bvh, int frame_limit, struct ev_clip *clip, struct 
     if (r != EM_OK)
         return r;
     clip->height_m = sk_humanoid_height(&clip->skeleton);
+    ev_trackers_known_axes(bvh, clip);
     if (!(clip->height_m > 0.5f && clip->height_m < 2.8f))
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: the skeleton stands %.3f m tall (unit scale %g), expected a "
@@ -193,15 +199,17 @@ copy_pose(const struct body *body, const struct ev_clip *clip, enum ev_method me
 }
 
 static enum em_result
-run_body(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
-         struct ev_motion *out, struct ev_timing *timing, struct em_error *err)
+run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_method method,
+         const struct pr_model *prior, struct ev_motion *out, struct ev_timing *timing,
+         struct ev_checks *checks, struct em_error *err)
 {
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.prior = prior;
-    if (method == EV_KNOWN_BODY)
+    if (method == EV_KNOWN_BODY) {
         desc.skeleton = &clip->skeleton;
-    else
+        ev_trackers_known_mounts(clip, desc.tracker_mount);
+    } else
         desc.height_m = clip->height_m; /* the default proportions, fitted */
     struct body *body = NULL;
     struct em_error body_err = {{0}};
@@ -209,17 +217,41 @@ run_body(const struct ev_clip *clip, enum ev_method method, const struct pr_mode
         return em_fail(err, EM_ERROR_RUNTIME, "%s: %s: cannot build the body: %s", clip->path,
                        ev_method_name(method), body_err.message);
     enum em_result r = EM_OK;
-    for (int row = 0; row < clip->stream.frame_count && r == EM_OK; ++row) {
+    const int rows = out->frame_count < stream->frame_count ? out->frame_count
+                                                            : stream->frame_count;
+    for (int row = 0; row < rows && r == EM_OK; ++row) {
         const int64_t start_ns = u_time_now_ns();
-        body_update(body, &clip->stream.frames[row]);
+        body_update(body, &stream->frames[row]);
         const int64_t stop_ns = u_time_now_ns();
         if (timing && ev_timing_add(timing, (double)(stop_ns - start_ns) * 1e-3) != EM_OK)
             r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
         if (r == EM_OK)
             r = copy_pose(body, clip, method, row, out, err);
+        if (r == EM_OK && checks)
+            ev_checks_add_frame(checks, body);
     }
+    if (checks)
+        ev_checks_finish(checks, rows);
     body_destroy(&body);
     return r;
+}
+
+enum em_result
+ev_clip_reconstruct_stream(const struct ev_clip *clip, const struct st_stream *stream,
+                           enum ev_method method, const struct pr_model *prior,
+                           struct ev_motion *out, struct ev_timing *timing,
+                           struct ev_checks *checks, struct em_error *err)
+{
+    if (ev_motion_init(out, clip->truth.frame_count, clip->truth.fps) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
+    switch (method) {
+    case EV_KNOWN_BODY:
+    case EV_HEIGHT_ONLY:
+        return run_body(clip, stream, method, prior, out, timing, checks, err);
+    case EV_DO_NOTHING: ev_do_nothing(&clip->truth, stream->frames, out); return EM_OK;
+    case EV_METHOD_COUNT: break;
+    }
+    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown evaluation method %d", (int)method);
 }
 
 enum em_result
@@ -234,13 +266,6 @@ ev_clip_reconstruct_prior(const struct ev_clip *clip, enum ev_method method,
                           const struct pr_model *prior, struct ev_motion *out,
                           struct ev_timing *timing, struct em_error *err)
 {
-    if (ev_motion_init(out, clip->truth.frame_count, clip->truth.fps) != EM_OK)
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
-    switch (method) {
-    case EV_KNOWN_BODY:
-    case EV_HEIGHT_ONLY: return run_body(clip, method, prior, out, timing, err);
-    case EV_DO_NOTHING: ev_do_nothing(&clip->truth, clip->stream.frames, out); return EM_OK;
-    case EV_METHOD_COUNT: break;
-    }
-    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown evaluation method %d", (int)method);
+    return ev_clip_reconstruct_stream(clip, &clip->stream, method, prior, out, timing, NULL,
+                                      err);
 }

@@ -4,12 +4,14 @@
  * tables on stdout and writes the JSON copy. The exit status says whether every clip ran
  * and the regression bound (if given) held.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "embody/eval.h"
+#include "util/u_file.h"
 #include "util/u_text.h"
 
 #define MAX_FRAME_LIMIT 100000000L
@@ -29,12 +31,16 @@ ev_print_usage(FILE *out)
             "\n"
             "  DIR               folder of clips (default: ../shared/mocap beside the source\n"
             "                    tree, or the repository's tests/data/mocap without it)\n"
-            "  --json PATH       write the figures as JSON to PATH (default eval.json; - for\n"
-            "                    none)\n"
+            "  --json PATH       write the figures as JSON to PATH (default eval.json in the\n"
+            "                    current folder, its full path printed; - for none)\n"
             "  --mode MODE       known (the clip's own skeleton), height (default proportions\n"
             "                    fitted to the clip's height) or both (default)\n"
             "  --frames N        score only the first N rows (60 Hz) of each clip (N >= 4)\n"
             "  --max-mpjpe CM    exit with status 1 when the known-body mean MPJPE is above CM\n"
+            "  --trackers SETUP  body trackers besides head and hands (PROTOCOL.md 2b): 3\n"
+            "                    (none, default), 4 (pelvis), 6 (+ feet), 8 (+ knees), 11 (+\n"
+            "                    chest and elbows), a list (pelvis,left_foot), or all: one\n"
+            "                    row per named setup with the targets\n"
             "  --body BODY       procedural, prior (the learned body-pose prior) or both side\n"
             "                    by side (default; procedural alone when no model loads)\n"
             "  --prior MODEL     the prior's model file (default config/prior/body-prior-v1.bin)\n"
@@ -183,6 +189,12 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
             return r;
         return parse_bound(v, &out->max_mean_mpjpe_cm, err);
     }
+    if (strcmp(name, "--trackers") == 0) {
+        if ((r = option_value(argc, argv, i, name, inline_value, "a tracker setup", &v, err)) !=
+            EM_OK)
+            return r;
+        return ev_trackers_parse(v, out, err);
+    }
     if (strcmp(name, "--body") == 0 || strcmp(name, "--prior") == 0 ||
         strcmp(name, "--validation") == 0 || strcmp(name, "--subjects") == 0) {
         if ((r = option_value(argc, argv, i, name, inline_value, "a value", &v, err)) != EM_OK)
@@ -258,6 +270,33 @@ print_progress(void *user, int index, int count, const struct ev_clip_result *cl
     fflush(stderr);
 }
 
+/* True (with the reason in `err`) when `json` is one of the files the run read: a clip
+ * or MANIFEST.tsv (compared as files, not names). */
+static bool
+json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err)
+{
+    char path[2048];
+    for (int i = -1; i < report->clip_count; ++i) {
+        snprintf(path, sizeof path, "%s/%s", report->clip_dir,
+                 i < 0 ? "MANIFEST.tsv" : report->clips[i].file);
+        if (u_file_same(json, path)) {
+            em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                    "--json: %s is the same file as %s, which was read; not written", json, path);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Where a written file is, as an absolute path, so the user knows where to look. */
+void
+ev_written_where(const char *path, char *out, size_t out_size)
+{
+    char *full = realpath(path, NULL);
+    snprintf(out, out_size, "%s", full ? full : path);
+    free(full);
+}
+
 int
 ev_main(int argc, char **argv)
 {
@@ -274,6 +313,8 @@ ev_main(int argc, char **argv)
         ev_print_usage(stdout);
         return 0;
     }
+    if (options.tracker_setups)
+        return ev_trackers_main(&options);
     int prior_status = 0;
     if (ev_prior_main(&options, &prior_status))
         return prior_status;
@@ -288,6 +329,11 @@ ev_main(int argc, char **argv)
         ev_report_fini(&report);
         return 2;
     }
+    if (options.trackers) {
+        char setup[128];
+        st_tracker_setup_name(options.trackers, setup, sizeof setup);
+        printf("Body trackers: setup %s (PROTOCOL.md section 2b)\n", setup);
+    }
     ev_report_print(&report, stdout);
     fflush(stdout);
     int status = report.failed_count > 0 || report.manifest_error[0] ? 1 : 0;
@@ -298,11 +344,16 @@ ev_main(int argc, char **argv)
         fprintf(stderr, "embody eval: %s\n", report.manifest_error);
     const char *json = report.options.json_path;
     if (strcmp(json, "-") != 0) {
-        if (ev_report_write_json(&report, json, &err) != EM_OK) {
+        if (json_is_an_input(&report, json, &err)) {
+            fprintf(stderr, "embody eval: %s\n", err.message);
+            status = 2;
+        } else if (ev_report_write_json(&report, json, &err) != EM_OK) {
             fprintf(stderr, "embody eval: %s\n", err.message);
             status = 1;
         } else {
-            printf("JSON copy: %s\n", json);
+            char where[4096];
+            ev_written_where(json, where, sizeof where);
+            printf("JSON copy: %s\n", where);
         }
     }
     if (report.options.max_mean_mpjpe_cm > 0.0) {

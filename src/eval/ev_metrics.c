@@ -142,7 +142,7 @@ double
 ev_jitter_m_s3(const struct ev_motion *motion)
 {
     if (motion->frame_count < 4)
-        return NAN;
+        return (double)NAN;
     double sum = 0.0;
     for (int f = 3; f < motion->frame_count; ++f)
         for (int j = 0; j < EV_JOINT_COUNT; ++j) {
@@ -283,7 +283,7 @@ ev_timing_median_us(const struct ev_timing *timing, long first, long count)
 {
     double *sorted = sorted_samples(timing, first, count);
     if (!sorted)
-        return NAN;
+        return (double)NAN;
     const double median = count % 2 ? sorted[count / 2]
                                     : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
     free(sorted);
@@ -297,7 +297,7 @@ ev_timing_percentile_us(const struct ev_timing *timing, long first, long count,
     double *sorted = sorted_samples(timing, first, count);
     if (!sorted || !(fraction > 0.0 && fraction <= 1.0)) {
         free(sorted);
-        return NAN;
+        return (double)NAN;
     }
     /* Nearest rank: the smallest sample with at least `fraction` of them at or below. */
     long rank = (long)ceil(fraction * (double)count);
@@ -311,7 +311,7 @@ double
 ev_timing_mean_us(const struct ev_timing *timing, long first, long count)
 {
     if (count <= 0 || first < 0 || first + count > timing->count)
-        return NAN;
+        return (double)NAN;
     double sum = 0.0;
     for (long i = first; i < first + count; ++i)
         sum += timing->us[i];

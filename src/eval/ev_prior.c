@@ -279,7 +279,9 @@ write_json(const struct ev_report *r, const char *path)
         fprintf(stderr, "embody eval: %s\n", err.message);
         return 1;
     }
-    printf("JSON copy: %s\n", path);
+    char where[4096];
+    ev_written_where(path, where, sizeof where);
+    printf("JSON copy: %s\n", where);
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "embody/eval.h"
+#include "util/u_file.h"
 
 /* The targets (means over clips) and the published figures given for scale. */
 #define TARGET_MPJPE_KNOWN_CM 7.0
@@ -178,6 +179,210 @@ summary_for_mode(const struct ev_report *r, enum ev_method m, double mpjpe_targe
     summary_row(out, measure, value, target, met(s->foot_skate_cm, TARGET_SKATE_CM));
 }
 
+/* ---- Continuity, tracked effectors and twist ---- */
+
+#define TARGET_SENSITIVITY_P99_MM 1.0
+#define TARGET_SENSITIVITY_MAX_MM 20.0
+#define TARGET_TWIST_EXCESS_DEG 1.0
+#define TARGET_FOOT_HEADING_DEG 20.0
+
+static const char *
+limb_name(int limb)
+{
+    return limb >= 0 ? sk_bone_name(ev_limb_bone((enum ev_limb)limb)) : "-";
+}
+
+static void
+print_checks_clips(const struct ev_report *r, FILE *out)
+{
+    char b[8][32];
+    fprintf(out, "\n## Continuity, tracked effectors and twist, per clip\n\n");
+    fprintf(out, "Sensitivity: the scored joints' displacement when every stream value moves "
+                 "by uniform noise of +-%.0e (m; quaternions renormalised). Misses: frames "
+                 "where the head or a hand ends more than %.0f cm from a target it could "
+                 "reach; out of reach: frames with a target farther from the hips than its "
+                 "whole chain.\n\n",
+            EV_SENSITIVITY_NOISE, 100.0 * EV_EFFECTOR_MISS_M);
+    fprintf(out, "| clip                   | mode        | sens p99 mm | sens max mm | misses %% "
+                 "| worst miss cm | out of reach %% | jitter/truth | twist over limit deg (joint) |\n");
+    fprintf(out, "|------------------------|-------------|-------------|-------------|----------"
+                 "|---------------|----------------|--------------|------------------------------|\n");
+    for (int c = 0; c < r->clip_count; ++c) {
+        const struct ev_clip_result *clip = &r->clips[c];
+        for (int m = 0; m < EV_DO_NOTHING && clip->ok; ++m) {
+            if (!clip->has[m])
+                continue;
+            const struct ev_checks *k = &clip->checks[m];
+            char twist[64];
+            snprintf(twist, sizeof twist, "%.1f (%s)", k->twist_excess_deg,
+                     limb_name(k->twist_excess_limb));
+            fprintf(out, "| %-22.22s | %-11s | %s | %s | %s | %s | %s | %s | %-28s |\n",
+                    clip->file, ev_method_name((enum ev_method)m),
+                    N(0, 11, 3, k->sensitivity_p99_mm), N(1, 11, 2, k->sensitivity_max_mm),
+                    N(2, 8, 2, 100.0 * k->effector_miss_share),
+                    N(3, 13, 2, 100.0 * k->effector_worst_miss_m),
+                    N(5, 14, 2, 100.0 * k->out_of_reach_share),
+                    N(4, 12, 2, clip->scores[m].jitter_m_s3 / clip->truth_jitter_m_s3), twist);
+        }
+    }
+}
+
+/* The largest value of one check over the clips that ran `m`, and the clip it came from. */
+static double
+worst_over_clips(const struct ev_report *r, enum ev_method m, double (*get)(const struct ev_clip_result *, enum ev_method),
+                 const char **out_clip)
+{
+    double worst = NAN;
+    *out_clip = "-";
+    for (int c = 0; c < r->clip_count; ++c) {
+        const struct ev_clip_result *clip = &r->clips[c];
+        if (!clip->ok || !clip->has[m])
+            continue;
+        const double v = get(clip, m);
+        if (isfinite(v) && !(v <= worst)) {
+            worst = v;
+            *out_clip = clip->file;
+        }
+    }
+    return worst;
+}
+
+static double
+get_sens_p99(const struct ev_clip_result *c, enum ev_method m)
+{
+    return c->checks[m].sensitivity_p99_mm;
+}
+
+static double
+get_sens_max(const struct ev_clip_result *c, enum ev_method m)
+{
+    return c->checks[m].sensitivity_max_mm;
+}
+
+static double
+get_misses(const struct ev_clip_result *c, enum ev_method m)
+{
+    return 100.0 * c->checks[m].effector_miss_share;
+}
+
+static double
+get_twist_excess(const struct ev_clip_result *c, enum ev_method m)
+{
+    return c->checks[m].twist_excess_deg;
+}
+
+static double
+get_jitter_ratio(const struct ev_clip_result *c, enum ev_method m)
+{
+    return c->scores[m].jitter_m_s3 / c->truth_jitter_m_s3;
+}
+
+static void
+print_twist_table(const struct ev_report *r, FILE *out)
+{
+    fprintf(out, "\n## Twist of each limb joint about its bone (degrees; min .. max over every "
+                 "frame)\n\n");
+    fprintf(out, "| joint          | limit          | clips, known body | clips, height only "
+                 "| turn in place     |\n");
+    fprintf(out, "|----------------|----------------|-------------------|--------------------"
+                 "|-------------------|\n");
+    for (int l = 0; l < EV_LIMB_COUNT; ++l) {
+        double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+        double lim_lo = NAN, lim_hi = NAN;
+        for (int c = 0; c < r->clip_count; ++c)
+            for (int m = 0; m < EV_DO_NOTHING; ++m) {
+                const struct ev_clip_result *clip = &r->clips[c];
+                if (!clip->ok || !clip->has[m])
+                    continue;
+                lo[m] = fmin(lo[m], clip->checks[m].twist_min_deg[l]);
+                hi[m] = fmax(hi[m], clip->checks[m].twist_max_deg[l]);
+                if (m == EV_HEIGHT_ONLY || !isfinite(lim_lo)) {
+                    lim_lo = clip->checks[m].limit_min_deg[l];
+                    lim_hi = clip->checks[m].limit_max_deg[l];
+                }
+            }
+        char limit[32], range[3][32];
+        if (isfinite(lim_lo))
+            snprintf(limit, sizeof limit, "%.0f .. %.0f", lim_lo, lim_hi);
+        else
+            snprintf(limit, sizeof limit, "none");
+        for (int m = 0; m < 2; ++m)
+            if (isfinite(lo[m]))
+                snprintf(range[m], sizeof range[m], "%.1f .. %.1f", lo[m], hi[m]);
+            else
+                snprintf(range[m], sizeof range[m], "-");
+        const struct ev_checks *t = &r->turn.checks;
+        if (r->turn.ok && isfinite(t->twist_min_deg[l]))
+            snprintf(range[2], sizeof range[2], "%.1f .. %.1f", t->twist_min_deg[l],
+                     t->twist_max_deg[l]);
+        else
+            snprintf(range[2], sizeof range[2], "-");
+        fprintf(out, "| %-14s | %-14s | %-17s | %-18s | %-17s |\n", limb_name(l), limit,
+                range[0], range[1], range[2]);
+    }
+    if (r->turn.ok)
+        fprintf(out, "\nTurn in place (default humanoid, 1.75 m, %d turns each way then "
+                     "standing): at the end the feet point %.1f and %.1f degrees from the "
+                     "head's heading.\n",
+                r->turn.turns, r->turn.foot_heading_error_deg[0],
+                r->turn.foot_heading_error_deg[1]);
+    else
+        fprintf(out, "\nTurn in place: %s\n", r->turn.error);
+}
+
+static void
+checks_summary_for_mode(const struct ev_report *r, enum ev_method m, FILE *out)
+{
+    const char *name = ev_method_name(m), *clip;
+    char measure[64], value[64], target[64];
+    double v = worst_over_clips(r, m, get_sens_p99, &clip);
+    snprintf(measure, sizeof measure, "%s: sensitivity p99, worst clip", name);
+    snprintf(value, sizeof value, "%.3f mm (%.16s)", v, clip);
+    snprintf(target, sizeof target, "<= %.0f mm", TARGET_SENSITIVITY_P99_MM);
+    summary_row(out, measure, value, target, met(v, TARGET_SENSITIVITY_P99_MM));
+    v = worst_over_clips(r, m, get_sens_max, &clip);
+    snprintf(measure, sizeof measure, "%s: sensitivity max, worst clip", name);
+    snprintf(value, sizeof value, "%.2f mm (%.16s)", v, clip);
+    snprintf(target, sizeof target, "<= %.0f mm", TARGET_SENSITIVITY_MAX_MM);
+    summary_row(out, measure, value, target, met(v, TARGET_SENSITIVITY_MAX_MM));
+    v = worst_over_clips(r, m, get_misses, &clip);
+    snprintf(measure, sizeof measure, "%s: reachable misses, worst", name);
+    snprintf(value, sizeof value, "%.2f %% of frames (%.16s)", v, clip);
+    summary_row(out, measure, value, "0.0 %", met(v, 0.0));
+    v = worst_over_clips(r, m, get_twist_excess, &clip);
+    snprintf(measure, sizeof measure, "%s: twist beyond limit, worst", name);
+    snprintf(value, sizeof value, "%.2f deg (%.16s)", v, clip);
+    snprintf(target, sizeof target, "<= %.0f deg", TARGET_TWIST_EXCESS_DEG);
+    summary_row(out, measure, value, target, met(v, TARGET_TWIST_EXCESS_DEG));
+    v = worst_over_clips(r, m, get_jitter_ratio, &clip);
+    snprintf(measure, sizeof measure, "%s: jitter / truth, worst", name);
+    snprintf(value, sizeof value, "%.2f x (%.16s)", v, clip);
+    summary_row(out, measure, value, "<= 1.5 x on every clip", met(v, TARGET_JITTER_RATIO));
+}
+
+static void
+checks_summary(const struct ev_report *r, FILE *out)
+{
+    for (int m = 0; m < EV_DO_NOTHING; ++m)
+        if (ran(r, (enum ev_method)m))
+            checks_summary_for_mode(r, (enum ev_method)m, out);
+    if (!r->turn.ok)
+        return;
+    char value[64], target[64];
+    const double over = r->turn.checks.twist_excess_deg;
+    snprintf(value, sizeof value, "%.2f deg (%s)", over,
+             limb_name(r->turn.checks.twist_excess_limb));
+    snprintf(target, sizeof target, "<= %.0f deg", TARGET_TWIST_EXCESS_DEG);
+    summary_row(out, "turn in place: twist beyond limit", value, target,
+                met(over, TARGET_TWIST_EXCESS_DEG));
+    const double feet =
+        fmax(r->turn.foot_heading_error_deg[0], r->turn.foot_heading_error_deg[1]);
+    snprintf(value, sizeof value, "%.1f deg", feet);
+    snprintf(target, sizeof target, "<= %.0f deg", TARGET_FOOT_HEADING_DEG);
+    summary_row(out, "turn in place: feet from heading", value, target,
+                met(feet, TARGET_FOOT_HEADING_DEG));
+}
+
 static void
 print_summary(const struct ev_report *r, FILE *out)
 {
@@ -199,6 +404,7 @@ print_summary(const struct ev_report *r, FILE *out)
     const struct ev_scores *d = &r->means.scores[EV_DO_NOTHING];
     snprintf(value, sizeof value, "%.2f (lower %.2f, hands %.2f)", d->mpjpe_cm[0],
              d->mpjpe_cm[EV_GROUP_LOWER], d->mpjpe_cm[EV_GROUP_HANDS]);
+    checks_summary(r, out);
     summary_row(out, "do-nothing MPJPE cm (for scale)", value, "20.5 (23.5, 30.1) PROTOCOL",
                 "-");
     if (r->options.max_mean_mpjpe_cm > 0.0) {
@@ -240,6 +446,8 @@ ev_report_print(const struct ev_report *r, FILE *out)
             print_method(r, (enum ev_method)m, out);
     print_categories(r, out);
     print_timing(r, out);
+    print_checks_clips(r, out);
+    print_twist_table(r, out);
     print_summary(r, out);
     print_failures(r, out);
     fprintf(out, "\nthe run took %.2f s\n", r->elapsed_s);
@@ -368,18 +576,18 @@ ev_report_write_json(const struct ev_report *report, const char *path, struct em
     cJSON_Delete(root);
     if (!text)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory making the JSON", path);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        const int e = errno;
-        free(text);
-        return em_fail(err, EM_ERROR_IO, "%s: cannot create the JSON file: %s", path,
-                       strerror(e));
+    /* All or nothing: an eval.json from before stays whole if this write fails. */
+    struct u_out_file *f = NULL;
+    enum em_result r = u_out_file_open(path, &f, err);
+    if (r == EM_OK) {
+        const size_t len = strlen(text);
+        if (fwrite(text, 1, len, f->file) == len && fputc('\n', f->file) != EOF) {
+            r = u_out_file_commit(&f, err);
+        } else {
+            u_out_file_abort(&f);
+            r = em_fail(err, EM_ERROR_IO, "%s: write error", path);
+        }
     }
-    const size_t len = strlen(text);
-    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
     free(text);
-    if (!ok)
-        return em_fail(err, EM_ERROR_IO, "%s: write error", path);
-    return EM_OK;
+    return r;
 }

@@ -274,6 +274,11 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
         clip_failed(out, &err);
         return;
     }
+    if (ev_trackers_select(&clip, opt->trackers, &err) != EM_OK) {
+        clip_failed(out, &err);
+        ev_clip_fini(&clip);
+        return;
+    }
     out->ok = true;
     out->source_frames = clip.source_frame_count;
     out->frames = clip.stream.frame_count;
@@ -281,13 +286,18 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
     out->height_m = clip.height_m;
     out->truth_jitter_m_s3 = ev_jitter_m_s3(&clip.truth);
     for (int m = 0; m < EV_METHOD_COUNT && out->ok; ++m) {
-        out->update_median_us[m] = out->update_mean_us[m] = NAN;
+        out->update_median_us[m] = out->update_mean_us[m] = (double)NAN;
         if (m != EV_DO_NOTHING && !(opt->modes & (1u << m)))
             continue;
         struct ev_motion ours;
         const long first = timing[m].count;
-        if (ev_clip_reconstruct_prior(&clip, (enum ev_method)m, opt->prior, &ours, &timing[m],
-                                      &err) != EM_OK) {
+        struct ev_checks *checks = m == EV_DO_NOTHING ? NULL : &out->checks[m];
+        if (checks)
+            ev_checks_init(checks);
+        if (ev_clip_reconstruct_stream(&clip, &clip.stream, (enum ev_method)m, opt->prior, &ours,
+                                       &timing[m], checks, &err) != EM_OK ||
+            (checks && ev_clip_sensitivity(&clip, (enum ev_method)m, opt->prior, &ours, checks,
+                                           &err) != EM_OK)) {
             clip_failed(out, &err);
         } else {
             ev_score(&ours, &clip.truth, &out->scores[m]);
@@ -473,6 +483,7 @@ ev_run(const struct ev_options *options, struct ev_report *out, struct em_error 
         for (int m = 0; m < EV_METHOD_COUNT; ++m)
             summarize_timing(&timing[m], &out->timing[m]);
         summarize_timing(&all, &out->timing_all);
+        ev_turn_in_place_check(&out->turn);
     }
     for (int m = 0; m < EV_METHOD_COUNT; ++m)
         ev_timing_fini(&timing[m]);

@@ -1,17 +1,23 @@
 /*
- * Internals of the ik module shared with its tests: joint limits compiled for the solver's
- * hot path. The public ik_limit_apply() is the reference (clear, with trigonometry); the
- * compiled form gives the same results without trigonometry, using half-angle vectors:
- * a rotation by angle a about an axis has quaternion (axis sin(a/2), cos(a/2)), so with
- * w >= 0 its half-angle lies in (-90, 90] degrees and comparing it with a bound b/2 is the
- * sign of sin(a/2 - b/2) = s cos(b/2) - w sin(b/2).
+ * Internals of the ik module, shared by its files and its tests: the compiled solver
+ * (ik_compile.c builds it; ik_passes.c, ik_rotations.c and ik_solver.c run it) and joint
+ * limits compiled for the solver's hot path (ik_limits.c). The public ik_limit_apply() is the
+ * reference (clear, with trigonometry); the compiled form gives the same results without
+ * trigonometry, using half-angle vectors: a rotation by angle a about an axis has quaternion (axis
+ * sin(a/2), cos(a/2)), so with w >= 0 its half-angle lies in (-90, 90] degrees and comparing it
+ * with a bound b/2 is the sign of sin(a/2 - b/2) = s cos(b/2) - w sin(b/2).
  */
 #ifndef EMBODY_IK_INTERNAL_H
 #define EMBODY_IK_INTERNAL_H
 
 #include <stdbool.h>
 
+#include "embody/ik.h"
+#include "embody/m_math.h"
 #include "embody/skeleton.h"
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 struct ik_fast_limit {
     enum sk_limit_kind kind;
@@ -23,12 +29,204 @@ struct ik_fast_limit {
 };
 
 /* Compiles a limit for a joint whose primary bone points along unit `rest_dir`. */
-void
-ik_fast_limit_init(struct ik_fast_limit *out, const struct sk_limit *limit,
-                   const float *rest_dir);
+void ik_fast_limit_init(struct ik_fast_limit *out, const struct sk_limit *limit,
+                        const float *rest_dir);
 
 /* The same as ik_limit_apply() on the compiled limit; returns whether q changed. */
-bool
-ik_fast_limit_apply(const struct ik_fast_limit *limit, float *q);
+bool ik_fast_limit_apply(const struct ik_fast_limit *limit, float *q);
+
+/* ---- The compiled solver ------------------------------------------------------------ */
+
+enum node_flags {
+    NODE_BASE = 1u << 0,
+    NODE_SUB_BASE = 1u << 1,
+    NODE_EFFECTOR = 1u << 2,
+    NODE_ROTATION_FIXED = 1u << 3,
+    NODE_HINGE_CHILD = 1u << 4, /* its solve child is a hinge with a child of its own */
+};
+
+/* One node's work in the forward pass, compiled so the pass is a flat loop. */
+enum forward_op {
+    OP_SET_TARGET = 1u << 0,   /* an effector: go to the target first */
+    OP_SET_AVERAGE = 1u << 1,  /* a sub-base: go to the weighted average first */
+    OP_PULL_PARENT = 1u << 2,  /* then pull the parent to the bone's length */
+    OP_ASK_SUB_BASE = 1u << 3, /* then add a request to the parent sub-base instead */
+    /* With OP_PULL_PARENT at a hinge, limits on: the parent stays at least as far from the
+     * hinge's child (`tip`) as the hinge's largest bend allows (`inv_chain_length_sq`
+     * holds that distance squared), so the pass does not ask for a fold the hinge cannot
+     * make. */
+    OP_KEEP_FOLD = 1u << 4,
+};
+
+struct forward_step {
+    int node;
+    int parent;
+    int effector; /* OP_SET_TARGET */
+    int tip;      /* OP_ASK_SUB_BASE: the end of this chain, for its tension; OP_KEEP_FOLD:
+                   * the hinge's child */
+    float length_m;
+    float inv_chain_length_sq; /* OP_ASK_SUB_BASE; OP_KEEP_FOLD: least distance squared */
+    float pull_weight;
+    unsigned op;
+};
+
+/* One node placed in the backward pass (nodes with a parent only). */
+struct backward_step {
+    int node;
+    int parent;
+    float length_m;
+    bool has_pole;
+};
+
+/* Nodes that move together. Below a base that does not turn (a fixed root, or any base
+ * without limits, where nothing turns), each child's subtree is its own problem: the
+ * legs below a pinned pelvis do not depend on the arms. Each group iterates until its own
+ * effectors are done. Ranges index the solver's step, node, sub-base and effector lists,
+ * which are sorted by group. */
+struct ik_group {
+    int forward_begin, forward_end;
+    int backward_begin, backward_end;
+    int node_begin, node_end;
+    int sub_base_begin, sub_base_end;
+    int effector_begin, effector_end;
+};
+
+struct ik_solver {
+    struct ik_solver_desc desc;
+    const struct sk_skeleton *sk;
+    float tolerance_m;
+    float stall_m; /* progress per iteration below which a group stops */
+
+    int node_count;
+    int *joint;         /* node -> skeleton joint */
+    int *parent;        /* node -> parent node, or -1 */
+    int *node_of_joint; /* skeleton joint -> node, or -1 */
+    unsigned *flags;
+    float *length_m;            /* bone length to the parent joint */
+    float *pull_weight;         /* weight of this node's request at its parent */
+    int *tip;                   /* for a child of a sub-base: the end of its chain */
+    float *inv_chain_length_sq; /* for a child of a sub-base: 1 / (its chain's length)^2 */
+    int *effector;              /* node -> effector index, or -1 */
+    int *solve_child;           /* node whose direction sets this node's rotation, or -1 */
+    int *child_start;           /* active children of a node: children[child_start..+count] */
+    int *child_count;
+    int *children;
+    float (*solve_dir)[3]; /* rest direction to solve_child, unit, in the node's frame */
+    float (*limit_dir)[3]; /* rest direction of the skeleton's primary bone, unit */
+    /* For a node whose only child takes an orientation target (a neck): the share of the
+     * child's twist it takes, from the two joints' twist ranges; 0 for other nodes. */
+    float *twist_share;
+    int *pole;                   /* node -> pole slot for hinge nodes, or -1 */
+    struct ik_fast_limit *limit; /* node -> its joint's limit, compiled */
+    int *forward_order;          /* nodes by height above their chain tips: children first */
+    struct forward_step *forward_steps;
+    int forward_step_count;
+    struct backward_step *backward_steps;
+    int backward_step_count;
+    int *sub_bases;
+    int sub_base_count;
+    int *group_of;        /* node -> group, or -1 for a base that never moves */
+    int *group_nodes;     /* nodes by group, parents first within a group */
+    int *group_effectors; /* effectors by group */
+    struct ik_group *groups;
+    int group_count;
+    int *backward_order; /* nodes by depth: parents first */
+    int inactive_count;
+    int *inactive;     /* joints off every path, parents first: carried along by FK */
+    float (*shift)[3]; /* per joint: how far it moved (positions_only) */
+
+    /* Working state, sized once. */
+    float (*pos)[3];
+    float (*acc)[4];
+    float (*rot)[4];   /* global rotations */
+    float (*local)[4]; /* local rotations */
+
+    /* predict_warm_start: the last result's node positions and how far each node moved
+     * in that solve (valid when that solve itself continued from the one before). */
+    float (*last_result)[3];
+    float (*last_motion)[3];
+    bool has_last_result;
+    bool has_last_motion;
+    bool may_predict; /* this solve continues the last, whose motion is known */
+
+    float target[IK_MAX_EFFECTORS][3];
+    float target_rotation[IK_MAX_EFFECTORS][4];
+    bool has_target_rotation[IK_MAX_EFFECTORS];
+    int effector_node[IK_MAX_EFFECTORS];
+
+    int pole_joint[IK_MAX_POLES];
+    float pole_position[IK_MAX_POLES][3]; /* a point, or a direction when pole_is_direction */
+    bool pole_set[IK_MAX_POLES];
+    bool pole_is_direction[IK_MAX_POLES];
+    int pole_count;
+};
+
+/* ---- Shared helpers of the passes ----------------------------------------------------- */
+
+/* 1/sqrt(x) to about 2e-7 relative: the hardware estimate and one Newton step, which is
+ * shorter than sqrt then divide on the passes' critical path. */
+static inline float
+ik_inv_sqrt(float x)
+{
+#if defined(__SSE__)
+    const float y = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x)));
+    return y * (1.5f - 0.5f * x * y * y);
+#else
+    return 1.0f / sqrtf(x);
+#endif
+}
+
+/* length / sqrt(d2): the same Newton step, arranged so that the products that do not
+ * wait for each other (length * y, d2 / 2 * y) run side by side. */
+static inline float
+ik_length_over_sqrt(float d2, float length)
+{
+#if defined(__SSE__)
+    const float half_d2 = 0.5f * d2;
+    const float y = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(d2)));
+    const float ly = length * y;
+    const float hy = half_d2 * y;
+    return ly * (1.5f - hy * y);
+#else
+    return length / sqrtf(d2);
+#endif
+}
+
+/* The world rotation of node k's parent frame. */
+static inline const float *
+ik_parent_rotation(const struct ik_solver *s, const struct sk_pose *pose, int k)
+{
+    static const float identity[4] = {0, 0, 0, 1};
+    const int p = s->parent[k];
+    if (p >= 0)
+        return s->rot[p];
+    const int pj = s->sk->parent[s->joint[k]];
+    return pj >= 0 ? pose->rotation[pj] : identity;
+}
+
+/* ---- The passes (ik_passes.c) --------------------------------------------------------- */
+
+/* Forward reaching over a group: effectors to their targets, sub-bases to the weighted
+ * average of their chains' requests. */
+void ik_reach_forward(struct ik_solver *s, const struct ik_group *g);
+
+/* Backward reaching without limits: positions only, each bone back at its length. */
+void ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g);
+
+/* Moves hinge node `hinge` into the half-plane of its pole (when one is set). */
+void ik_swing_toward_pole(struct ik_solver *s, int hinge);
+
+/* ---- Rotations (ik_rotations.c) ------------------------------------------------------- */
+
+/* Backward reaching with limits: each node turned as a rigid frame, within its limit. */
+void ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose,
+                               const struct ik_group *g);
+
+/* Orientation targets of a group whose positions needed no iteration. */
+void ik_apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose,
+                                  const struct ik_group *g);
+
+/* Without limits: every node's rotations from the solved positions. */
+void ik_derive_rotations(struct ik_solver *s, const struct sk_pose *pose);
 
 #endif

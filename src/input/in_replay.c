@@ -19,6 +19,9 @@
 /* Later than this, the clock is reset to the frame instead of hurrying to catch up. */
 #define MAX_LATENESS_NS 100000000LL
 
+/* The most max_wait_s may be (an hour; nanoseconds of it fit an int64_t easily). */
+#define MAX_WAIT_LIMIT_S 3600.0
+
 /* Period of a one-frame stream, which has no interval of its own (a common headset rate). */
 #define SINGLE_FRAME_PERIOD_S (1.0 / 60.0)
 
@@ -37,6 +40,11 @@ struct replay {
     int64_t anchor_ns;  /* when the frame of time anchor_time_s is due */
     double anchor_time_s;
     int64_t paused_at_ns;
+    double max_wait_s;
+    in_replay_gap_fn on_gap;
+    void *on_gap_user;
+    bool gap_told;
+    double last_time_s; /* the file's t (with the loop offset) of the last frame paced */
     struct em_tracking_frame current;
 };
 
@@ -54,16 +62,39 @@ wait_until(int64_t due_ns)
         u_time_sleep_ns(due_ns - now);
 }
 
+/* A frame due too long after now: it comes max_wait_s from now, and the clock goes on
+ * from it. Compared in seconds (double) before anything becomes nanoseconds, so a gap of
+ * 1e10 s cannot overflow. */
+static bool
+cap_wait(struct replay *r, double previous_s, double time_s, int64_t now)
+{
+    const double wait_s = (time_s - r->anchor_time_s) - (double)(now - r->anchor_ns) * 1e-9;
+    if (wait_s <= r->max_wait_s)
+        return false;
+    if (!r->gap_told && r->on_gap) {
+        r->gap_told = true;
+        r->on_gap(r->on_gap_user, time_s - previous_s, time_s, r->max_wait_s);
+    }
+    r->anchor_ns = now + (int64_t)(r->max_wait_s * 1e9);
+    r->anchor_time_s = time_s;
+    wait_until(r->anchor_ns);
+    return true;
+}
+
 static void
 pace(struct replay *r, double time_s)
 {
     const int64_t now = u_time_now_ns();
+    const double previous_s = r->last_time_s;
+    r->last_time_s = time_s;
     if (!r->clock_started) {
         r->clock_started = true;
         r->anchor_ns = now;
         r->anchor_time_s = time_s;
         return;
     }
+    if (cap_wait(r, previous_s, time_s, now))
+        return;
     /* Rounded up, so a frame never comes before its time. */
     const int64_t due = r->anchor_ns + (int64_t)ceil((time_s - r->anchor_time_s) * 1e9);
     if (now - due > MAX_LATENESS_NS) {
@@ -150,6 +181,10 @@ in_replay_create(const struct in_replay_desc *desc, struct in_source **out_sourc
     snprintf(r->name, sizeof r->name, "%s", desc->name ? desc->name : "replay");
     r->real_time = !desc->as_fast_as_possible;
     r->loop = desc->loop;
+    r->max_wait_s = desc->max_wait_s > 0.0 ? fmin(desc->max_wait_s, MAX_WAIT_LIMIT_S)
+                                            : IN_REPLAY_DEFAULT_MAX_WAIT_S;
+    r->on_gap = desc->on_gap;
+    r->on_gap_user = desc->on_gap_user;
     const int n = r->stream.frame_count;
     r->period_s = n > 1 ? (r->stream.frames[n - 1].time_s - r->stream.frames[0].time_s) / (n - 1)
                         : SINGLE_FRAME_PERIOD_S;

@@ -153,7 +153,7 @@ void
 osc_unity_euler_deg_from_rotation(const float *q, float *out_euler_deg)
 {
     /* In double: near x = +-90 degrees the angles are sensitive to rounding. */
-    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double x = (double)q[0], y = (double)q[1], z = (double)q[2], w = (double)q[3];
     const double n = sqrt(x * x + y * y + z * z + w * w);
     if (!(n > 1e-12)) {
         out_euler_deg[0] = out_euler_deg[1] = out_euler_deg[2] = 0.0f;

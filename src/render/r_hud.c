@@ -168,6 +168,7 @@ help_overlay(struct r_text_batch *batch, const struct r_font *font, int width, i
         {"drag, wheel", "turn and zoom the orbit camera"},
         {"H", "show or hide the HUD"},
         {"T", "show or hide the IK targets"},
+        {"B", "capsule figure over the avatar"},
         {"S", "screenshot (embody-date-time.png)"},
         {"F9", "record the session or stop (embody-date-time.csv)"},
         {"C", "calibrate: stand straight, arms out"},

@@ -8,6 +8,8 @@
  *   r_camera.c  mirror, orbit and preset cameras
  *   r_text.c    the font atlas (stb_truetype) and batches of 2-D quads
  *   r_hud.c     the HUD and the help overlay
+ *   r_skin.c    skinned avatars: the mesh on the GPU, joint matrices, drawing
+ *   r_material.c  avatar materials: textures and per-material uniforms
  *   r_render.c  the window, events, frame buffers, screenshots: the public functions
  */
 #ifndef EMBODY_R_INTERNAL_H
@@ -46,6 +48,7 @@ enum r_program_id {
     R_PROGRAM_FLOOR,
     R_PROGRAM_BACKGROUND,
     R_PROGRAM_TEXT,
+    R_PROGRAM_SKIN,
     R_PROGRAM_COUNT,
 };
 
@@ -125,6 +128,7 @@ struct r_parts {
     struct r_instance_list overlay[R_MESH_COUNT];
     vec4 shadow[3]; /* floor shadows: x, z, radius, strength */
     vec3 focus_m;   /* where the floor grid is centred */
+    bool hide_figure; /* set by the caller: leave out the capsule figure (an avatar is drawn) */
 };
 
 /* Fills `parts` from the scene. `camera_right` and `camera_up` (world, unit) turn the
@@ -133,6 +137,50 @@ bool r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool
                    const vec3 camera_right, const vec3 camera_up);
 
 void r_parts_fini(struct r_parts *parts);
+
+/* ---- Skinned avatars ---- */
+
+#define R_SKIN_MAX_JOINTS 64 /* the uniform block's size (shaders/skin.vert) */
+
+struct av_avatar;
+struct av_material;
+struct r_view;
+
+/* An avatar's textures on the GPU. */
+struct r_materials {
+    GLuint *textures;
+    int count;
+    GLuint white; /* for materials without a texture */
+};
+
+/* Uploads the avatar's textures (replacing any). False when out of memory. */
+bool r_materials_upload(struct r_materials *m, const struct av_avatar *avatar);
+
+void r_materials_destroy(struct r_materials *m);
+
+/* Sets `program`'s material uniforms and texture, and face culling, for `mat`. */
+void r_material_apply(const struct r_materials *m, GLuint program, const struct av_material *mat);
+
+/* The avatar last drawn, on the GPU (uploaded again when the scene's avatar changes). */
+struct r_skin {
+    const struct av_avatar *source;
+    const void *source_vertices;
+    int vertex_count;
+    uint32_t index_count;
+    GLuint vao;
+    GLuint vertex_buffer;
+    GLuint index_buffer;
+    GLuint joint_buffer; /* uniform buffer of joint matrices */
+    struct r_materials materials;
+    mat4 *matrices; /* R_SKIN_MAX_JOINTS */
+};
+
+/* Draws the scene's avatar at its pose with `program` (skin.vert/frag). Returns false when
+ * there is none to draw (or it cannot be uploaded: then the capsule figure stands in). */
+bool r_skin_draw(struct r_skin *s, GLuint program, const struct render_scene *scene,
+                 const struct r_view *view, const float key_dir[3]);
+
+void r_skin_destroy(struct r_skin *s);
 
 /* ---- Cameras ---- */
 
@@ -284,6 +332,9 @@ struct render {
 
     struct r_hud_state hud;
     bool dragging;
+
+    struct r_skin skin;
+    bool show_figure; /* the capsule figure over a skinned avatar (B toggles) */
 };
 
 /* Draws the 3-D scene (background, floor, parts) with `view` into the bound framebuffer

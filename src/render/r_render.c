@@ -19,6 +19,7 @@
 
 #include "embody/m_math.h"
 #include "render/r_internal.h"
+#include "util/u_file.h"
 #include "util/u_log.h"
 #include "util/u_time.h"
 
@@ -30,6 +31,7 @@ static const char *const k_program_files[R_PROGRAM_COUNT][2] = {
     [R_PROGRAM_FLOOR] = {"floor.vert", "floor.frag"},
     [R_PROGRAM_BACKGROUND] = {"background.vert", "background.frag"},
     [R_PROGRAM_TEXT] = {"text.vert", "text.frag"},
+    [R_PROGRAM_SKIN] = {"skin.vert", "skin.frag"},
 };
 
 const char *
@@ -266,6 +268,7 @@ render_create(const struct render_desc *desc_in, struct render **out_render, str
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "render: out of memory");
     memset(r, 0, sizeof *r);
     r->show_targets = desc.show_targets;
+    r->show_figure = desc.show_figure;
     r->hud.visible = !desc.hide_hud;
     r_camera_init(&r->camera);
 
@@ -312,6 +315,7 @@ render_destroy(struct render **render)
             if (r->program[p])
                 glDeleteProgram(r->program[p]);
         r_meshes_destroy(r->mesh);
+        r_skin_destroy(&r->skin);
         GLuint buffers[3] = {r->instance_buffer, r->floor_buffer, r->text_buffer};
         glDeleteBuffers(3, buffers);
         GLuint arrays[3] = {r->floor_vao, r->empty_vao, r->text_vao};
@@ -395,6 +399,18 @@ draw_floor(const struct render *r, const struct r_view *view)
     glDisable(GL_BLEND);
 }
 
+/* The key light follows the camera: above it, a little to the left, so the side the
+ * viewer sees is always lit. The view's rows are the eye's axes (unmirrored). */
+static void
+key_light(const struct r_view *view, float out_key[3])
+{
+    const float *const m = (const float *)view->view;
+    for (int a = 0; a < 3; ++a)
+        out_key[a] = -0.35f * m[a * 4 + 0] + 0.8f * m[a * 4 + 1] + 0.6f * m[a * 4 + 2];
+    const float fallback[3] = {0.0f, 1.0f, 0.0f};
+    m_vec3_normalize_or(out_key, fallback, out_key);
+}
+
 static void
 draw_parts(const struct render *r, const struct r_view *view)
 {
@@ -402,14 +418,8 @@ draw_parts(const struct render *r, const struct r_view *view)
     glUseProgram(p);
     glUniformMatrix4fv(uniform(p, "u_view_proj"), 1, GL_FALSE, (const float *)view->view_proj);
     glUniform3fv(uniform(p, "u_camera_pos"), 1, view->eye_m);
-    /* The key light follows the camera: above it, a little to the left, so the side the
-     * viewer sees is always lit. The view's rows are the eye's axes (unmirrored). */
-    float key[3] = {0.0f, 0.0f, 0.0f};
-    const float *const m = (const float *)view->view;
-    for (int a = 0; a < 3; ++a)
-        key[a] = -0.35f * m[a * 4 + 0] + 0.8f * m[a * 4 + 1] + 0.6f * m[a * 4 + 2];
-    const float fallback[3] = {0.0f, 1.0f, 0.0f};
-    m_vec3_normalize_or(key, fallback, key);
+    float key[3];
+    key_light(view, key);
     glUniform3fv(uniform(p, "u_key_dir"), 1, key);
 
     glEnable(GL_DEPTH_TEST);
@@ -428,6 +438,9 @@ void
 r_draw_world(struct render *r, const struct render_scene *scene, const struct r_view *view,
              int width, int height)
 {
+    /* A skinned avatar replaces the capsule figure, unless that is asked for over it. */
+    const bool skinned = scene->avatar && scene->avatar_binding && scene->pose;
+    r->parts.hide_figure = skinned && !r->show_figure;
     if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
         U_LOG_W("render: out of memory building the scene; parts are missing");
     glViewport(0, 0, width, height);
@@ -438,6 +451,17 @@ r_draw_world(struct render *r, const struct render_scene *scene, const struct r_
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
     draw_background(r);
     draw_floor(r, view);
+    if (skinned) {
+        float key[3];
+        key_light(view, key);
+        if (!r_skin_draw(&r->skin, r->program[R_PROGRAM_SKIN], scene, view, key) &&
+            r->parts.hide_figure) {
+            /* The avatar could not be drawn: the capsule figure stands in. */
+            r->parts.hide_figure = false;
+            if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
+                U_LOG_W("render: out of memory building the scene; parts are missing");
+        }
+    }
     draw_parts(r, view);
     glUseProgram(0);
 }
@@ -554,6 +578,14 @@ render_read_pixels(struct render *r, uint8_t *out_rgba, size_t size)
     return true;
 }
 
+/* stb's writer hands the PNG over in pieces; errors show in ferror. */
+static void
+write_png_bytes(void *context, void *data, int size)
+{
+    if (size > 0)
+        fwrite(data, 1, (size_t)size, context);
+}
+
 enum em_result
 render_screenshot(struct render *r, const char *path, struct em_error *err)
 {
@@ -569,11 +601,20 @@ render_screenshot(struct render *r, const char *path, struct em_error *err)
     const size_t count = (size_t)r->width_px * (size_t)r->height_px;
     for (size_t i = 0; i < count; ++i)
         memmove(rgba + i * 3, rgba + i * 4, 3);
-    const int ok = stbi_write_png(path, r->width_px, r->height_px, 3, rgba, r->width_px * 3);
+    struct u_out_file *out = NULL;
+    enum em_result result = u_out_file_open(path, &out, err);
+    if (result == EM_OK) {
+        const int ok = stbi_write_png_to_func(write_png_bytes, out->file, r->width_px,
+                                              r->height_px, 3, rgba, r->width_px * 3);
+        if (ok && !ferror(out->file)) {
+            result = u_out_file_commit(&out, err);
+        } else {
+            u_out_file_abort(&out);
+            result = em_fail(err, EM_ERROR_IO, "%s: cannot write the PNG file", path);
+        }
+    }
     free(rgba);
-    if (!ok)
-        return em_fail(err, EM_ERROR_IO, "%s: cannot write the PNG file", path);
-    return EM_OK;
+    return result;
 }
 
 bool
@@ -685,6 +726,10 @@ key_down(struct render *r, const SDL_KeyboardEvent *key)
     case SDLK_t:
         r->show_targets = !r->show_targets;
         set_message(r, r->show_targets ? "IK targets shown" : "IK targets hidden");
+        break;
+    case SDLK_b:
+        r->show_figure = !r->show_figure;
+        set_message(r, r->show_figure ? "capsule figure shown" : "capsule figure hidden");
         break;
     case SDLK_s: screenshot_key(r); break;
     case SDLK_TAB: {

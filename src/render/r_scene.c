@@ -508,7 +508,7 @@ r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show
     const struct sk_skeleton *sk = scene->skeleton;
     const struct sk_pose *pose = scene->pose;
     if (sk && pose && pose->joint_count == sk->joint_count && sk->joint_count > 0 &&
-        !build_avatar(parts, sk, pose))
+        !parts->hide_figure && !build_avatar(parts, sk, pose))
         return false;
     if (!build_devices(parts, scene, camera_right, camera_up))
         return false;

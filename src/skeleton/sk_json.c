@@ -101,11 +101,12 @@ static enum em_result
 read_joints(const cJSON *joints, const char *source, struct sk_joint_desc *descs,
             struct em_error *err)
 {
-    const int count = cJSON_GetArraySize(joints);
-    for (int i = 0; i < count; ++i) {
+    /* Walked as the list it is (cJSON_GetArrayItem would walk it from the start for
+     * every joint). */
+    int i = 0;
+    for (const cJSON *j = joints->child; j; j = j->next, ++i) {
         char where[600];
         snprintf(where, sizeof where, "%s: joints[%d]", source, i);
-        const cJSON *j = cJSON_GetArrayItem(joints, i);
         if (!cJSON_IsObject(j))
             return em_fail(err, EM_ERROR_PARSE, "%s: expected an object", where);
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
@@ -138,9 +139,7 @@ sk_skeleton_parse_json(const char *text, const char *source, struct sk_skeleton 
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {
-        const char *at = end ? end : cJSON_GetErrorPtr();
-        return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
-                       at ? u_text_line_of(text, at) : 1);
+        return u_json_parse_error(text, source, end ? end : cJSON_GetErrorPtr(), err);
     }
     enum em_result r = EM_OK;
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
@@ -153,6 +152,11 @@ sk_skeleton_parse_json(const char *text, const char *source, struct sk_skeleton 
     } else if (!cJSON_IsArray(joints) || cJSON_GetArraySize(joints) == 0) {
         r = em_fail(err, EM_ERROR_PARSE, "%s: joints: expected a non-empty array", source);
     }
+    if (r == EM_OK && cJSON_GetArraySize(joints) > SK_MAX_JOINTS)
+        r = em_fail(err, EM_ERROR_LIMIT,
+                    "%s: joints: %d joints, at most %d are supported (a humanoid avatar has 20 "
+                    "to 100)",
+                    source, cJSON_GetArraySize(joints), SK_MAX_JOINTS);
     if (r == EM_OK) {
         const int count = cJSON_GetArraySize(joints);
         struct sk_joint_desc *descs = calloc((size_t)count, sizeof *descs);

@@ -9,7 +9,6 @@
 #include "embody/skeleton.h"
 
 #define MIN_BONE_LENGTH_M 1e-6f
-#define MAX_JOINTS 100000
 
 static enum em_result
 alloc_arrays(struct sk_skeleton *sk, int count)
@@ -153,34 +152,85 @@ check_limit(const struct sk_limit *in, struct sk_limit *out, const char *source,
     return EM_OK;
 }
 
-/* Depth-first preorder from `root`, children in description order. Writes the new index
- * of every reached joint into `order` and returns how many were reached. */
+/* A joint's name and description index, for sorting by name. */
+struct name_index {
+    const char *name;
+    int index;
+};
+
+/* Scratch arrays for sk_skeleton_create, `count` entries each. */
+struct create_scratch {
+    int *parent_of;    /* description index of each joint's parent, -1 for the root */
+    struct name_index *by_name; /* sorted by name, then index */
+    int *first_child;  /* description order of children, as linked lists */
+    int *next_sibling;
+    int *order;        /* depth-first preorder of description indices */
+    int *stack;        /* for the traversal, then new index by description index */
+};
+
+/* Depth-first preorder from `root`, children in description order, in time linear in
+ * the joint count. Returns how many joints were reached. */
 static int
-depth_first_order(int count, const int *parent_of, int root, int *order, int *stack)
+depth_first_order(int count, const struct create_scratch *s, int root)
 {
+    for (int i = 0; i < count; ++i)
+        s->first_child[i] = s->next_sibling[i] = -1;
+    /* Backwards, so each list comes out in description order. */
+    for (int c = count - 1; c >= 0; --c) {
+        const int p = s->parent_of[c];
+        if (p >= 0) {
+            s->next_sibling[c] = s->first_child[p];
+            s->first_child[p] = c;
+        }
+    }
     int n = 0, top = 0;
-    stack[top++] = root;
+    s->stack[top++] = root;
     while (top > 0) {
-        const int j = stack[--top];
-        order[n++] = j;
-        /* Push children in reverse so the first child is visited first. */
-        for (int c = count - 1; c >= 0; --c)
-            if (parent_of[c] == j)
-                stack[top++] = c;
+        const int j = s->stack[--top];
+        s->order[n++] = j;
+        /* Push the children last first, so the first child is visited first: count them,
+         * then fill their slots from the top down. */
+        int children = 0;
+        for (int c = s->first_child[j]; c >= 0; c = s->next_sibling[c])
+            children++;
+        int slot = top + children;
+        for (int c = s->first_child[j]; c >= 0; c = s->next_sibling[c])
+            s->stack[--slot] = c;
+        top += children;
     }
     return n;
 }
 
-static enum em_result
-validate_descs(const struct sk_joint_desc *joints, int count, const char *source,
-               int *parent_of, int *out_root, struct em_error *err)
+static int
+compare_names(const void *a, const void *b)
 {
-    if (count <= 0)
-        return em_fail(err, EM_ERROR_PARSE, "%s: no joints", source);
-    if (count > MAX_JOINTS)
-        return em_fail(err, EM_ERROR_LIMIT, "%s: %d joints, at most %d are supported", source,
-                       count, MAX_JOINTS);
-    int root = -1;
+    const struct name_index *x = a, *y = b;
+    const int c = strcmp(x->name, y->name);
+    return c != 0 ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Index of the joint called `name`, or -1 (a binary search over `by_name`). */
+static int
+find_by_name(const struct name_index *by_name, int count, const char *name)
+{
+    int lo = 0, hi = count - 1;
+    while (lo <= hi) {
+        const int mid = lo + (hi - lo) / 2;
+        const int c = strcmp(by_name[mid].name, name);
+        if (c == 0)
+            return by_name[mid].index;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static enum em_result
+validate_names(const struct sk_joint_desc *joints, int count, const char *source,
+               struct name_index *by_name, struct em_error *err)
+{
     for (int i = 0; i < count; ++i) {
         const char *name = joints[i].name;
         if (!name || !name[0])
@@ -188,16 +238,37 @@ validate_descs(const struct sk_joint_desc *joints, int count, const char *source
         if (strlen(name) >= SK_NAME_MAX)
             return em_fail(err, EM_ERROR_PARSE, "%s: joint \"%s\": name longer than %d bytes",
                            source, name, SK_NAME_MAX - 1);
-        for (int k = 0; k < i; ++k)
-            if (strcmp(joints[k].name, name) == 0)
-                return em_fail(err, EM_ERROR_PARSE, "%s: joint \"%s\" is defined twice", source,
-                               name);
         if (!m_vec3_is_finite(joints[i].offset_m))
             return em_fail(err, EM_ERROR_PARSE,
                            "%s: joint \"%s\": offset: expected finite numbers", source, name);
+        by_name[i] = (struct name_index){name, i};
     }
+    /* Sorted by name (then index), a repeated name sits next to its first use. */
+    qsort(by_name, (size_t)count, sizeof *by_name, compare_names);
+    for (int k = 1; k < count; ++k)
+        if (strcmp(by_name[k - 1].name, by_name[k].name) == 0)
+            return em_fail(err, EM_ERROR_PARSE, "%s: joint \"%s\" is defined twice", source,
+                           by_name[k].name);
+    return EM_OK;
+}
+
+static enum em_result
+validate_descs(const struct sk_joint_desc *joints, int count, const char *source,
+               const struct create_scratch *s, int *out_root, struct em_error *err)
+{
+    if (count <= 0)
+        return em_fail(err, EM_ERROR_PARSE, "%s: no joints", source);
+    if (count > SK_MAX_JOINTS)
+        return em_fail(err, EM_ERROR_LIMIT,
+                       "%s: %d joints, at most %d are supported (a humanoid avatar has 20 to "
+                       "100)",
+                       source, count, SK_MAX_JOINTS);
+    enum em_result r = validate_names(joints, count, source, s->by_name, err);
+    if (r != EM_OK)
+        return r;
+    int root = -1;
     for (int i = 0; i < count; ++i) {
-        parent_of[i] = -1;
+        s->parent_of[i] = -1;
         if (!joints[i].parent) {
             if (root >= 0)
                 return em_fail(err, EM_ERROR_PARSE,
@@ -207,13 +278,11 @@ validate_descs(const struct sk_joint_desc *joints, int count, const char *source
             root = i;
             continue;
         }
-        for (int k = 0; k < count; ++k)
-            if (strcmp(joints[k].name, joints[i].parent) == 0)
-                parent_of[i] = k;
-        if (parent_of[i] < 0)
+        s->parent_of[i] = find_by_name(s->by_name, count, joints[i].parent);
+        if (s->parent_of[i] < 0)
             return em_fail(err, EM_ERROR_PARSE, "%s: joint \"%s\": unknown parent \"%s\"",
                            source, joints[i].name, joints[i].parent);
-        if (parent_of[i] == i)
+        if (s->parent_of[i] == i)
             return em_fail(err, EM_ERROR_PARSE, "%s: joint \"%s\" is its own parent", source,
                            joints[i].name);
         if (m_vec3_length(joints[i].offset_m) < MIN_BONE_LENGTH_M)
@@ -231,6 +300,21 @@ validate_descs(const struct sk_joint_desc *joints, int count, const char *source
     return EM_OK;
 }
 
+/* The first joint (in description order) the traversal did not reach. */
+static int
+first_unreached(int count, int reached, const struct create_scratch *s)
+{
+    int *seen = s->first_child; /* free after the traversal */
+    for (int i = 0; i < count; ++i)
+        seen[i] = 0;
+    for (int k = 0; k < reached; ++k)
+        seen[s->order[k]] = 1;
+    for (int i = 0; i < count; ++i)
+        if (!seen[i])
+            return i;
+    return 0;
+}
+
 enum em_result
 sk_skeleton_create(const struct sk_joint_desc *joints, int count, const char *source,
                    struct sk_skeleton *out, struct em_error *err)
@@ -238,30 +322,38 @@ sk_skeleton_create(const struct sk_joint_desc *joints, int count, const char *so
     memset(out, 0, sizeof *out);
     if (!source)
         source = "skeleton";
-    int *scratch = malloc(3 * (size_t)(count > 0 ? count : 1) * sizeof *scratch);
-    if (!scratch)
+    if (count > SK_MAX_JOINTS) /* before allocating for them */
+        return em_fail(err, EM_ERROR_LIMIT,
+                       "%s: %d joints, at most %d are supported (a humanoid avatar has 20 to "
+                       "100)",
+                       source, count, SK_MAX_JOINTS);
+    const size_t n_alloc = (size_t)(count > 0 ? count : 1);
+    int *scratch = malloc(5 * n_alloc * sizeof *scratch);
+    struct name_index *by_name = malloc(n_alloc * sizeof *by_name);
+    if (!scratch || !by_name) {
+        free(scratch);
+        free(by_name);
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", source);
-    int *parent_of = scratch, *order = scratch + count, *stack = scratch + 2 * count;
+    }
+    const struct create_scratch s = {
+        .parent_of = scratch,
+        .by_name = by_name,
+        .first_child = scratch + n_alloc,
+        .next_sibling = scratch + 2 * n_alloc,
+        .order = scratch + 3 * n_alloc,
+        .stack = scratch + 4 * n_alloc,
+    };
     int root = -1;
-    enum em_result r = validate_descs(joints, count, source, parent_of, &root, err);
+    enum em_result r = validate_descs(joints, count, source, &s, &root, err);
     if (r != EM_OK)
         goto done;
-    const int reached = depth_first_order(count, parent_of, root, order, stack);
+    const int reached = depth_first_order(count, &s, root);
     if (reached != count) {
         /* Some joint never leads back to the root: it is on a cycle or below one. */
-        bool seen;
-        int lost = -1;
-        for (int i = 0; i < count && lost < 0; ++i) {
-            seen = false;
-            for (int k = 0; k < reached; ++k)
-                seen = seen || order[k] == i;
-            if (!seen)
-                lost = i;
-        }
         r = em_fail(err, EM_ERROR_PARSE,
                     "%s: joint \"%s\" does not lead back to the root \"%s\": its parents form "
                     "a cycle",
-                    source, joints[lost].name, joints[root].name);
+                    source, joints[first_unreached(count, reached, &s)].name, joints[root].name);
         goto done;
     }
     r = alloc_arrays(out, count);
@@ -270,12 +362,14 @@ sk_skeleton_create(const struct sk_joint_desc *joints, int count, const char *so
         goto done;
     }
     /* new_index[old] lives in `stack`, free now. */
+    int *new_index = s.stack;
     for (int n = 0; n < count; ++n)
-        stack[order[n]] = n;
+        new_index[s.order[n]] = n;
     for (int n = 0; n < count; ++n) {
-        const struct sk_joint_desc *d = &joints[order[n]];
+        const int old = s.order[n];
+        const struct sk_joint_desc *d = &joints[old];
         strcpy(out->name[n], d->name);
-        out->parent[n] = parent_of[order[n]] < 0 ? -1 : stack[parent_of[order[n]]];
+        out->parent[n] = s.parent_of[old] < 0 ? -1 : new_index[s.parent_of[old]];
         m_vec3_copy(d->offset_m, out->offset_m[n]);
         r = check_limit(&d->limit, &out->limit[n], source, d->name, err);
         if (r != EM_OK) {
@@ -290,6 +384,7 @@ sk_skeleton_create(const struct sk_joint_desc *joints, int count, const char *so
     sk_skeleton_update_derived(out);
 done:
     free(scratch);
+    free(by_name);
     return r;
 }
 
@@ -344,6 +439,75 @@ sk_humanoid_validate(const struct sk_skeleton *sk, const char *source, struct em
                            sk_bone_name(chain[i][0]), sk_bone_name(chain[i][1]));
     if (sk->bone_joint[SK_HIPS] != 0)
         return em_fail(err, EM_ERROR_PARSE, "%s: \"hips\" must be the root", source);
+    return EM_OK;
+}
+
+/* A limb segment, measured as the offset of the joint at its far end, and its usual
+ * share of standing height (Drillis and Contini 1966). */
+struct segment_share {
+    enum sk_bone far_end;
+    const char *name;
+    float share;
+};
+
+static const struct segment_share k_segments[] = {
+    {SK_LEFT_LOWER_ARM, "left upper arm", 0.186f},  {SK_RIGHT_LOWER_ARM, "right upper arm", 0.186f},
+    {SK_LEFT_HAND, "left forearm", 0.146f},         {SK_RIGHT_HAND, "right forearm", 0.146f},
+    {SK_LEFT_LOWER_LEG, "left thigh", 0.245f},      {SK_RIGHT_LOWER_LEG, "right thigh", 0.245f},
+    {SK_LEFT_FOOT, "left shin", 0.246f},            {SK_RIGHT_FOOT, "right shin", 0.246f},
+};
+#define SEGMENT_SHARE_MIN 0.4f
+#define SEGMENT_SHARE_MAX 2.5f
+
+static enum em_result
+check_offsets_finite(const struct sk_skeleton *sk, const char *source, struct em_error *err)
+{
+    for (int j = 0; j < sk->joint_count; ++j)
+        if (!m_vec3_is_finite(sk->offset_m[j]) || !m_vec3_is_finite(sk->rest_position_m[j]) ||
+            !isfinite(sk->length_m[j]))
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: joint \"%s\" is not at a finite place (offset %g %g %g m)",
+                           source, sk->name[j], (double)sk->offset_m[j][0],
+                           (double)sk->offset_m[j][1], (double)sk->offset_m[j][2]);
+    return EM_OK;
+}
+
+enum em_result
+sk_humanoid_check_size(const struct sk_skeleton *sk, const char *source, struct em_error *err)
+{
+    if (!source)
+        source = "skeleton";
+    enum em_result r = check_offsets_finite(sk, source, err);
+    if (r != EM_OK)
+        return r;
+    const float height = sk_humanoid_height(sk);
+    if (!isfinite(height) || height < SK_HUMANOID_MIN_HEIGHT_M || height > SK_HUMANOID_MAX_HEIGHT_M)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: the avatar is %.4g m tall; a humanoid is %g to %g m (are the "
+                       "lengths in metres, or the unit scale right?)",
+                       source, (double)height, (double)SK_HUMANOID_MIN_HEIGHT_M,
+                       (double)SK_HUMANOID_MAX_HEIGHT_M);
+    for (int j = 1; j < sk->joint_count; ++j)
+        if (sk->length_m[j] > height)
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: the bone to joint \"%s\" is %.4g m long, longer than the "
+                           "avatar is tall (%.3g m)",
+                           source, sk->name[j], (double)sk->length_m[j], (double)height);
+    for (size_t i = 0; i < sizeof k_segments / sizeof k_segments[0]; ++i) {
+        const struct segment_share *s = &k_segments[i];
+        const int j = sk->bone_joint[s->far_end];
+        if (j < 0)
+            continue;
+        const float share = sk->length_m[j] / height;
+        if (share < SEGMENT_SHARE_MIN * s->share || share > SEGMENT_SHARE_MAX * s->share)
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: the %s is %.3g m, %.0f%% of the avatar's height of %.3g m; a "
+                           "person's is about %.0f%% (%.0f%% to %.0f%% accepted)",
+                           source, s->name, (double)sk->length_m[j], 100.0 * (double)share,
+                           (double)height, 100.0 * (double)s->share,
+                           100.0 * (double)(SEGMENT_SHARE_MIN * s->share),
+                           100.0 * (double)(SEGMENT_SHARE_MAX * s->share));
+    }
     return EM_OK;
 }
 

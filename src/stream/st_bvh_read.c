@@ -480,7 +480,8 @@ st_bvh_guess_unit_scale(const struct st_bvh *bvh)
 {
     static const double scales[] = {1.0, 0.056444, 0.01, 0.0254};
     const double typical_height_m = 1.7;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    const double inf = (double)INFINITY;
+    double lo[3] = {inf, inf, inf}, hi[3] = {-inf, -inf, -inf};
     double(*rest)[3] = malloc((size_t)(bvh->joint_count > 0 ? bvh->joint_count : 1) *
                               sizeof *rest);
     if (!rest)
@@ -500,7 +501,7 @@ st_bvh_guess_unit_scale(const struct st_bvh *bvh)
         extent = fmax(extent, hi[k] - lo[k]);
     if (!(extent > 0.0) || !isfinite(extent))
         return 1.0;
-    double best = 1.0, best_miss = INFINITY;
+    double best = 1.0, best_miss = (double)INFINITY;
     for (size_t i = 0; i < sizeof scales / sizeof scales[0]; ++i) {
         const double miss = fabs(log(extent * scales[i] / typical_height_m));
         if (miss < best_miss) {

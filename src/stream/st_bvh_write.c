@@ -13,6 +13,7 @@
 #include "embody/m_math.h"
 #include "embody/stream.h"
 #include "stream/st_internal.h"
+#include "util/u_file.h"
 
 /* Width of the frame count left blank in "Frames:" and filled in on close. */
 #define FRAMES_FIELD_WIDTH 10
@@ -132,15 +133,15 @@ st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double 
     w->path = strdup(path);
     w->channel_joint = malloc((size_t)skeleton->joint_count * sizeof *w->channel_joint);
     if (!w->path || !w->channel_joint) {
-        st_bvh_writer_close(w, NULL);
+        st_bvh_writer_abort(w);
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
     }
-    w->file = fopen(path, "w");
-    if (!w->file) {
-        r = em_fail(err, EM_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
-        st_bvh_writer_close(w, NULL);
+    r = u_out_file_open(path, &w->output, err);
+    if (r != EM_OK) {
+        st_bvh_writer_abort(w);
         return r;
     }
+    w->file = w->output->file;
     fputs("HIERARCHY\n", w->file);
     write_joint(w, 0, 0);
     fputs("MOTION\nFrames: ", w->file);
@@ -150,7 +151,7 @@ st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double 
     fprintf(w->file, "%-*d\nFrame Time: %s\n", FRAMES_FIELD_WIDTH, 0, ft);
     if (ferror(w->file) || w->frame_count_offset < 0) {
         r = write_failed(w, err);
-        st_bvh_writer_close(w, NULL);
+        st_bvh_writer_abort(w);
         return r;
     }
     return EM_OK;
@@ -162,7 +163,7 @@ st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double 
 static void
 quat_to_zxy(const float *q, double *out_z, double *out_x, double *out_y)
 {
-    const double qd[4] = {q[0], q[1], q[2], q[3]};
+    const double qd[4] = {(double)q[0], (double)q[1], (double)q[2], (double)q[3]};
     struct st_mat3 r;
     st_quat_to_mat3(qd, &r);
     /* R = Rz Rx Ry has m21 = sin x, m01 = -sin z cos x, m11 = cos z cos x. */
@@ -227,16 +228,26 @@ enum em_result
 st_bvh_writer_close(struct st_bvh_writer *w, struct em_error *err)
 {
     enum em_result r = EM_OK;
-    if (w->file) {
-        if (fseek(w->file, w->frame_count_offset, SEEK_SET) != 0 ||
-            fprintf(w->file, "%-*ld", FRAMES_FIELD_WIDTH, w->frames_written) < 0 ||
-            fflush(w->file) != 0 || ferror(w->file))
-            r = write_failed(w, err);
-        if (fclose(w->file) != 0 && r == EM_OK)
-            r = write_failed(w, err);
+    if (w->file && (fseek(w->file, w->frame_count_offset, SEEK_SET) != 0 ||
+                    fprintf(w->file, "%-*ld", FRAMES_FIELD_WIDTH, w->frames_written) < 0 ||
+                    fflush(w->file) != 0 || ferror(w->file))) {
+        r = write_failed(w, err);
+        u_out_file_abort(&w->output);
     }
+    const enum em_result committed = u_out_file_commit(&w->output, r == EM_OK ? err : NULL);
+    if (r == EM_OK)
+        r = committed;
     free(w->path);
     free(w->channel_joint);
     memset(w, 0, sizeof *w);
     return r;
+}
+
+void
+st_bvh_writer_abort(struct st_bvh_writer *w)
+{
+    u_out_file_abort(&w->output);
+    free(w->path);
+    free(w->channel_joint);
+    memset(w, 0, sizeof *w);
 }

@@ -18,6 +18,7 @@
 #include "embody/stream.h"
 #include "stream/st_internal.h"
 #include "util/u_text.h"
+#include "util/u_file.h"
 
 /* The seven pose fields and the flag of a device group, in file order. */
 enum field {
@@ -40,6 +41,36 @@ static const char *const field_suffix[FIELD_COUNT] = {"px", "py", "pz", "qx",
 
 /* Most columns a header may have (further groups included). */
 #define MAX_COLUMNS 1024
+
+/* A column group: the three required devices, then the optional body trackers
+ * (PROTOCOL.md section 2b). */
+#define SLOT_COUNT (EM_DEVICE_COUNT + EM_TRACKER_COUNT)
+
+static const char *
+slot_name(int slot)
+{
+    return slot < EM_DEVICE_COUNT ? em_device_name((enum em_device)slot)
+                                  : em_tracker_name((enum em_tracker)(slot - EM_DEVICE_COUNT));
+}
+
+static struct em_device_pose *
+slot_pose(struct em_tracking_frame *frame, int slot)
+{
+    return slot < EM_DEVICE_COUNT ? &frame->device[slot] : &frame->tracker[slot - EM_DEVICE_COUNT];
+}
+
+static const struct em_device_pose *
+slot_pose_const(const struct em_tracking_frame *frame, int slot)
+{
+    return slot < EM_DEVICE_COUNT ? &frame->device[slot] : &frame->tracker[slot - EM_DEVICE_COUNT];
+}
+
+/* True when the slot's group is written or read for frames carrying `tracker_mask`. */
+static bool
+slot_in(int slot, uint32_t tracker_mask)
+{
+    return slot < EM_DEVICE_COUNT || (tracker_mask & EM_TRACKER_BIT(slot - EM_DEVICE_COUNT)) != 0;
+}
 
 /* |q| in double, so the tolerance check does not depend on float rounding. */
 static double
@@ -87,7 +118,8 @@ st_stream_fini(struct st_stream *stream)
 struct layout {
     int column_count;
     int t;
-    int device[EM_DEVICE_COUNT][FIELD_COUNT];
+    int device[SLOT_COUNT][FIELD_COUNT];
+    uint32_t tracker_mask; /* the optional groups the header has */
 };
 
 static char *
@@ -135,8 +167,8 @@ is_blank(const char *line)
 static bool
 known_column(const char *name, int *out_device, int *out_field)
 {
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
-        const char *dev = em_device_name((enum em_device)d);
+    for (int d = 0; d < SLOT_COUNT; ++d) {
+        const char *dev = slot_name(d);
         const size_t n = strlen(dev);
         if (strncmp(name, dev, n) != 0 || name[n] != '_')
             continue;
@@ -188,6 +220,33 @@ check_layout_complete(const struct layout *lay, const char *source, int line,
     return EM_OK;
 }
 
+/* An optional group is all there or not at all: a part of one is a mistake to report. */
+static enum em_result
+check_tracker_groups(struct layout *lay, const char *source, int line, struct em_error *err)
+{
+    lay->tracker_mask = 0;
+    for (int d = EM_DEVICE_COUNT; d < SLOT_COUNT; ++d) {
+        int absent = 0;
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            absent += lay->device[d][f] < 0;
+        if (absent == FIELD_COUNT)
+            continue;
+        char missing[200] = "";
+        for (int f = 0; f < FIELD_COUNT; ++f)
+            if (lay->device[d][f] < 0) {
+                char what[64];
+                snprintf(what, sizeof what, "column %s_%s", slot_name(d), field_suffix[f]);
+                add_missing(missing, sizeof missing, what);
+            }
+        if (missing[0])
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s:%d: the %s tracker's group is incomplete: the header lacks %s",
+                           source, line, slot_name(d), missing);
+        lay->tracker_mask |= EM_TRACKER_BIT(d - EM_DEVICE_COUNT);
+    }
+    return EM_OK;
+}
+
 static enum em_result
 parse_header(char *line, int line_number, const char *source, struct layout *lay,
              char **fields, struct em_error *err)
@@ -204,7 +263,7 @@ parse_header(char *line, int line_number, const char *source, struct layout *lay
                        source, line_number);
     lay->column_count = n;
     lay->t = -1;
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+    for (int d = 0; d < SLOT_COUNT; ++d)
         for (int f = 0; f < FIELD_COUNT; ++f)
             lay->device[d][f] = -1;
     for (int c = 0; c < n; ++c) {
@@ -222,9 +281,10 @@ parse_header(char *line, int line_number, const char *source, struct layout *lay
             lay->t = c;
         else if (known_column(name, &d, &f))
             lay->device[d][f] = c;
-        /* Anything else belongs to a group we do not know (pelvis_px ...): ignored. */
+        /* Anything else belongs to a group we do not know (hip_px ...): ignored. */
     }
-    return check_layout_complete(lay, source, line_number, err);
+    const enum em_result r = check_layout_complete(lay, source, line_number, err);
+    return r != EM_OK ? r : check_tracker_groups(lay, source, line_number, err);
 }
 
 /* The header's name of column `c` (0-based), for messages. */
@@ -234,11 +294,10 @@ column_name(const struct layout *lay, int c, char *out, size_t size)
     snprintf(out, size, "?");
     if (c == lay->t)
         snprintf(out, size, "t");
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+    for (int d = 0; d < SLOT_COUNT; ++d)
         for (int f = 0; f < FIELD_COUNT; ++f)
             if (lay->device[d][f] == c)
-                snprintf(out, size, "%s_%s", em_device_name((enum em_device)d),
-                         field_suffix[f]);
+                snprintf(out, size, "%s_%s", slot_name(d), field_suffix[f]);
 }
 
 static enum em_result
@@ -288,7 +347,7 @@ parse_device(const struct layout *lay, int d, char **fields, const char *source,
     if (out->flags) {
         const double n = quat_length(out->pose.orientation);
         if (fabs(n - 1.0) > UNIT_QUAT_TOLERANCE) {
-            const char *dev = em_device_name((enum em_device)d);
+            const char *dev = slot_name(d);
             return em_fail(err, EM_ERROR_PARSE,
                            "%s:%d: %s orientation (%s_qx..%s_qw) has length %.6g; expected a "
                            "unit quaternion (within %g) on a valid device",
@@ -334,9 +393,12 @@ parse_row(struct row_context *ctx, char *line, int line_number,
                        ctx->source, line_number, now, before, ctx->previous_line);
     }
     out->time_s = t;
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+    out->tracker_present = lay->tracker_mask;
+    for (int d = 0; d < SLOT_COUNT; ++d) {
+        if (!slot_in(d, lay->tracker_mask))
+            continue;
         const enum em_result r =
-            parse_device(lay, d, ctx->fields, ctx->source, line_number, &out->device[d], err);
+            parse_device(lay, d, ctx->fields, ctx->source, line_number, slot_pose(out, d), err);
         if (r != EM_OK)
             return r;
     }
@@ -432,24 +494,29 @@ st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
     out_writer->path = strdup(path);
     if (!out_writer->path)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-    out_writer->file = fopen(path, "w");
-    if (!out_writer->file) {
-        const enum em_result r =
-            em_fail(err, EM_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
+    const enum em_result opened = u_out_file_open(path, &out_writer->output, err);
+    if (opened != EM_OK) {
         free(out_writer->path);
         out_writer->path = NULL;
-        return r;
+        return opened;
     }
-    fputs("t", out_writer->file);
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
-        for (int f = 0; f < FIELD_COUNT; ++f)
-            fprintf(out_writer->file, ",%s_%s", em_device_name((enum em_device)d),
-                    field_suffix[f]);
-    if (fputc('\n', out_writer->file) == EOF) {
-        const enum em_result r = write_failed(out_writer, err);
-        st_stream_writer_close(out_writer, NULL);
-        return r;
-    }
+    out_writer->file = out_writer->output->file;
+    return EM_OK;
+}
+
+/* The header: t, the three devices, then the tracker groups of `tracker_mask` in
+ * PROTOCOL section 2b's order. */
+static enum em_result
+write_header(struct st_stream_writer *w, struct em_error *err)
+{
+    w->header_written = true;
+    fputs("t", w->file);
+    for (int d = 0; d < SLOT_COUNT; ++d)
+        if (slot_in(d, w->tracker_mask))
+            for (int f = 0; f < FIELD_COUNT; ++f)
+                fprintf(w->file, ",%s_%s", slot_name(d), field_suffix[f]);
+    if (fputc('\n', w->file) == EOF)
+        return write_failed(w, err);
     return EM_OK;
 }
 
@@ -469,9 +536,11 @@ check_frame(const struct st_stream_writer *w, const struct em_tracking_frame *fr
                        "%s: frame %ld: t = %s s is not after the previous frame's t = %s s",
                        w->path, w->frames_written, now, before);
     }
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
-        const struct em_device_pose *dp = &frame->device[d];
-        const char *dev = em_device_name((enum em_device)d);
+    for (int d = 0; d < SLOT_COUNT; ++d) {
+        if (d >= EM_DEVICE_COUNT && !(frame->tracker_present & EM_TRACKER_BIT(d - EM_DEVICE_COUNT)))
+            continue;
+        const struct em_device_pose *dp = slot_pose_const(frame, d);
+        const char *dev = slot_name(d);
         if (!m_vec3_is_finite(dp->pose.position_m) || !m_quat_is_finite(dp->pose.orientation))
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                            "%s: frame %ld: the %s pose has a value that is not finite",
@@ -497,11 +566,23 @@ st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_fram
     enum em_result r = check_frame(w, frame, t_s, err);
     if (r != EM_OK)
         return r;
-    /* 25 numbers of at most ST_NUMBER_MAX characters, commas and a newline. */
-    char row[(ST_NUMBER_MAX + 1) * (1 + EM_DEVICE_COUNT * FIELD_COUNT) + 2];
+    if (!w->header_written) {
+        w->tracker_mask |= frame->tracker_present & EM_TRACKER_ALL;
+        r = write_header(w, err);
+        if (r != EM_OK)
+            return r;
+    }
+    /* Up to 89 numbers of at most ST_NUMBER_MAX characters, commas and a newline. */
+    char row[(ST_NUMBER_MAX + 1) * (1 + SLOT_COUNT * FIELD_COUNT) + 2];
     int n = st_format_double(t_s, row);
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
-        const struct em_device_pose *dp = &frame->device[d];
+    for (int d = 0; d < SLOT_COUNT; ++d) {
+        if (!slot_in(d, w->tracker_mask))
+            continue;
+        /* A tracker the header has but this frame lacks is written as not tracked. */
+        const bool absent =
+            d >= EM_DEVICE_COUNT && !(frame->tracker_present & EM_TRACKER_BIT(d - EM_DEVICE_COUNT));
+        const struct em_device_pose none = {.flags = 0};
+        const struct em_device_pose *dp = absent ? &none : slot_pose_const(frame, d);
         const float v[FIELD_VALID] = {dp->pose.position_m[0],  dp->pose.position_m[1],
                                       dp->pose.position_m[2],  dp->pose.orientation[0],
                                       dp->pose.orientation[1], dp->pose.orientation[2],
@@ -525,16 +606,24 @@ enum em_result
 st_stream_writer_close(struct st_stream_writer *w, struct em_error *err)
 {
     enum em_result r = EM_OK;
-    if (w->file) {
-        const bool failed = fflush(w->file) != 0 || ferror(w->file);
-        if (failed)
-            r = write_failed(w, err);
-        if (fclose(w->file) != 0 && r == EM_OK)
-            r = write_failed(w, err);
+    if (w->file && !w->header_written)
+        r = write_header(w, err);
+    if (r != EM_OK) {
+        st_stream_writer_abort(w);
+        return r;
     }
+    r = u_out_file_commit(&w->output, err);
     free(w->path);
     memset(w, 0, sizeof *w);
     return r;
+}
+
+void
+st_stream_writer_abort(struct st_stream_writer *w)
+{
+    u_out_file_abort(&w->output);
+    free(w->path);
+    memset(w, 0, sizeof *w);
 }
 
 enum em_result
@@ -547,12 +636,13 @@ st_stream_save(const char *path, const struct st_stream *stream, struct em_error
     enum em_result r = st_stream_writer_open(path, &w, err);
     if (r != EM_OK)
         return r;
+    for (int i = 0; i < stream->frame_count; ++i)
+        w.tracker_mask |= stream->frames[i].tracker_present & EM_TRACKER_ALL;
     for (int i = 0; r == EM_OK && i < stream->frame_count; ++i)
         r = st_stream_writer_write(&w, &stream->frames[i], err);
-    const enum em_result closed = st_stream_writer_close(&w, r == EM_OK ? err : NULL);
-    if (r == EM_OK)
-        r = closed;
-    if (r != EM_OK)
-        remove(path); /* no half-written file */
-    return r;
+    if (r != EM_OK) {
+        st_stream_writer_abort(&w); /* the target stays as it was */
+        return r;
+    }
+    return st_stream_writer_close(&w, err);
 }

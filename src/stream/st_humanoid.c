@@ -212,7 +212,7 @@ stand_on_floor(struct humanoid_joint *joints, int count, double (*rest)[3])
         for (int k = 0; k < 3; ++k)
             rest[j][k] = joints[j].offset_m[k] +
                          (joints[j].parent >= 0 ? rest[joints[j].parent][k] : 0.0);
-    double lowest = INFINITY;
+    double lowest = (double)INFINITY;
     for (int j = 0; j < count; ++j) {
         const enum sk_bone b = joints[j].bone;
         if (b == SK_LEFT_FOOT || b == SK_RIGHT_FOOT || b == SK_LEFT_TOES ||

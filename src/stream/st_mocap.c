@@ -1,6 +1,7 @@
 /*
  * From a motion capture clip to the 3-point stream a headset and two controllers would
- * have reported (include/embody/stream.h; PROTOCOL.md section 2).
+ * have reported (include/embody/stream.h; PROTOCOL.md section 2), and optionally the body
+ * trackers a full-body player would wear (section 2b).
  *
  * Two details are fixed by the reference streams (eval/streams/), which this reproduces
  * to their printed precision:
@@ -11,6 +12,7 @@
  *    component of the largest diagonal element is positive.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,49 @@ enum mocap_joint {
 
 static const char *const mocap_joint_name[MJ_COUNT] = {
     "Head", "LeftHand", "LeftFingerBase", "RightHand", "RightFingerBase"};
+
+/* The body trackers of PROTOCOL section 2b: the CMU joint each is mounted on and where
+ * on it (metres, in the joint's frame), in enum em_tracker order. */
+static const struct {
+    const char *joint;
+    double offset_m[3];
+} k_trackers[EM_TRACKER_COUNT] = {
+    {"Hips", {0.0, 0.05, -0.12}},       {"Spine1", {0.0, 0.0, 0.10}},
+    {"LeftFoot", {0.0, -0.02, 0.07}},   {"RightFoot", {0.0, -0.02, 0.07}},
+    {"LeftLeg", {0.0, -0.10, 0.06}},    {"RightLeg", {0.0, -0.10, 0.06}},
+    {"LeftForeArm", {0.0, 0.0, -0.05}}, {"RightForeArm", {0.0, 0.0, -0.05}},
+};
+
+void
+st_mocap_tracker_mount(enum em_tracker tracker, const char **out_joint, float *out_offset_m)
+{
+    if (out_joint)
+        *out_joint = k_trackers[tracker].joint;
+    if (out_offset_m)
+        for (int k = 0; k < 3; ++k)
+            out_offset_m[k] = (float)k_trackers[tracker].offset_m[k];
+}
+
+static enum em_result
+find_tracker_joints(const struct st_bvh *bvh, uint32_t tracker_mask, const char *source,
+                    int *out_index, struct em_error *err)
+{
+    char missing[200] = "";
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        out_index[t] = -1;
+        if (!(tracker_mask & EM_TRACKER_BIT(t)))
+            continue;
+        out_index[t] = st_bvh_find(bvh, k_trackers[t].joint);
+        if (out_index[t] < 0) {
+            const size_t used = strlen(missing);
+            snprintf(missing + used, sizeof missing - used, "%s\"%s\" (for the %s tracker)",
+                     used ? ", " : "", k_trackers[t].joint, em_tracker_name((enum em_tracker)t));
+        }
+    }
+    if (missing[0])
+        return em_fail(err, EM_ERROR_PARSE, "%s: no joint named %s", source, missing);
+    return EM_OK;
+}
 
 static enum em_result
 find_joints(const struct st_bvh *bvh, const char *source, int *out_index, struct em_error *err)
@@ -114,9 +159,54 @@ make_frame(const double (*position)[3], const struct st_mat3 *rotation, const in
     }
 }
 
+/* A clip's offsets or motion can be finite in the file and still overflow once scaled
+ * and made single precision (an offset of 1e300): the clip is at fault, so say so. */
+static enum em_result
+check_frame_finite(const struct em_tracking_frame *frame, long clip_frame, const char *source,
+                   struct em_error *err)
+{
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        const struct em_pose *pose = &frame->device[d].pose;
+        if (!m_vec3_is_finite(pose->position_m) || !m_quat_is_finite(pose->orientation))
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: frame %ld: the %s pose is not finite (an offset or a motion "
+                           "value is too large)",
+                           source, clip_frame + 1, em_device_name((enum em_device)d));
+    }
+    return EM_OK;
+}
+
+/* Each tracker: at its joint plus the mount offset turned with the joint, with the
+ * joint's own rotation. */
+static void
+make_trackers(const double (*position)[3], const struct st_mat3 *rotation, const int *tracker_joint,
+              uint32_t tracker_mask, double unit_scale, struct em_tracking_frame *out)
+{
+    static const double identity_columns[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    out->tracker_present = tracker_mask;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        if (!(tracker_mask & EM_TRACKER_BIT(t)))
+            continue;
+        const int j = tracker_joint[t];
+        double off[3], p[3];
+        st_mat3_apply(&rotation[j], k_trackers[t].offset_m, off);
+        for (int k = 0; k < 3; ++k)
+            p[k] = position[j][k] * unit_scale + off[k];
+        set_valid(&out->tracker[t], p);
+        device_orientation(&rotation[j], identity_columns, out->tracker[t].pose.orientation);
+    }
+}
+
 enum em_result
 st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *source,
                    struct st_stream *out_stream, struct em_error *err)
+{
+    return st_mocap_to_stream_trackers(bvh, unit_scale, 0, source, out_stream, err);
+}
+
+enum em_result
+st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale, uint32_t tracker_mask,
+                            const char *source, struct st_stream *out_stream, struct em_error *err)
 {
     memset(out_stream, 0, sizeof *out_stream);
     if (!source)
@@ -127,11 +217,17 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
     if (bvh->frame_count <= 0)
         return em_fail(err, EM_ERROR_PARSE, "%s: the clip has no frames", source);
     int joint[MJ_COUNT];
+    int tracker_joint[EM_TRACKER_COUNT];
+    tracker_mask &= EM_TRACKER_ALL;
     enum em_result r = find_joints(bvh, source, joint, err);
+    if (r == EM_OK)
+        r = find_tracker_joints(bvh, tracker_mask, source, tracker_joint, err);
     if (r != EM_OK)
         return r;
     /* Keep every step-th frame to come down to 60 Hz (120 fps clips: every second). */
-    long step = lround(1.0 / (bvh->frame_time_s * 60.0));
+    const double frames_per_60hz = 1.0 / (bvh->frame_time_s * 60.0);
+    long step = frames_per_60hz < (double)bvh->frame_count ? lround(frames_per_60hz)
+                                                           : (long)bvh->frame_count;
     if (step < 1)
         step = 1;
     const size_t n = (size_t)bvh->joint_count;
@@ -147,6 +243,10 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
         memset(&frame, 0, sizeof frame);
         frame.time_s = (double)(k * step) * bvh->frame_time_s;
         make_frame((const double(*)[3])position, rotation, joint, unit_scale, &frame);
+        make_trackers((const double(*)[3])position, rotation, tracker_joint, tracker_mask,
+                      unit_scale, &frame);
+        if ((r = check_frame_finite(&frame, f, source, err)) != EM_OK)
+            goto done;
         if (st_stream_append(out_stream, &frame) != EM_OK) {
             r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", source);
             goto done;
@@ -158,4 +258,68 @@ done:
     if (r != EM_OK)
         st_stream_fini(out_stream);
     return r;
+}
+
+/* ---- tracker setups ------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    uint32_t mask;
+} k_setups[] = {
+    {"3", ST_SETUP_3}, {"4", ST_SETUP_4}, {"6", ST_SETUP_6}, {"8", ST_SETUP_8}, {"11", ST_SETUP_11},
+};
+#define SETUP_COUNT ((int)(sizeof k_setups / sizeof k_setups[0]))
+
+enum em_result
+st_tracker_setup_parse(const char *text, uint32_t *out_mask, struct em_error *err)
+{
+    for (int i = 0; i < SETUP_COUNT; ++i)
+        if (strcmp(text, k_setups[i].name) == 0) {
+            *out_mask = k_setups[i].mask;
+            return EM_OK;
+        }
+    uint32_t mask = 0;
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        const size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        char name[32];
+        int t = -1;
+        if (n > 0 && n < sizeof name) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            t = em_tracker_find(name);
+        }
+        if (t < 0)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "tracker setup \"%s\": \"%.*s\" is neither a setup (3, 4, 6, 8, 11) "
+                           "nor a tracker (pelvis, chest, left_foot, right_foot, left_knee, "
+                           "right_knee, left_elbow, right_elbow)",
+                           text, (int)(n > 40 ? 40 : n), p);
+        mask |= EM_TRACKER_BIT(t);
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *out_mask = mask;
+    return EM_OK;
+}
+
+void
+st_tracker_setup_name(uint32_t mask, char *out, size_t size)
+{
+    mask &= EM_TRACKER_ALL;
+    for (int i = 0; i < SETUP_COUNT; ++i)
+        if (k_setups[i].mask == mask) {
+            snprintf(out, size, "%s", k_setups[i].name);
+            return;
+        }
+    size_t used = 0;
+    out[0] = '\0';
+    for (int t = 0; t < EM_TRACKER_COUNT && used < size; ++t)
+        if (mask & EM_TRACKER_BIT(t)) {
+            const int n = snprintf(out + used, size - used, "%s%s", used ? "," : "",
+                                   em_tracker_name((enum em_tracker)t));
+            used += n > 0 ? (size_t)n : 0;
+        }
 }

@@ -1,5 +1,6 @@
 /* Result names and error messages (include/embody/result.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "embody/result.h"
 #include "embody/tracking.h"
@@ -50,4 +51,26 @@ em_device_name(enum em_device device)
     case EM_DEVICE_COUNT: break;
     }
     return "unknown";
+}
+
+static const char *const k_tracker_names[EM_TRACKER_COUNT] = {
+    "pelvis",    "chest",      "left_foot",  "right_foot",
+    "left_knee", "right_knee", "left_elbow", "right_elbow",
+};
+
+const char *
+em_tracker_name(enum em_tracker tracker)
+{
+    if ((int)tracker < 0 || tracker >= EM_TRACKER_COUNT)
+        return "unknown";
+    return k_tracker_names[tracker];
+}
+
+int
+em_tracker_find(const char *name)
+{
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        if (strcmp(name, k_tracker_names[t]) == 0)
+            return t;
+    return -1;
 }

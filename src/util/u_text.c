@@ -202,3 +202,38 @@ u_parse_int(const char *s, long lo, long hi, long *out)
     *out = v;
     return true;
 }
+
+/* Where `text` first nests deeper than `limit`, or NULL. */
+static const char *
+json_too_deep(const char *text, int limit)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (const char *c = text; *c; ++c) {
+        if (in_string) {
+            if (*c == '\\' && c[1])
+                ++c;
+            else if (*c == '"')
+                in_string = false;
+        } else if (*c == '"') {
+            in_string = true;
+        } else if (*c == '[' || *c == '{') {
+            if (++depth > limit)
+                return c;
+        } else if ((*c == ']' || *c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return NULL;
+}
+
+enum em_result
+u_json_parse_error(const char *text, const char *source, const char *at, struct em_error *err)
+{
+    const char *deep = json_too_deep(text, U_JSON_MAX_DEPTH);
+    if (deep)
+        return em_fail(err, EM_ERROR_PARSE, "%s:%d: JSON nested deeper than %d levels", source,
+                       u_text_line_of(text, deep), U_JSON_MAX_DEPTH);
+    return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
+                   at ? u_text_line_of(text, at) : 1);
+}

@@ -62,6 +62,16 @@ u_token_rest_of_line(struct u_token_reader *reader);
 int
 u_text_line_of(const char *text, const char *at);
 
+/* The deepest JSON nesting cJSON accepts (its CJSON_NESTING_LIMIT). */
+#define U_JSON_MAX_DEPTH 1000
+
+/* The reason JSON `text` from `source` did not parse, for a parser that stopped at `at`
+ * (NULL: unknown): "SOURCE:LINE: JSON nested deeper than 1000 levels" when it nests
+ * arrays and objects that deep (strings skipped), else "SOURCE:LINE: malformed JSON".
+ * Returns EM_ERROR_PARSE. */
+enum em_result
+u_json_parse_error(const char *text, const char *source, const char *at, struct em_error *err);
+
 /* Parses all of `s` as a finite number. */
 bool
 u_parse_double(const char *s, double *out);

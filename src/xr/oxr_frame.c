@@ -109,7 +109,7 @@ frame_time_s(struct oxr_source *ox, XrTime t)
     }
     double s = ox->anchor_s + (double)(t - ox->anchor_xr) * 1e-9;
     if (ox->last_frame_wall_ns && !(s > ox->last_time_s))
-        s = nextafter(ox->last_time_s, INFINITY);
+        s = nextafter(ox->last_time_s, (double)INFINITY);
     ox->last_time_s = s;
     ox->last_frame_wall_ns = now;
     return s;

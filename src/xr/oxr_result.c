@@ -31,7 +31,7 @@ oxr_session_state_name(XrSessionState state)
 {
 #define OXR_STATE_CASE(name, value)                                                        \
     case name:                                                                             \
-        return #name + sizeof "XR_SESSION_STATE_" - 1;
+        return &#name[sizeof "XR_SESSION_STATE_" - 1];
     switch (state) {
         XR_LIST_ENUM_XrSessionState(OXR_STATE_CASE)
     default:

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,13 @@
 #define MAX_ARGS 64
 
 static const char *g_program;
+static long g_file_size_limit; /* bytes; 0 = none */
+
+void
+app_run_set_file_size_limit(long bytes)
+{
+    g_file_size_limit = bytes;
+}
 
 void
 app_run_set_program(const char *path)
@@ -82,6 +90,12 @@ exec_child(const char *const *argv, const char *const *env, int out_fd, int err_
         } else {
             unsetenv(env[i]);
         }
+    }
+    if (g_file_size_limit > 0) {
+        /* A "full disk": writes past the limit fail with EFBIG (the signal ignored). */
+        const struct rlimit limit = {(rlim_t)g_file_size_limit, (rlim_t)g_file_size_limit};
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &limit);
     }
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);

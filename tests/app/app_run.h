@@ -23,6 +23,10 @@ void app_run_set_program(const char *path);
 
 const char *app_run_program(void);
 
+/* Limits the size of the files the program started by app_run may write (RLIMIT_FSIZE,
+ * SIGXFSZ ignored), so writes past `bytes` fail as on a full disk; 0 lifts the limit. */
+void app_run_set_file_size_limit(long bytes);
+
 /* Runs the program with `args` (NULL-terminated, without argv[0]) and the environment
  * changes `env` (NULL-terminated; "NAME=value" sets, "NAME" unsets; may be NULL), in the
  * current directory, for at most `timeout_ms`. Fails the test if it cannot be started.

@@ -196,7 +196,7 @@ bad_files_are_named_with_their_line(void **state)
     char copy[1024];
     scratch_file("replayed", "csv", "t,head_px\n", copy, sizeof copy);
     expect_failure((const char *[]){"--replay", copy, "--record", copy, NULL}, 2,
-                   "is the file --replay reads", NULL);
+                   "is the same file as --replay's stream", NULL);
     size_t size = 0;
     free(app_run_read_file(copy, &size));
     assert_int_equal(size, 10);

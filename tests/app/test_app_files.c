@@ -5,6 +5,7 @@
  * where the headset was, `embody mocap2stream` reproduces the reference streams, and
  * `embody eval` runs the protocol.
  */
+#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -322,6 +325,155 @@ eval_runs_the_protocol(void **state)
     app_run_result_fini(&r);
 }
 
+/* Copies a file byte for byte (a scratch copy of a clip the test may lose). */
+static void
+copy_file(const char *from, const char *to)
+{
+    size_t size = 0;
+    char *text = app_run_read_file(from, &size);
+    FILE *f = fopen(to, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    free(text);
+}
+
+static void
+expect_file_holds(const char *path, const char *text)
+{
+    size_t size = 0;
+    char *got = app_run_read_file(path, &size);
+    if (size != strlen(text) || memcmp(got, text, size) != 0)
+        fail_msg("%s was changed: it holds \"%.60s\"", path, got);
+    free(got);
+}
+
+/* The number of entries in the folder of `path`. */
+static int
+entries_beside(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n++;
+    closedir(d);
+    return n;
+}
+
+static void
+a_failed_write_to_a_device_leaves_the_device(void **state)
+{
+    (void)state;
+    struct stat before, after;
+    assert_int_equal(stat("/dev/full", &before), 0);
+    const int entries = entries_beside("/dev/full");
+    struct app_run_result r;
+    app_run((const char *[]){"mocap2stream", g_clip, "-o", "/dev/full", NULL}, NULL, TIMEOUT_MS,
+            &r);
+    app_run_expect_exit(&r, 1);
+    app_run_expect_text(r.err, "/dev/full: write error");
+    app_run_result_fini(&r);
+    assert_int_equal(stat("/dev/full", &after), 0);
+    assert_true(S_ISCHR(after.st_mode) && after.st_rdev == before.st_rdev);
+    assert_int_equal(entries_beside("/dev/full"), entries);
+}
+
+static void
+a_full_disk_leaves_existing_outputs_untouched_and_creates_nothing(void **state)
+{
+    (void)state;
+    /* A folder of its own, so that other tests' files do not change the count. */
+    char dir[1024], csv[1100], bvh[1100], fresh[1100];
+    app_run_scratch_path("full-disk", "d", dir, sizeof dir);
+    mkdir(dir, 0777);
+    snprintf(csv, sizeof csv, "%s/kept.csv", dir);
+    snprintf(bvh, sizeof bvh, "%s/kept.bvh", dir);
+    snprintf(fresh, sizeof fresh, "%s/new.csv", dir);
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    copy_file(csv, bvh);
+    remove(fresh);
+    const int entries = entries_beside(csv);
+    app_run_set_file_size_limit(8192);
+    struct app_run_result r;
+    app_run((const char *[]){"mocap2stream", g_clip, "-o", csv, NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 1);
+    app_run_expect_text(r.err, "File too large");
+    app_run_result_fini(&r);
+    app_run((const char *[]){"mocap2stream", g_clip, "-o", fresh, NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 1);
+    app_run_result_fini(&r);
+    app_run((const char *[]){"solve", g_stream, "-o", bvh, "--height", "1.7", "-q", NULL}, NULL,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 1);
+    app_run_result_fini(&r);
+    app_run((const char *[]){"--replay", g_stream, "--fast", "--no-window", "--record", csv,
+                             NULL},
+            (const char *const[]){"XR_RUNTIME_JSON=/nonexistent/runtime.json", NULL}, TIMEOUT_MS,
+            &r);
+    app_run_expect_text(r.err, "File too large");
+    app_run_result_fini(&r);
+    app_run_set_file_size_limit(0);
+    expect_file_holds(csv, "precious\n");
+    expect_file_holds(bvh, "precious\n");
+    assert_int_equal(access(fresh, F_OK), -1);
+    assert_int_equal(entries_beside(csv), entries);
+    remove(csv);
+    remove(bvh);
+    rmdir(dir);
+}
+
+static void
+an_output_that_is_an_input_is_refused(void **state)
+{
+    (void)state;
+    char clip[1024], alias[1024], stream[1024];
+    app_run_scratch_path("own-clip", "bvh", clip, sizeof clip);
+    app_run_scratch_path("own-clip-link", "csv", alias, sizeof alias);
+    app_run_scratch_path("own-stream", "csv", stream, sizeof stream);
+    copy_file(g_clip, clip);
+    copy_file(g_stream, stream);
+    remove(alias);
+    assert_int_equal(link(clip, alias), 0); /* another name, the same file */
+    size_t clip_size = 0, stream_size = 0;
+    char *clip_text = app_run_read_file(clip, &clip_size);
+    char *stream_text = app_run_read_file(stream, &stream_size);
+    struct app_run_result r;
+    app_run((const char *[]){"mocap2stream", clip, "-o", alias, NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "is the same file as the clip");
+    app_run_result_fini(&r);
+    app_run((const char *[]){"solve", stream, "-o", clip, "--avatar", clip, NULL}, NULL,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "is the same file as the avatar");
+    app_run_result_fini(&r);
+    app_run((const char *[]){"--replay", stream, "--no-window", "--avatar", clip, "--record",
+                             alias, NULL},
+            NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--record: ");
+    app_run_expect_text(r.err, "is the same file as --avatar's clip");
+    app_run_result_fini(&r);
+    char *clip_after = app_run_read_file(clip, NULL);
+    char *stream_after = app_run_read_file(stream, NULL);
+    assert_memory_equal(clip_after, clip_text, clip_size);
+    assert_memory_equal(stream_after, stream_text, stream_size);
+    free(clip_after);
+    free(stream_after);
+    free(clip_text);
+    free(stream_text);
+    remove(clip);
+    remove(alias);
+    remove(stream);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -340,6 +492,9 @@ main(int argc, char **argv)
         cmocka_unit_test(mocap2stream_writes_to_stdout_without_o),
         cmocka_unit_test(mocap2stream_names_the_joints_a_clip_lacks),
         cmocka_unit_test(eval_runs_the_protocol),
+        cmocka_unit_test(a_failed_write_to_a_device_leaves_the_device),
+        cmocka_unit_test(a_full_disk_leaves_existing_outputs_untouched_and_creates_nothing),
+        cmocka_unit_test(an_output_that_is_an_input_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

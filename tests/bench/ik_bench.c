@@ -17,6 +17,7 @@
  * --callgrind: collect instructions only around solves (run under
  * valgrind --tool=callgrind --collect-atstart=no; tests/bench/callgrind.sh does this).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,7 +290,72 @@ load_problem(const cJSON *p, const char *path, struct problem *out, bool rename_
 
 struct result {
     double median_us, mean_us, mean_iterations, median_err, max_err, converged_pct, bone_dev;
+    /* Limits rows: failures the solver reaches from another start (should have
+     * converged), and failures no start reached (an upper bound on the target sets the
+     * limits cannot reach). */
+    int missed, unreached;
 };
+
+/* ---- Reachability of the failures (limits rows) ----------------------------------- */
+
+#define RETRY_STARTS 8
+#define RETRY_ITERATIONS 400
+
+static uint32_t g_rng = 0x2545F491u;
+
+static float
+uniform01(void)
+{
+    g_rng = g_rng * 1664525u + 1013904223u;
+    return (float)(g_rng >> 8) / 16777216.0f;
+}
+
+/* A random pose within every joint's limit (local rotations up to 90 degrees, then kept
+ * within the limit), the root where the rest pose has it. */
+static void
+random_limited_pose(const struct sk_skeleton *sk, struct sk_pose *pose)
+{
+    sk_pose_set_rest(pose, sk);
+    for (int j = 1; j < sk->joint_count; ++j) {
+        float axis[3] = {uniform01() - 0.5f, uniform01() - 0.5f, uniform01() - 0.5f};
+        const float up[3] = {0, 1, 0};
+        m_vec3_normalize_or(axis, up, axis);
+        m_quat_from_axis_angle(axis, uniform01() * 0.5f * M_PI_F, pose->local_rotation[j]);
+        const int c = sk->primary_child[j];
+        if (c < 0)
+            continue;
+        float dir[3];
+        m_vec3_normalize_or(sk->offset_m[c], up, dir);
+        ik_limit_apply(&sk->limit[j], dir, pose->local_rotation[j]);
+    }
+    sk_pose_forward_kinematics(pose, sk);
+}
+
+/* Whether the solver reaches target set `t` from one of RETRY_STARTS random poses within
+ * the limits, with RETRY_ITERATIONS iterations. */
+static bool
+reached_from_another_start(const struct problem *p, const struct ik_solver_desc *base, int t,
+                           struct sk_pose *scratch)
+{
+    struct ik_solver_desc desc = *base;
+    desc.max_iterations = RETRY_ITERATIONS;
+    desc.predict_warm_start = false;
+    struct ik_solver *solver = NULL;
+    struct em_error err;
+    if (ik_solver_create(&desc, &solver, &err) != EM_OK)
+        return false;
+    for (int e = 0; e < p->effector_count; ++e)
+        ik_solver_set_target(solver, e, p->targets[t][e], NULL);
+    bool reached = false;
+    for (int i = 0; i < RETRY_STARTS && !reached; ++i) {
+        random_limited_pose(&p->skeleton, scratch);
+        struct ik_stats stats;
+        ik_solver_solve(solver, scratch, &stats);
+        reached = stats.max_residual_m <= p->tolerance_m;
+    }
+    ik_solver_destroy(&solver);
+    return reached;
+}
 
 static int
 compare_double(const void *a, const void *b)
@@ -353,9 +419,15 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
         fprintf(stderr, "%s: %s\n", p->id, err.message);
         return false;
     }
-    struct sk_pose pose;
+    struct sk_pose pose, scratch;
     if (sk_pose_init(&pose, &p->skeleton) != EM_OK)
         return false;
+    if (sk_pose_init(&scratch, &p->skeleton) != EM_OK) {
+        sk_pose_fini(&pose);
+        return false;
+    }
+    out->missed = out->unreached = 0;
+    g_rng = 0x2545F491u;
     const int n = p->target_count;
     double *times = calloc((size_t)n, sizeof *times);
     double *errs = calloc((size_t)n, sizeof *errs);
@@ -390,6 +462,12 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
         errs[k] = worst;
         max_err = worst > max_err ? worst : max_err;
         converged += worst <= (double)p->tolerance_m;
+        if (mode == MODE_LIMITS && !callgrind && worst > (double)p->tolerance_m) {
+            if (reached_from_another_start(p, &desc, t, &scratch))
+                ++out->missed;
+            else
+                ++out->unreached;
+        }
         const double dev = worst_bone_deviation(&p->skeleton, &pose);
         bone_dev = dev > bone_dev ? dev : bone_dev;
     }
@@ -403,6 +481,7 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
     free(times);
     free(errs);
     sk_pose_fini(&pose);
+    sk_pose_fini(&scratch);
     ik_solver_destroy(&solver);
     return true;
 }
@@ -430,13 +509,21 @@ run_repeated(const struct problem *p, enum bench_mode mode, enum bench_start sta
 
 static void
 print_row(const struct problem *p, enum bench_mode mode, enum bench_start start,
-          const struct result *r)
+          const struct result *r, bool callgrind)
 {
     const char *how = !p->warm ? "cold" : start == START_PREDICT ? "warm+p" : "warm";
-    printf("| %-16s | %-6s | %-6s | %6d | %9.3f | %9.3f | %9.2f | %10.2e | %9.2e | %7.2f%% | %9.1e |\n",
+    printf("| %-16s | %-6s | %-6s | %6d | %9.3f | %9.3f | %9.2f | %10.2e | %9.2e | %7.2f%% | %9.1e |",
            p->id, how, mode_names[mode], p->target_count, r->median_us,
            r->mean_us, r->mean_iterations, r->median_err, r->max_err, r->converged_pct,
            r->bone_dev);
+    if (mode == MODE_LIMITS && !callgrind) {
+        const int reachable = p->target_count - r->unreached;
+        printf(" %6d | %9d | %9.2f%% |", r->missed, r->unreached,
+               reachable > 0 ? 100.0 * (reachable - r->missed) / reachable : 100.0);
+    } else {
+        printf("        |           |            |");
+    }
+    printf("\n");
 }
 
 static bool
@@ -510,8 +597,13 @@ main(int argc, char **argv)
            "limits = joint limits on (rigid joints, rotations)\n"
            "mode: warm = from the previous solution (the protocol); warm+p = the same with the "
            "solver's predict_warm_start\n\n");
-    printf("| problem          | mode   | solve  | solves | median us |   mean us | mean iter | median err |   max err | converged | bone dev  |\n");
-    printf("|------------------|--------|--------|--------|-----------|-----------|-----------|------------|-----------|-----------|-----------|\n");
+    printf("limits rows: missed = not converged, but reached from one of %d random starts within "
+           "the limits (%d iterations): should have converged; unreached = reached from none "
+           "(at most the target sets the limits cannot reach); conv reach = converged share of "
+           "the others\n\n",
+           RETRY_STARTS, RETRY_ITERATIONS);
+    printf("| problem          | mode   | solve  | solves | median us |   mean us | mean iter | median err |   max err | converged | bone dev  | missed | unreached | conv reach |\n");
+    printf("|------------------|--------|--------|--------|-----------|-----------|-----------|------------|-----------|-----------|-----------|--------|-----------|------------|\n");
     int failures = 0;
     for (int mode = 0; mode < 3; ++mode) {
         if (!modes[mode])
@@ -544,7 +636,7 @@ main(int argc, char **argv)
                     ++failures;
                     break;
                 }
-                print_row(&p, (enum bench_mode)mode, (enum bench_start)start, &r);
+                print_row(&p, (enum bench_mode)mode, (enum bench_start)start, &r, callgrind);
                 fflush(stdout);
             }
             sk_skeleton_fini(&p.skeleton);

@@ -464,7 +464,7 @@ bad_frames_never_break_the_pose(void **state)
     f.time_s = r.t - 1.0;
     f.device[EM_DEVICE_HEAD].pose.position_m[1] = 5.0f;
     body_update(r.body, &f);
-    f.time_s = NAN;
+    f.time_s = (double)NAN;
     body_update(r.body, &f);
     assert_true(ours(&r, SK_HEAD)[1] < 2.0f);
     /* Far-away devices: still a finite, connected body. */
@@ -478,6 +478,98 @@ bad_frames_never_break_the_pose(void **state)
     for (int j = 1; j < sk->joint_count; ++j)
         assert_float_equal(m_vec3_distance(p->position_m[j], p->position_m[sk->parent[j]]),
                            sk->length_m[j], 1e-4);
+    rig_fini(&r);
+}
+
+/* One headset sample 1e20 m away: that frame is a loss of the headset, never a NaN pose,
+ * and the head is back on its device within 0.5 s of good samples. */
+static void
+an_absurd_sample_is_a_loss_for_one_frame_and_the_body_recovers(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r);
+    rig_pose(&r, (const float[3]){0.0f, 1.0f, 0.0f}, 0.0f);
+    rig_step(&r, 30);
+    r.t += 1.0 / RATE_HZ;
+    struct em_tracking_frame f = rig_frame(&r);
+    f.device[EM_DEVICE_HEAD].pose.position_m[0] = 1e20f;
+    body_update(r.body, &f);
+    struct body_status st;
+    body_get_status(r.body, &st);
+    assert_int_equal(st.device[EM_DEVICE_HEAD], BODY_DEVICE_LOST);
+    assert_pose_finite(&r);
+    /* A quaternion far from unit is no rotation either. */
+    r.t += 1.0 / RATE_HZ;
+    f = rig_frame(&r);
+    for (int k = 0; k < 4; ++k)
+        f.device[EM_DEVICE_LEFT_HAND].pose.orientation[k] *= 3.0f;
+    body_update(r.body, &f);
+    body_get_status(r.body, &st);
+    assert_int_equal(st.device[EM_DEVICE_LEFT_HAND], BODY_DEVICE_LOST);
+    assert_pose_finite(&r);
+    rig_step(&r, (int)(0.5 * RATE_HZ));
+    assert_pose_finite(&r);
+    const int head = r.sk.bone_joint[SK_HEAD];
+    assert_true(m_vec3_distance(ours(&r, SK_HEAD), r.pose.position_m[head]) < 0.01f);
+    const int hand = r.sk.bone_joint[SK_LEFT_HAND];
+    assert_true(m_vec3_distance(ours(&r, SK_LEFT_HAND), r.pose.position_m[hand]) < 0.01f);
+    rig_fini(&r);
+}
+
+/* Two samples 1e-40 s apart (a stream starting at 0): the filter must not divide by
+ * that step. */
+static void
+a_tiny_time_step_does_not_reach_the_filter(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r);
+    rig_pose(&r, (const float[3]){0.0f, 1.0f, 0.0f}, 0.0f);
+    r.t = 0.0;
+    struct em_tracking_frame f = rig_frame(&r);
+    body_update(r.body, &f);
+    f.time_s = 1e-40;
+    /* Moved: 1e39 m/s, beyond a float. */
+    f.device[EM_DEVICE_HEAD].pose.position_m[0] += 0.05f;
+    f.device[EM_DEVICE_LEFT_HAND].pose.position_m[0] += 0.1f;
+    body_update(r.body, &f);
+    assert_pose_finite(&r);
+    rig_step(&r, (int)(0.5 * RATE_HZ));
+    assert_pose_finite(&r);
+    const int head = r.sk.bone_joint[SK_HEAD];
+    assert_true(m_vec3_distance(ours(&r, SK_HEAD), r.pose.position_m[head]) < 0.01f);
+    rig_fini(&r);
+}
+
+/* The headset jumps 4 m in one frame (a teleport, a replay looping): the feet are on the
+ * floor under the new body in that same frame, not lifted toward it for half a second. */
+static void
+a_teleport_puts_the_feet_under_the_body_at_once(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r);
+    const float hips_y = r.sk.rest_position_m[0][1];
+    rig_pose(&r, (const float[3]){0.0f, hips_y, 0.0f}, 0.0f);
+    rig_step(&r, 60);
+    const float ankle_y = ours(&r, SK_LEFT_FOOT)[1];
+    rig_pose(&r, (const float[3]){4.0f, hips_y, -1.0f}, 1.0f);
+    rig_step(&r, 1);
+    for (int s = 0; s < 2; ++s) {
+        const float *ankle = ours(&r, s == 0 ? SK_LEFT_FOOT : SK_RIGHT_FOOT);
+        const float *hips = ours(&r, SK_HIPS);
+        assert_float_equal(ankle[1], ankle_y, 0.02);
+        const float dx = ankle[0] - hips[0], dz = ankle[2] - hips[2];
+        assert_true(sqrtf(dx * dx + dz * dz) < 0.3f);
+    }
+    /* Walking speed is no teleport: a 1 m/s move keeps the planted feet. */
+    rig_step(&r, 60);
+    const float before[3] = {ours(&r, SK_LEFT_FOOT)[0], ours(&r, SK_LEFT_FOOT)[1],
+                             ours(&r, SK_LEFT_FOOT)[2]};
+    rig_pose(&r, (const float[3]){4.0f + 1.0f / (float)RATE_HZ, hips_y, -1.0f}, 1.0f);
+    rig_step(&r, 1);
+    assert_true(m_vec3_distance(ours(&r, SK_LEFT_FOOT), before) < 0.005f);
     rig_fini(&r);
 }
 
@@ -612,6 +704,9 @@ main(void)
         cmocka_unit_test(a_lost_hand_hangs_at_the_side_and_comes_back),
         cmocka_unit_test(a_lost_head_holds_where_it_was),
         cmocka_unit_test(bad_frames_never_break_the_pose),
+        cmocka_unit_test(an_absurd_sample_is_a_loss_for_one_frame_and_the_body_recovers),
+        cmocka_unit_test(a_tiny_time_step_does_not_reach_the_filter),
+        cmocka_unit_test(a_teleport_puts_the_feet_under_the_body_at_once),
         cmocka_unit_test(calibration_measures_height_and_span),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(settings_file_is_read_and_checked),

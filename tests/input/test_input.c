@@ -229,6 +229,67 @@ the_demo_is_found_and_plays_its_stream_in_a_loop(void **state)
     st_stream_fini(&file);
 }
 
+struct gap_told {
+    int count;
+    double gap_s, at_s, waited_s;
+};
+
+static void
+count_gap(void *user, double gap_s, double at_s, double waited_s)
+{
+    struct gap_told *told = user;
+    told->count++;
+    told->gap_s = gap_s;
+    told->at_s = at_s;
+    told->waited_s = waited_s;
+}
+
+static void
+a_long_gap_in_a_real_time_replay_is_shortened_and_told_once(void **state)
+{
+    (void)state;
+    /* Gaps of 1e10 s (which overflowed a conversion to nanoseconds) and 1e5 s (a day). */
+    static const double times[] = {0.0, 0.01, 1e10, 1e10 + 0.01, 1e10 + 1e5};
+    const int count = (int)(sizeof times / sizeof times[0]);
+    struct st_stream s = {0};
+    for (int i = 0; i < count; ++i) {
+        struct em_tracking_frame f;
+        memset(&f, 0, sizeof f);
+        f.time_s = times[i];
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+            f.device[d].pose.orientation[3] = 1.0f;
+        assert_int_equal(st_stream_append(&s, &f), EM_OK);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/input-gap-%ld.csv", EMBODY_BINARY_DIR, (long)getpid());
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_save(path, &s, &err), EM_OK);
+    st_stream_fini(&s);
+
+    struct gap_told told = {0};
+    const struct in_replay_desc desc = {
+        .path = path, .max_wait_s = 0.05, .on_gap = count_gap, .on_gap_user = &told};
+    struct in_source *src = NULL;
+    assert_int_equal(in_replay_create(&desc, &src, &err), EM_OK);
+    const int64_t start_ns = u_time_now_ns();
+    struct em_tracking_frame f;
+    for (int i = 0; i < count; ++i) {
+        assert_int_equal(in_source_next(src, &f), EM_OK);
+        assert_true(f.time_s == times[i]); /* the frames and their times are the file's */
+    }
+    assert_int_equal(in_source_next(src, &f), EM_END_OF_STREAM);
+    const double elapsed_s = (double)(u_time_now_ns() - start_ns) * 1e-9;
+    /* 0.01 + two waits of 0.05 + 0.01: a tenth of a second, not centuries. */
+    if (!(elapsed_s >= 0.11 && elapsed_s < 1.0))
+        fail_msg("the replay took %.3f s", elapsed_s);
+    assert_int_equal(told.count, 1);
+    assert_near(told.gap_s, 1e10 - 0.01, 1e-3);
+    assert_near(told.at_s, 1e10, 1e-3);
+    assert_near(told.waited_s, 0.05, 1e-12);
+    in_source_destroy(&src);
+    remove(path);
+}
+
 int
 main(void)
 {
@@ -239,6 +300,7 @@ main(void)
         cmocka_unit_test(a_looping_replay_keeps_time_increasing),
         cmocka_unit_test(a_bad_stream_file_is_reported_with_its_line),
         cmocka_unit_test(the_demo_is_found_and_plays_its_stream_in_a_loop),
+        cmocka_unit_test(a_long_gap_in_a_real_time_replay_is_shortened_and_told_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -232,8 +232,8 @@ conversions_match_the_matrix_derivation_and_invert(void **state)
             assert_rotation_near(got, expect, 1e-6, "view rotation");
 
             /* Positions: M p; offsets: N v. */
-            const double p[3] = {pose.position_m[j][0], pose.position_m[j][1],
-                                 pose.position_m[j][2]};
+            const double p[3] = {(double)pose.position_m[j][0], (double)pose.position_m[j][1],
+                                 (double)pose.position_m[j][2]};
             double pe[3];
             float pu[3], pb[3];
             osc_unity_position_from_stage(pose.position_m[j], pu);
@@ -322,7 +322,8 @@ check_vmc_values_against_pose(const struct sk_skeleton *sk, const struct sk_pose
         names[i] = name;
         const struct osc_unity_pose *l = &f->bone_local[i];
         double lr[3][3], lp[3];
-        const double lp_unity[3] = {l->position_m[0], l->position_m[1], l->position_m[2]};
+        const double lp_unity[3] = {(double)l->position_m[0], (double)l->position_m[1],
+                                    (double)l->position_m[2]};
         ref_mat_from_quat(l->rotation, lr);
 
         const char *parent = ref_unity_parent(name, have_upper_chest);
@@ -457,7 +458,8 @@ check_vrchat_values_against_pose(const struct sk_skeleton *sk, const struct sk_p
         fail_msg("unexpected tracker address %s", address);
     const int pj = sk_skeleton_find(sk, pos_name), rj = sk_skeleton_find(sk, rot_name);
     assert_true(pj >= 0 && rj >= 0);
-    const double pu[3] = {position_unity[0], position_unity[1], position_unity[2]};
+    const double pu[3] = {(double)position_unity[0], (double)position_unity[1],
+                          (double)position_unity[2]};
     double p[3], ru[3][3], r[3][3], expect[3][3];
     ref_mat_vec(REF_M, pu, p);
     assert_vec3_near(p, pose->position_m[pj], tol, address);
@@ -509,7 +511,8 @@ vrchat_head_is_the_headset_when_given(void **state)
     const struct osc_vrchat_tracker *h = &f.tracker[OSC_VRCHAT_HEAD];
     assert_true(h->present);
     assert_string_equal(h->address, "/tracking/trackers/head");
-    const double pu[3] = {h->position_m[0], h->position_m[1], h->position_m[2]};
+    const double pu[3] = {(double)h->position_m[0], (double)h->position_m[1],
+                          (double)h->position_m[2]};
     double p[3], ru[3][3], r[3][3], expect[3][3];
     ref_mat_vec(REF_M, pu, p);
     assert_vec3_near(p, headset.pose.position_m, 1e-6, "headset position");

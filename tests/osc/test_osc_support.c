@@ -21,7 +21,7 @@ const double REF_N[3][3] = {{-1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
 void
 ref_mat_from_quat(const float *qf, double out[3][3])
 {
-    double x = qf[0], y = qf[1], z = qf[2], w = qf[3];
+    double x = (double)qf[0], y = (double)qf[1], z = (double)qf[2], w = (double)qf[3];
     const double n = sqrt(x * x + y * y + z * z + w * w);
     x /= n;
     y /= n;
@@ -74,9 +74,9 @@ void
 ref_mat_from_unity_euler_deg(const float *e, double out[3][3])
 {
     double rx[3][3], ry[3][3], rz[3][3];
-    axis_rotation(0, e[0], rx);
-    axis_rotation(1, e[1], ry);
-    axis_rotation(2, e[2], rz);
+    axis_rotation(0, (double)e[0], rx);
+    axis_rotation(1, (double)e[1], ry);
+    axis_rotation(2, (double)e[2], rz);
     ref_mat_mul(rx, rz, out);
     ref_mat_mul(ry, out, out);
 }

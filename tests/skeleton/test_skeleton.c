@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -217,6 +219,93 @@ name_maps_know_cmu_and_mixamo(void **state)
     assert_int_equal(sk_name_map_guess(vrm, 3), SK_NAMES_VRM);
 }
 
+static double
+seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A skeleton file of `count` joints: a root, then joints each hanging from joint
+ * (i - 1) / 2 (a binary tree), given from the last to the first so the loader must sort
+ * them. */
+static char *
+big_skeleton_json(int count)
+{
+    const size_t size = (size_t)count * 80 + 100;
+    char *text = malloc(size);
+    assert_non_null(text);
+    size_t n = (size_t)snprintf(text, size, "{\"format\": \"embody-skeleton\", \"joints\": [\n");
+    for (int i = count - 1; i >= 0; --i) {
+        if (i == 0)
+            n += (size_t)snprintf(text + n, size - n, "{\"name\": \"j0\", \"offset_m\": [0, 1, 0]}");
+        else
+            n += (size_t)snprintf(text + n, size - n,
+                                  "{\"name\": \"j%d\", \"parent\": \"j%d\", \"offset_m\": [0.01, "
+                                  "0, 0]},\n",
+                                  i, (i - 1) / 2);
+    }
+    snprintf(text + n, size - n, "]}\n");
+    return text;
+}
+
+static void
+a_skeleton_of_20000_joints_is_refused_in_well_under_a_second(void **state)
+{
+    (void)state;
+    char *text = big_skeleton_json(20000);
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    const double t0 = seconds_now();
+    assert_int_equal(sk_skeleton_parse_json(text, "big.json", &sk, &err), EM_ERROR_LIMIT);
+    const double elapsed_s = seconds_now() - t0;
+    if (!strstr(err.message, "big.json") || !strstr(err.message, "20000 joints") ||
+        !strstr(err.message, "at most 1024"))
+        fail_msg("unexpected message: %s", err.message);
+    if (!(elapsed_s < 0.25))
+        fail_msg("refusing took %.3f s", elapsed_s);
+    assert_int_equal(sk.joint_count, 0);
+    free(text);
+}
+
+static void
+a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second(void **state)
+{
+    (void)state;
+    char *text = big_skeleton_json(SK_MAX_JOINTS);
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    const double t0 = seconds_now();
+    if (sk_skeleton_parse_json(text, "limit.json", &sk, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const double elapsed_s = seconds_now() - t0;
+    if (!(elapsed_s < 0.1))
+        fail_msg("building took %.3f s", elapsed_s);
+    assert_int_equal(sk.joint_count, SK_MAX_JOINTS);
+    /* Depth first, parents first, children in the file's order: j0, j2 (given before j1),
+     * j6, j14, ... every parent before its child, every joint's parent the right one. */
+    assert_string_equal(sk.name[0], "j0");
+    assert_string_equal(sk.name[1], "j2");
+    assert_string_equal(sk.name[2], "j6");
+    for (int i = 1; i < sk.joint_count; ++i) {
+        assert_true(sk.parent[i] >= 0 && sk.parent[i] < i);
+        int id = 0, parent_id = 0;
+        assert_int_equal(sscanf(sk.name[i], "j%d", &id), 1);
+        assert_int_equal(sscanf(sk.name[sk.parent[i]], "j%d", &parent_id), 1);
+        assert_int_equal(parent_id, (id - 1) / 2);
+    }
+    sk_skeleton_fini(&sk);
+    free(text);
+
+    /* One more is refused, by sk_skeleton_create too. */
+    struct sk_joint_desc *d = calloc(SK_MAX_JOINTS + 1, sizeof *d);
+    assert_non_null(d);
+    assert_int_equal(sk_skeleton_create(d, SK_MAX_JOINTS + 1, "descs", &sk, &err),
+                     EM_ERROR_LIMIT);
+    free(d);
+}
+
 int
 main(void)
 {
@@ -229,6 +318,8 @@ main(void)
         cmocka_unit_test(bad_skeleton_files_are_rejected_with_a_reason),
         cmocka_unit_test(a_humanoid_missing_a_joint_is_rejected),
         cmocka_unit_test(name_maps_know_cmu_and_mixamo),
+        cmocka_unit_test(a_skeleton_of_20000_joints_is_refused_in_well_under_a_second),
+        cmocka_unit_test(a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

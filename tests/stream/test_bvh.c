@@ -189,7 +189,7 @@ a_cmu_clip_keeps_its_bone_lengths_in_every_frame(void **state)
     assert_int_equal(bvh.frame_count, 381);
     double(*p)[3] = malloc((size_t)bvh.joint_count * sizeof *p);
     double(*q)[4] = malloc((size_t)bvh.joint_count * sizeof *q);
-    double lowest_toe_m = INFINITY;
+    double lowest_toe_m = (double)INFINITY;
     const int toe = st_bvh_find(&bvh, "LeftToeBase");
     for (int f = 0; f < bvh.frame_count; ++f) {
         st_bvh_frame_pose(&bvh, f, p, q);

@@ -217,7 +217,7 @@ the_writer_refuses_what_it_cannot_write(void **state)
     assert_int_equal(st_bvh_writer_close(&w, &err), EM_OK);
     assert_int_equal(st_bvh_writer_open("/nonexistent/dir/out.bvh", &sk, 0.5, &w, &err),
                      EM_ERROR_IO);
-    test_expect_message(err.message, "/nonexistent/dir/out.bvh", "cannot create",
+    test_expect_message(err.message, "/nonexistent/dir/out.bvh", "cannot write",
                         (const char *)NULL);
     sk_pose_fini(&pose);
     sk_skeleton_fini(&sk);

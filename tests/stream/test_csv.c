@@ -186,7 +186,7 @@ reading_and_writing_twice_gives_byte_identical_text(void **state)
         "head_px,head_py,head_pz,head_qx,head_qy,head_qz,head_qw,head_valid,t,"
         "left_px,left_py,left_pz,left_qx,left_qy,left_qz,left_qw,left_valid,"
         "right_px,right_py,right_pz,right_qx,right_qy,right_qz,right_qw,right_valid,"
-        "pelvis_px\r\n"
+        "waist_px\r\n"
         " 0.1 ,1.6,0.2,0,0,0,1,1, 10.5 ,0.3,1.0,0.1,0,0,0,1,1,-0.3,1.0,0.1,0,0,0,1,1,5\r\n"
         "0.10000001,1.6000001,0.2,0.0000001,0,0,0.99999999,1,10.5166666,"
         "0.3,1.0,0.1,0,0,0,1,0,-0.3,1.0,0.1,0,0,0,1,1,5\r\n";

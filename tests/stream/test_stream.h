@@ -33,6 +33,7 @@ const struct CMUnitTest *
 humanoid_tests(size_t *out_count);
 const struct CMUnitTest *
 mocap_tests(size_t *out_count);
+const struct CMUnitTest *tracker_stream_tests(size_t *out_count);
 
 /* The 15 CMU clips in tests/data, by name ("cmu_05_04"). */
 #define TEST_CLIP_COUNT 15

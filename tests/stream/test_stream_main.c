@@ -60,7 +60,7 @@ main(void)
         const struct CMUnitTest *(*tests)(size_t *);
     } groups[] = {
         {"csv", csv_tests},           {"bvh", bvh_tests},     {"bvh_writer", bvh_writer_tests},
-        {"humanoid", humanoid_tests}, {"mocap", mocap_tests},
+        {"humanoid", humanoid_tests}, {"mocap", mocap_tests}, {"trackers", tracker_stream_tests},
     };
     int failed = 0;
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; ++g) {

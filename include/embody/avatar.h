@@ -1,0 +1,214 @@
+/*
+ * Avatars: VRM and glTF 2.0 humanoids read into an embody skeleton and a skinned mesh.
+ *
+ * av_avatar_load reads .vrm, .glb and .gltf files (assimp reads the glTF itself; the VRM
+ * extension's JSON is read with cJSON). The humanoid bones come from VRM 0.x
+ * (`extensions.VRM.humanoid.humanBones`, an array of {bone, node}), VRM 1.0
+ * (`extensions.VRMC_vrm.humanoid.humanBones`, an object name -> {node}) or, for plain glTF,
+ * from the node names (VRM names, Mixamo `mixamorig:LeftArm`, Unity/Blender `UpperArm.L`,
+ * ...; av_bone_from_node_name).
+ *
+ * Everything comes out in embody's frame (include/embody/skeleton.h: metres, +Y up, the body
+ * facing +Z, its left at +X): a model facing -Z (VRM 0.x) is turned about +Y. The mesh is
+ * baked to that frame at rest (vertices at their bind pose), and each vertex is weighted to
+ * at most 4 joints of the avatar's skeleton: a skin joint that is no humanoid bone (a
+ * finger, a twist bone, hair) counts as its nearest humanoid ancestor, and a mesh hung
+ * under a bone node without a skin moves rigidly with that bone.
+ *
+ * Skinning needs no bone orientations: embody's joint frames are world-aligned at rest, so
+ * a vertex follows its joint by x' = p + R s (x - r) (av_skin_matrices). `rest_rotation`
+ * keeps each bone node's own rest orientation for programs that pose the model's nodes
+ * (av_bone_rotation).
+ */
+#ifndef EMBODY_AVATAR_H
+#define EMBODY_AVATAR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cglm/types.h>
+
+#include "embody/result.h"
+#include "embody/skeleton.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AV_MAX_WEIGHTS 4
+/* Limits a file must stay within (av_load_desc can lower them, never raise them). */
+#define AV_MAX_FILE_BYTES (512u << 20)
+#define AV_MAX_TRIANGLES 1000000
+#define AV_MAX_VERTICES 1000000
+#define AV_MAX_TEXTURE_SIZE 8192 /* pixels on a side */
+
+enum av_format {
+    AV_FORMAT_GLTF = 0, /* plain glTF 2.0: bones found by name */
+    AV_FORMAT_VRM0 = 1, /* VRM 0.x */
+    AV_FORMAT_VRM1 = 2, /* VRM 1.0 */
+};
+
+enum av_alpha_mode {
+    AV_ALPHA_OPAQUE = 0,
+    AV_ALPHA_MASK = 1,  /* cut out below alpha_cutoff */
+    AV_ALPHA_BLEND = 2, /* drawn cut out at alpha_cutoff (no sorting) */
+};
+
+enum av_shading {
+    AV_SHADING_LIT = 0,
+    AV_SHADING_UNLIT = 1, /* KHR_materials_unlit */
+    AV_SHADING_TOON = 2,  /* VRM MToon (0.x materialProperties or VRMC_materials_mtoon) */
+};
+
+struct av_vertex {
+    float position_m[3]; /* embody frame, rest pose */
+    float normal[3];
+    float uv[2];                   /* glTF convention: (0, 0) is the image's top left */
+    uint8_t joint[AV_MAX_WEIGHTS]; /* joints of the avatar's skeleton */
+    float weight[AV_MAX_WEIGHTS];  /* sum 1 */
+};
+
+struct av_material {
+    char name[64];
+    float base_color[4]; /* linear RGBA factor */
+    int texture;         /* base-colour texture, or -1 */
+    enum av_alpha_mode alpha_mode;
+    float alpha_cutoff;
+    enum av_shading shading;
+    bool double_sided;
+};
+
+struct av_texture {
+    int width;
+    int height;
+    uint8_t *rgba; /* rows from the top, 4 bytes a pixel (owned) */
+};
+
+/* A run of triangles with one material. */
+struct av_primitive {
+    int material;
+    uint32_t first_index;
+    uint32_t index_count;
+};
+
+struct av_avatar {
+    char source[256]; /* the file, for messages */
+    enum av_format format;
+    /* Humanoid skeleton in T-pose rest: the humanoid bones found, the ones embody requires
+     * and the file lacks placed between their neighbours, and the end joints (headTop,
+     * hand and toe ends). No joint limits (copy them with sk_skeleton_copy_limits). */
+    struct sk_skeleton skeleton;
+    versor *rest_rotation; /* per joint: the bone node's rest orientation (its frame to
+                              embody's world axes); identity for placed joints */
+    bool *from_file;       /* per joint: a bone node of the file (not placed or an end) */
+    float height_m;        /* floor (lowest vertex or foot) to crown */
+
+    struct av_vertex *vertices;
+    int vertex_count;
+    uint32_t *indices;
+    uint32_t index_count;
+    struct av_primitive *primitives;
+    int primitive_count;
+    struct av_material *materials;
+    int material_count;
+    struct av_texture *textures;
+    int texture_count;
+};
+
+/* Zero means default. */
+struct av_load_desc {
+    int max_triangles; /* default and most AV_MAX_TRIANGLES */
+    int max_vertices;  /* default and most AV_MAX_VERTICES */
+};
+
+/* Reads `path` (.vrm, .glb or .gltf). `desc` may be NULL. Refuses, with a reason naming the
+ * file: a missing or unreadable file (EM_ERROR_IO); a truncated or corrupt GLB, broken
+ * JSON, or a file assimp cannot read (EM_ERROR_PARSE); glTF other than 2.x or a VRM
+ * specVersion this reader does not know (EM_ERROR_UNSUPPORTED); no humanoid skeleton, or
+ * one missing required bones (hips, spine, head, upper and lower arms, hands, upper and
+ * lower legs, feet), listed by name (EM_ERROR_PARSE); more triangles, vertices, bytes or
+ * texture pixels than the limits (EM_ERROR_LIMIT). On success the caller owns
+ * *out_avatar (av_avatar_fini). */
+enum em_result av_avatar_load(const char *path, const struct av_load_desc *desc,
+                              struct av_avatar *out_avatar, struct em_error *err);
+
+/* Frees everything; safe on a zeroed struct and twice. */
+void av_avatar_fini(struct av_avatar *avatar);
+
+/* The humanoid bone a glTF node called `name` is, by common conventions (VRM names,
+ * Mixamo "mixamorig:LeftUpLeg", Unity/Blender "LeftUpperArm", "UpperArm.L", "thigh_l",
+ * "Spine1" for chest, ...), or SK_BONE_NONE. */
+enum sk_bone av_bone_from_node_name(const char *name);
+
+/* ---- Skinning ---- */
+
+/* Which joint of a body's skeleton moves each avatar joint: the joint with the same bone,
+ * or the nearest ancestor's (an upperChest the body lacks follows its chest). */
+struct av_skin_binding {
+    int joint_count; /* the avatar's */
+    int *body_joint; /* per avatar joint: the body skeleton's joint that moves it */
+    vec3 *anchor_m;  /* per avatar joint: avatar rest position that body joint carries */
+    float scale;     /* body height / avatar height: the mesh is scaled by it */
+};
+
+/* Binds `avatar` to `body_skeleton` (a humanoid, fitted or not). */
+enum em_result av_skin_bind(const struct av_avatar *avatar, const struct sk_skeleton *body_skeleton,
+                            struct av_skin_binding *out_binding, struct em_error *err);
+
+void av_skin_binding_fini(struct av_skin_binding *binding);
+
+/* Joint matrices (column-major, cglm) for a pose of the body's skeleton: avatar rest
+ * position x to posed world position p + s R (x - anchor). out_matrices has
+ * binding->joint_count entries. */
+void av_skin_matrices(const struct av_skin_binding *binding, const struct sk_pose *body_pose,
+                      mat4 *out_matrices);
+
+/* The posed world position of vertex `v` (CPU skinning, for checks and benchmarks). */
+void av_skin_vertex(const struct av_vertex *v, const mat4 *matrices, vec3 out_m);
+
+/* The global orientation of avatar joint `joint`'s bone node in `body_pose`: the body
+ * joint's rotation times the node's rest orientation (the retargeting rotation). */
+void av_bone_rotation(const struct av_avatar *avatar, const struct av_skin_binding *binding,
+                      const struct sk_pose *body_pose, int joint, versor out_rotation);
+
+/* ---- Making avatars ---- */
+
+/* How av_make_glb names and describes the bones. */
+enum av_make_rig {
+    AV_MAKE_VRM1 = 0,   /* VRMC_vrm 1.0, VRoid-like node names (J_Bip_C_Hips) */
+    AV_MAKE_VRM0 = 1,   /* VRM 0.x, the model facing -Z as VRM 0.x models do */
+    AV_MAKE_MIXAMO = 2, /* plain glTF, Mixamo names (mixamorig:Hips) */
+    AV_MAKE_PLAIN = 3,  /* plain glTF, VRM bone names as node names */
+};
+
+/* Zero means default. */
+struct av_make_desc {
+    const struct sk_skeleton *skeleton; /* humanoid at rest (config/humanoid.json) */
+    enum av_make_rig rig;
+    int detail;        /* sides of each limb's tube; default 12, at least 6 */
+    const char *title; /* VRM meta title; default "embody" */
+    /* For tests: bones left out of the VRM humanBones, comma separated ("leftLowerArm"),
+     * a specVersion to write instead of the rig's, and node names to use for every bone
+     * ("bone%d"), to make the files a reader must refuse. */
+    const char *omit_bones;
+    const char *spec_version;
+    bool anonymous_nodes;
+};
+
+/* Builds a small skinned humanoid as GLB bytes (malloc'ed, the caller frees): every body
+ * part a capsule weighted to its bone (blending into the next bone at joints), eyes as a
+ * rigid mesh under the head node, a striped base-colour texture on the shirt, MToon eyes.
+ * Returns EM_ERROR_INVALID_ARGUMENT for a skeleton that is not a humanoid. */
+enum em_result av_make_glb(const struct av_make_desc *desc, uint8_t **out_bytes, size_t *out_size,
+                           struct em_error *err);
+
+/* av_make_glb written to `path`. */
+enum em_result av_make_file(const struct av_make_desc *desc, const char *path,
+                            struct em_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,761 @@
+/*
+ * Reading an avatar: av_file.c checks the container and finds the bone nodes, assimp
+ * (Debian's libassimp, its glTF 2.0 importer) reads nodes, meshes, skins, materials and
+ * embedded images, and this file turns that into embody's frame:
+ *
+ *   - every node's global rest transform (assimp's node tree), turned to face +Z;
+ *   - the humanoid skeleton from the bone nodes' rest positions, with the bones embody
+ *     needs and VRM calls optional (chest, neck, shoulders) placed between their
+ *     neighbours, and end joints (headTop from the mesh's top, hand and toe ends);
+ *   - the mesh baked at its bind pose (sum of weight * node transform * inverse bind
+ *     matrix), each skin joint counted as its nearest humanoid ancestor, four weights kept;
+ *     a mesh under a bone node without a skin is weighted 1 to that bone;
+ *   - materials (base colour, texture, alpha, MToon/unlit) and decoded textures.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <assimp/GltfMaterial.h>
+#include <assimp/cimport.h>
+#include <assimp/material.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <cglm/cglm.h>
+
+#include "avatar/av_internal.h"
+#include "embody/m_math.h"
+
+/* One node of assimp's tree, flattened parents first. */
+struct flat_node {
+    const struct aiNode *node;
+    int parent;
+    mat4 global; /* rest, embody frame (facing fixed) */
+    int joint;   /* nearest humanoid joint at or above this node, or -1 */
+};
+
+struct loader {
+    const char *path;
+    struct av_file file;
+    const struct aiScene *scene;
+    struct flat_node *nodes;
+    int node_count;
+    int bone_flat[SK_BONE_COUNT]; /* flat node of each bone, or -1 */
+    vec3 bone_pos[SK_BONE_COUNT];
+    bool have[SK_BONE_COUNT];
+    int joint_of_bone[SK_BONE_COUNT];
+    mat4 facing; /* file frame to embody frame */
+    struct av_load_desc limits;
+};
+
+static void
+mat4_from_ai(const struct aiMatrix4x4 *a, mat4 out)
+{
+    out[0][0] = a->a1, out[0][1] = a->b1, out[0][2] = a->c1, out[0][3] = a->d1;
+    out[1][0] = a->a2, out[1][1] = a->b2, out[1][2] = a->c2, out[1][3] = a->d2;
+    out[2][0] = a->a3, out[2][1] = a->b3, out[2][2] = a->c3, out[2][3] = a->d3;
+    out[3][0] = a->a4, out[3][1] = a->b4, out[3][2] = a->c4, out[3][3] = a->d4;
+}
+
+static int
+count_nodes(const struct aiNode *n)
+{
+    int c = 1;
+    for (unsigned i = 0; i < n->mNumChildren; ++i)
+        c += count_nodes(n->mChildren[i]);
+    return c;
+}
+
+static void
+flatten(struct loader *L, const struct aiNode *n, int parent, int *at)
+{
+    const int me = (*at)++;
+    struct flat_node *f = &L->nodes[me];
+    f->node = n;
+    f->parent = parent;
+    f->joint = -1;
+    mat4 local;
+    mat4_from_ai(&n->mTransformation, local);
+    if (parent >= 0)
+        glm_mat4_mul(L->nodes[parent].global, local, f->global);
+    else
+        glm_mat4_copy(local, f->global);
+    for (unsigned i = 0; i < n->mNumChildren; ++i)
+        flatten(L, n->mChildren[i], me, at);
+}
+
+static int
+find_flat(const struct loader *L, const char *name)
+{
+    for (int i = 0; i < L->node_count; ++i)
+        if (strcmp(L->nodes[i].node->mName.data, name) == 0)
+            return i;
+    return -1;
+}
+
+static bool
+is_below(const struct loader *L, int node, int ancestor)
+{
+    for (int n = L->nodes[node].parent; n >= 0; n = L->nodes[n].parent)
+        if (n == ancestor)
+            return true;
+    return false;
+}
+
+static enum em_result
+find_bone_nodes(struct loader *L, struct em_error *err)
+{
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        L->bone_flat[b] = -1;
+        if (L->file.bone_node[b] < 0)
+            continue;
+        char name[256];
+        av_file_node_name(&L->file, L->file.bone_node[b], name, sizeof name);
+        L->bone_flat[b] = find_flat(L, name);
+        if (L->bone_flat[b] < 0)
+            return em_fail(err, EM_ERROR_PARSE, "%s: the node of bone \"%s\" (\"%s\") is missing",
+                           L->path, sk_bone_name((enum sk_bone)b), name);
+    }
+    /* The bones must nest as a humanoid's do. */
+    static const enum sk_bone pairs[][2] = {
+        {SK_SPINE, SK_HIPS},
+        {SK_HEAD, SK_SPINE},
+        {SK_LEFT_UPPER_ARM, SK_SPINE},
+        {SK_LEFT_LOWER_ARM, SK_LEFT_UPPER_ARM},
+        {SK_LEFT_HAND, SK_LEFT_LOWER_ARM},
+        {SK_RIGHT_UPPER_ARM, SK_SPINE},
+        {SK_RIGHT_LOWER_ARM, SK_RIGHT_UPPER_ARM},
+        {SK_RIGHT_HAND, SK_RIGHT_LOWER_ARM},
+        {SK_LEFT_UPPER_LEG, SK_HIPS},
+        {SK_LEFT_LOWER_LEG, SK_LEFT_UPPER_LEG},
+        {SK_LEFT_FOOT, SK_LEFT_LOWER_LEG},
+        {SK_RIGHT_UPPER_LEG, SK_HIPS},
+        {SK_RIGHT_LOWER_LEG, SK_RIGHT_UPPER_LEG},
+        {SK_RIGHT_FOOT, SK_RIGHT_LOWER_LEG},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i)
+        if (!is_below(L, L->bone_flat[pairs[i][0]], L->bone_flat[pairs[i][1]]))
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: bone \"%s\" is not below \"%s\" in the node tree: not a "
+                           "humanoid skeleton",
+                           L->path, sk_bone_name(pairs[i][0]), sk_bone_name(pairs[i][1]));
+    return EM_OK;
+}
+
+/* Turns the model about +Y when its left side is at -X (VRM 0.x models face -Z). */
+static void
+fix_facing(struct loader *L)
+{
+    const float *l = L->nodes[L->bone_flat[SK_LEFT_UPPER_ARM]].global[3];
+    const float *r = L->nodes[L->bone_flat[SK_RIGHT_UPPER_ARM]].global[3];
+    glm_mat4_identity(L->facing);
+    if (l[0] < r[0]) {
+        L->facing[0][0] = -1.0f;
+        L->facing[2][2] = -1.0f;
+    }
+    for (int i = 0; i < L->node_count; ++i)
+        glm_mat4_mul(L->facing, L->nodes[i].global, L->nodes[i].global);
+}
+
+static void
+place_between(struct loader *L, enum sk_bone b, enum sk_bone from, enum sk_bone to, float t)
+{
+    if (L->have[b])
+        return;
+    m_vec3_lerp(L->bone_pos[from], L->bone_pos[to], t, L->bone_pos[b]);
+    L->have[b] = true;
+}
+
+static enum sk_bone
+torso_top(const struct loader *L)
+{
+    return L->have[SK_UPPER_CHEST] ? SK_UPPER_CHEST : SK_CHEST;
+}
+
+/* Positions of every bone: from the file, placed, or the end joints. */
+static void
+bone_positions(struct loader *L, float top_y, float floor_y)
+{
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        L->have[b] = L->bone_flat[b] >= 0;
+        if (L->have[b])
+            glm_vec3_copy(L->nodes[L->bone_flat[b]].global[3], L->bone_pos[b]);
+    }
+    if (!L->have[SK_CHEST]) {
+        const enum sk_bone above = L->have[SK_UPPER_CHEST] ? SK_UPPER_CHEST
+                                   : L->have[SK_NECK]      ? SK_NECK
+                                                           : SK_HEAD;
+        place_between(L, SK_CHEST, SK_SPINE, above, 0.4f);
+    }
+    place_between(L, SK_NECK, torso_top(L), SK_HEAD, 0.5f);
+    for (int side = 0; side < 2; ++side) {
+        const enum sk_bone sh = side ? SK_RIGHT_SHOULDER : SK_LEFT_SHOULDER;
+        const enum sk_bone ua = side ? SK_RIGHT_UPPER_ARM : SK_LEFT_UPPER_ARM;
+        const enum sk_bone la = side ? SK_RIGHT_LOWER_ARM : SK_LEFT_LOWER_ARM;
+        const enum sk_bone hand = side ? SK_RIGHT_HAND : SK_LEFT_HAND;
+        const enum sk_bone hand_end = side ? SK_RIGHT_HAND_END : SK_LEFT_HAND_END;
+        if (!L->have[sh]) {
+            /* At the upper arm's height, a fifth of the way out from the torso's middle. */
+            const float *t = L->bone_pos[torso_top(L)], *u = L->bone_pos[ua];
+            m_vec3_set(L->bone_pos[sh], t[0] + 0.2f * (u[0] - t[0]), u[1], u[2]);
+            L->have[sh] = true;
+        }
+        /* The hand's end (knuckles) 0.39 forearm lengths on, as the default humanoid. */
+        vec3 d;
+        m_vec3_sub(L->bone_pos[hand], L->bone_pos[la], d);
+        m_vec3_muladd(L->bone_pos[hand], d, 0.39f, L->bone_pos[hand_end]);
+        L->have[hand_end] = true;
+
+        const enum sk_bone foot = side ? SK_RIGHT_FOOT : SK_LEFT_FOOT;
+        const enum sk_bone toes = side ? SK_RIGHT_TOES : SK_LEFT_TOES;
+        const enum sk_bone toes_end = side ? SK_RIGHT_TOES_END : SK_LEFT_TOES_END;
+        const enum sk_bone ll = side ? SK_RIGHT_LOWER_LEG : SK_LEFT_LOWER_LEG;
+        const float shin = m_vec3_distance(L->bone_pos[foot], L->bone_pos[ll]);
+        const float *from = L->bone_pos[L->have[toes] ? toes : foot];
+        /* The tip of the toes on the floor, in front: 0.14 (from the toes) or 0.45 (from
+         * the ankle) shin lengths, the default humanoid's proportions. */
+        m_vec3_set(L->bone_pos[toes_end], from[0], floor_y,
+                   from[2] + (L->have[toes] ? 0.14f : 0.45f) * shin);
+        L->have[toes_end] = true;
+    }
+    const float *head = L->bone_pos[SK_HEAD];
+    const float head_size = 0.2f * m_vec3_distance(head, L->bone_pos[SK_HIPS]) / 0.7f;
+    m_vec3_set(L->bone_pos[SK_HEAD_TOP], head[0], fmaxf(top_y, head[1] + 0.5f * head_size),
+               head[2]);
+    L->have[SK_HEAD_TOP] = true;
+}
+
+static enum sk_bone
+parent_bone(const struct loader *L, enum sk_bone b)
+{
+    switch (b) {
+    case SK_HIPS: return SK_BONE_NONE;
+    case SK_SPINE: return SK_HIPS;
+    case SK_CHEST: return SK_SPINE;
+    case SK_UPPER_CHEST: return SK_CHEST;
+    case SK_NECK:
+    case SK_LEFT_SHOULDER:
+    case SK_RIGHT_SHOULDER: return torso_top(L);
+    case SK_HEAD: return SK_NECK;
+    case SK_HEAD_TOP: return SK_HEAD;
+    case SK_LEFT_UPPER_ARM: return SK_LEFT_SHOULDER;
+    case SK_LEFT_LOWER_ARM: return SK_LEFT_UPPER_ARM;
+    case SK_LEFT_HAND: return SK_LEFT_LOWER_ARM;
+    case SK_LEFT_HAND_END: return SK_LEFT_HAND;
+    case SK_RIGHT_UPPER_ARM: return SK_RIGHT_SHOULDER;
+    case SK_RIGHT_LOWER_ARM: return SK_RIGHT_UPPER_ARM;
+    case SK_RIGHT_HAND: return SK_RIGHT_LOWER_ARM;
+    case SK_RIGHT_HAND_END: return SK_RIGHT_HAND;
+    case SK_LEFT_UPPER_LEG: return SK_HIPS;
+    case SK_LEFT_LOWER_LEG: return SK_LEFT_UPPER_LEG;
+    case SK_LEFT_FOOT: return SK_LEFT_LOWER_LEG;
+    case SK_LEFT_TOES: return SK_LEFT_FOOT;
+    case SK_LEFT_TOES_END: return L->have[SK_LEFT_TOES] ? SK_LEFT_TOES : SK_LEFT_FOOT;
+    case SK_RIGHT_UPPER_LEG: return SK_HIPS;
+    case SK_RIGHT_LOWER_LEG: return SK_RIGHT_UPPER_LEG;
+    case SK_RIGHT_FOOT: return SK_RIGHT_LOWER_LEG;
+    case SK_RIGHT_TOES: return SK_RIGHT_FOOT;
+    case SK_RIGHT_TOES_END: return L->have[SK_RIGHT_TOES] ? SK_RIGHT_TOES : SK_RIGHT_FOOT;
+    default: return SK_BONE_NONE;
+    }
+}
+
+static enum em_result
+build_skeleton(struct loader *L, struct av_avatar *out, struct em_error *err)
+{
+    struct sk_joint_desc desc[SK_BONE_COUNT];
+    int count = 0;
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        if (!L->have[b])
+            continue;
+        const enum sk_bone p = parent_bone(L, (enum sk_bone)b);
+        struct sk_joint_desc *d = &desc[count++];
+        memset(d, 0, sizeof *d);
+        d->name = sk_bone_name((enum sk_bone)b);
+        d->parent = p == SK_BONE_NONE ? NULL : sk_bone_name(p);
+        if (p == SK_BONE_NONE)
+            glm_vec3_copy(L->bone_pos[b], d->offset_m);
+        else
+            m_vec3_sub(L->bone_pos[b], L->bone_pos[p], d->offset_m);
+        if (p != SK_BONE_NONE && m_vec3_length(d->offset_m) < 1e-4f)
+            return em_fail(err, EM_ERROR_PARSE, "%s: bones \"%s\" and \"%s\" are at the same place",
+                           L->path, d->name, d->parent);
+    }
+    enum em_result r = sk_skeleton_create(desc, count, L->path, &out->skeleton, err);
+    if (r == EM_OK)
+        r = sk_humanoid_validate(&out->skeleton, L->path, err);
+    if (r != EM_OK)
+        return r;
+    const int n = out->skeleton.joint_count;
+    out->rest_rotation = calloc((size_t)n, sizeof *out->rest_rotation);
+    out->from_file = calloc((size_t)n, sizeof *out->from_file);
+    if (!out->rest_rotation || !out->from_file)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
+    for (int b = 0; b < SK_BONE_COUNT; ++b)
+        L->joint_of_bone[b] = out->skeleton.bone_joint[b];
+    for (int j = 0; j < n; ++j) {
+        const enum sk_bone b = out->skeleton.bone[j];
+        m_quat_identity(out->rest_rotation[j]);
+        if (b == SK_BONE_NONE || L->bone_flat[b] < 0)
+            continue;
+        out->from_file[j] = true;
+        mat4 g;
+        glm_mat4_copy(L->nodes[L->bone_flat[b]].global, g);
+        vec3 x, y, z;
+        glm_vec3_normalize_to(g[0], x);
+        glm_vec3_normalize_to(g[1], y);
+        glm_vec3_normalize_to(g[2], z);
+        m_quat_from_columns(x, y, z, out->rest_rotation[j]);
+    }
+    return EM_OK;
+}
+
+/* Which humanoid joint each node moves with: its own bone's, else its parent node's;
+ * nodes above the hips move with the hips. */
+static void
+assign_node_joints(struct loader *L)
+{
+    for (int i = 0; i < L->node_count; ++i) {
+        int j = -1;
+        for (int b = 0; b < SK_BONE_COUNT; ++b)
+            if (L->bone_flat[b] == i)
+                j = L->joint_of_bone[b];
+        if (j < 0 && L->nodes[i].parent >= 0)
+            j = L->nodes[L->nodes[i].parent].joint;
+        L->nodes[i].joint = j;
+    }
+    for (int i = 0; i < L->node_count; ++i)
+        if (L->nodes[i].joint < 0)
+            L->nodes[i].joint = 0;
+}
+
+/* ---- The mesh ---- */
+
+struct candidates {
+    int joint[8];
+    float weight[8];
+    int count;
+};
+
+static void
+candidate_add(struct candidates *c, int joint, float w)
+{
+    if (!(w > 0.0f))
+        return;
+    for (int i = 0; i < c->count; ++i)
+        if (c->joint[i] == joint) {
+            c->weight[i] += w;
+            return;
+        }
+    if (c->count < 8) {
+        c->joint[c->count] = joint;
+        c->weight[c->count++] = w;
+        return;
+    }
+    int smallest = 0; /* full: replace the smallest if this one is bigger */
+    for (int i = 1; i < 8; ++i)
+        if (c->weight[i] < c->weight[smallest])
+            smallest = i;
+    if (w > c->weight[smallest]) {
+        c->joint[smallest] = joint;
+        c->weight[smallest] = w;
+    }
+}
+
+/* The four largest weights, normalised; `fallback` when there are none. */
+static void
+candidates_to_vertex(struct candidates *c, int fallback, struct av_vertex *v)
+{
+    memset(v->joint, 0, sizeof v->joint);
+    memset(v->weight, 0, sizeof v->weight);
+    float sum = 0.0f;
+    for (int k = 0; k < AV_MAX_WEIGHTS && c->count > 0; ++k) {
+        int best = 0;
+        for (int i = 1; i < c->count; ++i)
+            if (c->weight[i] > c->weight[best])
+                best = i;
+        v->joint[k] = (uint8_t)c->joint[best];
+        v->weight[k] = c->weight[best];
+        sum += c->weight[best];
+        c->joint[best] = c->joint[c->count - 1];
+        c->weight[best] = c->weight[c->count - 1];
+        --c->count;
+    }
+    if (sum <= 1e-6f) {
+        v->joint[0] = (uint8_t)fallback;
+        v->weight[0] = 1.0f;
+        for (int k = 1; k < AV_MAX_WEIGHTS; ++k)
+            v->weight[k] = 0.0f;
+        return;
+    }
+    for (int k = 0; k < AV_MAX_WEIGHTS; ++k)
+        v->weight[k] /= sum;
+}
+
+static enum em_result
+check_size(struct loader *L, struct em_error *err)
+{
+    long long tris = 0, verts = 0;
+    for (int i = 0; i < L->node_count; ++i) {
+        const struct aiNode *n = L->nodes[i].node;
+        for (unsigned k = 0; k < n->mNumMeshes; ++k) {
+            const struct aiMesh *m = L->scene->mMeshes[n->mMeshes[k]];
+            if (!(m->mPrimitiveTypes & aiPrimitiveType_TRIANGLE))
+                continue;
+            tris += m->mNumFaces;
+            verts += m->mNumVertices;
+        }
+    }
+    if (tris > L->limits.max_triangles)
+        return em_fail(err, EM_ERROR_LIMIT,
+                       "%s: %lld triangles, more than the %d an avatar may have", L->path, tris,
+                       L->limits.max_triangles);
+    if (verts > L->limits.max_vertices)
+        return em_fail(err, EM_ERROR_LIMIT,
+                       "%s: %lld vertices, more than the %d an avatar may have", L->path, verts,
+                       L->limits.max_vertices);
+    return EM_OK;
+}
+
+/* Appends mesh `m` as drawn by flat node `ni`. */
+static enum em_result
+add_mesh(struct loader *L, const struct aiMesh *m, int ni, struct av_avatar *out,
+         struct candidates *cand, struct em_error *err)
+{
+    const uint32_t base = (uint32_t)out->vertex_count;
+    const int node_joint = L->nodes[ni].joint;
+    /* Skin: each bone's matrix (global * inverse bind) and joint. */
+    mat4 *bone_m = NULL;
+    int *bone_joint = NULL;
+    if (m->mNumBones > 0) {
+        bone_m = malloc(m->mNumBones * sizeof *bone_m);
+        bone_joint = malloc(m->mNumBones * sizeof *bone_joint);
+        if (!bone_m || !bone_joint) {
+            free(bone_m);
+            free(bone_joint);
+            return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
+        }
+        memset(cand, 0, m->mNumVertices * sizeof *cand);
+        for (unsigned b = 0; b < m->mNumBones; ++b) {
+            const struct aiBone *bone = m->mBones[b];
+            const int bn = find_flat(L, bone->mName.data);
+            mat4 offset;
+            mat4_from_ai(&bone->mOffsetMatrix, offset);
+            glm_mat4_mul(bn >= 0 ? L->nodes[bn].global : L->nodes[ni].global, offset, bone_m[b]);
+            bone_joint[b] = bn >= 0 ? L->nodes[bn].joint : node_joint;
+            for (unsigned w = 0; w < bone->mNumWeights; ++w) {
+                const unsigned vid = bone->mWeights[w].mVertexId;
+                if (vid < m->mNumVertices)
+                    candidate_add(&cand[vid], (int)b, bone->mWeights[w].mWeight);
+            }
+        }
+    }
+    for (unsigned i = 0; i < m->mNumVertices; ++i) {
+        struct av_vertex *v = &out->vertices[out->vertex_count++];
+        vec4 p = {m->mVertices[i].x, m->mVertices[i].y, m->mVertices[i].z, 1.0f};
+        vec4 nrm = {0.0f, 1.0f, 0.0f, 0.0f};
+        if (m->mNormals)
+            glm_vec4_copy((vec4){m->mNormals[i].x, m->mNormals[i].y, m->mNormals[i].z, 0.0f}, nrm);
+        vec4 pw = {0}, nw = {0};
+        if (bone_m) {
+            struct candidates joints = {0};
+            float total = 0.0f;
+            for (int k = 0; k < cand[i].count; ++k) {
+                const int b = cand[i].joint[k];
+                const float w = cand[i].weight[k];
+                vec4 t;
+                glm_mat4_mulv(bone_m[b], p, t);
+                glm_vec4_muladds(t, w, pw);
+                glm_mat4_mulv(bone_m[b], nrm, t);
+                glm_vec4_muladds(t, w, nw);
+                total += w;
+                candidate_add(&joints, bone_joint[b], w);
+            }
+            if (total > 1e-6f) {
+                glm_vec4_scale(pw, 1.0f / total, pw);
+            } else {
+                glm_mat4_mulv(L->nodes[ni].global, p, pw);
+                glm_mat4_mulv(L->nodes[ni].global, nrm, nw);
+            }
+            candidates_to_vertex(&joints, node_joint, v);
+        } else {
+            glm_mat4_mulv(L->nodes[ni].global, p, pw);
+            glm_mat4_mulv(L->nodes[ni].global, nrm, nw);
+            struct candidates one = {0};
+            candidates_to_vertex(&one, node_joint, v);
+        }
+        glm_vec3_copy(pw, v->position_m);
+        vec3 n3 = {nw[0], nw[1], nw[2]};
+        const vec3 up = {0.0f, 1.0f, 0.0f};
+        m_vec3_normalize_or(n3, up, v->normal);
+        v->uv[0] = m->mTextureCoords[0] ? m->mTextureCoords[0][i].x : 0.0f;
+        /* assimp turns glTF's v (0 at the top) over; turn it back. */
+        v->uv[1] = m->mTextureCoords[0] ? 1.0f - m->mTextureCoords[0][i].y : 0.0f;
+    }
+    free(bone_m);
+    free(bone_joint);
+    struct av_primitive *prim = &out->primitives[out->primitive_count++];
+    prim->material = (int)m->mMaterialIndex;
+    prim->first_index = out->index_count;
+    for (unsigned f = 0; f < m->mNumFaces; ++f) {
+        const struct aiFace *face = &m->mFaces[f];
+        if (face->mNumIndices != 3)
+            continue;
+        bool ok = true;
+        for (int k = 0; k < 3; ++k)
+            ok = ok && face->mIndices[k] < m->mNumVertices;
+        if (!ok)
+            continue;
+        for (int k = 0; k < 3; ++k)
+            out->indices[out->index_count++] = base + face->mIndices[k];
+    }
+    prim->index_count = out->index_count - prim->first_index;
+    return EM_OK;
+}
+
+static enum em_result
+build_mesh(struct loader *L, struct av_avatar *out, struct em_error *err)
+{
+    size_t verts = 0, idx = 0, prims = 0, max_mesh_verts = 1;
+    for (int i = 0; i < L->node_count; ++i) {
+        const struct aiNode *n = L->nodes[i].node;
+        for (unsigned k = 0; k < n->mNumMeshes; ++k) {
+            const struct aiMesh *m = L->scene->mMeshes[n->mMeshes[k]];
+            verts += m->mNumVertices;
+            idx += 3 * (size_t)m->mNumFaces;
+            ++prims;
+            if (m->mNumVertices > max_mesh_verts)
+                max_mesh_verts = m->mNumVertices;
+        }
+    }
+    out->vertices = calloc(verts ? verts : 1, sizeof *out->vertices);
+    out->indices = calloc(idx ? idx : 1, sizeof *out->indices);
+    out->primitives = calloc(prims ? prims : 1, sizeof *out->primitives);
+    struct candidates *cand = calloc(max_mesh_verts, sizeof *cand);
+    enum em_result r = EM_OK;
+    if (!out->vertices || !out->indices || !out->primitives || !cand)
+        r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
+    for (int i = 0; i < L->node_count && r == EM_OK; ++i) {
+        const struct aiNode *n = L->nodes[i].node;
+        for (unsigned k = 0; k < n->mNumMeshes && r == EM_OK; ++k) {
+            const struct aiMesh *m = L->scene->mMeshes[n->mMeshes[k]];
+            if (m->mPrimitiveTypes & aiPrimitiveType_TRIANGLE)
+                r = add_mesh(L, m, i, out, cand, err);
+        }
+    }
+    free(cand);
+    return r;
+}
+
+/* ---- Materials ---- */
+
+static int
+add_texture(struct loader *L, struct av_avatar *out, const char *tex_path)
+{
+    int w = 0, h = 0;
+    uint8_t *rgba = NULL;
+    if (tex_path[0] == '*') {
+        const long k = strtol(tex_path + 1, NULL, 10);
+        if (k < 0 || k >= (long)L->scene->mNumTextures)
+            return -1;
+        const struct aiTexture *t = L->scene->mTextures[k];
+        if (t->mHeight == 0) /* compressed (PNG, JPEG): mWidth is its size in bytes */
+            rgba = av_image_decode((const uint8_t *)t->pcData, t->mWidth, &w, &h);
+    } else if (!L->file.is_glb) {
+        char full[4096];
+        const char *slash = strrchr(L->path, '/');
+        const int dir_len = slash ? (int)(slash - L->path + 1) : 0;
+        snprintf(full, sizeof full, "%.*s%s", dir_len, L->path, tex_path);
+        rgba = av_image_load(full, &w, &h);
+    }
+    if (!rgba)
+        return -1;
+    struct av_texture *grown =
+        realloc(out->textures, (size_t)(out->texture_count + 1) * sizeof *grown);
+    if (!grown) {
+        free(rgba);
+        return -1;
+    }
+    out->textures = grown;
+    out->textures[out->texture_count] = (struct av_texture){w, h, rgba};
+    return out->texture_count++;
+}
+
+static enum em_result
+build_materials(struct loader *L, struct av_avatar *out, struct em_error *err)
+{
+    const unsigned count = L->scene->mNumMaterials;
+    out->materials = calloc(count ? count : 1, sizeof *out->materials);
+    if (!out->materials)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
+    out->material_count = (int)count;
+    for (unsigned i = 0; i < count; ++i) {
+        const struct aiMaterial *am = L->scene->mMaterials[i];
+        struct av_material *m = &out->materials[i];
+        struct aiString s;
+        if (aiGetMaterialString(am, AI_MATKEY_NAME, &s) == AI_SUCCESS)
+            snprintf(m->name, sizeof m->name, "%.63s", s.data);
+        struct aiColor4D c = {1.0f, 1.0f, 1.0f, 1.0f};
+        if (aiGetMaterialColor(am, AI_MATKEY_BASE_COLOR, &c) != AI_SUCCESS)
+            aiGetMaterialColor(am, AI_MATKEY_COLOR_DIFFUSE, &c);
+        m->base_color[0] = c.r, m->base_color[1] = c.g, m->base_color[2] = c.b;
+        m->base_color[3] = c.a;
+        m->texture = -1;
+        if (aiGetMaterialTexture(am, aiTextureType_DIFFUSE, 0, &s, NULL, NULL, NULL, NULL, NULL,
+                                 NULL) == AI_SUCCESS ||
+            aiGetMaterialTexture(am, aiTextureType_BASE_COLOR, 0, &s, NULL, NULL, NULL, NULL, NULL,
+                                 NULL) == AI_SUCCESS)
+            m->texture = add_texture(L, out, s.data);
+        m->alpha_cutoff = 0.5f;
+        if (aiGetMaterialString(am, AI_MATKEY_GLTF_ALPHAMODE, &s) == AI_SUCCESS) {
+            if (strcmp(s.data, "MASK") == 0)
+                m->alpha_mode = AV_ALPHA_MASK;
+            else if (strcmp(s.data, "BLEND") == 0)
+                m->alpha_mode = AV_ALPHA_BLEND;
+        }
+        ai_real cutoff = 0.5f;
+        if (aiGetMaterialFloatArray(am, AI_MATKEY_GLTF_ALPHACUTOFF, &cutoff, NULL) == AI_SUCCESS)
+            m->alpha_cutoff = (float)cutoff;
+        int two = 0;
+        if (aiGetMaterialIntegerArray(am, AI_MATKEY_TWOSIDED, &two, NULL) == AI_SUCCESS)
+            m->double_sided = two != 0;
+        bool unlit = false;
+        const bool toon = av_file_material_is_toon(&L->file, m->name, &unlit);
+        m->shading = toon ? AV_SHADING_TOON : unlit ? AV_SHADING_UNLIT : AV_SHADING_LIT;
+    }
+    for (int p = 0; p < out->primitive_count; ++p)
+        if (out->primitives[p].material < 0 || out->primitives[p].material >= (int)count)
+            out->primitives[p].material = 0;
+    if (count == 0) { /* every primitive needs a material: a plain white one */
+        out->material_count = 1;
+        out->materials[0] = (struct av_material){.base_color = {1, 1, 1, 1}, .texture = -1};
+    }
+    return EM_OK;
+}
+
+/* Moves everything up so the floor (lowest vertex) is at y = 0, and finds the top. */
+static void
+vertical_extent(const struct loader *L, const struct av_avatar *out, float *out_floor,
+                float *out_top)
+{
+    float lo = FLT_MAX, hi = -FLT_MAX;
+    for (int i = 0; i < out->vertex_count; ++i) {
+        lo = fminf(lo, out->vertices[i].position_m[1]);
+        hi = fmaxf(hi, out->vertices[i].position_m[1]);
+    }
+    for (int b = 0; b < SK_BONE_COUNT; ++b)
+        if (L->bone_flat[b] >= 0)
+            lo = fminf(lo, L->nodes[L->bone_flat[b]].global[3][1]);
+    *out_floor = lo;
+    *out_top = out->vertex_count ? hi : -FLT_MAX;
+}
+
+static enum em_result
+load(struct loader *L, struct av_avatar *out, struct em_error *err)
+{
+    enum em_result r = av_file_read(L->path, &L->file, err);
+    if (r != EM_OK)
+        return r;
+    out->format = L->file.format;
+    const unsigned flags = aiProcess_Triangulate | aiProcess_GenSmoothNormals |
+                           aiProcess_SortByPType | aiProcess_ValidateDataStructure;
+    if (L->file.is_glb)
+        L->scene = aiImportFileFromMemory((const char *)L->file.bytes, (unsigned)L->file.size,
+                                          flags, "glb");
+    else
+        L->scene = aiImportFile(L->path, flags);
+    if (!L->scene || !L->scene->mRootNode)
+        return em_fail(err, EM_ERROR_PARSE, "%s: the glTF reader (assimp) refused it: %s", L->path,
+                       aiGetErrorString());
+    L->node_count = count_nodes(L->scene->mRootNode);
+    L->nodes = calloc((size_t)L->node_count, sizeof *L->nodes);
+    if (!L->nodes)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
+    int at = 0;
+    flatten(L, L->scene->mRootNode, -1, &at);
+    if ((r = find_bone_nodes(L, err)) != EM_OK || (r = check_size(L, err)) != EM_OK)
+        return r;
+    fix_facing(L);
+
+    /* The mesh is baked before the skeleton is known (it needs only node joints), but the
+     * node joints need the skeleton: so first a skeleton from the bones alone. */
+    for (int b = 0; b < SK_BONE_COUNT; ++b)
+        L->joint_of_bone[b] = -1;
+    bone_positions(L, -FLT_MAX, 0.0f);
+    if ((r = build_skeleton(L, out, err)) != EM_OK)
+        return r;
+    assign_node_joints(L);
+    if ((r = build_mesh(L, out, err)) != EM_OK || (r = build_materials(L, out, err)) != EM_OK)
+        return r;
+
+    /* Now the real floor and top: rebuild the skeleton with the ends placed on them (same
+     * joints, same order, so the vertices' joints stay right). */
+    float floor_y = 0.0f, top_y = 0.0f;
+    vertical_extent(L, out, &floor_y, &top_y);
+    for (int i = 0; i < L->node_count; ++i)
+        L->nodes[i].global[3][1] -= floor_y;
+    for (int i = 0; i < out->vertex_count; ++i)
+        out->vertices[i].position_m[1] -= floor_y;
+    top_y -= floor_y;
+    sk_skeleton_fini(&out->skeleton);
+    free(out->rest_rotation);
+    free(out->from_file);
+    out->rest_rotation = NULL;
+    out->from_file = NULL;
+    bone_positions(L, top_y, 0.0f);
+    if ((r = build_skeleton(L, out, err)) != EM_OK)
+        return r;
+    out->height_m = sk_humanoid_height(&out->skeleton);
+    return EM_OK;
+}
+
+enum em_result
+av_avatar_load(const char *path, const struct av_load_desc *desc, struct av_avatar *out_avatar,
+               struct em_error *err)
+{
+    memset(out_avatar, 0, sizeof *out_avatar);
+    snprintf(out_avatar->source, sizeof out_avatar->source, "%s", path);
+    struct loader L = {.path = path};
+    L.limits.max_triangles =
+        desc && desc->max_triangles > 0 && desc->max_triangles < AV_MAX_TRIANGLES
+            ? desc->max_triangles
+            : AV_MAX_TRIANGLES;
+    L.limits.max_vertices = desc && desc->max_vertices > 0 && desc->max_vertices < AV_MAX_VERTICES
+                                ? desc->max_vertices
+                                : AV_MAX_VERTICES;
+    const char *ext = strrchr(path, '.');
+    enum em_result r;
+    if (!ext ||
+        (strcmp(ext, ".vrm") != 0 && strcmp(ext, ".glb") != 0 && strcmp(ext, ".gltf") != 0 &&
+         strcmp(ext, ".VRM") != 0 && strcmp(ext, ".GLB") != 0 && strcmp(ext, ".GLTF") != 0))
+        r = em_fail(err, EM_ERROR_UNSUPPORTED,
+                    "%s: not an avatar file this reader knows (expected .vrm, .glb or .gltf)",
+                    path);
+    else
+        r = load(&L, out_avatar, err);
+    if (L.scene)
+        aiReleaseImport(L.scene);
+    free(L.nodes);
+    av_file_fini(&L.file);
+    if (r != EM_OK)
+        av_avatar_fini(out_avatar);
+    return r;
+}
+
+void
+av_avatar_fini(struct av_avatar *avatar)
+{
+    sk_skeleton_fini(&avatar->skeleton);
+    free(avatar->rest_rotation);
+    free(avatar->from_file);
+    free(avatar->vertices);
+    free(avatar->indices);
+    free(avatar->primitives);
+    free(avatar->materials);
+    for (int i = 0; i < avatar->texture_count; ++i)
+        free(avatar->textures[i].rgba);
+    free(avatar->textures);
+    memset(avatar, 0, sizeof *avatar);
+}

@@ -1,0 +1,838 @@
+/*
+ * The avatar embody makes itself (no third-party model): a humanoid skeleton dressed in
+ * capsules, written as a skinned glTF 2.0 binary (GLB), as VRM 1.0, VRM 0.x or plain glTF.
+ *
+ * Each bone's body part is a capsule from its joint to its child's, weighted to the bone
+ * and blended half-way into the neighbouring bones near the joints so elbows and knees
+ * bend smoothly; the head is an ellipsoid; the eyes are a mesh without a skin hung under
+ * the head node (a rigid attachment, as many simple VRMs are built). Colours follow the
+ * mirror view's palette (centre warm sand, the left side orange, the right side blue) so
+ * the skinned avatar reads the same as the capsule figure; the torso has a striped
+ * base-colour texture and the eyes an MToon material.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "avatar/av_internal.h"
+#include "embody/m_math.h"
+
+enum part_material { MAT_CENTER, MAT_LEFT, MAT_RIGHT, MAT_EYES, MAT_COUNT };
+
+/* ---- Growing arrays ---- */
+
+struct bytes {
+    uint8_t *data;
+    size_t size, capacity;
+};
+
+static bool
+bytes_append(struct bytes *b, const void *data, size_t n)
+{
+    if (b->size + n + 4 > b->capacity) {
+        size_t cap = b->capacity ? b->capacity * 2 : 4096;
+        while (cap < b->size + n + 4)
+            cap *= 2;
+        uint8_t *grown = realloc(b->data, cap);
+        if (!grown)
+            return false;
+        b->data = grown;
+        b->capacity = cap;
+    }
+    memcpy(b->data + b->size, data, n);
+    b->size += n;
+    while (b->size % 4) /* every view starts 4-aligned */
+        b->data[b->size++] = 0;
+    return true;
+}
+
+struct gen_vertex {
+    float p[3], n[3], uv[2];
+    uint16_t j[4];
+    float w[4];
+};
+
+struct mesh_builder {
+    struct gen_vertex *v;
+    int count, capacity;
+    uint32_t *idx[MAT_COUNT];
+    int idx_count[MAT_COUNT], idx_capacity[MAT_COUNT];
+    bool failed;
+};
+
+static int
+push_vertex(struct mesh_builder *m, const struct gen_vertex *v)
+{
+    if (m->count == m->capacity) {
+        const int cap = m->capacity ? m->capacity * 2 : 1024;
+        struct gen_vertex *grown = realloc(m->v, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            m->failed = true;
+            return 0;
+        }
+        m->v = grown;
+        m->capacity = cap;
+    }
+    m->v[m->count] = *v;
+    return m->count++;
+}
+
+static void
+push_triangle(struct mesh_builder *m, int mat, int a, int b, int c)
+{
+    if (m->idx_count[mat] + 3 > m->idx_capacity[mat]) {
+        const int cap = m->idx_capacity[mat] ? m->idx_capacity[mat] * 2 : 1024;
+        uint32_t *grown = realloc(m->idx[mat], (size_t)cap * sizeof *grown);
+        if (!grown) {
+            m->failed = true;
+            return;
+        }
+        m->idx[mat] = grown;
+        m->idx_capacity[mat] = cap;
+    }
+    uint32_t *t = m->idx[mat] + m->idx_count[mat];
+    t[0] = (uint32_t)a, t[1] = (uint32_t)b, t[2] = (uint32_t)c;
+    m->idx_count[mat] += 3;
+}
+
+static void
+builder_fini(struct mesh_builder *m)
+{
+    free(m->v);
+    for (int i = 0; i < MAT_COUNT; ++i)
+        free(m->idx[i]);
+}
+
+/* ---- Shapes ---- */
+
+/* Weights of a point a fraction t along bone `joint` (from it to `child`): the bone's own,
+ * blending half into the parent bone near its start and into the child's near its end. */
+static void
+segment_weights(int parent, int joint, int child, float t, struct gen_vertex *v)
+{
+    float wp = parent >= 0 ? 0.5f * (1.0f - m_clampf(t / 0.3f, 0.0f, 1.0f)) : 0.0f;
+    float wc = child >= 0 ? 0.5f * m_clampf((t - 0.7f) / 0.3f, 0.0f, 1.0f) : 0.0f;
+    wp = wp * wp * 2.0f; /* eased: 0.5 at the joint, falling off smoothly */
+    wc = wc * wc * 2.0f;
+    v->j[0] = (uint16_t)joint, v->w[0] = 1.0f - wp - wc;
+    v->j[1] = (uint16_t)(parent >= 0 ? parent : joint), v->w[1] = wp;
+    v->j[2] = (uint16_t)(child >= 0 ? child : joint), v->w[2] = wc;
+    v->j[3] = (uint16_t)joint, v->w[3] = 0.0f;
+}
+
+struct capsule {
+    vec3 a, b;                /* ends (centres of the end caps) */
+    float ra[2], rb[2];       /* radii at a and b: across (u) and deep (v) */
+    int parent, joint, child; /* for weights; -1 for none */
+    int material;
+};
+
+/* Unit frame around a direction: u across (towards X, or Z for bones along X), v = w x u. */
+static void
+frame_of(const vec3 w, vec3 u, vec3 v)
+{
+    const vec3 x = {1.0f, 0.0f, 0.0f}, z = {0.0f, 0.0f, 1.0f};
+    const float *ref = fabsf(w[0]) < 0.9f ? x : z;
+    vec3 t;
+    m_vec3_scale(w, m_vec3_dot(ref, w), t);
+    m_vec3_sub(ref, t, u);
+    m_vec3_normalize_or(u, x, u);
+    m_vec3_cross(w, u, v);
+}
+
+/* A capsule as rings: `sides` around, cap rings over each end's hemisphere. The surface
+ * point at angle a and height h (-1..0 start cap, 0..1 tube, 1..2 end cap). */
+static void
+add_capsule(struct mesh_builder *m, const struct capsule *c, int sides)
+{
+    vec3 axis, u, v;
+    m_vec3_sub(c->b, c->a, axis);
+    const float len = m_vec3_length(axis);
+    const vec3 up = {0.0f, 1.0f, 0.0f};
+    m_vec3_normalize_or(axis, up, axis);
+    frame_of(axis, u, v);
+    const int cap_rings = sides / 4 + 1, tube_rings = sides / 2 + 2;
+    const int rings = 2 * cap_rings + tube_rings;
+    int first = -1;
+    for (int r = 0; r <= rings; ++r) {
+        /* The ring's place: along the axis (metres from a) and its radius scale. */
+        float along, scale, t, normal_axial;
+        if (r < cap_rings) {
+            const float ang = (0.5f * M_PI_F) * (1.0f - (float)r / (float)cap_rings);
+            along = -sinf(ang), scale = cosf(ang), t = 0.0f, normal_axial = -sinf(ang);
+        } else if (r <= cap_rings + tube_rings) {
+            t = (float)(r - cap_rings) / (float)tube_rings;
+            along = 0.0f, scale = 1.0f, normal_axial = 0.0f;
+        } else {
+            const float ang =
+                (0.5f * M_PI_F) * (float)(r - cap_rings - tube_rings) / (float)cap_rings;
+            along = sinf(ang), scale = cosf(ang), t = 1.0f, normal_axial = sinf(ang);
+        }
+        const float rx = (c->ra[0] + (c->rb[0] - c->ra[0]) * t);
+        const float rz = (c->ra[1] + (c->rb[1] - c->ra[1]) * t);
+        vec3 centre;
+        m_vec3_muladd(c->a, axis, t * len + along * rx, centre);
+        for (int s = 0; s <= sides; ++s) {
+            const float ang = 2.0f * M_PI_F * (float)s / (float)sides;
+            const float ca = cosf(ang), sa = sinf(ang);
+            struct gen_vertex gv;
+            memset(&gv, 0, sizeof gv);
+            vec3 p, n;
+            m_vec3_muladd(centre, u, ca * rx * scale, p);
+            m_vec3_muladd(p, v, sa * rz * scale, p);
+            m_vec3_scale(u, ca / rx * scale, n);
+            m_vec3_muladd(n, v, sa / rz * scale, n);
+            m_vec3_muladd(n, axis, normal_axial / rx, n);
+            m_vec3_normalize_or(n, axis, n);
+            m_vec3_copy(p, gv.p);
+            gv.p[1] = fmaxf(gv.p[1], 0.0f); /* flat soles: nothing below the floor */
+            m_vec3_copy(n, gv.n);
+            gv.uv[0] = (float)s / (float)sides;
+            gv.uv[1] = (float)r / (float)rings;
+            segment_weights(c->parent, c->joint, c->child, t, &gv);
+            const int id = push_vertex(m, &gv);
+            if (first < 0)
+                first = id;
+        }
+    }
+    for (int r = 0; r < rings; ++r)
+        for (int s = 0; s < sides; ++s) {
+            const int a = first + r * (sides + 1) + s, b = a + sides + 1;
+            push_triangle(m, c->material, a, a + 1, b);
+            push_triangle(m, c->material, a + 1, b + 1, b);
+        }
+}
+
+/* An ellipsoid at `centre` with radii `r` (world axes), all weighted to `joint`. */
+static void
+add_ellipsoid(struct mesh_builder *m, const vec3 centre, const vec3 r, int joint, int material,
+              int sides)
+{
+    const int rings = sides / 2;
+    const int first = m->count;
+    for (int i = 0; i <= rings; ++i) {
+        const float th = M_PI_F * (float)i / (float)rings;
+        for (int s = 0; s <= sides; ++s) {
+            const float ph = 2.0f * M_PI_F * (float)s / (float)sides;
+            const vec3 d = {sinf(th) * cosf(ph), cosf(th), sinf(th) * sinf(ph)};
+            struct gen_vertex gv;
+            memset(&gv, 0, sizeof gv);
+            for (int k = 0; k < 3; ++k) {
+                gv.p[k] = centre[k] + r[k] * d[k];
+                gv.n[k] = d[k] / r[k];
+            }
+            m_vec3_normalize_or(gv.n, d, gv.n);
+            gv.uv[0] = (float)s / (float)sides;
+            gv.uv[1] = (float)i / (float)rings;
+            gv.j[0] = gv.j[1] = gv.j[2] = gv.j[3] = (uint16_t)joint;
+            gv.w[0] = 1.0f;
+            push_vertex(m, &gv);
+        }
+    }
+    for (int i = 0; i < rings; ++i)
+        for (int s = 0; s < sides; ++s) {
+            const int a = first + i * (sides + 1) + s, b = a + sides + 1;
+            push_triangle(m, material, a, a + 1, b);
+            push_triangle(m, material, a + 1, b + 1, b);
+        }
+}
+
+/* The part's radii (across, deep) in metres for a 1.75 m figure, by the bone it hangs from,
+ * and its material; false for bones that get no capsule. */
+static bool
+part_style(enum sk_bone bone, enum sk_bone child, float out_r[2], float out_r_end[2],
+           int *out_material)
+{
+    const bool left = strncmp(sk_bone_name(bone), "left", 4) == 0;
+    *out_material = bone == sk_bone_mirror(bone) ? MAT_CENTER : left ? MAT_LEFT : MAT_RIGHT;
+    float a0, a1, b0, b1;
+    switch (sk_bone_mirror(bone) < bone ? sk_bone_mirror(bone) : bone) {
+    case SK_HIPS:
+        if (child != SK_SPINE)
+            return false; /* the legs hang from the pelvis, drawn by the spine part */
+        a0 = 0.15f, a1 = 0.10f, b0 = 0.14f, b1 = 0.09f;
+        break;
+    case SK_SPINE: a0 = 0.14f, a1 = 0.09f, b0 = 0.15f, b1 = 0.10f; break;
+    case SK_CHEST:
+    case SK_UPPER_CHEST:
+        if (child != SK_NECK && child != SK_UPPER_CHEST)
+            return false;
+        a0 = 0.15f, a1 = 0.10f, b0 = 0.12f, b1 = 0.08f;
+        break;
+    case SK_NECK: a0 = a1 = 0.05f, b0 = b1 = 0.05f; break;
+    case SK_LEFT_SHOULDER: a0 = a1 = 0.055f, b0 = b1 = 0.055f; break;
+    case SK_LEFT_UPPER_ARM: a0 = a1 = 0.05f, b0 = b1 = 0.042f; break;
+    case SK_LEFT_LOWER_ARM: a0 = a1 = 0.04f, b0 = b1 = 0.032f; break;
+    case SK_LEFT_HAND: a0 = 0.045f, a1 = 0.022f, b0 = 0.04f, b1 = 0.018f; break;
+    case SK_LEFT_UPPER_LEG: a0 = a1 = 0.08f, b0 = b1 = 0.056f; break;
+    case SK_LEFT_LOWER_LEG: a0 = a1 = 0.055f, b0 = b1 = 0.042f; break;
+    case SK_LEFT_FOOT: a0 = a1 = 0.045f, b0 = b1 = 0.042f; break;
+    case SK_LEFT_TOES: a0 = a1 = 0.042f, b0 = b1 = 0.03f; break;
+    default: return false; /* the head is an ellipsoid */
+    }
+    out_r[0] = a0, out_r[1] = a1, out_r_end[0] = b0, out_r_end[1] = b1;
+    return true;
+}
+
+static int
+first_child(const struct sk_skeleton *sk, int joint)
+{
+    for (int i = joint + 1; i < sk->joint_count; ++i)
+        if (sk->parent[i] == joint)
+            return i;
+    return -1;
+}
+
+static void
+build_body(const struct sk_skeleton *sk, int sides, struct mesh_builder *m)
+{
+    const float k = sk_humanoid_height(sk) / 1.75f;
+    for (int j = 1; j < sk->joint_count; ++j) {
+        const int p = sk->parent[j];
+        float ra[2], rb[2];
+        int material;
+        if (!part_style(sk->bone[p], sk->bone[j], ra, rb, &material))
+            continue;
+        struct capsule c = {.parent = sk->parent[p],
+                            .joint = p,
+                            .child = first_child(sk, j) >= 0 ? j : -1,
+                            .material = material};
+        m_vec3_copy(sk->rest_position_m[p], c.a);
+        m_vec3_copy(sk->rest_position_m[j], c.b);
+        for (int i = 0; i < 2; ++i)
+            c.ra[i] = ra[i] * k, c.rb[i] = rb[i] * k;
+        if (sk->bone[p] == SK_HIPS)
+            c.parent = -1;
+        add_capsule(m, &c, sides);
+    }
+    const int head = sk->bone_joint[SK_HEAD], top = sk->bone_joint[SK_HEAD_TOP];
+    vec3 centre;
+    if (top >= 0)
+        m_vec3_lerp(sk->rest_position_m[head], sk->rest_position_m[top], 0.45f, centre);
+    else
+        m_vec3_muladd(sk->rest_position_m[head], (vec3){0.0f, 1.0f, 0.0f}, 0.09f * k, centre);
+    const vec3 r = {0.085f * k, 0.115f * k, 0.1f * k};
+    add_ellipsoid(m, centre, r, head, MAT_CENTER, sides);
+}
+
+/* The eyes, in the head node's frame (a node placed in front of the face). */
+static void
+build_eyes(float k, int sides, struct mesh_builder *m)
+{
+    for (int side = -1; side <= 1; side += 2) {
+        const vec3 c = {0.034f * k * (float)side, 0.0f, 0.0f};
+        const vec3 r = {0.016f * k, 0.016f * k, 0.01f * k};
+        add_ellipsoid(m, c, r, 0, MAT_EYES, sides / 2 > 6 ? sides / 2 : 6);
+    }
+}
+
+/* ---- glTF JSON ---- */
+
+struct writer {
+    cJSON *root, *accessors, *views;
+    struct bytes bin;
+    bool failed;
+};
+
+static int
+add_view(struct writer *w, const void *data, size_t n)
+{
+    const size_t offset = w->bin.size;
+    if (!bytes_append(&w->bin, data, n))
+        w->failed = true;
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddNumberToObject(v, "buffer", 0);
+    cJSON_AddNumberToObject(v, "byteOffset", (double)offset);
+    cJSON_AddNumberToObject(v, "byteLength", (double)n);
+    cJSON_AddItemToArray(w->views, v);
+    return cJSON_GetArraySize(w->views) - 1;
+}
+
+static int
+add_accessor(struct writer *w, const void *data, size_t n, int component, int count,
+             const char *type, const float *min3, const float *max3)
+{
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddNumberToObject(a, "bufferView", add_view(w, data, n));
+    cJSON_AddNumberToObject(a, "componentType", component);
+    cJSON_AddNumberToObject(a, "count", count);
+    cJSON_AddStringToObject(a, "type", type);
+    if (min3 && max3) {
+        cJSON_AddItemToObject(a, "min", cJSON_CreateFloatArray(min3, 3));
+        cJSON_AddItemToObject(a, "max", cJSON_CreateFloatArray(max3, 3));
+    }
+    cJSON_AddItemToArray(w->accessors, a);
+    return cJSON_GetArraySize(w->accessors) - 1;
+}
+
+#define GL_UNSIGNED_SHORT_ 5123
+#define GL_UNSIGNED_INT_ 5125
+#define GL_FLOAT_ 5126
+
+/* Vertex attributes of `m` as accessors; positions and normals turned by `flip` (x and z
+ * negated: a model facing -Z). Fills attribute indices (position, normal, uv, joints,
+ * weights; the last three -1 when `skinned` is false). */
+static void
+add_attributes(struct writer *w, const struct mesh_builder *m, bool flip, bool skinned,
+               int out_attr[5])
+{
+    const size_t n = (size_t)m->count;
+    float *pos = malloc(n * 3 * sizeof *pos), *nrm = malloc(n * 3 * sizeof *nrm);
+    float *uv = malloc(n * 2 * sizeof *uv), *wt = malloc(n * 4 * sizeof *wt);
+    uint16_t *jt = malloc(n * 4 * sizeof *jt);
+    if (!pos || !nrm || !uv || !wt || !jt) {
+        w->failed = true;
+    } else {
+        float lo[3] = {1e30f, 1e30f, 1e30f}, hi[3] = {-1e30f, -1e30f, -1e30f};
+        for (size_t i = 0; i < n; ++i) {
+            const struct gen_vertex *v = &m->v[i];
+            for (int k = 0; k < 3; ++k) {
+                const float s = flip && k != 1 ? -1.0f : 1.0f;
+                pos[3 * i + (size_t)k] = s * v->p[k];
+                nrm[3 * i + (size_t)k] = s * v->n[k];
+                lo[k] = fminf(lo[k], pos[3 * i + (size_t)k]);
+                hi[k] = fmaxf(hi[k], pos[3 * i + (size_t)k]);
+            }
+            for (int k = 0; k < 4; ++k) {
+                jt[4 * i + (size_t)k] = v->j[k];
+                wt[4 * i + (size_t)k] = v->w[k];
+            }
+            uv[2 * i] = v->uv[0], uv[2 * i + 1] = v->uv[1];
+        }
+        out_attr[0] = add_accessor(w, pos, n * 12, GL_FLOAT_, m->count, "VEC3", lo, hi);
+        out_attr[1] = add_accessor(w, nrm, n * 12, GL_FLOAT_, m->count, "VEC3", NULL, NULL);
+        out_attr[2] = add_accessor(w, uv, n * 8, GL_FLOAT_, m->count, "VEC2", NULL, NULL);
+        out_attr[3] = out_attr[4] = -1;
+        if (skinned) {
+            out_attr[3] =
+                add_accessor(w, jt, n * 8, GL_UNSIGNED_SHORT_, m->count, "VEC4", NULL, NULL);
+            out_attr[4] = add_accessor(w, wt, n * 16, GL_FLOAT_, m->count, "VEC4", NULL, NULL);
+        }
+    }
+    free(pos), free(nrm), free(uv), free(wt), free(jt);
+}
+
+static cJSON *
+make_mesh(struct writer *w, const struct mesh_builder *m, bool flip, bool skinned, const char *name)
+{
+    int attr[5] = {-1, -1, -1, -1, -1};
+    add_attributes(w, m, flip, skinned, attr);
+    cJSON *mesh = cJSON_CreateObject();
+    cJSON_AddStringToObject(mesh, "name", name);
+    cJSON *prims = cJSON_AddArrayToObject(mesh, "primitives");
+    for (int mat = 0; mat < MAT_COUNT && !w->failed; ++mat) {
+        if (m->idx_count[mat] == 0)
+            continue;
+        cJSON *p = cJSON_CreateObject();
+        cJSON *a = cJSON_AddObjectToObject(p, "attributes");
+        cJSON_AddNumberToObject(a, "POSITION", attr[0]);
+        cJSON_AddNumberToObject(a, "NORMAL", attr[1]);
+        cJSON_AddNumberToObject(a, "TEXCOORD_0", attr[2]);
+        if (skinned) {
+            cJSON_AddNumberToObject(a, "JOINTS_0", attr[3]);
+            cJSON_AddNumberToObject(a, "WEIGHTS_0", attr[4]);
+        }
+        cJSON_AddNumberToObject(p, "indices",
+                                add_accessor(w, m->idx[mat], (size_t)m->idx_count[mat] * 4,
+                                             GL_UNSIGNED_INT_, m->idx_count[mat], "SCALAR", NULL,
+                                             NULL));
+        cJSON_AddNumberToObject(p, "material", mat);
+        cJSON_AddItemToArray(prims, p);
+    }
+    return mesh;
+}
+
+static float
+srgb_to_linear(float c)
+{
+    return powf(c, 2.2f);
+}
+
+static const char *k_material_names[MAT_COUNT] = {"Body", "Left", "Right", "Eyes"};
+static const float k_material_srgb[MAT_COUNT][3] = {
+    {0.92f, 0.80f, 0.58f}, /* the mirror view's palette (render/r_internal.h) */
+    {0.98f, 0.52f, 0.18f},
+    {0.20f, 0.58f, 1.00f},
+    {0.10f, 0.11f, 0.14f},
+};
+
+static void
+add_materials(struct writer *w, enum av_make_rig rig, int texture_index)
+{
+    cJSON *mats = cJSON_AddArrayToObject(w->root, "materials");
+    for (int i = 0; i < MAT_COUNT; ++i) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "name", k_material_names[i]);
+        cJSON *pbr = cJSON_AddObjectToObject(m, "pbrMetallicRoughness");
+        const float c[4] = {srgb_to_linear(k_material_srgb[i][0]),
+                            srgb_to_linear(k_material_srgb[i][1]),
+                            srgb_to_linear(k_material_srgb[i][2]), 1.0f};
+        cJSON_AddItemToObject(pbr, "baseColorFactor", cJSON_CreateFloatArray(c, 4));
+        cJSON_AddNumberToObject(pbr, "metallicFactor", 0.0);
+        cJSON_AddNumberToObject(pbr, "roughnessFactor", 0.8);
+        if (i == MAT_CENTER && texture_index >= 0) {
+            cJSON *t = cJSON_AddObjectToObject(pbr, "baseColorTexture");
+            cJSON_AddNumberToObject(t, "index", texture_index);
+        }
+        if (i == MAT_EYES && rig == AV_MAKE_VRM1) {
+            cJSON *ext = cJSON_AddObjectToObject(m, "extensions");
+            cJSON *mt = cJSON_AddObjectToObject(ext, "VRMC_materials_mtoon");
+            cJSON_AddStringToObject(mt, "specVersion", "1.0");
+            cJSON_AddObjectToObject(ext, "KHR_materials_unlit");
+        }
+        cJSON_AddItemToArray(mats, m);
+    }
+}
+
+/* A 16 x 16 texture of soft horizontal stripes (near white, so the factor's colour shows). */
+static int
+add_texture(struct writer *w)
+{
+    uint8_t rgba[16 * 16 * 4];
+    for (int y = 0; y < 16; ++y)
+        for (int x = 0; x < 16; ++x) {
+            const uint8_t v = (y / 2) % 2 ? 255 : 226;
+            uint8_t *p = rgba + (y * 16 + x) * 4;
+            p[0] = p[1] = p[2] = v, p[3] = 255;
+        }
+    size_t size = 0;
+    uint8_t *png = av_image_encode_png(rgba, 16, 16, &size);
+    if (!png) {
+        w->failed = true;
+        return -1;
+    }
+    cJSON *images = cJSON_AddArrayToObject(w->root, "images");
+    cJSON *img = cJSON_CreateObject();
+    cJSON_AddNumberToObject(img, "bufferView", add_view(w, png, size));
+    cJSON_AddStringToObject(img, "mimeType", "image/png");
+    cJSON_AddStringToObject(img, "name", "stripes");
+    cJSON_AddItemToArray(images, img);
+    free(png);
+    cJSON *samplers = cJSON_AddArrayToObject(w->root, "samplers");
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "magFilter", 9729);
+    cJSON_AddNumberToObject(s, "minFilter", 9729);
+    cJSON_AddItemToArray(samplers, s);
+    cJSON *textures = cJSON_AddArrayToObject(w->root, "textures");
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddNumberToObject(t, "sampler", 0);
+    cJSON_AddNumberToObject(t, "source", 0);
+    cJSON_AddItemToArray(textures, t);
+    return 0;
+}
+
+/* ---- Node names ---- */
+
+static const char *
+mixamo_name(enum sk_bone b)
+{
+    static const char *names[SK_BONE_COUNT] = {
+        [SK_HIPS] = "Hips",
+        [SK_SPINE] = "Spine",
+        [SK_CHEST] = "Spine1",
+        [SK_UPPER_CHEST] = "Spine2",
+        [SK_NECK] = "Neck",
+        [SK_HEAD] = "Head",
+        [SK_LEFT_SHOULDER] = "LeftShoulder",
+        [SK_LEFT_UPPER_ARM] = "LeftArm",
+        [SK_LEFT_LOWER_ARM] = "LeftForeArm",
+        [SK_LEFT_HAND] = "LeftHand",
+        [SK_RIGHT_SHOULDER] = "RightShoulder",
+        [SK_RIGHT_UPPER_ARM] = "RightArm",
+        [SK_RIGHT_LOWER_ARM] = "RightForeArm",
+        [SK_RIGHT_HAND] = "RightHand",
+        [SK_LEFT_UPPER_LEG] = "LeftUpLeg",
+        [SK_LEFT_LOWER_LEG] = "LeftLeg",
+        [SK_LEFT_FOOT] = "LeftFoot",
+        [SK_LEFT_TOES] = "LeftToeBase",
+        [SK_RIGHT_UPPER_LEG] = "RightUpLeg",
+        [SK_RIGHT_LOWER_LEG] = "RightLeg",
+        [SK_RIGHT_FOOT] = "RightFoot",
+        [SK_RIGHT_TOES] = "RightToeBase",
+        [SK_HEAD_TOP] = "HeadTop_End",
+        [SK_LEFT_HAND_END] = "LeftHand_End",
+        [SK_RIGHT_HAND_END] = "RightHand_End",
+        [SK_LEFT_TOES_END] = "LeftToe_End",
+        [SK_RIGHT_TOES_END] = "RightToe_End",
+    };
+    return b >= 0 && b < SK_BONE_COUNT && names[b] ? names[b] : "Extra";
+}
+
+/* VRoid's style: J_Bip_C_Hips, J_Bip_L_UpperArm (not names av_bone_from_node_name knows,
+ * so a VRM file's bones can only come from its humanBones). */
+static void
+vroid_name(enum sk_bone b, const char *vrm, char *out, size_t size)
+{
+    char side = 'C';
+    const char *rest = vrm;
+    if (strncmp(vrm, "left", 4) == 0)
+        side = 'L', rest = vrm + 4;
+    else if (strncmp(vrm, "right", 5) == 0)
+        side = 'R', rest = vrm + 5;
+    snprintf(out, size, "J_Bip_%c_%c%s%s", side, (char)(rest[0] & ~0x20), rest + 1,
+             b >= SK_HEAD_TOP ? "_Tip" : "");
+}
+
+static void
+node_name(const struct av_make_desc *d, const struct sk_skeleton *sk, int j, char *out, size_t size)
+{
+    if (d->anonymous_nodes)
+        snprintf(out, size, "bone%d", j);
+    else if (d->rig == AV_MAKE_MIXAMO)
+        snprintf(out, size, "mixamorig:%s", mixamo_name(sk->bone[j]));
+    else if (d->rig == AV_MAKE_PLAIN)
+        snprintf(out, size, "%s", sk->name[j]);
+    else
+        vroid_name(sk->bone[j], sk->name[j], out, size);
+}
+
+static bool
+omitted(const char *list, const char *name)
+{
+    if (!list)
+        return false;
+    const size_t n = strlen(name);
+    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+        if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return true;
+    return false;
+}
+
+static void
+add_vrm_extension(struct writer *w, const struct av_make_desc *d, const struct sk_skeleton *sk)
+{
+    cJSON *exts = cJSON_AddObjectToObject(w->root, "extensions");
+    cJSON *used = cJSON_AddArrayToObject(w->root, "extensionsUsed");
+    const char *title = d->title ? d->title : "embody";
+    if (d->rig == AV_MAKE_VRM1) {
+        cJSON_AddItemToArray(used, cJSON_CreateString("VRMC_vrm"));
+        cJSON_AddItemToArray(used, cJSON_CreateString("VRMC_materials_mtoon"));
+        cJSON_AddItemToArray(used, cJSON_CreateString("KHR_materials_unlit"));
+        cJSON *vrm = cJSON_AddObjectToObject(exts, "VRMC_vrm");
+        cJSON_AddStringToObject(vrm, "specVersion", d->spec_version ? d->spec_version : "1.0");
+        cJSON *meta = cJSON_AddObjectToObject(vrm, "meta");
+        cJSON_AddStringToObject(meta, "name", title);
+        cJSON_AddStringToObject(meta, "version", "1");
+        cJSON *authors = cJSON_AddArrayToObject(meta, "authors");
+        cJSON_AddItemToArray(authors, cJSON_CreateString("embody (generated)"));
+        cJSON_AddStringToObject(meta, "licenseUrl", "https://vrm.dev/licenses/1.0/");
+        cJSON_AddStringToObject(meta, "avatarPermission", "everyone");
+        cJSON_AddBoolToObject(meta, "allowRedistribution", true);
+        cJSON *hb = cJSON_AddObjectToObject(cJSON_AddObjectToObject(vrm, "humanoid"), "humanBones");
+        for (int j = 0; j < sk->joint_count; ++j) {
+            if (sk->bone[j] == SK_BONE_NONE || sk->bone[j] >= SK_HEAD_TOP ||
+                omitted(d->omit_bones, sk->name[j]))
+                continue;
+            cJSON_AddNumberToObject(cJSON_AddObjectToObject(hb, sk->name[j]), "node", j);
+        }
+        return;
+    }
+    cJSON_AddItemToArray(used, cJSON_CreateString("VRM"));
+    cJSON *vrm = cJSON_AddObjectToObject(exts, "VRM");
+    cJSON_AddStringToObject(vrm, "exporterVersion", "embody make-avatar");
+    cJSON_AddStringToObject(vrm, "specVersion", d->spec_version ? d->spec_version : "0.0");
+    cJSON *meta = cJSON_AddObjectToObject(vrm, "meta");
+    cJSON_AddStringToObject(meta, "title", title);
+    cJSON_AddStringToObject(meta, "author", "embody (generated)");
+    cJSON_AddStringToObject(meta, "allowedUserName", "Everyone");
+    cJSON_AddStringToObject(meta, "licenseName", "CC0");
+    cJSON *hb = cJSON_AddArrayToObject(cJSON_AddObjectToObject(vrm, "humanoid"), "humanBones");
+    for (int j = 0; j < sk->joint_count; ++j) {
+        if (sk->bone[j] == SK_BONE_NONE || sk->bone[j] >= SK_HEAD_TOP ||
+            omitted(d->omit_bones, sk->name[j]))
+            continue;
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "bone", sk->name[j]);
+        cJSON_AddNumberToObject(b, "node", j);
+        cJSON_AddBoolToObject(b, "useDefaultValues", true);
+        cJSON_AddItemToArray(hb, b);
+    }
+    cJSON *props = cJSON_AddArrayToObject(vrm, "materialProperties");
+    for (int i = 0; i < MAT_COUNT; ++i) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", k_material_names[i]);
+        cJSON_AddStringToObject(p, "shader", i == MAT_EYES ? "VRM/MToon" : "VRM_USE_GLTFSHADER");
+        cJSON_AddItemToArray(props, p);
+    }
+}
+
+static void
+add_nodes(struct writer *w, const struct av_make_desc *d, const struct sk_skeleton *sk, bool flip,
+          int body_mesh, int eyes_mesh)
+{
+    const float s = flip ? -1.0f : 1.0f;
+    const float k = sk_humanoid_height(sk) / 1.75f;
+    cJSON *nodes = cJSON_AddArrayToObject(w->root, "nodes");
+    for (int j = 0; j < sk->joint_count; ++j) {
+        cJSON *n = cJSON_CreateObject();
+        char name[96];
+        node_name(d, sk, j, name, sizeof name);
+        cJSON_AddStringToObject(n, "name", name);
+        const float t[3] = {s * sk->offset_m[j][0], sk->offset_m[j][1], s * sk->offset_m[j][2]};
+        cJSON_AddItemToObject(n, "translation", cJSON_CreateFloatArray(t, 3));
+        cJSON *children = cJSON_CreateArray();
+        for (int c = j + 1; c < sk->joint_count; ++c)
+            if (sk->parent[c] == j)
+                cJSON_AddItemToArray(children, cJSON_CreateNumber(c));
+        if (sk->bone[j] == SK_HEAD)
+            cJSON_AddItemToArray(children, cJSON_CreateNumber(sk->joint_count + 1));
+        if (cJSON_GetArraySize(children) > 0)
+            cJSON_AddItemToObject(n, "children", children);
+        else
+            cJSON_Delete(children);
+        cJSON_AddItemToArray(nodes, n);
+    }
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "name", "Body");
+    cJSON_AddNumberToObject(body, "mesh", body_mesh);
+    cJSON_AddNumberToObject(body, "skin", 0);
+    cJSON_AddItemToArray(nodes, body);
+    cJSON *eyes = cJSON_CreateObject();
+    cJSON_AddStringToObject(eyes, "name", "Eyes");
+    cJSON_AddNumberToObject(eyes, "mesh", eyes_mesh);
+    /* In front of the face, a little above the head joint (the skull base). */
+    const float face_z = 0.1f * k + 0.02f * k;
+    const float t[3] = {0.0f, 0.085f * k, s * face_z};
+    cJSON_AddItemToObject(eyes, "translation", cJSON_CreateFloatArray(t, 3));
+    if (flip) {
+        const float q[4] = {0.0f, 1.0f, 0.0f, 0.0f}; /* the eyes' mesh is made facing +Z */
+        cJSON_AddItemToObject(eyes, "rotation", cJSON_CreateFloatArray(q, 4));
+    }
+    cJSON_AddItemToArray(nodes, eyes);
+}
+
+static void
+add_skin(struct writer *w, const struct sk_skeleton *sk, bool flip)
+{
+    const float s = flip ? -1.0f : 1.0f;
+    const size_t n = (size_t)sk->joint_count;
+    float *ibm = calloc(n * 16, sizeof *ibm);
+    if (!ibm) {
+        w->failed = true;
+        return;
+    }
+    cJSON *skin = cJSON_CreateObject();
+    cJSON *joints = cJSON_AddArrayToObject(skin, "joints");
+    for (size_t j = 0; j < n; ++j) {
+        float *m = ibm + 16 * j; /* column-major: a translation by minus the rest position */
+        m[0] = m[5] = m[10] = m[15] = 1.0f;
+        m[12] = -s * sk->rest_position_m[j][0];
+        m[13] = -sk->rest_position_m[j][1];
+        m[14] = -s * sk->rest_position_m[j][2];
+        cJSON_AddItemToArray(joints, cJSON_CreateNumber((double)j));
+    }
+    cJSON_AddNumberToObject(skin, "inverseBindMatrices",
+                            add_accessor(w, ibm, n * 64, GL_FLOAT_, (int)n, "MAT4", NULL, NULL));
+    cJSON_AddNumberToObject(skin, "skeleton", 0);
+    free(ibm);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(w->root, "skins"), skin);
+}
+
+static bool
+write_glb(struct writer *w, uint8_t **out_bytes, size_t *out_size)
+{
+    char *json = cJSON_PrintUnformatted(w->root);
+    if (!json)
+        return false;
+    size_t json_len = strlen(json);
+    const size_t json_padded = (json_len + 3) & ~(size_t)3;
+    const size_t total = 12 + 8 + json_padded + 8 + w->bin.size;
+    uint8_t *b = malloc(total);
+    if (!b) {
+        free(json);
+        return false;
+    }
+    const uint32_t header[5] = {0x46546C67u, 2u, (uint32_t)total, (uint32_t)json_padded,
+                                0x4E4F534Au};
+    for (int i = 0; i < 5; ++i)
+        for (int k = 0; k < 4; ++k)
+            b[4 * i + k] = (uint8_t)(header[i] >> (8 * k));
+    memcpy(b + 20, json, json_len);
+    memset(b + 20 + json_len, ' ', json_padded - json_len);
+    uint8_t *bin = b + 20 + json_padded;
+    const uint32_t bin_header[2] = {(uint32_t)w->bin.size, 0x004E4942u};
+    for (int i = 0; i < 2; ++i)
+        for (int k = 0; k < 4; ++k)
+            bin[4 * i + k] = (uint8_t)(bin_header[i] >> (8 * k));
+    if (w->bin.size)
+        memcpy(bin + 8, w->bin.data, w->bin.size);
+    free(json);
+    *out_bytes = b;
+    *out_size = total;
+    return true;
+}
+
+enum em_result
+av_make_glb(const struct av_make_desc *desc, uint8_t **out_bytes, size_t *out_size,
+            struct em_error *err)
+{
+    *out_bytes = NULL;
+    *out_size = 0;
+    const struct sk_skeleton *sk = desc->skeleton;
+    if (!sk || sk_humanoid_validate(sk, "avatar skeleton", err) != EM_OK)
+        return sk ? EM_ERROR_INVALID_ARGUMENT
+                  : em_fail(err, EM_ERROR_INVALID_ARGUMENT, "av_make_glb: no skeleton");
+    const int sides = desc->detail > 0 ? (desc->detail < 6 ? 6 : desc->detail) : 12;
+    const bool flip = desc->rig == AV_MAKE_VRM0;
+    const bool vrm = desc->rig == AV_MAKE_VRM0 || desc->rig == AV_MAKE_VRM1;
+
+    struct mesh_builder body = {0}, eyes = {0};
+    build_body(sk, sides, &body);
+    build_eyes(sk_humanoid_height(sk) / 1.75f, sides, &eyes);
+
+    struct writer w = {0};
+    w.root = cJSON_CreateObject();
+    cJSON *asset = cJSON_AddObjectToObject(w.root, "asset");
+    cJSON_AddStringToObject(asset, "version", "2.0");
+    cJSON_AddStringToObject(asset, "generator", "embody make-avatar");
+    w.accessors = cJSON_AddArrayToObject(w.root, "accessors");
+    w.views = cJSON_AddArrayToObject(w.root, "bufferViews");
+    cJSON_AddNumberToObject(w.root, "scene", 0);
+    cJSON *scene = cJSON_CreateObject();
+    cJSON *roots = cJSON_AddArrayToObject(scene, "nodes");
+    cJSON_AddItemToArray(roots, cJSON_CreateNumber(0));
+    cJSON_AddItemToArray(roots, cJSON_CreateNumber(sk->joint_count));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(w.root, "scenes"), scene);
+
+    cJSON *meshes = cJSON_AddArrayToObject(w.root, "meshes");
+    cJSON_AddItemToArray(meshes, make_mesh(&w, &body, flip, true, "Body"));
+    cJSON_AddItemToArray(meshes, make_mesh(&w, &eyes, false, false, "Eyes"));
+    add_nodes(&w, desc, sk, flip, 0, 1);
+    add_skin(&w, sk, flip);
+    add_materials(&w, desc->rig, add_texture(&w));
+    if (vrm)
+        add_vrm_extension(&w, desc, sk);
+    cJSON *buffers = cJSON_AddArrayToObject(w.root, "buffers");
+    cJSON *buffer = cJSON_CreateObject();
+    cJSON_AddNumberToObject(buffer, "byteLength", (double)w.bin.size);
+    cJSON_AddItemToArray(buffers, buffer);
+
+    bool ok = !w.failed && !body.failed && !eyes.failed && write_glb(&w, out_bytes, out_size);
+    cJSON_Delete(w.root);
+    free(w.bin.data);
+    builder_fini(&body);
+    builder_fini(&eyes);
+    return ok ? EM_OK : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "av_make_glb: out of memory");
+}
+
+enum em_result
+av_make_file(const struct av_make_desc *desc, const char *path, struct em_error *err)
+{
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    enum em_result r = av_make_glb(desc, &bytes, &size, err);
+    if (r != EM_OK)
+        return r;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        r = em_fail(err, EM_ERROR_IO, "%s: cannot write", path);
+    else if (fwrite(bytes, 1, size, f) != size)
+        r = em_fail(err, EM_ERROR_IO, "%s: write failed", path);
+    if (f && fclose(f) != 0 && r == EM_OK)
+        r = em_fail(err, EM_ERROR_IO, "%s: write failed", path);
+    free(bytes);
+    return r;
+}

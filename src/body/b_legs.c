@@ -1,0 +1,152 @@
+/*
+ * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
+ * target, the knee pole and the foot's turn alone: the knee from the exact two-bone
+ * solution (ik_two_bone_positions), the thigh's frame as the one whose bone points at the
+ * knee and whose knee hinge axis is square to the plane of hip, knee and pole, the knee
+ * bent about its hinge, the foot turned to its target within its limit.
+ *
+ * Why not the iterative solver or minimal rotations: turning a bone by the shortest arc
+ * from where it was keeps whatever twist it had, so a player who turns in place winds
+ * the legs up frame after frame; and a leg near full stretch made the iterations stall on
+ * one side or the other of the straight pose from frame to frame (knee jitter). A leg
+ * that is a function of this frame's targets alone has neither.
+ */
+#include "b_internal.h"
+#include "embody/m_math.h"
+
+/* The rotation taking the frame of (unit `from_dir`, `from_side`) to that of (unit
+ * `to_dir`, `to_side`): the directions exactly, the sides as nearly as the directions
+ * allow (their parts square to the directions). */
+static void
+rotation_between_frames(const float *from_dir, const float *from_side, const float *to_dir,
+                        const float *to_side, float *out_q)
+{
+    float e2[3], e3[3], f2[3], f3[3], qe[4], qf[4];
+    m_vec3_muladd(from_side, from_dir, -m_vec3_dot(from_side, from_dir), e2);
+    m_vec3_normalize_or(e2, from_side, e2);
+    m_vec3_cross(from_dir, e2, e3);
+    m_vec3_muladd(to_side, to_dir, -m_vec3_dot(to_side, to_dir), f2);
+    m_vec3_normalize_or(f2, to_side, f2);
+    m_vec3_cross(to_dir, f2, f3);
+    m_quat_from_columns(from_dir, e2, e3, qe);
+    m_quat_from_columns(to_dir, f2, f3, qf);
+    float qe_inv[4];
+    m_quat_conjugate(qe, qe_inv);
+    m_quat_mul(qf, qe_inv, out_q);
+    m_quat_normalize(out_q);
+}
+
+/* The signed angle about unit `axis` from `a` to `b` (their parts square to the axis). */
+static float
+angle_about(const float *axis, const float *a, const float *b)
+{
+    float pa[3], pb[3], c[3];
+    m_vec3_muladd(a, axis, -m_vec3_dot(a, axis), pa);
+    m_vec3_muladd(b, axis, -m_vec3_dot(b, axis), pb);
+    m_vec3_cross(pa, pb, c);
+    return atan2f(m_vec3_dot(c, axis), m_vec3_dot(pa, pb));
+}
+
+static void
+unit_offset(const struct sk_skeleton *sk, int joint, float *out)
+{
+    const float down[3] = {0, -1, 0};
+    m_vec3_normalize_or(sk->offset_m[joint], down, out);
+}
+
+/* The direction the knee goes out from the hip-ankle `line` (unit): toward the pole, or,
+ * as the pole comes near the line (a leg reaching toward it: a kick, a deep crouch with
+ * the hips behind the feet), up, blended so the knee never flips. */
+static void
+knee_side(const float *bend, const float *line, float *out)
+{
+    float to_pole[3], up[3];
+    m_vec3_muladd(bend, line, -m_vec3_dot(bend, line), to_pole);
+    const float off = m_vec3_length(to_pole) / fmaxf(m_vec3_length(bend), 1e-6f);
+    const float world_up[3] = {0, 1, 0};
+    m_vec3_muladd(world_up, line, -m_vec3_dot(world_up, line), up);
+    m_vec3_normalize_or(up, world_up, up);
+    m_vec3_normalize_or(to_pole, up, to_pole);
+    /* Off the line by more than sin(25 deg): the pole alone; under sin(10 deg): up. */
+    const float t = m_clampf((off - 0.17f) / (0.42f - 0.17f), 0.0f, 1.0f);
+    const float w = t * t * (3.0f - 2.0f * t);
+    m_vec3_lerp(up, to_pole, w, out);
+    m_vec3_normalize_or(out, to_pole, out);
+}
+
+/* A two-bone limb (upper joint, middle hinge, end joint) built toward `end_target` with
+ * its middle joint toward `pole`, and the end turned to `end_rotation` within its limit. */
+static void
+solve_limb(struct body *b, int upper, const float *end_target, const float *end_rotation,
+           const float *pole)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    struct sk_pose *pose = &b->pose;
+    const int mid = sk->primary_child[upper], end = sk->primary_child[mid];
+    const float *upper_m = pose->position_m[upper];
+    const float *parent_rot = pose->rotation[sk->parent[upper]];
+    /* The side the middle joint goes out to from the line to the target, then the exact
+     * two-bone positions on that side. */
+    float bend[3], line[3], side[3], mid_m[3], end_m[3];
+    m_vec3_sub(pole, upper_m, bend);
+    m_vec3_sub(end_target, upper_m, line);
+    m_vec3_normalize_or(line, bend, line);
+    knee_side(bend, line, side);
+    ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
+                          mid_m, end_m);
+    /* The hinge axis in the world: square to the limb's plane, on the side that bends the
+     * middle joint out by a positive angle (rotating the upper bone's direction u by a
+     * positive angle about axis a gives v with u x v along +a). */
+    float axis_w[3], u[3], v[3];
+    m_vec3_cross(side, line, axis_w);
+    const struct sk_limit *hinge = &sk->limit[mid];
+    if (hinge->kind == SK_LIMIT_HINGE && hinge->max_rad + hinge->min_rad < 0.0f)
+        m_vec3_scale(axis_w, -1.0f, axis_w);
+    m_vec3_sub(mid_m, upper_m, u);
+    m_vec3_normalize_or(u, line, u);
+    m_vec3_sub(end_m, mid_m, v);
+    m_vec3_normalize_or(v, u, v);
+    /* Upper bone: toward the middle joint, the middle joint's hinge axis to axis_w. */
+    float upper_dir[3], rest_axis[3];
+    unit_offset(sk, mid, upper_dir);
+    if (hinge->kind == SK_LIMIT_HINGE)
+        m_vec3_copy(hinge->axis, rest_axis);
+    else
+        m_vec3_set(rest_axis, 1, 0, 0);
+    float upper_rot[4], parent_inv[4];
+    rotation_between_frames(upper_dir, rest_axis, u, axis_w, upper_rot);
+    m_quat_conjugate(parent_rot, parent_inv);
+    m_quat_mul(parent_inv, upper_rot, pose->local_rotation[upper]);
+    /* Middle: about its hinge, from the lower bone's rest direction to v. */
+    float lower_dir[3], v_upper[3];
+    unit_offset(sk, end, lower_dir);
+    m_quat_rotate_inv(upper_rot, v, v_upper);
+    float bend_rad = angle_about(rest_axis, lower_dir, v_upper);
+    if (hinge->kind == SK_LIMIT_HINGE)
+        bend_rad = m_clampf(bend_rad, hinge->min_rad, hinge->max_rad);
+    m_quat_from_axis_angle(rest_axis, bend_rad, pose->local_rotation[mid]);
+    /* End: turned to its target, kept within its limit. */
+    float lower_rot[4], end_local[4], end_dir[3];
+    m_quat_mul(upper_rot, pose->local_rotation[mid], lower_rot);
+    m_quat_mul_conj_first(lower_rot, end_rotation, end_local);
+    const int tip = sk->primary_child[end];
+    if (tip >= 0) {
+        unit_offset(sk, tip, end_dir);
+        ik_limit_apply(&sk->limit[end], end_dir, end_local);
+    }
+    m_quat_copy(end_local, pose->local_rotation[end]);
+}
+
+void
+b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
+             const float (*knee_pole)[3])
+{
+    for (int s = 0; s < 2; ++s) {
+        /* Below the foot (toes) stays at rest: no target says otherwise. */
+        for (int j = b->j.foot[s] + 1; j < b->pose.joint_count; ++j)
+            if (b->skeleton.parent[j] == b->j.foot[s] || b->skeleton.parent[j] == b->j.toes[s])
+                m_quat_identity(b->pose.local_rotation[j]);
+        solve_limb(b, b->j.upper_leg[s], ankle_target[s], foot_rotation[s], knee_pole[s]);
+    }
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+}

@@ -1,0 +1,488 @@
+/*
+ * Body trackers (Vive trackers, Tundra, SlimeVR; PROTOCOL.md section 2b): any subset of
+ * pelvis, chest, feet, knees and elbows, coming and going at run time.
+ *
+ * Each tracker gives the pose of its bone through its mount (the tracker's pose in the
+ * bone's frame: bone = tracker * mount^-1), filtered like the headset and controllers.
+ * What each one drives:
+ *  - pelvis: the hips' position and rotation, and the body's heading (the feet step
+ *    after it);
+ *  - chest: the chest joint, an effector of weight CHEST_WEIGHT where the spine, the
+ *    neck and the arms meet (a second solver with that effector, used while it counts);
+ *  - feet: the ankle's position and the foot's full rotation; a tracked foot never
+ *    steps;
+ *  - knees and elbows: the bend plane of their limb (the pole is the joint itself). With
+ *    the limb's two ends placed, a hinge has only that freedom left, so the pole pins the
+ *    joint to the tracker's, up to bone lengths.
+ * A tracker that is lost blends to the estimate without it over loss_blend_s, and back
+ * when it returns, like the hands (b_loss.c). A tracker seen on the body's first frame
+ * counts at once; one that appears later blends in.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "b_internal.h"
+#include "embody/m_math.h"
+
+/* The chest effector's pull where the spine, the neck and the arms meet (each of the
+ * head and hands pulls 1 there): the tracker decides, the others bend around it. */
+#define CHEST_WEIGHT 8.0f
+/* A calibrated mount further than this from its bone is a tracker on another bone. */
+#define MOUNT_MAX_M 0.3f
+/* How far from the limb's middle poles are put (only their direction counts). */
+#define POLE_DISTANCE_M 0.5f
+
+/* PROTOCOL.md section 2b's mount positions, by enum em_tracker. */
+static const float k_default_mount_m[EM_TRACKER_COUNT][3] = {
+    {0.0f, 0.05f, -0.12f}, {0.0f, 0.0f, 0.10f},   {0.0f, -0.02f, 0.07f}, {0.0f, -0.02f, 0.07f},
+    {0.0f, -0.10f, 0.06f}, {0.0f, -0.10f, 0.06f}, {0.0f, 0.0f, -0.05f},  {0.0f, 0.0f, -0.05f},
+};
+
+static float
+ease(float w)
+{
+    return w * w * (3.0f - 2.0f * w);
+}
+
+static int
+tracker_joint(const struct body *b, int t)
+{
+    switch ((enum em_tracker)t) {
+    case EM_TRACKER_PELVIS: return b->j.hips;
+    case EM_TRACKER_CHEST: return b->j.chest;
+    case EM_TRACKER_LEFT_FOOT: return b->j.foot[0];
+    case EM_TRACKER_RIGHT_FOOT: return b->j.foot[1];
+    case EM_TRACKER_LEFT_KNEE: return b->j.lower_leg[0];
+    case EM_TRACKER_RIGHT_KNEE: return b->j.lower_leg[1];
+    case EM_TRACKER_LEFT_ELBOW: return b->j.lower_arm[0];
+    case EM_TRACKER_RIGHT_ELBOW: return b->j.lower_arm[1];
+    case EM_TRACKER_COUNT: break;
+    }
+    return -1;
+}
+
+void
+b_trackers_resolve_mounts(struct body_desc *desc)
+{
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        struct body_tracker_mount *m = &desc->tracker_mount[t];
+        const bool zero = m->position_m[0] == 0.0f && m->position_m[1] == 0.0f &&
+                          m->position_m[2] == 0.0f && m->rotation[0] == 0.0f &&
+                          m->rotation[1] == 0.0f && m->rotation[2] == 0.0f &&
+                          m->rotation[3] == 0.0f;
+        if (zero) {
+            m_vec3_copy(k_default_mount_m[t], m->position_m);
+            m_quat_identity(m->rotation);
+        } else if (!m_quat_is_finite(m->rotation) || m_quat_dot(m->rotation, m->rotation) < 0.25f) {
+            m_quat_identity(m->rotation);
+        }
+        m_quat_normalize(m->rotation);
+    }
+}
+
+/* ---- the chest solver ------------------------------------------------------------- */
+
+static void
+use_chest_solver(struct body *b, bool use)
+{
+    struct b_trackers *T = &b->trackers;
+    if (!T->spare_ik || use == T->chest_solver_in_use)
+        return;
+    struct ik_solver *in_use = b->ik;
+    b->ik = T->spare_ik;
+    T->spare_ik = in_use;
+    T->chest_solver_in_use = use;
+}
+
+enum em_result
+b_trackers_setup(struct body *b, struct em_error *err)
+{
+    b_trackers_fini(b);
+    struct ik_solver_desc d;
+    ik_solver_get_desc(b->ik, &d);
+    if (d.effector_count >= IK_MAX_EFFECTORS)
+        return EM_OK; /* no room: the chest tracker is not used */
+    for (int e = 0; e < d.effector_count; ++e)
+        if (d.effector[e].joint == b->j.chest)
+            return EM_OK;
+    b->trackers.effector_chest = d.effector_count;
+    d.effector[d.effector_count++] =
+        (struct ik_effector_desc){.joint = b->j.chest, .weight = CHEST_WEIGHT, .orientation = true};
+    return ik_solver_create(&d, &b->trackers.spare_ik, err);
+}
+
+void
+b_trackers_fini(struct body *b)
+{
+    use_chest_solver(b, false);
+    ik_solver_destroy(&b->trackers.spare_ik);
+}
+
+void
+b_trackers_reset(struct body *b)
+{
+    struct b_trackers *T = &b->trackers;
+    use_chest_solver(b, false);
+    T->present = 0;
+    memset(T->filter_position, 0, sizeof T->filter_position);
+    memset(T->filter_rotation, 0, sizeof T->filter_rotation);
+    memset(T->track, 0, sizeof T->track);
+    memset(T->weight, 0, sizeof T->weight);
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        T->track[t].state = BODY_DEVICE_LOST;
+}
+
+/* ---- per frame: states and bone poses ------------------------------------------- */
+
+static bool
+pose_ok(const struct em_device_pose *d)
+{
+    return em_device_pose_usable(d) && m_vec3_is_finite(d->pose.position_m) &&
+           m_quat_is_finite(d->pose.orientation) &&
+           m_quat_dot(d->pose.orientation, d->pose.orientation) > 0.25f;
+}
+
+/* bone = tracker * mount^-1 */
+static void
+bone_from_tracker(const struct body_tracker_mount *m, const float *p, const float *q, float *out_p,
+                  float *out_q)
+{
+    float off[3];
+    m_quat_mul(q,
+               (const float[4]){-m->rotation[0], -m->rotation[1], -m->rotation[2], m->rotation[3]},
+               out_q);
+    m_quat_normalize(out_q);
+    m_quat_rotate(out_q, m->position_m, off);
+    m_vec3_sub(p, off, out_p);
+}
+
+static void
+track_one(struct body *b, int t, const struct em_device_pose *dev, bool carried, float dt_s)
+{
+    struct b_trackers *T = &b->trackers;
+    struct b_device_track *k = &T->track[t];
+    const float step = b->desc.loss_blend_s > 0.0f ? dt_s / b->desc.loss_blend_s : 1.0f;
+    if (carried && pose_ok(dev)) {
+        float p[3], q[4];
+        m_vec3_copy(dev->pose.position_m, p);
+        m_quat_copy(dev->pose.orientation, q);
+        m_quat_normalize(q);
+        b_filter_position(&T->filter_position[t], p, dt_s, b->desc.filter_min_cutoff_hz,
+                          b->desc.filter_beta);
+        b_filter_rotation(&T->filter_rotation[t], q, dt_s, b->desc.filter_min_cutoff_hz,
+                          b->desc.filter_beta);
+        /* Seen on the first frame: counts at once; later: blends in. */
+        if (!k->seen && !b->pelvis_started)
+            k->blend = 1.0f, k->state = BODY_DEVICE_TRACKED;
+        else if (k->state == BODY_DEVICE_LOST)
+            k->state = BODY_DEVICE_RETURNING;
+        k->seen = true;
+        if (k->state == BODY_DEVICE_RETURNING) {
+            k->blend = fminf(1.0f, k->blend + step);
+            if (k->blend >= 1.0f)
+                k->state = BODY_DEVICE_TRACKED;
+        }
+        m_vec3_copy(p, k->last_position_m);
+        m_quat_copy(q, k->last_rotation);
+    } else {
+        k->state = BODY_DEVICE_LOST;
+        k->blend = fmaxf(0.0f, k->blend - step);
+        T->filter_position[t].started = false;
+        T->filter_rotation[t].started = false;
+    }
+    T->weight[t] = k->seen ? ease(k->blend) : 0.0f;
+    if (k->seen)
+        bone_from_tracker(&b->desc.tracker_mount[t], k->last_position_m, k->last_rotation,
+                          T->bone_position_m[t], T->bone_rotation[t]);
+}
+
+void
+b_trackers_update(struct body *b, const struct em_tracking_frame *frame, float dt_s)
+{
+    struct b_trackers *T = &b->trackers;
+    T->present = frame->tracker_present & EM_TRACKER_ALL;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        track_one(b, t, &frame->tracker[t], (T->present & EM_TRACKER_BIT(t)) != 0, dt_s);
+    use_chest_solver(b, T->weight[EM_TRACKER_CHEST] > 0.0f);
+    m_vec3_copy(b->body_velocity_m_s, T->velocity_before_m_s);
+    m_vec3_copy(b->hips_position_m, T->hips_before_m);
+}
+
+/* ---- pelvis ------------------------------------------------------------------------ */
+
+void
+b_trackers_drive_pelvis(struct body *b, float dt_s)
+{
+    struct b_trackers *T = &b->trackers;
+    const float w = T->weight[EM_TRACKER_PELVIS];
+    if (w <= 0.0f)
+        return;
+    m_vec3_lerp(b->hips_position_m, T->bone_position_m[EM_TRACKER_PELVIS], w, b->hips_position_m);
+    m_quat_slerp(b->hips_rotation, T->bone_rotation[EM_TRACKER_PELVIS], w, b->hips_rotation);
+    m_quat_normalize(b->hips_rotation);
+    b->heading_rad = b_yaw_of(b->hips_rotation, b->heading_rad);
+    /* The estimate's velocity was measured against last frame's tracked hips: measure it
+     * again from the hips the body really has. */
+    m_vec3_copy(T->velocity_before_m_s, b->body_velocity_m_s);
+    if (dt_s > 0.0f) {
+        float v[3];
+        m_vec3_sub(b->hips_position_m, T->hips_before_m, v);
+        m_vec3_scale(v, 1.0f / dt_s, v);
+        m_vec3_lerp(b->body_velocity_m_s, v, fminf(1.0f, 10.0f * dt_s), b->body_velocity_m_s);
+    }
+}
+
+/* ---- feet -------------------------------------------------------------------------- */
+
+bool
+b_trackers_hold_foot(struct body *b, int side)
+{
+    const int t = EM_TRACKER_LEFT_FOOT + side;
+    const struct b_trackers *T = &b->trackers;
+    if (T->track[t].state != BODY_DEVICE_TRACKED || T->weight[t] < 1.0f)
+        return false;
+    struct b_foot *f = &b->foot[side];
+    m_vec3_copy(T->bone_position_m[t], f->planted_m);
+    m_vec3_copy(T->bone_position_m[t], f->position_m);
+    f->planted_yaw_rad = f->yaw_rad = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
+    f->stepping = false;
+    f->step_time_s = 1.0f; /* long on the ground: the other foot may step */
+    return true;
+}
+
+void
+b_trackers_drive_feet(struct body *b)
+{
+    const struct b_trackers *T = &b->trackers;
+    for (int s = 0; s < 2; ++s) {
+        const int t = EM_TRACKER_LEFT_FOOT + s;
+        const float w = T->weight[t];
+        if (w <= 0.0f)
+            continue;
+        struct b_foot *f = &b->foot[s];
+        m_vec3_lerp(f->position_m, T->bone_position_m[t], w, f->position_m);
+        const float yaw = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
+        f->yaw_rad = m_angle_wrap(f->yaw_rad + w * m_angle_wrap(yaw - f->yaw_rad));
+        if (w >= 1.0f) {
+            m_vec3_copy(f->position_m, f->planted_m);
+            f->planted_yaw_rad = f->yaw_rad;
+        }
+    }
+}
+
+/* ---- targets ----------------------------------------------------------------------- */
+
+/* A pole between the estimate's and the tracked joint's, by direction from the limb's
+ * middle (the hinge's plane is all a pole sets). */
+static void
+blend_pole(const float *root, const float *end, const float *estimate, const float *joint, float w,
+           float *out_pole)
+{
+    float mid[3], de[3], dt[3], d[3];
+    const float up[3] = {0, 1, 0};
+    m_vec3_lerp(root, end, 0.5f, mid);
+    m_vec3_sub(estimate, mid, de);
+    m_vec3_sub(joint, mid, dt);
+    m_vec3_normalize_or(de, up, de);
+    m_vec3_normalize_or(dt, de, dt);
+    m_vec3_lerp(de, dt, w, d);
+    m_vec3_normalize_or(d, dt, d);
+    m_vec3_muladd(mid, d, POLE_DISTANCE_M, out_pole);
+}
+
+/* A tracked foot's turn and a tracked knee's direction, into the legs' targets (the legs
+ * are built after the solve, b_legs.c; the ankle target already follows the foot tracker,
+ * b_trackers_drive_feet). */
+static void
+set_leg_targets(struct body *b, int s, struct b_leg_targets *legs)
+{
+    const struct b_trackers *T = &b->trackers;
+    const int foot_t = EM_TRACKER_LEFT_FOOT + s, knee_t = EM_TRACKER_LEFT_KNEE + s;
+    const float wf = T->weight[foot_t], wk = T->weight[knee_t];
+    if (wf > 0.0f) {
+        m_quat_slerp(legs->foot_rotation[s], T->bone_rotation[foot_t], wf,
+                     legs->foot_rotation[s]);
+        m_quat_normalize(legs->foot_rotation[s]);
+    }
+    if (wk > 0.0f)
+        blend_pole(b->pose.position_m[b->j.upper_leg[s]], legs->ankle_m[s],
+                   legs->knee_pole_m[s], T->bone_position_m[knee_t], wk, legs->knee_pole_m[s]);
+}
+
+static void
+set_elbow_pole(struct body *b, int s)
+{
+    const struct b_trackers *T = &b->trackers;
+    const int t = EM_TRACKER_LEFT_ELBOW + s;
+    if (T->weight[t] <= 0.0f)
+        return;
+    float pole[3];
+    b_arm_pole(b, s, pole);
+    blend_pole(b->pose.position_m[b->j.upper_arm[s]], b->hand_position_m[s], pole,
+               T->bone_position_m[t], T->weight[t], pole);
+    ik_solver_set_pole(b->ik, b->j.lower_arm[s], pole);
+}
+
+void
+b_trackers_set_targets(struct body *b, struct b_leg_targets *legs)
+{
+    const struct b_trackers *T = &b->trackers;
+    if (T->chest_solver_in_use) {
+        float chest[3], chest_rot[4];
+        const float w = T->weight[EM_TRACKER_CHEST];
+        m_vec3_lerp(b->pose.position_m[b->j.chest], T->bone_position_m[EM_TRACKER_CHEST], w, chest);
+        m_quat_slerp(b->pose.rotation[b->j.chest], T->bone_rotation[EM_TRACKER_CHEST], w,
+                     chest_rot);
+        m_quat_normalize(chest_rot);
+        ik_solver_set_target(b->ik, T->effector_chest, chest, chest_rot);
+    }
+    for (int s = 0; s < 2; ++s) {
+        set_leg_targets(b, s, legs);
+        set_elbow_pole(b, s);
+    }
+}
+
+/* ---- status and calibration ----------------------------------------------------- */
+
+void
+body_get_trackers(const struct body *b, struct body_tracker_status *out)
+{
+    const struct b_trackers *T = &b->trackers;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        struct body_tracker_status *o = &out[t];
+        memset(o, 0, sizeof *o);
+        o->present = (T->present & EM_TRACKER_BIT(t)) != 0;
+        o->state = T->track[t].state;
+        o->weight = T->weight[t];
+        m_vec3_copy(T->track[t].last_position_m, o->position_m);
+        m_quat_copy(T->track[t].last_rotation, o->rotation);
+        if (!T->track[t].seen)
+            m_quat_identity(o->rotation);
+        m_vec3_copy(T->bone_position_m[t], o->bone_m);
+    }
+}
+
+/* The avatar standing straight under the headset: the rest pose turned to the head's
+ * facing and moved so the head joint is where the headset says; arms reach for tracked
+ * controllers (two-bone, the elbows toward their trackers when worn). */
+static void
+standing_pose(const struct body *b, const struct em_tracking_frame *frame, struct sk_pose *pose)
+{
+    const struct body_device_offsets *o = &b->desc.offsets;
+    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
+    float head_p[3], head_q[4], off[3];
+    m_quat_mul(head->pose.orientation,
+               (const float[4]){-o->head_rotation[0], -o->head_rotation[1], -o->head_rotation[2],
+                                o->head_rotation[3]},
+               head_q);
+    m_quat_normalize(head_q);
+    m_quat_rotate(head_q, o->head_position_m, off);
+    m_vec3_sub(head->pose.position_m, off, head_p);
+    sk_pose_set_rest(pose, &b->skeleton);
+    const int root = 0; /* parents come first: joint 0 is the root */
+    b_quat_from_yaw(b_yaw_of(head_q, 0.0f), pose->local_rotation[root]);
+    sk_pose_forward_kinematics(pose, &b->skeleton);
+    float shift[3];
+    m_vec3_sub(head_p, pose->position_m[b->j.head], shift);
+    m_vec3_add(pose->position_m[root], shift, pose->position_m[root]);
+    sk_pose_forward_kinematics(pose, &b->skeleton);
+    for (int s = 0; s < 2; ++s) {
+        const struct em_device_pose *grip = &frame->device[EM_DEVICE_LEFT_HAND + s];
+        if (!pose_ok(grip))
+            continue;
+        /* The wrist from the grip, as b_loss.c takes it (grip offset in the hand's frame). */
+        float hand_q[4], grip_off[3], hand_p[3];
+        const float *gr = o->grip_rotation[s];
+        m_quat_mul(grip->pose.orientation, (const float[4]){-gr[0], -gr[1], -gr[2], gr[3]}, hand_q);
+        m_quat_normalize(hand_q);
+        const int end = b->j.hand_end[s];
+        if (end >= 0)
+            m_vec3_scale(b->skeleton.offset_m[end], o->grip_palm_fraction, grip_off);
+        else
+            m_vec3_set(grip_off, 0, 0, 0);
+        m_vec3_add(grip_off, o->grip_offset_m[s], grip_off);
+        m_quat_rotate(hand_q, grip_off, grip_off);
+        m_vec3_sub(grip->pose.position_m, grip_off, hand_p);
+        const struct em_device_pose *elbow = &frame->tracker[EM_TRACKER_LEFT_ELBOW + s];
+        const bool elbow_ok =
+            (frame->tracker_present & EM_TRACKER_BIT(EM_TRACKER_LEFT_ELBOW + s)) && pose_ok(elbow);
+        ik_two_bone_solve(&b->skeleton, pose, b->j.hand[s], hand_p,
+                          elbow_ok ? elbow->pose.position_m : NULL, hand_q);
+    }
+}
+
+enum em_result
+body_calibrate_trackers(struct body *b, const struct em_tracking_frame *frame,
+                        uint32_t *out_calibrated, struct em_error *err)
+{
+    if (out_calibrated)
+        *out_calibrated = 0;
+    if (!pose_ok(&frame->device[EM_DEVICE_HEAD]))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "calibrate trackers: the headset is not tracked; stand straight and try "
+                       "again");
+    struct sk_pose pose;
+    if (sk_pose_init(&pose, &b->skeleton) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "calibrate trackers: out of memory");
+    standing_pose(b, frame, &pose);
+    uint32_t done = 0;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        const struct em_device_pose *d = &frame->tracker[t];
+        if (!(frame->tracker_present & EM_TRACKER_BIT(t)) || !pose_ok(d))
+            continue;
+        const int j = tracker_joint(b, t);
+        float q[4], rel[3], mount_p[3], mount_q[4];
+        m_quat_copy(d->pose.orientation, q);
+        m_quat_normalize(q);
+        m_vec3_sub(d->pose.position_m, pose.position_m[j], rel);
+        m_quat_rotate_inv(pose.rotation[j], rel, mount_p);
+        if (m_vec3_length(mount_p) > MOUNT_MAX_M)
+            continue;
+        m_quat_mul_conj_first(pose.rotation[j], q, mount_q);
+        m_quat_normalize(mount_q);
+        m_vec3_copy(mount_p, b->desc.tracker_mount[t].position_m);
+        m_quat_copy(mount_q, b->desc.tracker_mount[t].rotation);
+        done |= EM_TRACKER_BIT(t);
+    }
+    sk_pose_fini(&pose);
+    if (out_calibrated)
+        *out_calibrated = done;
+    return EM_OK;
+}
+
+/* ---- after the solve ----------------------------------------------------------------- */
+
+/* A tracked foot turns as its tracker does, even beyond the avatar's ankle limits: the
+ * limits are a guess at a body, the tracker is a measurement (a shin's twist the knee's
+ * hinge cannot take ends up in the ankle). The toes follow rigidly. */
+void
+b_trackers_after_solve(struct body *b)
+{
+    const struct b_trackers *T = &b->trackers;
+    struct sk_pose *pose = &b->pose;
+    const struct sk_skeleton *sk = &b->skeleton;
+    for (int s = 0; s < 2; ++s) {
+        const int t = EM_TRACKER_LEFT_FOOT + s;
+        const float w = T->weight[t];
+        if (w <= 0.0f)
+            continue;
+        const int foot = b->j.foot[s];
+        float *rot = pose->rotation[foot];
+        m_quat_slerp(rot, T->bone_rotation[t], w, rot);
+        m_quat_normalize(rot);
+        m_quat_mul_conj_first(pose->rotation[sk->parent[foot]], rot, pose->local_rotation[foot]);
+        /* Its subtree (toes and their end) comes after it: parents first. */
+        for (int j = foot + 1; j < sk->joint_count; ++j) {
+            int a = sk->parent[j];
+            while (a > foot)
+                a = sk->parent[a];
+            if (a != foot)
+                continue;
+            const int p = sk->parent[j];
+            float off[3];
+            m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
+            m_quat_rotate(pose->rotation[p], sk->offset_m[j], off);
+            m_vec3_add(pose->position_m[p], off, pose->position_m[j]);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+/*
+ * The FABRIK passes on positions (Aristidou and Lasenby 2011): forward reaching with
+ * sub-bases, and backward reaching without limits; the pole swing of hinge nodes.
+ */
+#include "embody/ik.h"
+#include "embody/m_math.h"
+#include "ik/ik_internal.h"
+
+/* A sub-base's chain weight: with the tension rule, the effectors' weight times
+ * (distance from the sub-base to the chain's tip / chain length)^8, plus a floor so that
+ * chains which are all slack still average. */
+static inline float
+chain_weight(const struct ik_solver *s, const struct forward_step *step, const float *sub_base)
+{
+    if (s->desc.sub_base_rule == IK_SUB_BASE_AVERAGE)
+        return step->pull_weight;
+    const float *tip = s->pos[step->tip];
+    const float dx = tip[0] - sub_base[0], dy = tip[1] - sub_base[1], dz = tip[2] - sub_base[2];
+    const float t2 = (dx * dx + dy * dy + dz * dz) * step->inv_chain_length_sq;
+    const float t4 = t2 * t2;
+    return step->pull_weight * (t4 * t4 + 1e-6f);
+}
+
+/* OP_KEEP_FOLD: moves the parent's new place (r) away from the hinge's child, along the
+ * line between them, to the least distance the hinge's bend allows. */
+static void
+keep_fold(const struct ik_solver *s, const struct forward_step *step, float *rx, float *ry,
+          float *rz)
+{
+    const float *g = s->pos[step->tip];
+    const float vx = *rx - g[0], vy = *ry - g[1], vz = *rz - g[2];
+    const float d2 = vx * vx + vy * vy + vz * vz;
+    if (d2 >= step->inv_chain_length_sq || d2 < 1e-20f)
+        return;
+    const float scale = sqrtf(step->inv_chain_length_sq / d2);
+    *rx = g[0] + vx * scale;
+    *ry = g[1] + vy * scale;
+    *rz = g[2] + vz * scale;
+}
+
+/* Forward reaching: effectors to their targets, each node pulled toward its child at the
+ * bone's length, sub-bases to the weighted average of their chains' requests. Walking up
+ * a chain the next step is usually the parent just placed, so its position is carried
+ * in registers (c) rather than read back from memory. */
+void
+ik_reach_forward(struct ik_solver *s, const struct ik_group *g)
+{
+    float(*pos)[3] = s->pos;
+    float(*acc)[4] = s->acc;
+    for (int i = g->sub_base_begin; i < g->sub_base_end; ++i) {
+        const int k = s->sub_bases[i];
+        const int e = s->effector[k];
+        const float w = e >= 0 ? s->desc.effector[e].weight : 0.0f;
+        if (e >= 0)
+            m_vec3_scale(s->target[e], w, acc[k]);
+        else
+            m_vec3_set(acc[k], 0, 0, 0);
+        acc[k][3] = w;
+    }
+    const struct forward_step *steps = s->forward_steps;
+    float cx = 0.0f, cy = 0.0f, cz = 0.0f;
+    int carried = -1;
+    for (int i = g->forward_begin; i < g->forward_end; ++i) {
+        const struct forward_step *step = &steps[i];
+        const int k = step->node;
+        const unsigned op = step->op;
+        if (op & OP_SET_TARGET) {
+            const float *t = s->target[step->effector];
+            m_vec3_copy(t, pos[k]);
+            cx = t[0], cy = t[1], cz = t[2];
+        } else if (op & OP_SET_AVERAGE) {
+            const float inv = 1.0f / acc[k][3];
+            cx = pos[k][0] = acc[k][0] * inv;
+            cy = pos[k][1] = acc[k][1] * inv;
+            cz = pos[k][2] = acc[k][2] * inv;
+        } else if (carried != k) {
+            cx = pos[k][0], cy = pos[k][1], cz = pos[k][2];
+        }
+        if (!(op & (OP_PULL_PARENT | OP_ASK_SUB_BASE)))
+            continue;
+        const int p = step->parent;
+        const float dx = pos[p][0] - cx, dy = pos[p][1] - cy, dz = pos[p][2] - cz;
+        const float d2 = dx * dx + dy * dy + dz * dz;
+        float rx = cx, ry = cy + step->length_m, rz = cz; /* coincident: any direction */
+        if (d2 > 1e-20f) {
+            const float scale = ik_length_over_sqrt(d2, step->length_m);
+            rx = cx + dx * scale;
+            ry = cy + dy * scale;
+            rz = cz + dz * scale;
+        }
+        if (op & OP_KEEP_FOLD)
+            keep_fold(s, step, &rx, &ry, &rz);
+        if (op & OP_ASK_SUB_BASE) {
+            const float w = chain_weight(s, step, pos[p]);
+            acc[p][0] += rx * w;
+            acc[p][1] += ry * w;
+            acc[p][2] += rz * w;
+            acc[p][3] += w;
+        } else {
+            pos[p][0] = cx = rx;
+            pos[p][1] = cy = ry;
+            pos[p][2] = cz = rz;
+            carried = p;
+        }
+    }
+}
+
+/* Moves a hinge node (elbow, knee) into the half-plane of its pole, about the line from
+ * its parent to its child, keeping its distances to both. */
+void
+ik_swing_toward_pole(struct ik_solver *s, int hinge)
+{
+    const int slot = s->pole[hinge];
+    if (slot < 0 || !s->pole_set[slot] || s->parent[hinge] < 0 || s->solve_child[hinge] < 0)
+        return;
+    const float *a = s->pos[s->parent[hinge]];
+    const float *b = s->pos[s->solve_child[hinge]];
+    float axis[3], rel[3], along[3], off[3], pole_off[3];
+    m_vec3_sub(b, a, axis);
+    if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
+        return;
+    m_vec3_sub(s->pos[hinge], a, rel);
+    m_vec3_scale(axis, m_vec3_dot(rel, axis), along);
+    m_vec3_sub(rel, along, off);
+    if (s->pole_is_direction[slot])
+        m_vec3_copy(s->pole_position[slot], pole_off);
+    else
+        m_vec3_sub(s->pole_position[slot], a, pole_off);
+    m_vec3_muladd(pole_off, axis, -m_vec3_dot(pole_off, axis), pole_off);
+    const float radius = m_vec3_length(off);
+    if (!(m_vec3_normalize_or(pole_off, pole_off, pole_off) > M_TINY))
+        return;
+    /* A straight limb keeps a small bend toward the pole, so it knows its side. */
+    const float r = radius > 1e-4f * s->length_m[hinge] ? radius : 1e-4f * s->length_m[hinge];
+    for (int i = 0; i < 3; ++i)
+        s->pos[hinge][i] = a[i] + along[i] + pole_off[i] * r;
+}
+
+/* Backward reaching without limits: each node back at its bone's length from its
+ * parent, toward where the forward pass put it. The parent is usually the node just
+ * placed, kept in registers (b). */
+void
+ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g)
+{
+    float(*pos)[3] = s->pos;
+    const struct backward_step *steps = s->backward_steps;
+    float bx = 0.0f, by = 0.0f, bz = 0.0f;
+    int placed = -1;
+    for (int i = g->backward_begin; i < g->backward_end; ++i) {
+        const struct backward_step *step = &steps[i];
+        const int k = step->node, p = step->parent;
+        if (step->has_pole)
+            ik_swing_toward_pole(s, k);
+        if (p != placed)
+            bx = pos[p][0], by = pos[p][1], bz = pos[p][2];
+        const float dx = pos[k][0] - bx, dy = pos[k][1] - by, dz = pos[k][2] - bz;
+        const float d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 > 1e-20f) {
+            const float scale = ik_length_over_sqrt(d2, step->length_m);
+            bx += dx * scale;
+            by += dy * scale;
+            bz += dz * scale;
+        } else {
+            by += step->length_m;
+        }
+        pos[k][0] = bx;
+        pos[k][1] = by;
+        pos[k][2] = bz;
+        placed = k;
+    }
+}

@@ -1,0 +1,413 @@
+/*
+ * Rotations: the backward pass with limits (each joint turned as a rigid frame toward
+ * where the forward pass put its children, twisted so a hinge below can bend onto its
+ * target, kept within its limit), orientation targets, and the rotations derived from
+ * positions when limits are off.
+ */
+#include "embody/ik.h"
+#include "embody/m_math.h"
+#include "ik/ik_internal.h"
+
+/* The pull toward no twist of a joint fitted to several children, relative to theirs. */
+#define REST_TWIST_PULL 0.05f
+/* A limb outside its limits by less than this (1 - cos of half the turn: about 0.5
+ * degree) is left to the limits; beyond, its hinge is swung to where they hold. */
+#define SWIVEL_SLACK 1e-5f
+#define SWIVEL_STEP_DEG 30.0f
+#define SWIVEL_STEPS 6
+
+/* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
+ * can bend onto the direction e the forward pass asks of the hinge's own bone.
+ *
+ * A turn about the hinge axis h keeps every direction's angle to h, so the hinge's bone,
+ * which starts at f0 (its direction at hinge angle 0), can reach e only where
+ * h . e = h . f0. Twisting by phi about d moves h; with h = h_par + h_perp (along and
+ * across d), that condition reads A cos(phi) + B sin(phi) = C, with A = h_perp . e,
+ * B = (d x h_perp) . e, C = h . f0 - (h . d)(d . e): phi = base +- spread, where
+ * (cos, sin)(base) = (A, B) / R and cos(spread) = C / R. Of the two, the one whose bend
+ * lies in the hinge's range is kept (the anatomical side), else the one nearer to it.
+ * Everything is done with those cosines and sines, without trigonometric calls.
+ *
+ * A limb that is nearly straight has no plane to follow: the turn fades out (nlerp toward
+ * no turn) as the bend goes below about 2 degrees, so that L keeps the zero twist it
+ * starts with and a small change of the bend never makes the twist jump. With a pole the
+ * pole swing keeps a small bend toward the pole, whose plane is followed down to a
+ * straight limb.
+ *
+ * Returns how far the hinge must still bend beyond its range (the sine of half the
+ * overshoot; 0 when the bend is within it). */
+static float
+align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int c = s->solve_child[k];
+    const int g = s->solve_child[c];
+    const struct ik_fast_limit *hinge = &s->limit[c];
+    float d[3], e[3];
+    m_vec3_sub(s->pos[c], s->pos[k], d);
+    m_vec3_sub(s->pos[g], s->pos[c], e);
+    if (!(m_vec3_normalize_or(d, d, d) > M_TINY) || !(m_vec3_normalize_or(e, e, e) > M_TINY))
+        return 0.0f;
+    float w[4], h0[3], f0[3];
+    m_quat_mul(parent_rot, L, w);
+    m_quat_rotate(w, hinge->axis, h0);
+    m_quat_rotate(w, s->solve_dir[c], f0);
+    const float hd = m_vec3_dot(h0, d);
+    float h_perp[3], dxh[3];
+    m_vec3_muladd(h0, d, -hd, h_perp);
+    m_vec3_cross(d, h_perp, dxh);
+    const float A = m_vec3_dot(h_perp, e), B = m_vec3_dot(dxh, e);
+    const float C = m_vec3_dot(h0, f0) - hd * m_vec3_dot(d, e);
+    const float R2 = A * A + B * B;
+    if (R2 < 1e-16f)
+        return 0.0f;
+    /* How much of the turn to take: R is about the sine of the bend. */
+    const int slot = s->pole[c];
+    const float full_turn_r = slot >= 0 && s->pole_set[slot] ? 1e-5f : 0.03f;
+    const float inv_r = 1.0f / sqrtf(R2);
+    const float take = fminf(1.0f, R2 * inv_r / full_turn_r);
+    const float cb = A * inv_r, sb = B * inv_r;
+    const float cs = m_clampf(C * inv_r, -1.0f, 1.0f);
+    const float ss = sqrtf(fmaxf(0.0f, 1.0f - cs * cs));
+    /* f0 across and along d, to turn it by phi without quaternions. */
+    const float fd = m_vec3_dot(f0, d);
+    float f_perp[3], dxf[3];
+    m_vec3_muladd(f0, d, -fd, f_perp);
+    m_vec3_cross(d, f_perp, dxf);
+    float best_cos = 1.0f, best_sin = 0.0f, best_cost = INFINITY, best_outside = 0.0f;
+    for (int side = 0; side < 2; ++side) {
+        const float sgn = side ? -1.0f : 1.0f;
+        const float cp = cb * cs - sgn * sb * ss; /* cos(base + sgn * spread) */
+        const float sp = sb * cs + sgn * cb * ss; /* sin(base + sgn * spread) */
+        float h[3], f[3];
+        for (int i = 0; i < 3; ++i) {
+            h[i] = d[i] * hd + h_perp[i] * cp + dxh[i] * sp;
+            f[i] = d[i] * fd + f_perp[i] * cp + dxf[i] * sp;
+        }
+        /* The bend about h from f to e, as a half-angle vector, checked against the
+         * hinge's range like ik_fast_limit_apply. */
+        float fp[3], ep[3], cr[3];
+        m_vec3_muladd(f, h, -m_vec3_dot(f, h), fp);
+        m_vec3_muladd(e, h, -m_vec3_dot(e, h), ep);
+        m_vec3_cross(fp, ep, cr);
+        float hs = m_vec3_dot(cr, h);
+        float hw = sqrtf(m_vec3_dot(fp, fp) * m_vec3_dot(ep, ep)) + m_vec3_dot(fp, ep);
+        if (hw < 0.0f) {
+            hs = -hs;
+            hw = -hw;
+        }
+        const float n = sqrtf(hs * hs + hw * hw);
+        if (n > 1e-12f) {
+            hs /= n;
+            hw /= n;
+        }
+        const float below = hs * hinge->lo_cos - hw * hinge->lo_sin; /* >= 0 inside */
+        const float above = hs * hinge->hi_cos - hw * hinge->hi_sin; /* <= 0 inside */
+        /* Outside by how much (sines of half-angle overshoots), plus a little for the
+         * size of the twist, so that between equals the smaller twist wins. */
+        const float outside = fmaxf(0.0f, -below) + fmaxf(0.0f, above);
+        const float cost = outside + 1e-3f * (1.0f - cp);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best_outside = outside;
+            best_cos = cp;
+            best_sin = sp;
+        }
+    }
+    /* The turn by phi about d, from cos(phi) and sin(phi) by half-angle formulas. */
+    float d_local[3];
+    m_quat_rotate_inv(parent_rot, d, d_local);
+    const float half_cos = sqrtf(fmaxf(0.0f, 0.5f * (1.0f + best_cos)));
+    float half_sin = sqrtf(fmaxf(0.0f, 0.5f * (1.0f - best_cos)));
+    if (best_sin < 0.0f)
+        half_sin = -half_sin;
+    float turn[4] = {d_local[0] * half_sin * take, d_local[1] * half_sin * take,
+                     d_local[2] * half_sin * take, half_cos * take + (1.0f - take)};
+    if (take < 1.0f)
+        m_quat_normalize(turn);
+    m_quat_mul(turn, L, L);
+    return best_outside;
+}
+
+/* Turns L about its bone so its other children point where the forward pass put them
+ * (weighted least squares about the bone's axis), with a slight pull toward no twist:
+ * where the targets leave the twist free (a chest between two hands and a head turned
+ * the other way by the neck), warm starts would otherwise let it wander from solve to
+ * solve and wind up. */
+static void
+fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int main_child = s->solve_child[k];
+    float w[4], axis[3];
+    m_quat_mul(parent_rot, L, w);
+    m_vec3_sub(s->pos[main_child], s->pos[k], axis);
+    if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
+        return;
+    float sin_sum = 0.0f, cos_sum = 0.0f, size_sum = 0.0f;
+    for (int i = 0; i < s->child_count[k]; ++i) {
+        const int c = s->children[s->child_start[k] + i];
+        if (c == main_child)
+            continue;
+        float now[3], want[3], cr[3];
+        m_quat_rotate(w, s->sk->offset_m[s->joint[c]], now);
+        m_vec3_sub(s->pos[c], s->pos[k], want);
+        m_vec3_muladd(now, axis, -m_vec3_dot(now, axis), now);
+        m_vec3_muladd(want, axis, -m_vec3_dot(want, axis), want);
+        m_vec3_cross(now, want, cr);
+        sin_sum += s->pull_weight[c] * m_vec3_dot(cr, axis);
+        cos_sum += s->pull_weight[c] * m_vec3_dot(now, want);
+        size_sum += s->pull_weight[c] * m_vec3_dot(now, now);
+    }
+    cos_sum += REST_TWIST_PULL * size_sum;
+    if (!(sin_sum * sin_sum + cos_sum * cos_sum > 1e-20f))
+        return;
+    float axis_local[3], turn[4];
+    m_quat_rotate_inv(parent_rot, axis, axis_local);
+    m_quat_from_axis_angle(axis_local, atan2f(sin_sum, cos_sum), turn);
+    m_quat_mul(turn, L, L);
+}
+
+/* Gives node k, whose only child takes an orientation target, its share of the twist
+ * that target asks of the child about k's bone (a neck turning with the head), so that
+ * the two joints' twist ranges add up. */
+static void
+share_child_twist(const struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int e = s->effector[s->solve_child[k]];
+    if (e < 0 || !s->has_target_rotation[e])
+        return;
+    /* The child's local rotation if k kept L: (parent_rot L)^-1 target. */
+    float w[4], child[4];
+    m_quat_mul(parent_rot, L, w);
+    m_quat_mul_conj_first(w, s->target_rotation[e], child);
+    const float *axis = s->solve_dir[k];
+    float ts = m_vec3_dot(child, axis), tw = child[3];
+    if (tw < 0.0f) {
+        ts = -ts;
+        tw = -tw;
+    }
+    if (!(ts * ts + tw * tw > 1e-12f))
+        return;
+    float twist[4];
+    m_quat_from_axis_angle(axis, 2.0f * atan2f(ts, tw) * s->twist_share[k], twist);
+    m_quat_mul(L, twist, L);
+}
+
+/* How far `L` is outside `limit`: 1 - |cos| of half the turn that brings it within. */
+static float
+limit_violation(const struct ik_fast_limit *limit, const float *L)
+{
+    float q[4];
+    m_quat_copy(L, q);
+    if (!ik_fast_limit_apply(limit, q))
+        return 0.0f;
+    return 1.0f - fabsf(m_quat_dot(q, L));
+}
+
+/* The local rotation of hinge parent k with its child (the hinge, an elbow) at `elbow`,
+ * and how far that leaves k and the hinge outside their limits. */
+static float
+limb_rotation(struct ik_solver *s, int k, const float *parent_rot, const float *elbow, float *L)
+{
+    const int c = s->solve_child[k];
+    float d[3], d_local[3];
+    m_vec3_sub(elbow, s->pos[k], d);
+    if (!(m_vec3_normalize_or(d, d, d) > M_TINY))
+        return INFINITY;
+    m_vec3_copy(elbow, s->pos[c]);
+    m_quat_rotate_inv(parent_rot, d, d_local);
+    m_quat_from_to(s->solve_dir[k], d_local, L);
+    const float outside = align_hinge_plane(s, k, parent_rot, L);
+    return outside + limit_violation(&s->limit[k], L);
+}
+
+/* A limb (k, its hinge child c, and c's child g) whose bend plane would take k or the
+ * hinge beyond its limits: the hinge node is swung about the line from k to g (which
+ * keeps both its distances, so g stays where the forward pass wants it) to the nearest
+ * angle where both are within their limits, or failing that where they are least
+ * outside. FABRIK alone would leave the limb pulled against the limit, the end short of
+ * its target, iteration after iteration. Candidates every SWIVEL_STEP_DEG both ways. */
+static void
+swivel_into_limits(struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int c = s->solve_child[k];
+    const int g = s->solve_child[c];
+    float axis[3], r[3], r_along[3], r_perp[3], r_side[3];
+    m_vec3_sub(s->pos[g], s->pos[k], axis);
+    if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
+        return;
+    float start[3];
+    m_vec3_copy(s->pos[c], start);
+    m_vec3_sub(start, s->pos[k], r);
+    m_vec3_scale(axis, m_vec3_dot(r, axis), r_along);
+    m_vec3_sub(r, r_along, r_perp);
+    m_vec3_cross(axis, r_perp, r_side);
+    float best_L[4], best_elbow[3], best = INFINITY;
+    m_quat_copy(L, best_L);
+    m_vec3_copy(start, best_elbow);
+    const float step_cos = cosf(SWIVEL_STEP_DEG * M_DEG_TO_RAD);
+    const float step_sin = sinf(SWIVEL_STEP_DEG * M_DEG_TO_RAD);
+    float cs = 1.0f, sn_abs = 0.0f;
+    for (int i = 1; i <= 2 * SWIVEL_STEPS; ++i) {
+        if (i & 1) { /* the next angle, tried both ways */
+            const float next_cos = cs * step_cos - sn_abs * step_sin;
+            sn_abs = sn_abs * step_cos + cs * step_sin;
+            cs = next_cos;
+        }
+        const float sn = i & 1 ? sn_abs : -sn_abs;
+        float elbow[3], q[4];
+        for (int j = 0; j < 3; ++j)
+            elbow[j] = s->pos[k][j] + r_along[j] + r_perp[j] * cs + r_side[j] * sn;
+        const float violation = limb_rotation(s, k, parent_rot, elbow, q);
+        if (violation < best) {
+            best = violation;
+            m_quat_copy(q, best_L);
+            m_vec3_copy(elbow, best_elbow);
+            if (violation <= SWIVEL_SLACK)
+                break;
+        }
+    }
+    m_quat_copy(best_L, L);
+    m_vec3_copy(best_elbow, s->pos[c]);
+}
+
+/* The local rotation that points node k's bone where the forward pass put its child,
+ * derived afresh from the positions in the parent's frame (the shortest turn from the
+ * bone's rest direction, so no twist), then twisted to fit the other children, the
+ * hinge plane below, or a share of the child's orientation target. Nothing of the
+ * rotation the node had carries over, so twist cannot accumulate from solve to solve. */
+static void
+solve_node_rotation(struct ik_solver *s, int k, const float *parent_rot, float *L)
+{
+    const int c = s->solve_child[k];
+    if (c < 0)
+        return; /* a leaf keeps its rotation */
+    if (s->flags[k] & NODE_HINGE_CHILD)
+        ik_swing_toward_pole(s, c);
+    float d[3], d_local[3];
+    m_vec3_sub(s->pos[c], s->pos[k], d);
+    if (!(m_vec3_normalize_or(d, d, d) > M_TINY))
+        return;
+    m_quat_rotate_inv(parent_rot, d, d_local);
+    m_quat_from_to(s->solve_dir[k], d_local, L);
+    if (s->child_count[k] > 1)
+        fit_twist_to_children(s, k, parent_rot, L);
+    if (s->flags[k] & NODE_HINGE_CHILD) {
+        const float outside = align_hinge_plane(s, k, parent_rot, L);
+        if (outside + limit_violation(&s->limit[k], L) > SWIVEL_SLACK)
+            swivel_into_limits(s, k, parent_rot, L);
+    } else if (s->twist_share[k] > 0.0f) {
+        share_child_twist(s, k, parent_rot, L);
+    }
+    m_quat_normalize(L);
+}
+
+/* Backward reaching with limits: from the root outward, each node is turned as a rigid
+ * frame toward where the forward pass put its children, its local rotation kept within
+ * its limit, and its children placed rigidly from it. */
+void
+ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
+{
+    const struct sk_skeleton *sk = s->sk;
+    for (int i = g->node_begin; i < g->node_end; ++i) {
+        const int k = s->group_nodes[i];
+        const unsigned f = s->flags[k];
+        const int p = s->parent[k];
+        if (p >= 0 && s->group_of[p] != s->group_of[k]) {
+            /* The group's top hangs from a base that does not move or turn. */
+            float off[3];
+            m_quat_rotate(s->rot[p], sk->offset_m[s->joint[k]], off);
+            m_vec3_add(s->pos[p], off, s->pos[k]);
+        }
+        const float *parent_rot = ik_parent_rotation(s, pose, k);
+        float *L = s->local[k];
+        if (!(f & NODE_ROTATION_FIXED)) {
+            const int e = s->effector[k];
+            if (e >= 0 && s->has_target_rotation[e])
+                m_quat_mul_conj_first(parent_rot, s->target_rotation[e], L);
+            else
+                solve_node_rotation(s, k, parent_rot, L);
+            ik_fast_limit_apply(&s->limit[k], L);
+        }
+        m_quat_mul(parent_rot, L, s->rot[k]);
+        for (int c_i = 0; c_i < s->child_count[k]; ++c_i) {
+            const int c = s->children[s->child_start[k] + c_i];
+            float off[3];
+            m_quat_rotate(s->rot[k], sk->offset_m[s->joint[c]], off);
+            m_vec3_add(s->pos[k], off, s->pos[c]);
+        }
+    }
+}
+
+/* When the positions need no iteration, orientation targets still apply: a leaf effector
+ * takes its target rotation (within its limit); one with chains below it gets a full
+ * backward pass so its children follow. */
+void
+ik_apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose,
+                             const struct ik_group *g)
+{
+    for (int i = g->effector_begin; i < g->effector_end; ++i) {
+        const int e = s->group_effectors[i];
+        const int k = s->effector_node[e];
+        if (!s->has_target_rotation[e] || (s->flags[k] & NODE_ROTATION_FIXED))
+            continue;
+        if (s->child_count[k] > 0) {
+            ik_reach_backward_limited(s, pose, g);
+            return;
+        }
+        const float *parent_rot = ik_parent_rotation(s, pose, k);
+        m_quat_mul_conj_first(parent_rot, s->target_rotation[e], s->local[k]);
+        ik_fast_limit_apply(&s->limit[k], s->local[k]);
+        m_quat_mul(parent_rot, s->local[k], s->rot[k]);
+    }
+}
+
+/* Turns the rotation `rot` by the shortest arc from unit `from` to unit `to`, then
+ * renormalizes it (cheaply: the product of unit quaternions is unit but for rounding). */
+static inline void
+turn_toward(float *rot, const float *from, const float *to)
+{
+    float c[3], q[4];
+    const float d = m_vec3_dot(from, to);
+    if (d < -0.9999f) {
+        m_quat_from_to(from, to, q);
+    } else {
+        m_vec3_cross(from, to, c);
+        const float w = 1.0f + d;
+        const float inv = ik_inv_sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2] + w * w);
+        m_quat_set(q, c[0] * inv, c[1] * inv, c[2] * inv, w * inv);
+    }
+    m_quat_mul(q, rot, rot);
+    const float n2 = m_quat_dot(rot, rot);
+    const float inv_n = ik_inv_sqrt(n2);
+    for (int i = 0; i < 4; ++i)
+        rot[i] *= inv_n;
+}
+
+/* Without limits the rotations follow from the positions: each node turns minimally from
+ * its starting rotation to point at its solve child. */
+void
+ik_derive_rotations(struct ik_solver *s, const struct sk_pose *pose)
+{
+    for (int k = 0; k < s->node_count; ++k) {
+        const int e = s->effector[k];
+        const int c = s->solve_child[k];
+        const float *parent_rot = ik_parent_rotation(s, pose, k);
+        float *rot = s->rot[k];
+        if (e >= 0 && s->has_target_rotation[e]) {
+            m_quat_copy(s->target_rotation[e], rot);
+        } else if (c >= 0) {
+            float d[3], now[3];
+            m_vec3_sub(s->pos[c], s->pos[k], d);
+            const float d2 = m_vec3_dot(d, d);
+            if (d2 > 1e-20f) {
+                m_vec3_scale(d, ik_inv_sqrt(d2), d);
+                m_quat_rotate(rot, s->solve_dir[k], now);
+                turn_toward(rot, now, d);
+            }
+        } else {
+            m_quat_mul(parent_rot, s->local[k], rot);
+        }
+        /* Parents come first, so the parent's rotation is already final here. */
+        m_quat_mul_conj_first(parent_rot, rot, s->local[k]);
+    }
+}

@@ -1,0 +1,566 @@
+/*
+ * Avatar tests: files the tests make themselves (av_make_glb from config/humanoid.json)
+ * read back as VRM 1.0, VRM 0.x and plain glTF rigs with the same bones, skinning that
+ * follows the pose, the shipped default avatar read through the same path, and every kind
+ * of bad file refused with a reason that names the file.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "embody/avatar.h"
+#include "embody/m_math.h"
+#include "embody/osc.h"
+
+#define OUT EMBODY_BINARY_DIR "/tests/avatar/"
+
+static void
+load_humanoid(struct sk_skeleton *sk)
+{
+    struct em_error err = {{0}};
+    if (sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", sk, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+/* Writes the humanoid as `desc` says (its skeleton filled in) to OUT/name. */
+static void
+make(struct av_make_desc desc, const char *name, char *out_path, size_t size)
+{
+    struct sk_skeleton sk;
+    load_humanoid(&sk);
+    desc.skeleton = &sk;
+    snprintf(out_path, size, OUT "%s", name);
+    struct em_error err = {{0}};
+    if (av_make_file(&desc, out_path, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    sk_skeleton_fini(&sk);
+}
+
+static uint8_t *
+made_bytes(enum av_make_rig rig, size_t *out_size);
+
+static void
+load_ok(const char *path, struct av_avatar *av)
+{
+    struct em_error err = {{0}};
+    if (av_avatar_load(path, NULL, av, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+/* Loads a file that must be refused; returns the reason. */
+static enum em_result
+load_bad(const char *path, const struct av_load_desc *desc, char *out_message, size_t size)
+{
+    struct av_avatar av;
+    struct em_error err = {{0}};
+    const enum em_result r = av_avatar_load(path, desc, &av, &err);
+    snprintf(out_message, size, "%s", err.message);
+    assert_true(r < 0);
+    assert_null(av.vertices);
+    assert_int_equal(av.skeleton.joint_count, 0);
+    assert_non_null(strstr(err.message, path));
+    return r;
+}
+
+static void
+node_names_of_common_rigs_map_to_humanoid_bones(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        enum sk_bone bone;
+    } cases[] = {
+        {"hips", SK_HIPS},
+        {"leftUpperArm", SK_LEFT_UPPER_ARM},
+        {"mixamorig:Hips", SK_HIPS},
+        {"mixamorig:Spine1", SK_CHEST},
+        {"mixamorig:LeftArm", SK_LEFT_UPPER_ARM},
+        {"mixamorig:RightForeArm", SK_RIGHT_LOWER_ARM},
+        {"mixamorig:LeftUpLeg", SK_LEFT_UPPER_LEG},
+        {"mixamorig:RightLeg", SK_RIGHT_LOWER_LEG},
+        {"mixamorig:LeftToeBase", SK_LEFT_TOES},
+        {"UpperArm.L", SK_LEFT_UPPER_ARM},
+        {"upper_arm.R", SK_RIGHT_UPPER_ARM},
+        {"thigh_l", SK_LEFT_UPPER_LEG},
+        {"Shin.R", SK_RIGHT_LOWER_LEG},
+        {"LeftHand", SK_LEFT_HAND},
+        {"L_Foot", SK_LEFT_FOOT},
+        {"Neck", SK_NECK},
+        {"Chest", SK_CHEST},
+        {"UpperChest", SK_UPPER_CHEST},
+        /* Not humanoid bones: fingers, ends, sides missing, other things. */
+        {"mixamorig:LeftHandIndex1", SK_BONE_NONE},
+        {"Head_end", SK_BONE_NONE},
+        {"UpperArm", SK_BONE_NONE},
+        {"Armature", SK_BONE_NONE},
+        {"J_Bip_L_UpperArm", SK_BONE_NONE},
+        {"", SK_BONE_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        if (av_bone_from_node_name(cases[i].name) != cases[i].bone)
+            fail_msg("\"%s\" maps to %d, expected %d", cases[i].name,
+                     av_bone_from_node_name(cases[i].name), cases[i].bone);
+}
+
+static void
+generated_vrm1_has_the_humanoids_bones_at_their_places(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    struct av_avatar av;
+    load_ok(path, &av);
+    struct sk_skeleton ref;
+    load_humanoid(&ref);
+    assert_int_equal(av.format, AV_FORMAT_VRM1);
+    for (int b = 0; b < SK_HEAD_TOP; ++b) {
+        const int j = av.skeleton.bone_joint[b], k = ref.bone_joint[b];
+        assert_int_equal(j >= 0, k >= 0);
+        if (j < 0)
+            continue;
+        assert_true(av.from_file[j]);
+        if (m_vec3_distance(av.skeleton.rest_position_m[j], ref.rest_position_m[k]) > 1e-3f)
+            fail_msg(
+                "%s is %.4f m from the humanoid's", sk_bone_name((enum sk_bone)b),
+                (double)m_vec3_distance(av.skeleton.rest_position_m[j], ref.rest_position_m[k]));
+    }
+    /* The crown from the mesh's top: within 2 cm of the humanoid's. */
+    assert_float_equal(av.height_m, sk_humanoid_height(&ref), 0.02);
+    assert_int_equal(sk_humanoid_validate(&av.skeleton, path, NULL), EM_OK);
+    assert_true(av.vertex_count > 1000);
+    assert_true(av.index_count % 3 == 0 && av.index_count > 0);
+    for (uint32_t i = 0; i < av.index_count; ++i)
+        assert_true(av.indices[i] < (uint32_t)av.vertex_count);
+    for (int i = 0; i < av.vertex_count; ++i) {
+        float sum = 0.0f;
+        for (int k = 0; k < AV_MAX_WEIGHTS; ++k) {
+            assert_true(av.vertices[i].joint[k] < av.skeleton.joint_count);
+            sum += av.vertices[i].weight[k];
+        }
+        assert_float_equal(sum, 1.0, 1e-4);
+        assert_true(av.vertices[i].position_m[1] >= -1e-4f);
+    }
+    sk_skeleton_fini(&ref);
+    av_avatar_fini(&av);
+}
+
+/* The same mesh with each extension's JSON (and the VRM 0.x model facing -Z, as those
+ * are): the same bones, at the same places, after the turn to face +Z. */
+static void
+vrm0_and_vrm1_files_load_with_the_same_bone_map(void **state)
+{
+    (void)state;
+    char p0[512], p1[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM0}, "vrm0.vrm", p0, sizeof p0);
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", p1, sizeof p1);
+    struct av_avatar a0, a1;
+    load_ok(p0, &a0);
+    load_ok(p1, &a1);
+    assert_int_equal(a0.format, AV_FORMAT_VRM0);
+    assert_int_equal(a1.format, AV_FORMAT_VRM1);
+    assert_int_equal(a0.skeleton.joint_count, a1.skeleton.joint_count);
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        const int j0 = a0.skeleton.bone_joint[b], j1 = a1.skeleton.bone_joint[b];
+        assert_int_equal(j0, j1);
+        if (j0 >= 0)
+            assert_true(m_vec3_distance(a0.skeleton.rest_position_m[j0],
+                                        a1.skeleton.rest_position_m[j1]) < 1e-4f);
+    }
+    /* The left hand is on the left (+X) in both. */
+    assert_true(a0.skeleton.rest_position_m[a0.skeleton.bone_joint[SK_LEFT_HAND]][0] > 0.5f);
+    assert_int_equal(a0.vertex_count, a1.vertex_count);
+    for (int i = 0; i < a0.vertex_count; i += 97)
+        assert_true(m_vec3_distance(a0.vertices[i].position_m, a1.vertices[i].position_m) < 1e-4f);
+    av_avatar_fini(&a0);
+    av_avatar_fini(&a1);
+}
+
+static void
+plain_gltf_rigs_are_recognised_by_their_bone_names(void **state)
+{
+    (void)state;
+    static const enum av_make_rig rigs[] = {AV_MAKE_MIXAMO, AV_MAKE_PLAIN};
+    struct av_avatar ref;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    load_ok(path, &ref);
+    for (size_t i = 0; i < 2; ++i) {
+        make((struct av_make_desc){.rig = rigs[i]}, i ? "plain.glb" : "mixamo.glb", path,
+             sizeof path);
+        struct av_avatar av;
+        load_ok(path, &av);
+        assert_int_equal(av.format, AV_FORMAT_GLTF);
+        for (int b = 0; b < SK_BONE_COUNT; ++b)
+            assert_int_equal(av.skeleton.bone_joint[b], ref.skeleton.bone_joint[b]);
+        av_avatar_fini(&av);
+    }
+    av_avatar_fini(&ref);
+}
+
+/* VRM marks chest, neck and shoulders optional; embody places them between their
+ * neighbours. */
+static void
+optional_vrm_bones_that_are_absent_are_placed(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1,
+                               .omit_bones = "chest,neck,leftShoulder,rightShoulder,leftToes"},
+         "optional.vrm", path, sizeof path);
+    struct av_avatar av;
+    load_ok(path, &av);
+    const struct sk_skeleton *sk = &av.skeleton;
+    assert_int_equal(sk_humanoid_validate(sk, path, NULL), EM_OK);
+    static const enum sk_bone placed[] = {SK_CHEST, SK_NECK, SK_LEFT_SHOULDER, SK_RIGHT_SHOULDER};
+    for (size_t i = 0; i < sizeof placed / sizeof placed[0]; ++i) {
+        const int j = sk->bone_joint[placed[i]];
+        assert_true(j >= 0);
+        assert_false(av.from_file[j]);
+        assert_true(sk->length_m[j] > 0.01f);
+    }
+    assert_int_equal(sk->bone_joint[SK_LEFT_TOES], -1);
+    assert_true(sk->bone_joint[SK_LEFT_TOES_END] >= 0);
+    /* Nothing is weighted to a placed joint. */
+    for (int i = 0; i < av.vertex_count; ++i)
+        for (int k = 0; k < AV_MAX_WEIGHTS; ++k)
+            if (av.vertices[i].weight[k] > 0.0f)
+                assert_true(av.from_file[av.vertices[i].joint[k]]);
+    av_avatar_fini(&av);
+}
+
+static int
+material_named(const struct av_avatar *av, const char *name)
+{
+    for (int i = 0; i < av->material_count; ++i)
+        if (strcmp(av->materials[i].name, name) == 0)
+            return i;
+    fail_msg("no material \"%s\"", name);
+    return -1;
+}
+
+static void
+materials_textures_and_rigid_meshes_are_read(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM0}, "vrm0.vrm", path, sizeof path);
+    for (int pass = 0; pass < 2; ++pass) {
+        struct av_avatar av;
+        load_ok(path, &av);
+        const int body = material_named(&av, "Body"), eyes_mat = material_named(&av, "Eyes");
+        assert_int_equal(av.texture_count, 1);
+        assert_int_equal(av.textures[0].width, 16);
+        assert_int_equal(av.materials[body].texture, 0);
+        assert_int_equal(av.materials[body].shading, AV_SHADING_LIT);
+        assert_int_equal(av.materials[eyes_mat].shading, AV_SHADING_TOON);
+        assert_int_equal(av.materials[material_named(&av, "Left")].texture, -1);
+        /* The texture's top rows are the darker stripe: row 0 of the image is v = 0. */
+        assert_int_equal(av.textures[0].rgba[0], 226);
+        /* The eyes hang under the head node without a skin: weighted 1 to the head. */
+        const int head = av.skeleton.bone_joint[SK_HEAD];
+        int eyes = 0;
+        for (int p = 0; p < av.primitive_count; ++p) {
+            if (av.primitives[p].material != eyes_mat)
+                continue;
+            for (uint32_t i = 0; i < av.primitives[p].index_count; ++i) {
+                const struct av_vertex *v =
+                    &av.vertices[av.indices[av.primitives[p].first_index + i]];
+                assert_int_equal(v->joint[0], head);
+                assert_float_equal(v->weight[0], 1.0, 1e-6);
+                /* In front of the face (+Z) after the turn. */
+                assert_true(v->position_m[2] > av.skeleton.rest_position_m[head][2] + 0.05f);
+                ++eyes;
+            }
+        }
+        assert_true(eyes > 0);
+        av_avatar_fini(&av);
+        make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    }
+}
+
+static void
+skinned_vertices_follow_their_joints(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    struct av_avatar av;
+    load_ok(path, &av);
+    struct sk_skeleton body;
+    load_humanoid(&body);
+    struct em_error err = {{0}};
+    assert_int_equal(sk_humanoid_fit(&body, 1.60f, 0.0f, &err), EM_OK);
+    struct av_skin_binding bind;
+    assert_int_equal(av_skin_bind(&av, &body, &bind, &err), EM_OK);
+    assert_float_equal(bind.scale, 1.60 / av.height_m, 1e-5);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &body), EM_OK);
+    sk_pose_set_rest(&pose, &body);
+    /* Bend the left elbow 90 degrees and turn the whole body. */
+    const float up[3] = {0, 1, 0}, down[3] = {0, -1, 0};
+    m_quat_from_axis_angle(up, 0.7f, pose.local_rotation[0]);
+    m_quat_from_axis_angle(down, 1.5708f, pose.local_rotation[body.bone_joint[SK_LEFT_LOWER_ARM]]);
+    sk_pose_forward_kinematics(&pose, &body);
+    mat4 *m = calloc((size_t)bind.joint_count, sizeof *m);
+    assert_non_null(m);
+    av_skin_matrices(&bind, &pose, m);
+    /* Every vertex wholly on the left hand keeps its (scaled) place relative to it. */
+    const int ha = av.skeleton.bone_joint[SK_LEFT_HAND], hb = body.bone_joint[SK_LEFT_HAND];
+    int checked = 0;
+    for (int i = 0; i < av.vertex_count; ++i) {
+        const struct av_vertex *v = &av.vertices[i];
+        if (v->joint[0] != ha || v->weight[0] < 0.999f)
+            continue;
+        vec3 x, rel_rest, rel_posed, want;
+        av_skin_vertex(v, (const mat4 *)m, x);
+        m_vec3_sub(v->position_m, av.skeleton.rest_position_m[ha], rel_rest);
+        m_vec3_scale(rel_rest, bind.scale, rel_rest);
+        m_quat_rotate(pose.rotation[hb], rel_rest, want);
+        m_vec3_sub(x, pose.position_m[hb], rel_posed);
+        assert_true(m_vec3_distance(rel_posed, want) < 1e-4f);
+        ++checked;
+    }
+    assert_true(checked > 20);
+    /* The retargeting rotation: at rest, the bone's node orientation (identity here). */
+    versor q;
+    av_bone_rotation(&av, &bind, &pose, ha, q);
+    assert_true(fabsf(m_quat_dot(q, pose.rotation[hb])) > 0.9999f);
+    free(m);
+    sk_pose_fini(&pose);
+    av_skin_binding_fini(&bind);
+    sk_skeleton_fini(&body);
+    av_avatar_fini(&av);
+}
+
+static void
+shipped_default_avatar_loads_like_any_vrm(void **state)
+{
+    (void)state;
+    struct av_avatar av;
+    load_ok(EMBODY_SOURCE_DIR "/config/avatar/embody.vrm", &av);
+    assert_int_equal(av.format, AV_FORMAT_VRM1);
+    struct sk_skeleton ref;
+    load_humanoid(&ref);
+    for (int b = 0; b < SK_HEAD_TOP; ++b) {
+        const int j = av.skeleton.bone_joint[b], k = ref.bone_joint[b];
+        assert_int_equal(j >= 0, k >= 0);
+        if (j >= 0)
+            assert_true(m_vec3_distance(av.skeleton.rest_position_m[j], ref.rest_position_m[k]) <
+                        1e-3f);
+    }
+    assert_true(av.texture_count == 1 && av.material_count >= 4);
+    sk_skeleton_fini(&ref);
+    av_avatar_fini(&av);
+}
+
+/* The shipped file is what `embody make-avatar` makes today from config/humanoid.json. */
+static void
+shipped_default_avatar_is_what_the_generator_makes(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    uint8_t *bytes = made_bytes(AV_MAKE_VRM1, &size);
+    FILE *f = fopen(EMBODY_SOURCE_DIR "/config/avatar/embody.vrm", "rb");
+    assert_non_null(f);
+    uint8_t *shipped = malloc(size + 1);
+    assert_non_null(shipped);
+    const size_t n = fread(shipped, 1, size + 1, f);
+    fclose(f);
+    if (n != size || memcmp(bytes, shipped, size) != 0)
+        fail_msg("config/avatar/embody.vrm is out of date: run embody make-avatar -o "
+                 "config/avatar/embody.vrm");
+    free(shipped);
+    free(bytes);
+}
+
+/* A VRM avatar's skeleton (its bones found through humanBones, optional ones placed) goes
+ * out over VMC with Unity's humanoid bone names, so a receiver showing the same VRM moves
+ * as the mirror does. */
+static void
+vmc_output_of_a_vrm_avatar_keeps_unity_bone_names(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM0, .omit_bones = "chest,leftShoulder"},
+         "vmc.vrm", path, sizeof path);
+    struct av_avatar av;
+    load_ok(path, &av);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &av.skeleton), EM_OK);
+    sk_pose_set_rest(&pose, &av.skeleton);
+    struct osc_vmc_frame frame;
+    osc_vmc_frame_build(&av.skeleton, &pose, 0.0f, &frame);
+    int humanoid = 0;
+    for (int j = 0; j < av.skeleton.joint_count; ++j)
+        humanoid += av.skeleton.bone[j] != SK_BONE_NONE && av.skeleton.bone[j] < SK_HEAD_TOP;
+    assert_int_equal(frame.bone_count, humanoid);
+    static const struct {
+        enum sk_bone bone;
+        const char *unity;
+    } names[] = {{SK_HIPS, "Hips"},
+                 {SK_CHEST, "Chest"},
+                 {SK_LEFT_SHOULDER, "LeftShoulder"},
+                 {SK_LEFT_UPPER_ARM, "LeftUpperArm"},
+                 {SK_RIGHT_LOWER_LEG, "RightLowerLeg"},
+                 {SK_HEAD, "Head"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+        bool sent = false;
+        for (int k = 0; k < frame.bone_count; ++k)
+            sent = sent || frame.bone[k] == names[i].bone;
+        assert_true(sent);
+        assert_string_equal(osc_unity_bone_name(names[i].bone), names[i].unity);
+    }
+    sk_pose_fini(&pose);
+    av_avatar_fini(&av);
+}
+
+/* ---- Bad files ---- */
+
+static uint8_t *
+made_bytes(enum av_make_rig rig, size_t *out_size)
+{
+    struct sk_skeleton sk;
+    load_humanoid(&sk);
+    uint8_t *bytes = NULL;
+    struct em_error err = {{0}};
+    if (av_make_glb(&(struct av_make_desc){.skeleton = &sk, .rig = rig}, &bytes, out_size, &err) !=
+        EM_OK)
+        fail_msg("%s", err.message);
+    sk_skeleton_fini(&sk);
+    return bytes;
+}
+
+static void
+write_bytes(const char *path, const uint8_t *bytes, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    fclose(f);
+}
+
+static void
+expect_reason(const char *path, const struct av_load_desc *desc, enum em_result want,
+              const char *reason)
+{
+    char msg[EM_ERROR_MESSAGE_MAX];
+    const enum em_result r = load_bad(path, desc, msg, sizeof msg);
+    if (r != want || !strstr(msg, reason))
+        fail_msg("%s: got %s \"%s\", expected %s with \"%s\"", path, em_result_string(r), msg,
+                 em_result_string(want), reason);
+}
+
+static void
+truncated_and_corrupt_glb_files_are_refused(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    uint8_t *bytes = made_bytes(AV_MAKE_VRM1, &size);
+    write_bytes(OUT "truncated.vrm", bytes, size / 2);
+    expect_reason(OUT "truncated.vrm", NULL, EM_ERROR_PARSE, "truncated GLB");
+    write_bytes(OUT "tiny.glb", bytes, 7);
+    expect_reason(OUT "tiny.glb", NULL, EM_ERROR_PARSE, "12-byte header");
+    uint8_t *bad = malloc(size);
+    assert_non_null(bad);
+    memcpy(bad, bytes, size);
+    bad[0] = 'X';
+    write_bytes(OUT "magic.glb", bad, size);
+    expect_reason(OUT "magic.glb", NULL, EM_ERROR_PARSE, "not a GLB file");
+    memcpy(bad, bytes, size);
+    bad[12] = 0xff, bad[13] = 0xff, bad[14] = 0xff; /* the JSON chunk's length */
+    write_bytes(OUT "chunk.glb", bad, size);
+    expect_reason(OUT "chunk.glb", NULL, EM_ERROR_PARSE, "corrupt GLB");
+    memcpy(bad, bytes, size);
+    bad[20] = '['; /* the JSON's first brace */
+    bad[21] = '}';
+    write_bytes(OUT "json.glb", bad, size);
+    expect_reason(OUT "json.glb", NULL, EM_ERROR_PARSE, "broken glTF JSON");
+    memcpy(bad, bytes, size);
+    bad[4] = 1; /* GLB version */
+    write_bytes(OUT "version.glb", bad, size);
+    expect_reason(OUT "version.glb", NULL, EM_ERROR_UNSUPPORTED, "version 1");
+    free(bad);
+    free(bytes);
+    expect_reason(OUT "no-such-file.vrm", NULL, EM_ERROR_IO, "cannot open");
+    expect_reason(OUT "avatar.fbx", NULL, EM_ERROR_UNSUPPORTED, ".vrm, .glb or .gltf");
+}
+
+static void
+files_without_a_humanoid_skeleton_are_refused(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_PLAIN, .anonymous_nodes = true}, "bones.glb", path,
+         sizeof path);
+    expect_reason(path, NULL, EM_ERROR_PARSE, "no humanoid skeleton");
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1, .omit_bones = "leftLowerArm,rightFoot"},
+         "missing.vrm", path, sizeof path);
+    expect_reason(path, NULL, EM_ERROR_PARSE,
+                  "lacks required humanoid bones: leftLowerArm, rightFoot");
+    make((struct av_make_desc){.rig = AV_MAKE_VRM0, .omit_bones = "hips"}, "nohips.vrm", path,
+         sizeof path);
+    expect_reason(path, NULL, EM_ERROR_PARSE, "hips");
+}
+
+static void
+unsupported_versions_are_refused(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1, .spec_version = "2.0"}, "vrm2.vrm", path,
+         sizeof path);
+    expect_reason(path, NULL, EM_ERROR_UNSUPPORTED, "specVersion \"2.0\"");
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1, .spec_version = "1.0-beta"}, "beta.vrm", path,
+         sizeof path);
+    expect_reason(path, NULL, EM_ERROR_UNSUPPORTED, "pre-release");
+    make((struct av_make_desc){.rig = AV_MAKE_VRM0, .spec_version = "1.0"}, "vrm0v1.vrm", path,
+         sizeof path);
+    expect_reason(path, NULL, EM_ERROR_UNSUPPORTED, "VRM specVersion");
+    /* A glTF 1.0 document (as a .gltf text file). */
+    FILE *f = fopen(OUT "old.gltf", "w");
+    assert_non_null(f);
+    fputs("{\"asset\": {\"version\": \"1.0\"}, \"nodes\": {}}\n", f);
+    fclose(f);
+    expect_reason(OUT "old.gltf", NULL, EM_ERROR_UNSUPPORTED, "glTF version \"1.0\"");
+}
+
+static void
+enormous_meshes_are_refused_with_the_limit(void **state)
+{
+    (void)state;
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    const struct av_load_desc small = {.max_triangles = 1000};
+    expect_reason(path, &small, EM_ERROR_LIMIT, "more than the 1000 an avatar may have");
+    const struct av_load_desc few = {.max_vertices = 500};
+    expect_reason(path, &few, EM_ERROR_LIMIT, "vertices");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(node_names_of_common_rigs_map_to_humanoid_bones),
+        cmocka_unit_test(generated_vrm1_has_the_humanoids_bones_at_their_places),
+        cmocka_unit_test(vrm0_and_vrm1_files_load_with_the_same_bone_map),
+        cmocka_unit_test(plain_gltf_rigs_are_recognised_by_their_bone_names),
+        cmocka_unit_test(optional_vrm_bones_that_are_absent_are_placed),
+        cmocka_unit_test(materials_textures_and_rigid_meshes_are_read),
+        cmocka_unit_test(skinned_vertices_follow_their_joints),
+        cmocka_unit_test(shipped_default_avatar_loads_like_any_vrm),
+        cmocka_unit_test(shipped_default_avatar_is_what_the_generator_makes),
+        cmocka_unit_test(vmc_output_of_a_vrm_avatar_keeps_unity_bone_names),
+        cmocka_unit_test(truncated_and_corrupt_glb_files_are_refused),
+        cmocka_unit_test(files_without_a_humanoid_skeleton_are_refused),
+        cmocka_unit_test(unsupported_versions_are_refused),
+        cmocka_unit_test(enormous_meshes_are_refused_with_the_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
