@@ -257,6 +257,8 @@ every_bad_model_file_is_refused_with_its_reason(void **state)
 
     assert_int_not_equal(pr_model_load(temp_path("missing.bin"), &m, &err), EM_OK);
     assert_non_null(strstr(err.message, "missing.bin"));
+    assert_int_not_equal(pr_model_load(EMBODY_BINARY_DIR, &m, &err), EM_OK);
+    assert_non_null(strstr(err.message, "not a file"));
     free(b);
     free(good);
 }
