@@ -1,8 +1,8 @@
 /*
  * The learned body-pose prior in the body (include/embody/prior.h): each 60 Hz sample of
  * the devices goes into the prior's history; its prediction (pelvis, ankles, toes, knees,
- * foot contact) replaces the procedural pelvis and feet of b_pelvis.c and b_feet.c, and
- * becomes the FABRIK solve's pelvis, foot targets and knee poles.
+ * foot contact) replaces the procedural pelvis rotation and feet of b_pelvis.c and
+ * b_feet.c, and becomes the legs' ankle targets, foot rotations and knee poles.
  *
  * The network's per-frame outputs jitter, so positions go through One-Euro filters (slow
  * when still, quick when moving). A foot the prior says is in contact is planted where it
@@ -30,8 +30,6 @@
  * Chosen on the validation subjects (02, 07, 35 of mocap-train), known body: foot beta 6
  * gave MPJPE 7.45 cm and jitter 1118 m/s^3 (3 clips above 1.5x the truth's), 2 with the
  * contact smoothing below 7.49 cm and 994 (none above), 1 7.65 cm and 929. */
-#define HIPS_MIN_CUTOFF_HZ 1.5f
-#define HIPS_BETA 4.0f
 #define FOOT_MIN_CUTOFF_HZ 1.5f
 #define FOOT_BETA 2.0f
 /* Contact: a foot is held fully above PLANT_AT, free below LIFT_AT, in between partly. */
@@ -91,8 +89,6 @@ decode(struct body *b, float dt_s)
     pr_decode_outputs(p->outputs, p->head_m, p->yaw_rad, b->desc.height_m, b->desc.floor_height_m,
                       &pose, contact);
     const float filter_dt = p->started ? dt_s : 0.0f;
-    b_filter_position(&p->filter_hips, pose.hips_m, filter_dt, HIPS_MIN_CUTOFF_HZ, HIPS_BETA);
-    m_vec3_copy(pose.hips_m, p->hips_m);
     if (p->started)
         m_quat_slerp(p->hips_rotation, pose.hips_rotation, fminf(1.0f, 10.0f * dt_s),
                      p->hips_rotation);
