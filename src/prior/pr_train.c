@@ -423,12 +423,13 @@ sample_clip(const struct clip *c, double x, struct em_tracking_frame *f, struct 
 {
     const int n = c->stream.frame_count;
     int r0 = (int)floor(x);
-    if (r0 >= n - 1) {
-        *f = c->stream.frames[n - 1];
-        *t = c->truth[n - 1];
+    const float w = (float)(x - r0);
+    if (r0 >= n - 1 || w == 0.0f) { /* on a row: exactly it (no renormalisation) */
+        r0 = r0 < n - 1 ? r0 : n - 1;
+        *f = c->stream.frames[r0];
+        *t = c->truth[r0];
         return;
     }
-    const float w = (float)(x - r0);
     const struct em_tracking_frame *a = &c->stream.frames[r0], *b = &c->stream.frames[r0 + 1];
     *f = *a;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
