@@ -41,7 +41,8 @@ extern "C" {
 #define AV_MAX_FILE_BYTES (512u << 20)
 #define AV_MAX_TRIANGLES 1000000
 #define AV_MAX_VERTICES 1000000
-#define AV_MAX_TEXTURE_SIZE 8192 /* pixels on a side */
+#define AV_MAX_TEXTURE_SIZE 8192         /* pixels on a side */
+#define AV_MAX_TEXTURE_PIXELS (64 << 20) /* all textures together */
 
 enum av_format {
     AV_FORMAT_GLTF = 0, /* plain glTF 2.0: bones found by name */
@@ -194,6 +195,9 @@ struct av_make_desc {
     const char *omit_bones;
     const char *spec_version;
     bool anonymous_nodes;
+    /* Each bone node's +Y along its bone (as Blender exports rigs) instead of frames
+     * aligned with the world: the same avatar, in other node frames. */
+    bool bone_axes;
 };
 
 /* Builds a small skinned humanoid as GLB bytes (malloc'ed, the caller frees): every body

@@ -483,6 +483,11 @@ int ev_trackers_main(const struct ev_options *options);
 void
 ev_written_where(const char *path, char *out, size_t out_size);
 
+/* True (with the reason in `err`) when `json` is one of the files the run read: a clip
+ * or the folder's MANIFEST.tsv; such a JSON is not written. */
+bool
+ev_json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err);
+
 void
 ev_report_fini(struct ev_report *report);
 

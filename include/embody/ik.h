@@ -63,6 +63,40 @@ enum ik_root_mode {
     IK_ROOT_FREE = 2,   /* the root moves to the weighted average of what its chains ask */
 };
 
+/* Where a solve starts (ik_solver_desc.start). */
+enum ik_start {
+    /* From the pose handed to ik_solver_solve(): a warm start when that is the last
+     * result, a cold start when it is the rest pose or the caller's animation. */
+    IK_START_GIVEN = 0,
+    /* From the original pose every time (the rest pose unless the caller set another
+     * with ik_solver_set_original_pose(), an animation frame say): the result depends on
+     * the targets alone, never on earlier solves. */
+    IK_START_ORIGINAL = 1,
+    /* From this solver's last result (continuity), whatever the pose handed in holds;
+     * the original pose before the first solve. */
+    IK_START_LAST = 2,
+};
+
+/* How an effector's blend weight below 1 mixes the pose handed in with the solution
+ * (ik_solver_set_blend()). */
+enum ik_blend_mode {
+    /* Joint positions on a line between the two (rotations by nlerp): the effector moves
+     * on a straight line toward its solution, and bones between joints of different
+     * weights are shorter in between. */
+    IK_BLEND_LINEAR = 0,
+    /* Local rotations by nlerp, then forward kinematics: the chain turns about its
+     * sub-base (the next joint up where chains meet, or its base) and sweeps in an arc,
+     * every bone keeping its length. Needs rotations (not positions_only). */
+    IK_BLEND_NLERP = 1,
+};
+
+/* Axis locks (ik_solver_set_axis_lock()): local axes of a joint's own frame. */
+enum ik_axis_lock {
+    IK_LOCK_X = 1u << 0,
+    IK_LOCK_Y = 1u << 1,
+    IK_LOCK_Z = 1u << 2,
+};
+
 struct ik_effector_desc {
     int joint;        /* the skeleton joint that should reach the target */
     float weight;     /* its pull where chains meet; 0 means 1 */
@@ -94,6 +128,12 @@ struct ik_solver_desc {
      * the bones' lengths. On 90 Hz tracking this halves the iterations (ik_bench). A pose
      * changed by the caller starts where it is, as without the option. */
     bool predict_warm_start;
+    enum ik_start start;
+    enum ik_blend_mode blend_mode;
+    /* Solve only the subtree of this joint (0, the skeleton's root, = all): chains end
+     * there at the latest, root_mode applies to it, and effectors outside the subtree
+     * are ignored (a warning at creation; their residual reads 0). */
+    int root_joint;
 };
 
 struct ik_stats {
@@ -108,7 +148,9 @@ struct ik_solver;
 
 /* Compiles `desc` into a solver. Rejects (EM_ERROR_INVALID_ARGUMENT, with a reason in
  * `err`): no skeleton, no effectors or more than IK_MAX_EFFECTORS, an effector joint out
- * of range or given twice, a negative weight or chain length, a non-finite tolerance. */
+ * of range or given twice, a negative weight or chain length, a non-finite tolerance, a
+ * root_joint out of range, an unknown start or blend mode, IK_BLEND_NLERP with
+ * positions_only, no effector inside root_joint's subtree. */
 enum em_result
 ik_solver_create(const struct ik_solver_desc *desc, struct ik_solver **out_solver,
                  struct em_error *err);
@@ -145,6 +187,48 @@ ik_solver_set_pole_direction(struct ik_solver *solver, int joint, const float *d
 void
 ik_solver_solve(struct ik_solver *solver, struct sk_pose *pose, struct ik_stats *out_stats);
 
+/* ---- Controls animators expect ------------------------------------------------------ */
+
+/* The original pose that IK_START_ORIGINAL starts from (and IK_START_LAST before its
+ * first solve): the local rotations of `pose` (with positions_only, its positions). The
+ * solver keeps a copy. Before any call: the rest pose. */
+void
+ik_solver_set_original_pose(struct ik_solver *solver, const struct sk_pose *pose);
+
+/* Blend weight of effector `effector` in [0, 1] (default 1): 0 leaves the joints it
+ * alone pulls as the pose handed in had them (all effectors at 0: the pose is returned
+ * bit for bit), 1 gives the full solution, values between mix the two per
+ * ik_solver_desc.blend_mode. A joint shared by several effectors (a sub-base and above)
+ * takes the largest of their weights. Separate from ik_effector_desc.weight, which is an
+ * effector's pull where chains meet. Refuses a weight outside [0, 1] or not finite. */
+enum em_result
+ik_solver_set_blend(struct ik_solver *solver, int effector, float weight);
+
+/* Stiffness of joint `joint` in [0, 1] (default 0): the share of each correction the
+ * joint refuses, inside the iterations: each pass turns it only (1 - stiffness) of the
+ * way from where the last pass left it, so its neighbours take up more of the motion
+ * (with every joint stiff the solve just converges more slowly); 1 keeps it as it
+ * started. With limits only (rotations are turned joint by joint there; ignored with
+ * ignore_limits). */
+enum em_result
+ik_solver_set_stiffness(struct ik_solver *solver, int joint, float stiffness);
+
+/* Locks rotation about the joint's local axes in `axes` (IK_LOCK_X | ...; 0 unlocks):
+ * after every turn inside the iterations, the rotation about a locked axis is removed
+ * (swing-twist), so the joint shows none about it. With limits only, as stiffness. */
+enum em_result
+ik_solver_set_axis_lock(struct ik_solver *solver, int joint, unsigned axes);
+
+/* Lets the bone from `joint`'s parent to `joint` lengthen by up to `max_stretch` of its
+ * length (0.1: 10 %; 0, the default, never) when an effector's target lies beyond the
+ * reach of its chain; `stiffness` in [0, 1] is how much it resists, compared with the
+ * other stretchy bones of the chain (they share the extra length in proportion to
+ * (1 - stiffness) times their length; 1 does not stretch). A target within reach
+ * stretches nothing. Stretched lengths show in the output positions (forward kinematics
+ * of the local rotations gives the skeleton's own lengths). */
+enum em_result
+ik_solver_set_stretch(struct ik_solver *solver, int joint, float max_stretch, float stiffness);
+
 /* ---- Specialised solvers ---------------------------------------------------------- */
 
 /* Exact two-bone IK in positions: from the fixed `root_m`, bones of `upper_m` and
@@ -173,7 +257,10 @@ ik_look_at(const struct sk_skeleton *skeleton, struct sk_pose *pose, int joint,
 
 /* Keeps a local rotation within a joint's limit (the skeleton's rest direction of the
  * joint's primary bone is `rest_dir`, unit). Used by the solver; exposed for tests and
- * the body. Returns true when the rotation had to change. */
+ * the body. Returns true when the rotation had to change. A bone direction outside a
+ * cone goes to the nearest point of the rim while it is nearer the rim than the point
+ * opposite the axis, and from there toward the axis (continuous everywhere: no jump
+ * from one side of the rim to the other). */
 bool
 ik_limit_apply(const struct sk_limit *limit, const float *rest_dir, float *local_rotation);
 

@@ -128,6 +128,57 @@ in_demo_create(bool as_fast_as_possible, struct in_source **out_source, struct e
 const char *
 in_demo_path(void);
 
+/* ---- The player's height from the headset ----------------------------------------- */
+
+/* How long, from the first frame with a tracked headset, the estimate looks. */
+#define IN_HEIGHT_WINDOW_S 3.0
+#define IN_HEIGHT_MAX_SAMPLES 1024
+/* The heights an estimate may give (those the live calibration accepts), metres. */
+#define IN_HEIGHT_MIN_M 1.0f
+#define IN_HEIGHT_MAX_M 2.5f
+
+/* Estimates a standing height from the headset's height over the first seconds of
+ * tracking, as the live calibration does from one moment: the eye height (the 90th
+ * percentile of the headset's height above the floor over IN_HEIGHT_WINDOW_S, so a
+ * moment of crouching or a jump does not decide), less the headset's height above the
+ * skull base, over the skull base's share of standing height
+ * (SK_HEAD_JOINT_HEIGHT_RATIO). Caller-owned; zero it or call init. */
+struct in_height_estimator {
+    float eye_m[IN_HEIGHT_MAX_SAMPLES];
+    int count;
+    bool started;
+    double first_time_s;
+};
+
+void
+in_height_estimator_init(struct in_height_estimator *estimator);
+
+/* Adds a frame (frames without a usable headset are skipped). Returns true once the
+ * window is full: further frames change nothing. */
+bool
+in_height_estimator_add(struct in_height_estimator *estimator,
+                        const struct em_tracking_frame *frame);
+
+/* The standing headset height in the tracking space (the 90th percentile of the heights
+ * added), or NAN when nothing was added. */
+float
+in_height_standing_eye_y(const struct in_height_estimator *estimator);
+
+/* The estimate, from what was added: `floor_y_m` is the floor's height in the tracking
+ * space, `head_up_m` the headset's height above the skull base (body_desc offsets).
+ * Fails with a reason when no headset was seen or the height would be outside
+ * [IN_HEIGHT_MIN_M, IN_HEIGHT_MAX_M] (the player was not standing). `out_eye_m` (may be
+ * NULL) gets the eye height used. */
+enum em_result
+in_height_estimate(const struct in_height_estimator *estimator, float floor_y_m, float head_up_m,
+                   float *out_height_m, float *out_eye_m, struct em_error *err);
+
+/* Reads the stream file at `path` and estimates from its first seconds (errors: the
+ * reader's, or the estimate's prefixed with the path). */
+enum em_result
+in_height_estimate_file(const char *path, float floor_y_m, float head_up_m,
+                        float *out_height_m, float *out_eye_m, struct em_error *err);
+
 #ifdef __cplusplus
 }
 #endif

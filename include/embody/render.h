@@ -10,9 +10,10 @@
  * down, as in the PNG files.
  *
  * Keys (render_poll): F1 help, Tab / Shift+Tab next / previous camera, 1-5 a camera, H the
- * HUD, T the IK targets, B the capsule figure over the avatar, S a screenshot (embody-YYYYmmdd-HHMMSS.png in the current
- * directory) are handled here; C calibrate, R recenter, Space pause and Esc (or closing
- * the window) quit are returned to the program as enum render_action bits.
+ * HUD, T the IK targets, B the capsule figure over the avatar, S a screenshot
+ * (embody-YYYYmmdd-HHMMSS.png in the current directory) are handled here; C calibrate,
+ * R recenter, Space pause and Esc (or closing the window) quit are returned to the program
+ * as enum render_action bits.
  */
 #ifndef EMBODY_RENDER_H
 #define EMBODY_RENDER_H

@@ -102,6 +102,8 @@ struct oxr_status {
     int instances_created;   /* > 1 after reconnecting to the runtime */
     int sessions_created;    /* > 1 after a lost session was recreated */
     int profiles_accepted;   /* interaction profiles whose bindings the runtime accepted */
+    bool runtime_gone;       /* the stream ended because the runtime went away and did not
+                                come back (not because it asked the program to exit) */
     /* Aim poses (pointing rays: -Z forward) of the last frame, same space and flags as
      * the grip poses in the frame. Index 0 left, 1 right. */
     struct em_device_pose aim[2];

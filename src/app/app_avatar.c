@@ -6,6 +6,7 @@
 #include "app/app_args.h"
 #include "app/app_avatar.h"
 #include "app/app_options.h"
+#include "embody/input.h"
 #include "embody/stream.h"
 #include "util/u_log.h"
 #include "util/u_path.h"
@@ -130,6 +131,7 @@ load_default_model(struct app_avatar *a)
                 DEFAULT_MODEL);
         return;
     }
+    app_path_tidy(path, path, sizeof path);
     if (av_avatar_load(path, NULL, &a->model, &err) != EM_OK) {
         U_LOG_W("%s; showing the capsule figure", err.message);
         return;
@@ -165,6 +167,52 @@ load_model(struct app_avatar *a, const char *path, struct em_error *err)
     return EM_OK;
 }
 
+/* APP_DEFAULT_HEIGHT_M; `after_estimate`: height_source already says why. */
+static void
+use_default_height(struct app_avatar *a, bool after_estimate)
+{
+    a->fit_height_m = (float)APP_DEFAULT_HEIGHT_M;
+    if (!after_estimate)
+        snprintf(a->height_source, sizeof a->height_source, "default %.2f m (--height M to set it)",
+                 APP_DEFAULT_HEIGHT_M);
+}
+
+/* The default humanoid's height from the stream's first seconds (in_height_estimate);
+ * false, with the reason in height_source, when the stream does not show a standing
+ * player. */
+static bool
+estimate_height(struct app_avatar *a, const char *stream)
+{
+    const float *head = a->settings.offsets.head_position_m;
+    /* A zero offset is the body's default, the headset's height above the skull base
+     * that body_eye_height_for adds. */
+    const float head_up = (head[0] != 0.0f || head[1] != 0.0f || head[2] != 0.0f)
+                              ? head[1]
+                              : body_eye_height_for(0.0f);
+    float height = 0.0f, eye = 0.0f;
+    struct em_error err = {{0}};
+    /* Not a readable regular file (a device would never end): whoever reads the stream
+     * reports that. */
+    if (app_check_readable("stream", stream, &err) != EM_OK) {
+        use_default_height(a, false);
+        return false;
+    }
+    if (in_height_estimate_file(stream, a->settings.floor_height_m, head_up, &height, &eye, &err) !=
+        EM_OK) {
+        snprintf(a->height_source, sizeof a->height_source,
+                 "default %.2f m (no estimate: %s; --height M to set it)", APP_DEFAULT_HEIGHT_M,
+                 err.message);
+        return false;
+    }
+    a->fit_height_m = height;
+    a->height_estimated = true;
+    snprintf(a->height_source, sizeof a->height_source,
+             "estimated from %s: the headset %.2f m above the floor over the first %.0f s gives "
+             "%.2f m (--height M to set it)",
+             stream, (double)eye, IN_HEIGHT_WINDOW_S, (double)height);
+    return true;
+}
+
 enum em_result
 app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avatar,
                 struct em_error *err)
@@ -190,7 +238,7 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         r = load_bvh(a, desc->bvh_path, desc->unit_scale, err);
     else if (desc->skeleton_path)
         r = load_skeleton_file(a, desc->skeleton_path, err);
-    else if (is_default && (r = load_default(a, err)) == EM_OK)
+    else if (is_default && (r = load_default(a, err)) == EM_OK && desc->default_mesh)
         load_default_model(a);
     if (r == EM_OK)
         r = load_settings(a, desc->config_path, err);
@@ -203,8 +251,12 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
     a->own_height_m = sk_humanoid_height(&a->skeleton);
     a->own_arm_span_m = sk_humanoid_arm_span(&a->skeleton);
     a->fit_height_m = (float)desc->height_m;
-    if (a->fit_height_m <= 0.0f && is_default)
-        a->fit_height_m = (float)APP_DEFAULT_HEIGHT_M;
+    if (a->fit_height_m > 0.0f)
+        snprintf(a->height_source, sizeof a->height_source, "--height");
+    else if (!is_default)
+        snprintf(a->height_source, sizeof a->height_source, "the avatar's own");
+    else if (!desc->height_stream || !estimate_height(a, desc->height_stream))
+        use_default_height(a, desc->height_stream != NULL);
     a->fit_arm_span_m = (float)desc->arm_span_m;
     return EM_OK;
 }

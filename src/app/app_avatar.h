@@ -26,6 +26,8 @@ struct app_avatar_desc {
     const char *bvh_path;      /* --avatar FILE.bvh, or NULL */
     const char *skeleton_path; /* --skeleton FILE.json, or NULL */
     const char *model_path;    /* --avatar FILE.vrm|.glb|.gltf, or NULL */
+    bool default_mesh;         /* the default humanoid wears config/avatar/embody.vrm (for
+                                  drawing; commands without a window leave it out) */
     double unit_scale;         /* metres per BVH unit; 0 = st_bvh_guess_unit_scale */
     double height_m;           /* fit to this standing height; 0 = see app_avatar_load */
     double arm_span_m;         /* fit to this arm span; 0 = the avatar's proportions */
@@ -33,6 +35,9 @@ struct app_avatar_desc {
                                   default config/body.json (built-in values without it) */
     const char *body_mode;     /* --body: "procedural" or "prior" (NULL: prior) */
     const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v1.bin) */
+    const char *height_stream; /* a stream file to estimate the default humanoid's height
+                                  from when height_m is 0 (in_height_estimate_file); NULL:
+                                  APP_DEFAULT_HEIGHT_M */
 };
 
 struct app_avatar {
@@ -58,6 +63,10 @@ struct app_avatar {
     float bound_height_m;
     struct pr_model prior; /* the learned body-pose prior, when has_prior */
     bool has_prior;
+    /* Where the fitted height comes from, for messages and --print-config: "--height",
+     * "the avatar's own", "default", or "estimated from STREAM: ..." with the figures. */
+    char height_source[APP_PATH_MAX + 200];
+    bool height_estimated; /* from the stream (height_source says so) */
 };
 
 /* Reads the avatar and the body's settings (desc->config_path, or config/body.json when

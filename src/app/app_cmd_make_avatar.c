@@ -15,12 +15,13 @@
 
 #define HELP_HINT "embody make-avatar --help"
 
-enum { OPT_OUTPUT = 1, OPT_SKELETON, OPT_RIG, OPT_DETAIL, OPT_HEIGHT, OPT_HELP };
+enum { OPT_OUTPUT = 1, OPT_SKELETON, OPT_RIG, OPT_DETAIL, OPT_HEIGHT, OPT_BONE_AXES, OPT_HELP };
 
 static const struct app_arg_spec k_specs[] = {
     {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE}, {OPT_SKELETON, "skeleton", 0, APP_ARG_VALUE},
     {OPT_RIG, "rig", 0, APP_ARG_VALUE},         {OPT_DETAIL, "detail", 0, APP_ARG_VALUE},
-    {OPT_HEIGHT, "height", 0, APP_ARG_VALUE},   {OPT_HELP, "help", 'h', APP_ARG_FLAG},
+    {OPT_HEIGHT, "height", 0, APP_ARG_VALUE},   {OPT_BONE_AXES, "bone-axes", 0, APP_ARG_FLAG},
+    {OPT_HELP, "help", 'h', APP_ARG_FLAG},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -41,6 +42,8 @@ print_help(void)
           "  --detail N             sides of each limb, 6 to 256 (default 12; 40 makes\n"
           "                         about 30,000 triangles)\n"
           "  --height M             fit the skeleton to this height first\n"
+          "  --bone-axes            each bone node's +Y along its bone (as Blender\n"
+          "                         exports rigs) instead of world-aligned frames\n"
           "  -h, --help             this help\n",
           stdout);
 }
@@ -51,6 +54,7 @@ struct make_args {
     enum av_make_rig rig;
     long detail;
     double height_m;
+    bool bone_axes;
     bool help;
 };
 
@@ -76,6 +80,7 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
     }
     case OPT_DETAIL: return app_parse_count(name, value, 6, 256, "sides", &a->detail, err);
     case OPT_HEIGHT: return app_parse_number(name, value, 0.5, 2.8, "metres", &a->height_m, err);
+    case OPT_BONE_AXES: a->bone_axes = true; return EM_OK;
     default: a->help = true; return EM_OK;
     }
 }
@@ -112,7 +117,8 @@ app_cmd_make_avatar(int argc, char **argv)
         sk_skeleton_fini(&sk);
         return APP_EXIT_USAGE;
     }
-    const struct av_make_desc desc = {.skeleton = &sk, .rig = a.rig, .detail = (int)a.detail};
+    const struct av_make_desc desc = {
+        .skeleton = &sk, .rig = a.rig, .detail = (int)a.detail, .bone_axes = a.bone_axes};
     r = av_make_file(&desc, a.output, &err);
     sk_skeleton_fini(&sk);
     if (r != EM_OK) {

@@ -45,7 +45,7 @@ static const struct app_arg_spec k_specs[] = {
 static void
 print_help(void)
 {
-    fputs("usage: embody solve STREAM.csv -o OUT.bvh (--avatar CLIP.bvh | --height M)\n"
+    fputs("usage: embody solve STREAM.csv -o OUT.bvh [--avatar CLIP.bvh | --height M]\n"
           "\n"
           "Reconstructs the full body for every row of a 3-point stream and writes its\n"
           "motion as BVH: one frame per row, Frame Time = the stream's period, joints named\n"
@@ -55,7 +55,8 @@ print_help(void)
           "  --avatar CLIP.bvh      known body: the avatar from a BVH skeleton (its\n"
           "                         HIERARCHY only, never its motion)\n"
           "  --height M             height only: the default humanoid fitted to M metres\n"
-          "                         (0.5 to 2.8)\n"
+          "                         (0.5 to 2.8; without it and --avatar, the height is\n"
+          "                         estimated from the headset over the stream's first 3 s)\n"
           "  --arm-span M           also fit the arm span (0.5 to 3.0 m)\n"
           "  --unit-scale S         metres per unit of the --avatar file (default: guessed)\n"
           "  --config FILE.json     the body's settings (default: config/body.json)\n"
@@ -117,10 +118,6 @@ check(const struct solve_args *a, struct em_error *err)
     if (!app_has_suffix(a->output, ".bvh"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "-o: expected a .bvh file name, got \"%s\"",
                        a->output);
-    if (!a->avatar && a->height_m <= 0.0)
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "expected the body: --avatar CLIP.bvh (known body) or --height M "
-                       "(height only)");
     if (a->avatar && a->height_m > 0.0)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar and --height: choose one (the known body has its own height)");
@@ -245,6 +242,7 @@ app_cmd_solve(int argc, char **argv)
         .height_m = a.height_m,
         .arm_span_m = a.arm_span_m,
         .config_path = a.config,
+        .height_stream = a.avatar || a.height_m > 0.0 ? NULL : a.stream,
     };
     struct app_avatar avatar;
     struct body *body = NULL;
@@ -252,6 +250,9 @@ app_cmd_solve(int argc, char **argv)
         st_stream_fini(&stream);
         return fail(err.message, APP_EXIT_USAGE);
     }
+    if (!a.quiet && !a.avatar && a.height_m <= 0.0)
+        fprintf(stderr, "embody solve: height %.2f m: %s\n", (double)avatar.fit_height_m,
+                avatar.height_source);
     /* The writer keeps the skeleton: a copy of the fitted one, which stays put. */
     struct sk_skeleton skeleton = {0};
     struct st_bvh_writer writer = {0};

@@ -69,10 +69,14 @@ print_avatar(FILE *out, const struct app_avatar *a, const struct body *body)
         fprintf(out, "%-34s = %g%s\n", "unit scale (m per BVH unit)", a->unit_scale,
                 a->unit_scale_guessed ? " (guessed)" : "");
     fprintf(out, "%-34s = %d\n", "joints", a->skeleton.joint_count);
+    if (a->have_model)
+        fprintf(out, "%-34s = %s (%u triangles)\n", "avatar mesh", a->model.source,
+                a->model.index_count / 3);
     fprintf(out, "%-34s = %.3f m\n", "own height", (double)a->own_height_m);
     fprintf(out, "%-34s = %.3f m\n", "own arm span", (double)a->own_arm_span_m);
     const struct sk_skeleton *fitted = body_skeleton(body);
     fprintf(out, "%-34s = %.3f m\n", "fitted height", (double)sk_humanoid_height(fitted));
+    fprintf(out, "%-34s = %s\n", "height from", a->height_source);
     fprintf(out, "%-34s = %.3f m\n", "fitted arm span", (double)sk_humanoid_arm_span(fitted));
 }
 

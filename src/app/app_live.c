@@ -6,6 +6,7 @@
  * before any window opens (a bad file fails at once), while OpenXR needs the window's
  * OpenGL context to exist first.
  */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "app/app_live.h"
 #include "app/app_source.h"
 #include "app/app_stats.h"
+#include "embody/input.h"
 #include "embody/osc.h"
 #include "embody/stream.h"
 #include "util/u_log.h"
@@ -54,6 +56,10 @@ struct live {
     char message[768];
     int64_t message_until_ns;
 
+    /* Headless OpenXR cannot read the calibrate button: the first seconds calibrate. */
+    bool auto_calibrating;
+    struct in_height_estimator *auto_estimate;
+
     struct app_stats stats;
     float frame_rate_hz;
     int64_t last_frame_ns;
@@ -84,6 +90,7 @@ setup_body(struct live *L)
     const struct app_avatar_desc desc = {
         .bvh_path = L->opt->avatar_bvh,
         .model_path = L->opt->avatar_model,
+        .default_mesh = true,
         .skeleton_path = L->opt->skeleton_json,
         .unit_scale = L->opt->unit_scale,
         .height_m = L->opt->height_m,
@@ -91,6 +98,8 @@ setup_body(struct live *L)
         .config_path = L->opt->config_path,
         .body_mode = L->opt->body_mode,
         .prior_path = L->opt->prior_path,
+        /* A replay shows how tall its player is. */
+        .height_stream = L->opt->input == APP_INPUT_REPLAY ? L->opt->replay_path : NULL,
     };
     struct em_error err = {{0}};
     if (app_avatar_create_body(&desc, &L->avatar, &L->body, &err) != EM_OK) {
@@ -99,6 +108,8 @@ setup_body(struct live *L)
     }
     U_LOG_D("avatar: %s (%s), %d joints", L->avatar.path, L->avatar.kind,
             L->avatar.skeleton.joint_count);
+    if (L->avatar.height_estimated || desc.height_stream)
+        U_LOG_I("height %.2f m: %s", (double)L->avatar.fit_height_m, L->avatar.height_source);
     return APP_EXIT_OK;
 }
 
@@ -133,10 +144,9 @@ setup_outputs(struct live *L)
     };
     const int input_count = (int)(sizeof inputs / sizeof inputs[0]);
     if (code == APP_EXIT_OK &&
-        (app_check_not_input("--record", L->opt->record_path, inputs, input_count, &err) !=
-             EM_OK ||
-         app_check_not_input("--screenshot", L->opt->screenshot_path, inputs, input_count,
-                             &err) != EM_OK)) {
+        (app_check_not_input("--record", L->opt->record_path, inputs, input_count, &err) != EM_OK ||
+         app_check_not_input("--screenshot", L->opt->screenshot_path, inputs, input_count, &err) !=
+             EM_OK)) {
         U_LOG_E("%s", err.message);
         return APP_EXIT_USAGE;
     }
@@ -259,20 +269,25 @@ set_message(struct live *L, const char *text)
     L->message_until_ns = u_time_now_ns() + MESSAGE_TIME_NS;
 }
 
+/* The calibrate action (C, a controller button) on `frame`. */
 static void
-calibrate(struct live *L)
+calibrate_with(struct live *L, const struct em_tracking_frame *frame)
 {
     struct em_error err = {{0}};
     char text[sizeof L->message];
     /* Without a known floor the headset's height says where the floor is, not how tall
      * the player is: the avatar's height stays and the floor moves. */
-    if (app_source_calibrate_floor(L->source, &L->source_info, &L->frame,
+    if (app_source_calibrate_floor(L->source, &L->source_info, frame,
                                    body_eye_height_for(L->status.height_m), text, sizeof text)) {
         U_LOG_I("%s", text);
         set_message(L, text);
         return;
     }
-    if (body_calibrate(L->body, &L->frame, &err) == EM_OK) {
+    if (L->auto_calibrating && L->opt->height_m > 0.0) {
+        U_LOG_I("headless: the height stays %.2f m (--height)", L->opt->height_m);
+        return;
+    }
+    if (body_calibrate(L->body, frame, &err) == EM_OK) {
         body_get_status(L->body, &L->status);
         snprintf(text, sizeof text, "calibrated: height %.2f m, arm span %.2f m",
                  (double)L->status.height_m, (double)L->status.arm_span_m);
@@ -282,6 +297,35 @@ calibrate(struct live *L)
         U_LOG_W("%s", text);
     }
     set_message(L, text);
+}
+
+static void
+calibrate(struct live *L)
+{
+    calibrate_with(L, &L->frame);
+}
+
+/* Headless OpenXR: gathers the headset's height over the first seconds, then calibrates
+ * as the button would with the player standing at that height (in_height_estimate's
+ * standing eye height, so a glance down at the start does not decide). */
+static void
+auto_calibrate_step(struct live *L)
+{
+    if (!L->auto_calibrating || !in_height_estimator_add(L->auto_estimate, &L->frame))
+        return;
+    const float eye_y = in_height_standing_eye_y(L->auto_estimate);
+    if (isfinite(eye_y)) {
+        /* The frame to calibrate on: this one, the headset at the standing eye height. */
+        struct em_tracking_frame standing = L->frame;
+        standing.device[EM_DEVICE_HEAD].pose.position_m[1] = eye_y;
+        U_LOG_I("headless: calibrating from the headset over the first %.0f s (no buttons "
+                "without focus)",
+                IN_HEIGHT_WINDOW_S);
+        calibrate_with(L, &standing);
+    }
+    L->auto_calibrating = false;
+    free(L->auto_estimate);
+    L->auto_estimate = NULL;
 }
 
 static void
@@ -464,6 +508,7 @@ record_frame(struct live *L)
 static bool
 process_frame(struct live *L)
 {
+    auto_calibrate_step(L);
     const int64_t start_ns = u_time_now_ns();
     body_update(L->body, &L->frame);
     const int64_t end_ns = u_time_now_ns();
@@ -637,6 +682,8 @@ teardown(struct live *L)
     if (L->render && L->source && strcmp(L->source_info.kind, "openxr") == 0)
         render_make_current(L->render);
     in_source_destroy(&L->source);
+    free(L->auto_estimate);
+    L->auto_estimate = NULL;
     render_destroy(&L->render);
     body_destroy(&L->body);
     app_avatar_fini(&L->avatar);
@@ -657,6 +704,20 @@ finish(struct live *L, const struct app_live_hooks *hooks, int loop_code)
     if (L->opt->verbosity >= 0)
         print_summary(L);
     return code;
+}
+
+/* Headless OpenXR (no window: the session never gets focus, so no buttons) calibrates
+ * itself from the first seconds. */
+static void
+start_auto_calibration(struct live *L)
+{
+    if (!L->source || !app_source_is_headless(L->source))
+        return;
+    L->auto_estimate = malloc(sizeof *L->auto_estimate);
+    if (!L->auto_estimate)
+        return;
+    in_height_estimator_init(L->auto_estimate);
+    L->auto_calibrating = true;
 }
 
 int
@@ -688,7 +749,13 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
         sigemptyset(&action.sa_mask);
         sigaction(SIGINT, &action, &old_int);
         sigaction(SIGTERM, &action, &old_term);
+        start_auto_calibration(L);
         code = finish(L, hooks, run_loop(L, hooks));
+        if (code == APP_EXIT_OK && options->input == APP_INPUT_OPENXR &&
+            app_source_runtime_gone(L->source)) {
+            U_LOG_E("--openxr: the OpenXR runtime went away and did not come back");
+            code = APP_EXIT_FAILURE;
+        }
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }

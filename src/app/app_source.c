@@ -190,3 +190,29 @@ app_source_calibrate_floor(struct in_source *source, struct app_source_info *inf
     return false;
 #endif
 }
+
+bool
+app_source_is_headless(const struct in_source *source)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    struct oxr_status status;
+    oxr_source_get_status(source, &status);
+    return oxr_source_is_openxr(source) && status.headless;
+#else
+    (void)source;
+    return false;
+#endif
+}
+
+bool
+app_source_runtime_gone(const struct in_source *source)
+{
+#ifdef EMBODY_HAVE_OPENXR
+    struct oxr_status status;
+    oxr_source_get_status(source, &status);
+    return status.runtime_gone;
+#else
+    (void)source;
+    return false;
+#endif
+}

@@ -57,4 +57,12 @@ bool app_source_calibrate_floor(struct in_source *source, struct app_source_info
                                 const struct em_tracking_frame *frame, float eye_height_m,
                                 char *out_message, size_t size);
 
+/* True for OpenXR in the headless mode: no window, no focus, so no buttons to calibrate
+ * with (the program calibrates by itself, from the first seconds). */
+bool app_source_is_headless(const struct in_source *source);
+
+/* True when OpenXR's stream ended because the runtime went away for good (not because
+ * it asked the program to exit). */
+bool app_source_runtime_gone(const struct in_source *source);
+
 #endif

@@ -48,6 +48,7 @@ struct loader {
     int joint_of_bone[SK_BONE_COUNT];
     mat4 facing; /* file frame to embody frame */
     struct av_load_desc limits;
+    long long texture_pixels; /* decoded so far */
 };
 
 static void
@@ -546,6 +547,17 @@ build_mesh(struct loader *L, struct av_avatar *out, struct em_error *err)
         }
     }
     free(cand);
+    /* Numbers the file got wrong: a position cannot be guessed, the rest can. */
+    for (int i = 0; i < out->vertex_count && r == EM_OK; ++i) {
+        struct av_vertex *v = &out->vertices[i];
+        if (!m_vec3_is_finite(v->position_m))
+            r = em_fail(err, EM_ERROR_PARSE, "%s: vertex %d has a position that is not a number",
+                        L->path, i);
+        if (!m_vec3_is_finite(v->normal))
+            m_vec3_set(v->normal, 0.0f, 1.0f, 0.0f);
+        if (!isfinite(v->uv[0]) || !isfinite(v->uv[1]))
+            v->uv[0] = v->uv[1] = 0.0f;
+    }
     return r;
 }
 
@@ -572,6 +584,7 @@ add_texture(struct loader *L, struct av_avatar *out, const char *tex_path)
     }
     if (!rgba)
         return -1;
+    L->texture_pixels += (long long)w * h;
     struct av_texture *grown =
         realloc(out->textures, (size_t)(out->texture_count + 1) * sizeof *grown);
     if (!grown) {
@@ -625,6 +638,10 @@ build_materials(struct loader *L, struct av_avatar *out, struct em_error *err)
         const bool toon = av_file_material_is_toon(&L->file, m->name, &unlit);
         m->shading = toon ? AV_SHADING_TOON : unlit ? AV_SHADING_UNLIT : AV_SHADING_LIT;
     }
+    if (L->texture_pixels > AV_MAX_TEXTURE_PIXELS)
+        return em_fail(err, EM_ERROR_LIMIT,
+                       "%s: textures of %lld pixels, more than the %d an avatar may have", L->path,
+                       L->texture_pixels, AV_MAX_TEXTURE_PIXELS);
     for (int p = 0; p < out->primitive_count; ++p)
         if (out->primitives[p].material < 0 || out->primitives[p].material >= (int)count)
             out->primitives[p].material = 0;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cglm/cglm.h>
 #include <cjson/cJSON.h>
 
 #include "avatar/av_internal.h"
@@ -477,6 +478,10 @@ add_materials(struct writer *w, enum av_make_rig rig, int texture_index)
             cJSON *t = cJSON_AddObjectToObject(pbr, "baseColorTexture");
             cJSON_AddNumberToObject(t, "index", texture_index);
         }
+        if (i == MAT_EYES) { /* cut out (they are opaque: the mode is what is shown) */
+            cJSON_AddStringToObject(m, "alphaMode", "MASK");
+            cJSON_AddNumberToObject(m, "alphaCutoff", 0.25);
+        }
         if (i == MAT_EYES && rig == AV_MAKE_VRM1) {
             cJSON *ext = cJSON_AddObjectToObject(m, "extensions");
             cJSON *mt = cJSON_AddObjectToObject(ext, "VRMC_materials_mtoon");
@@ -487,14 +492,14 @@ add_materials(struct writer *w, enum av_make_rig rig, int texture_index)
     }
 }
 
-/* A 16 x 16 texture of soft horizontal stripes (near white, so the factor's colour shows). */
+/* A 16 x 16 texture of faint horizontal stripes (near white: the factor gives the colour). */
 static int
 add_texture(struct writer *w)
 {
     uint8_t rgba[16 * 16 * 4];
     for (int y = 0; y < 16; ++y)
         for (int x = 0; x < 16; ++x) {
-            const uint8_t v = (y / 2) % 2 ? 255 : 226;
+            const uint8_t v = (y / 2) % 2 ? 255 : 246;
             uint8_t *p = rgba + (y * 16 + x) * 4;
             p[0] = p[1] = p[2] = v, p[3] = 255;
         }
@@ -659,10 +664,64 @@ add_vrm_extension(struct writer *w, const struct av_make_desc *d, const struct s
     }
 }
 
+/* For `bone_axes`: every joint node's global rest transform in the file, its +Y along its
+ * bone (to its first child; a leaf keeps its parent's axes), and the model turned half a
+ * circle about +Y when `flip`. */
+static mat4 *
+bone_axes_globals(const struct sk_skeleton *sk, bool flip)
+{
+    mat4 *g = calloc((size_t)sk->joint_count, sizeof *g);
+    versor *q = calloc((size_t)sk->joint_count, sizeof *q);
+    if (!g || !q) {
+        free(g);
+        free(q);
+        return NULL;
+    }
+    const vec3 y = {0.0f, 1.0f, 0.0f};
+    mat4 turn = GLM_MAT4_IDENTITY_INIT;
+    if (flip)
+        turn[0][0] = turn[2][2] = -1.0f;
+    for (int j = 0; j < sk->joint_count; ++j) {
+        const int c = first_child(sk, j);
+        vec3 dir;
+        if (c >= 0) {
+            m_vec3_sub(sk->rest_position_m[c], sk->rest_position_m[j], dir);
+            m_vec3_normalize_or(dir, y, dir);
+            m_quat_from_to(y, dir, q[j]);
+        } else if (sk->parent[j] >= 0) {
+            m_quat_copy(q[sk->parent[j]], q[j]);
+        } else {
+            m_quat_identity(q[j]);
+        }
+        mat4 r, t;
+        glm_quat_mat4(q[j], r);
+        glm_translate_make(t, (float *)sk->rest_position_m[j]);
+        glm_mat4_mul(t, r, g[j]);
+        glm_mat4_mul(turn, g[j], g[j]);
+    }
+    free(q);
+    return g;
+}
+
+static void
+add_matrix(cJSON *node, const mat4 parent_global, const mat4 global)
+{
+    mat4 inv, local;
+    glm_mat4_inv((vec4 *)parent_global, inv);
+    glm_mat4_mul(inv, (vec4 *)global, local);
+    cJSON_AddItemToObject(node, "matrix", cJSON_CreateFloatArray((const float *)local, 16));
+}
+
 static void
 add_nodes(struct writer *w, const struct av_make_desc *d, const struct sk_skeleton *sk, bool flip,
           int body_mesh, int eyes_mesh)
 {
+    mat4 *g = d->bone_axes ? bone_axes_globals(sk, flip) : NULL;
+    if (d->bone_axes && !g) {
+        w->failed = true;
+        return;
+    }
+    const mat4 identity = GLM_MAT4_IDENTITY_INIT;
     const float s = flip ? -1.0f : 1.0f;
     const float k = sk_humanoid_height(sk) / 1.75f;
     cJSON *nodes = cJSON_AddArrayToObject(w->root, "nodes");
@@ -672,7 +731,10 @@ add_nodes(struct writer *w, const struct av_make_desc *d, const struct sk_skelet
         node_name(d, sk, j, name, sizeof name);
         cJSON_AddStringToObject(n, "name", name);
         const float t[3] = {s * sk->offset_m[j][0], sk->offset_m[j][1], s * sk->offset_m[j][2]};
-        cJSON_AddItemToObject(n, "translation", cJSON_CreateFloatArray(t, 3));
+        if (g)
+            add_matrix(n, sk->parent[j] >= 0 ? g[sk->parent[j]] : identity, g[j]);
+        else
+            cJSON_AddItemToObject(n, "translation", cJSON_CreateFloatArray(t, 3));
         cJSON *children = cJSON_CreateArray();
         for (int c = j + 1; c < sk->joint_count; ++c)
             if (sk->parent[c] == j)
@@ -696,21 +758,39 @@ add_nodes(struct writer *w, const struct av_make_desc *d, const struct sk_skelet
     /* In front of the face, a little above the head joint (the skull base). */
     const float face_z = 0.1f * k + 0.02f * k;
     const float t[3] = {0.0f, 0.085f * k, s * face_z};
-    cJSON_AddItemToObject(eyes, "translation", cJSON_CreateFloatArray(t, 3));
-    if (flip) {
-        const float q[4] = {0.0f, 1.0f, 0.0f, 0.0f}; /* the eyes' mesh is made facing +Z */
-        cJSON_AddItemToObject(eyes, "rotation", cJSON_CreateFloatArray(q, 4));
+    if (g) {
+        const int head = sk->bone_joint[SK_HEAD];
+        mat4 eyes_global;
+        glm_mat4_copy(g[head], eyes_global);
+        /* The head's place and the model's turn, without the head bone's axes. */
+        eyes_global[0][0] = eyes_global[2][2] = s;
+        eyes_global[1][1] = 1.0f;
+        eyes_global[0][1] = eyes_global[0][2] = eyes_global[1][0] = 0.0f;
+        eyes_global[1][2] = eyes_global[2][0] = eyes_global[2][1] = 0.0f;
+        for (int a = 0; a < 3; ++a)
+            eyes_global[3][a] += t[a];
+        add_matrix(eyes, g[head], eyes_global);
+    } else {
+        cJSON_AddItemToObject(eyes, "translation", cJSON_CreateFloatArray(t, 3));
+        if (flip) {
+            const float q[4] = {0.0f, 1.0f, 0.0f, 0.0f}; /* the eyes' mesh is made facing +Z */
+            cJSON_AddItemToObject(eyes, "rotation", cJSON_CreateFloatArray(q, 4));
+        }
     }
     cJSON_AddItemToArray(nodes, eyes);
+    free(g);
 }
 
 static void
-add_skin(struct writer *w, const struct sk_skeleton *sk, bool flip)
+add_skin(struct writer *w, const struct sk_skeleton *sk, bool flip, bool bone_axes)
 {
     const float s = flip ? -1.0f : 1.0f;
     const size_t n = (size_t)sk->joint_count;
     float *ibm = calloc(n * 16, sizeof *ibm);
-    if (!ibm) {
+    mat4 *g = bone_axes ? bone_axes_globals(sk, flip) : NULL;
+    if (!ibm || (bone_axes && !g)) {
+        free(ibm);
+        free(g);
         w->failed = true;
         return;
     }
@@ -722,12 +802,18 @@ add_skin(struct writer *w, const struct sk_skeleton *sk, bool flip)
         m[12] = -s * sk->rest_position_m[j][0];
         m[13] = -sk->rest_position_m[j][1];
         m[14] = -s * sk->rest_position_m[j][2];
+        if (g) { /* the inverse of the joint node's global transform */
+            mat4 inv;
+            glm_mat4_inv(g[j], inv);
+            memcpy(m, inv, sizeof inv);
+        }
         cJSON_AddItemToArray(joints, cJSON_CreateNumber((double)j));
     }
     cJSON_AddNumberToObject(skin, "inverseBindMatrices",
                             add_accessor(w, ibm, n * 64, GL_FLOAT_, (int)n, "MAT4", NULL, NULL));
     cJSON_AddNumberToObject(skin, "skeleton", 0);
     free(ibm);
+    free(g);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(w->root, "skins"), skin);
 }
 
@@ -801,7 +887,7 @@ av_make_glb(const struct av_make_desc *desc, uint8_t **out_bytes, size_t *out_si
     cJSON_AddItemToArray(meshes, make_mesh(&w, &body, flip, true, "Body"));
     cJSON_AddItemToArray(meshes, make_mesh(&w, &eyes, false, false, "Eyes"));
     add_nodes(&w, desc, sk, flip, 0, 1);
-    add_skin(&w, sk, flip);
+    add_skin(&w, sk, flip, desc->bone_axes);
     add_materials(&w, desc->rig, add_texture(&w));
     if (vrm)
         add_vrm_extension(&w, desc, sk);

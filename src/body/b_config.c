@@ -32,8 +32,8 @@ check_fields(const cJSON *obj, const char *known, const char *where, struct em_e
 {
     for (const cJSON *item = obj ? obj->child : NULL; item; item = item->next)
         if (item->string && !is_known(item->string, known))
-            return em_fail(err, EM_ERROR_PARSE, "%s%s%s: unknown field (expected one of: %s)", where,
-                           strchr(where, ':') ? "." : ": ", item->string, known);
+            return em_fail(err, EM_ERROR_PARSE, "%s%s%s: unknown field (expected one of: %s)",
+                           where, strchr(where, ':') ? "." : ": ", item->string, known);
     return EM_OK;
 }
 

@@ -26,6 +26,9 @@
 #define SETTLE_AFTER_S 1.5f
 #define SETTLE_MAX_SPEED_M_S 0.2f
 #define SETTLE_TURN_RAD (20.0f * M_DEG_TO_RAD)
+/* One foot's need to step must exceed the other's by this much to be chosen over the
+ * foot whose turn it is. */
+#define STEP_CHOICE_MARGIN 0.1f
 /* The other foot waits this long after a landing (double support). */
 #define DOUBLE_SUPPORT_S 0.05f
 
@@ -155,8 +158,13 @@ b_feet_update(struct body *b, float dt_s)
     for (int s = 0; s < 2; ++s)
         if (b->foot[s].stepping || b->foot[s].step_time_s < DOUBLE_SUPPORT_S)
             return;
-    /* The foot that needs it more steps; on a tie, the one that did not step last. */
-    const int s = need[0] > need[1] ? 0 : (need[1] > need[0] ? 1 : 1 - b->last_stepped);
+    /* The foot that needs it clearly more steps; when the two are close (a body at rest
+     * is symmetric, so they often are), the one that did not step last: a tiny change of
+     * the input must not decide which foot steps, or the two gaits would stay a stride
+     * apart for the rest of the walk. */
+    const int s = need[0] > need[1] + STEP_CHOICE_MARGIN   ? 0
+                  : need[1] > need[0] + STEP_CHOICE_MARGIN ? 1
+                                                           : 1 - b->last_stepped;
     if (need[s] >= 1.0f)
         start_step(b, s, home[s]);
 }

@@ -11,6 +11,7 @@
 #include "embody/body.h"
 #include "embody/ik.h"
 #include "embody/prior.h"
+#include "embody/m_math.h"
 #include "embody/skeleton.h"
 
 /* ---- One-Euro filter (Casiez, Roussel and Vogel, CHI 2012) --------------------------- */
@@ -234,7 +235,6 @@ void
 b_prior_leg_targets(const struct body *body, int side, float *io_foot_rotation,
                     float *io_knee_pole_m);
 
-/* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. */
 /* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
 void b_trackers_resolve_mounts(struct body_desc *desc);
 /* the chest solver, after the body's solver is made (fini: before it is destroyed); */
@@ -254,10 +254,24 @@ void b_trackers_set_targets(struct body *body, struct b_leg_targets *legs);
 /* after the solve: tracked feet take their trackers' rotation. */
 void b_trackers_after_solve(struct body *body);
 
-float
-b_yaw_of(const float *rotation, float fallback_rad);
+/* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline
+ * here, below body.c and its helpers, which all use these two. */
+static inline float
+b_yaw_of(const float *rotation, float fallback_rad)
+{
+    const float z[3] = {0, 0, 1};
+    float f[3];
+    m_quat_rotate(rotation, z, f);
+    if (f[0] * f[0] + f[2] * f[2] < 1e-6f)
+        return fallback_rad;
+    return atan2f(f[0], f[2]);
+}
 
-void
-b_quat_from_yaw(float yaw_rad, float *out);
+static inline void
+b_quat_from_yaw(float yaw_rad, float *out)
+{
+    const float y[3] = {0, 1, 0};
+    m_quat_from_axis_angle(y, yaw_rad, out);
+}
 
 #endif

@@ -559,21 +559,3 @@ body_calibrate(struct body *b, const struct em_tracking_frame *frame, struct em_
     b->time_s = t;
     return body_calibrate_trackers(b, frame, NULL, err);
 }
-
-float
-b_yaw_of(const float *rotation, float fallback_rad)
-{
-    const float z[3] = {0, 0, 1};
-    float f[3];
-    m_quat_rotate(rotation, z, f);
-    if (f[0] * f[0] + f[2] * f[2] < 1e-6f)
-        return fallback_rad;
-    return atan2f(f[0], f[2]);
-}
-
-void
-b_quat_from_yaw(float yaw_rad, float *out)
-{
-    const float y[3] = {0, 1, 0};
-    m_quat_from_axis_angle(y, yaw_rad, out);
-}

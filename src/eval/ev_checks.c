@@ -122,8 +122,8 @@ ev_checks_add_frame(struct ev_checks *c, const struct body *body)
         int j = joint;
         for (; j > 0 && sk->bone[j] != SK_HIPS; j = sk->parent[j])
             chain += sk->length_m[j];
-        if ((double)m_vec3_distance(st.target_m[e], pose->position_m[j]) >
-            (double)chain + EV_EFFECTOR_MISS_M) {
+        const float reach = chain + (float)EV_EFFECTOR_MISS_M;
+        if (m_vec3_distance(st.target_m[e], pose->position_m[j]) > reach) {
             out_of_reach = true;
             continue;
         }

@@ -23,7 +23,8 @@ ev_print_usage(FILE *out)
     fprintf(out,
             "usage: embody eval [DIR] [options]\n"
             "\n"
-            "Runs the 3-point evaluation protocol (../shared/eval/PROTOCOL.md) over every\n"
+            "Runs the 3-point evaluation protocol (docs/PROTOCOL.md in the repository, a\n"
+            "copy of ../shared/eval/PROTOCOL.md) over every\n"
             "*.bvh clip in DIR: the body is given only the headset and controller poses made\n"
             "from each clip and its joints are compared with the true ones. Prints a table\n"
             "per clip and mode, the means over clips, a line per motion category (from\n"
@@ -272,8 +273,8 @@ print_progress(void *user, int index, int count, const struct ev_clip_result *cl
 
 /* True (with the reason in `err`) when `json` is one of the files the run read: a clip
  * or MANIFEST.tsv (compared as files, not names). */
-static bool
-json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err)
+bool
+ev_json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err)
 {
     char path[2048];
     for (int i = -1; i < report->clip_count; ++i) {
@@ -344,7 +345,7 @@ ev_main(int argc, char **argv)
         fprintf(stderr, "embody eval: %s\n", report.manifest_error);
     const char *json = report.options.json_path;
     if (strcmp(json, "-") != 0) {
-        if (json_is_an_input(&report, json, &err)) {
+        if (ev_json_is_an_input(&report, json, &err)) {
             fprintf(stderr, "embody eval: %s\n", err.message);
             status = 2;
         } else if (ev_report_write_json(&report, json, &err) != EM_OK) {

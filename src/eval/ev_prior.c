@@ -275,6 +275,10 @@ static int
 write_json(const struct ev_report *r, const char *path)
 {
     struct em_error err = {{0}};
+    if (ev_json_is_an_input(r, path, &err)) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        return 2;
+    }
     if (ev_report_write_json(r, path, &err) != EM_OK) {
         fprintf(stderr, "embody eval: %s\n", err.message);
         return 1;
@@ -314,11 +318,13 @@ ev_prior_main(const struct ev_options *options, int *out_status)
     status = report_status(&p) | (both ? report_status(&a) : 0);
     const char *json = p.options.json_path;
     if (strcmp(json, "-") != 0) {
-        status |= write_json(&p, json);
+        const int wrote = write_json(&p, json);
+        status = wrote > status ? wrote : status;
         if (both) {
             char path[1100];
             procedural_json_path(json, path, sizeof path);
-            status |= write_json(&a, path);
+            const int wrote_a = write_json(&a, path);
+            status = wrote_a > status ? wrote_a : status;
         }
     }
     if (p.options.max_mean_mpjpe_cm > 0.0) {

@@ -17,6 +17,7 @@
 #include "embody/ik.h"
 #include "embody/m_math.h"
 #include "ik/ik_internal.h"
+#include "util/u_log.h"
 
 #define DEFAULT_TOLERANCE_M 1e-3f
 #define DEFAULT_MAX_ITERATIONS 20
@@ -42,6 +43,19 @@ resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct
     if (!isfinite(in->stall_m) || in->stall_m < 0.0f)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "ik: stall_m: expected a finite number >= 0");
+    if (in->root_joint < 0 || in->root_joint >= sk->joint_count)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: root_joint: joint %d is not in the skeleton (0..%d)", in->root_joint,
+                       sk->joint_count - 1);
+    if ((unsigned)in->start > IK_START_LAST)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: start: expected IK_START_GIVEN, _ORIGINAL or _LAST");
+    if ((unsigned)in->blend_mode > IK_BLEND_NLERP)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: blend_mode: expected IK_BLEND_LINEAR or IK_BLEND_NLERP");
+    if (in->blend_mode == IK_BLEND_NLERP && in->positions_only)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: IK_BLEND_NLERP blends rotations, which positions_only leaves out");
     if (out->tolerance_m == 0.0f)
         out->tolerance_m = DEFAULT_TOLERANCE_M;
     if (out->max_iterations == 0)
@@ -65,11 +79,29 @@ resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct
                            "ik: effector %d: chain_length: expected >= 0", e);
         if (d->weight == 0.0f)
             d->weight = 1.0f;
-        if (d->joint == 0 && in->root_mode != IK_ROOT_FREE)
+        if (d->joint == in->root_joint && in->root_mode != IK_ROOT_FREE)
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                            "ik: effector %d is the root, which this root mode keeps in place", e);
     }
+    int inside = 0;
+    for (int e = 0; e < in->effector_count; ++e)
+        inside += ik_in_subtree(sk, out->effector[e].joint, in->root_joint);
+    if (inside == 0)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: no effector lies in the subtree of root_joint \"%s\"",
+                       sk->name[in->root_joint]);
     return EM_OK;
+}
+
+/* Warns once, at creation, of each effector outside the solved subtree. */
+static void
+warn_ignored_effectors(const struct ik_solver_desc *d)
+{
+    for (int e = 0; e < d->effector_count; ++e)
+        if (!ik_in_subtree(d->skeleton, d->effector[e].joint, d->root_joint))
+            U_LOG_W("ik: effector %d (joint \"%s\") is outside the subtree of \"%s\" that "
+                    "this solver solves: ignored",
+                    e, d->skeleton->name[d->effector[e].joint], d->skeleton->name[d->root_joint]);
 }
 
 static void *
@@ -164,6 +196,7 @@ ik_solver_destroy(struct ik_solver **solver)
     free(s->local);
     free(s->last_result);
     free(s->last_motion);
+    ik_controls_fini(s);
     free(s);
     *solver = NULL;
 }
@@ -174,18 +207,21 @@ static int
 mark_paths(const struct ik_solver_desc *d, unsigned char *moves, unsigned char *on_path)
 {
     const struct sk_skeleton *sk = d->skeleton;
+    const int root = d->root_joint;
     for (int e = 0; e < d->effector_count; ++e) {
         int j = d->effector[e].joint;
         const int limit = d->effector[e].chain_length;
+        if (!ik_in_subtree(sk, j, root))
+            continue;
         on_path[j] = 1;
-        for (int bones = 0; sk->parent[j] >= 0 && (limit == 0 || bones < limit); ++bones) {
+        for (int bones = 0; j != root && (limit == 0 || bones < limit); ++bones) {
             moves[j] = 1;
             j = sk->parent[j];
             on_path[j] = 1;
         }
     }
-    if (d->root_mode == IK_ROOT_FREE && on_path[0])
-        moves[0] = 1;
+    if (d->root_mode == IK_ROOT_FREE && on_path[root])
+        moves[root] = 1;
     int n = 0;
     for (int j = 0; j < sk->joint_count; ++j)
         n += on_path[j];
@@ -354,7 +390,8 @@ compile_steps(struct ik_solver *s)
     int effector_count = s->desc.effector_count;
     for (int e = 0; e < effector_count; ++e)
         s->group_effectors[e] = e;
-    PARTITION_BY_GROUP(s->group_effectors, effector_count, int, s->group_of[s->effector_node[item]],
+    PARTITION_BY_GROUP(s->group_effectors, effector_count, int,
+                       (s->effector_node[item] >= 0 ? s->group_of[s->effector_node[item]] : -1),
                        effector_begin, effector_end);
 }
 
@@ -392,15 +429,17 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         s->pole[n] = -1;
         if (!moves[j])
             s->flags[n] |= NODE_BASE;
-        if (j == 0 && d->root_mode == IK_ROOT_FIXED)
+        if (j == d->root_joint && d->root_mode == IK_ROOT_FIXED)
             s->flags[n] |= NODE_ROTATION_FIXED;
         ++n;
     }
     s->node_count = n;
     for (int e = 0; e < d->effector_count; ++e) {
         const int k = s->node_of_joint[d->effector[e].joint];
-        s->effector[k] = e;
         s->effector_node[e] = k;
+        if (k < 0)
+            continue; /* outside the subtree: ignored */
+        s->effector[k] = e;
         s->flags[k] |= NODE_EFFECTOR;
         /* A node pulls its parent with the weight of the effectors below it. */
         for (int a = k; a >= 0; a = s->parent[a])
@@ -472,7 +511,7 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
     compile_steps(s);
     s->inactive_count = 0;
     for (int j = 0; j < sk->joint_count; ++j) {
-        if (s->node_of_joint[j] >= 0)
+        if (s->node_of_joint[j] >= 0 || !ik_in_subtree(sk, j, d->root_joint))
             continue;
         /* With positions only, a subtree hanging from a base that never moves (a pinned
          * root, without rotations) stays where it is: no need to carry it. */
@@ -515,7 +554,12 @@ ik_solver_create(const struct ik_solver_desc *desc, struct ik_solver **out_solve
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "ik: out of memory");
     }
     build_nodes(s, marks, marks + sk->joint_count);
+    warn_ignored_effectors(&resolved);
     free(marks);
+    if (!ik_controls_init(s)) {
+        ik_solver_destroy(&s);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "ik: out of memory");
+    }
     for (int e = 0; e < resolved.effector_count; ++e) {
         m_vec3_copy(sk->rest_position_m[resolved.effector[e].joint], s->target[e]);
         m_quat_identity(s->target_rotation[e]);

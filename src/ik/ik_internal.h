@@ -24,16 +24,26 @@ struct ik_fast_limit {
     float axis[3];     /* hinge axis, or cone axis */
     float rest_dir[3]; /* the joint's primary bone at rest, unit */
     float cos_cone, sin_cone;
+    float cone_rad, cos_far; /* beyond cos_far the clamp turns toward the axis */
     /* Half-angles of the range's ends (hinge angle or twist): sine and cosine. */
     float lo_sin, lo_cos, hi_sin, hi_cos;
 };
 
 /* Compiles a limit for a joint whose primary bone points along unit `rest_dir`. */
-void ik_fast_limit_init(struct ik_fast_limit *out, const struct sk_limit *limit,
-                        const float *rest_dir);
+void
+ik_fast_limit_init(struct ik_fast_limit *out, const struct sk_limit *limit, const float *rest_dir);
+
+/* How far from a cone's axis a bone direction `angle_rad` from it ends when clamped: the
+ * rim while the direction is nearer the rim than the point opposite the axis, then
+ * linearly down to the axis itself at the opposite point. Nearest-point clamping would
+ * jump from one side of the rim to the other as a direction crosses the point opposite
+ * the axis; this never jumps. */
+float
+ik_cone_swing(float cone_rad, float angle_rad);
 
 /* The same as ik_limit_apply() on the compiled limit; returns whether q changed. */
-bool ik_fast_limit_apply(const struct ik_fast_limit *limit, float *q);
+bool
+ik_fast_limit_apply(const struct ik_fast_limit *limit, float *q);
 
 /* ---- The compiled solver ------------------------------------------------------------ */
 
@@ -149,6 +159,24 @@ struct ik_solver {
     bool has_last_motion;
     bool may_predict; /* this solve continues the last, whose motion is known */
 
+    /* Controls (ik_controls.c). */
+    float (*original_local)[4]; /* per joint: the original pose's local rotations */
+    float (*original_pos)[3];   /* per joint: its positions (positions_only) */
+    float (*last_local)[4];     /* per node: the last result's local rotations */
+    float (*last_pos)[3];       /* per node: its positions */
+    bool has_last;
+    float blend[IK_MAX_EFFECTORS];
+    bool blending;             /* some effector's blend is below 1 */
+    unsigned *effectors_below; /* per node: bit e for each effector at or below it */
+    float *stiffness;          /* per node */
+    unsigned *lock;            /* per node: enum ik_axis_lock bits */
+    bool rotation_controls;    /* some node has a stiffness or a lock */
+    float *max_stretch;        /* per node, for the bone to its parent */
+    float *stretch_stiffness;  /* per node */
+    bool stretching;           /* some bone may stretch */
+    float *length_scale;       /* per node: this solve's stretch of its bone */
+    float *rest_length_m;      /* per node: its bone's own length */
+
     float target[IK_MAX_EFFECTORS][3];
     float target_rotation[IK_MAX_EFFECTORS][4];
     bool has_target_rotation[IK_MAX_EFFECTORS];
@@ -204,29 +232,74 @@ ik_parent_rotation(const struct ik_solver *s, const struct sk_pose *pose, int k)
     return pj >= 0 ? pose->rotation[pj] : identity;
 }
 
+/* Whether joint j is `root` or below it. */
+static inline bool
+ik_in_subtree(const struct sk_skeleton *sk, int j, int root)
+{
+    while (j > root)
+        j = sk->parent[j];
+    return j == root;
+}
+
 /* ---- The passes (ik_passes.c) --------------------------------------------------------- */
 
 /* Forward reaching over a group: effectors to their targets, sub-bases to the weighted
  * average of their chains' requests. */
-void ik_reach_forward(struct ik_solver *s, const struct ik_group *g);
+void
+ik_reach_forward(struct ik_solver *s, const struct ik_group *g);
 
 /* Backward reaching without limits: positions only, each bone back at its length. */
-void ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g);
+void
+ik_reach_backward_free(struct ik_solver *s, const struct ik_group *g);
 
 /* Moves hinge node `hinge` into the half-plane of its pole (when one is set). */
-void ik_swing_toward_pole(struct ik_solver *s, int hinge);
+void
+ik_swing_toward_pole(struct ik_solver *s, int hinge);
 
 /* ---- Rotations (ik_rotations.c) ------------------------------------------------------- */
 
 /* Backward reaching with limits: each node turned as a rigid frame, within its limit. */
-void ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose,
-                               const struct ik_group *g);
-
-/* Orientation targets of a group whose positions needed no iteration. */
-void ik_apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose,
-                                  const struct ik_group *g);
+void
+ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose,
+                          const struct ik_group *g);
 
 /* Without limits: every node's rotations from the solved positions. */
-void ik_derive_rotations(struct ik_solver *s, const struct sk_pose *pose);
+void
+ik_derive_rotations(struct ik_solver *s, const struct sk_pose *pose);
+
+/* ---- Controls (ik_controls.c) --------------------------------------------------------- */
+
+/* Allocates and resets the controls' state; false when out of memory. */
+bool
+ik_controls_init(struct ik_solver *s);
+
+void
+ik_controls_fini(struct ik_solver *s);
+
+/* Loads the nodes from the original pose or the last result (desc.start), their tops
+ * where `pose` has them. */
+void
+ik_load_start(struct ik_solver *s, const struct sk_pose *pose);
+
+/* Stretches the bones this solve's targets ask for and updates the passes' lengths. */
+void
+ik_prepare_stretch(struct ik_solver *s);
+
+/* Stiffness and axis locks of node k on its new local rotation L, `previous` the one the
+ * last pass left (limits on). */
+void
+ik_apply_rotation_controls(const struct ik_solver *s, int k, const float *previous, float *L);
+
+/* Removes rotation about the locked axes of node k from L. */
+void
+ik_apply_axis_lock(const struct ik_solver *s, int k, float *L);
+
+/* Mixes the solution with the pose handed in, by the effectors' blend weights. */
+void
+ik_blend_with_input(struct ik_solver *s, const struct sk_pose *pose);
+
+/* Keeps this result for IK_START_LAST. */
+void
+ik_remember_last(struct ik_solver *s);
 
 #endif

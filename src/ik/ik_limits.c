@@ -49,6 +49,15 @@ apply_hinge(const struct sk_limit *limit, const float *rest_dir, float *q)
     return changed;
 }
 
+float
+ik_cone_swing(float cone_rad, float angle_rad)
+{
+    const float far = 0.5f * (cone_rad + M_PI_F);
+    if (angle_rad <= far)
+        return cone_rad;
+    return cone_rad * (M_PI_F - angle_rad) / (M_PI_F - far);
+}
+
 /* Turns q so its bone direction lies within the cone; returns whether it had to. */
 static bool
 clamp_cone(const struct sk_limit *limit, const float *rest_dir, float *q)
@@ -67,9 +76,9 @@ clamp_cone(const struct sk_limit *limit, const float *rest_dir, float *q)
     m_vec3_cross(a, fabsf(a[0]) < 0.9f ? ex : ey, fallback);
     m_vec3_normalize_or(fallback, ey, fallback);
     m_vec3_normalize_or(w, fallback, w);
-    const float s = sinf(limit->cone_rad);
-    m_vec3_scale(a, cos_cone, dn);
-    m_vec3_muladd(dn, w, s, dn);
+    const float swing = ik_cone_swing(limit->cone_rad, acosf(m_clampf(c, -1.0f, 1.0f)));
+    m_vec3_scale(a, cosf(swing), dn);
+    m_vec3_muladd(dn, w, sinf(swing), dn);
     float turn[4];
     m_quat_from_to(d, dn, turn);
     m_quat_mul(turn, q, q);
@@ -132,6 +141,8 @@ ik_fast_limit_init(struct ik_fast_limit *out, const struct sk_limit *limit,
     m_vec3_copy(rest_dir, out->rest_dir);
     out->cos_cone = cosf(limit->cone_rad);
     out->sin_cone = sinf(limit->cone_rad);
+    out->cone_rad = limit->cone_rad;
+    out->cos_far = cosf(0.5f * (limit->cone_rad + M_PI_F));
     out->lo_sin = sinf(0.5f * limit->min_rad);
     out->lo_cos = cosf(0.5f * limit->min_rad);
     out->hi_sin = sinf(0.5f * limit->max_rad);
@@ -230,8 +241,14 @@ fast_cone(const struct ik_fast_limit *lim, float *q)
         m_vec3_scale(w, fast_inv_length(ww), w);
     }
     float dn[3], turn[4];
-    m_vec3_scale(a, lim->cos_cone, dn);
-    m_vec3_muladd(dn, w, lim->sin_cone, dn);
+    if (c >= lim->cos_far) {
+        m_vec3_scale(a, lim->cos_cone, dn);
+        m_vec3_muladd(dn, w, lim->sin_cone, dn);
+    } else { /* far outside: toward the axis, continuously (ik_cone_swing) */
+        const float swing = ik_cone_swing(lim->cone_rad, acosf(m_clampf(c, -1.0f, 1.0f)));
+        m_vec3_scale(a, cosf(swing), dn);
+        m_vec3_muladd(dn, w, sinf(swing), dn);
+    }
     m_quat_from_to(d, dn, turn);
     m_quat_mul(turn, q, q);
     m_quat_normalize(q);

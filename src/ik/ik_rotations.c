@@ -15,6 +15,7 @@
 #define SWIVEL_SLACK 1e-5f
 #define SWIVEL_STEP_DEG 30.0f
 #define SWIVEL_STEPS 6
+#define SWIVEL_BISECTIONS 6
 
 /* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
  * can bend onto the direction e the forward pass asks of the hinge's own bone.
@@ -220,50 +221,79 @@ limb_rotation(struct ik_solver *s, int k, const float *parent_rot, const float *
     return outside + limit_violation(&s->limit[k], L);
 }
 
+/* The circle a hinge node may swing on about the line from its parent to its child. */
+struct swivel {
+    float center[3], along[3], perp[3], side[3];
+};
+
+static void
+swivel_point(const struct swivel *sw, float angle, float *out)
+{
+    const float cs = cosf(angle), sn = sinf(angle);
+    for (int j = 0; j < 3; ++j)
+        out[j] = sw->center[j] + sw->along[j] + sw->perp[j] * cs + sw->side[j] * sn;
+}
+
 /* A limb (k, its hinge child c, and c's child g) whose bend plane would take k or the
  * hinge beyond its limits: the hinge node is swung about the line from k to g (which
  * keeps both its distances, so g stays where the forward pass wants it) to the nearest
  * angle where both are within their limits, or failing that where they are least
  * outside. FABRIK alone would leave the limb pulled against the limit, the end short of
- * its target, iteration after iteration. Candidates every SWIVEL_STEP_DEG both ways. */
+ * its target, iteration after iteration. Candidates every SWIVEL_STEP_DEG both ways, then
+ * bisection to the edge. A limb with a pole keeps the pole's side (the limits clamp): a
+ * choice of side could jump between two solves with nearly the same targets. */
 static void
 swivel_into_limits(struct ik_solver *s, int k, const float *parent_rot, float *L)
 {
     const int c = s->solve_child[k];
     const int g = s->solve_child[c];
-    float axis[3], r[3], r_along[3], r_perp[3], r_side[3];
+    const int slot = s->pole[c];
+    if (slot >= 0 && s->pole_set[slot])
+        return; /* the pole decides the side: the limits clamp */
+    float axis[3], r[3];
     m_vec3_sub(s->pos[g], s->pos[k], axis);
     if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
         return;
-    float start[3];
-    m_vec3_copy(s->pos[c], start);
-    m_vec3_sub(start, s->pos[k], r);
-    m_vec3_scale(axis, m_vec3_dot(r, axis), r_along);
-    m_vec3_sub(r, r_along, r_perp);
-    m_vec3_cross(axis, r_perp, r_side);
-    float best_L[4], best_elbow[3], best = INFINITY;
+    struct swivel sw;
+    m_vec3_copy(s->pos[k], sw.center);
+    m_vec3_sub(s->pos[c], s->pos[k], r);
+    m_vec3_scale(axis, m_vec3_dot(r, axis), sw.along);
+    m_vec3_sub(r, sw.along, sw.perp);
+    m_vec3_cross(axis, sw.perp, sw.side);
+    float best_L[4], best_elbow[3], best = INFINITY, best_angle = 0.0f;
     m_quat_copy(L, best_L);
-    m_vec3_copy(start, best_elbow);
-    const float step_cos = cosf(SWIVEL_STEP_DEG * M_DEG_TO_RAD);
-    const float step_sin = sinf(SWIVEL_STEP_DEG * M_DEG_TO_RAD);
-    float cs = 1.0f, sn_abs = 0.0f;
+    m_vec3_copy(s->pos[c], best_elbow);
+    const float step = SWIVEL_STEP_DEG * M_DEG_TO_RAD;
     for (int i = 1; i <= 2 * SWIVEL_STEPS; ++i) {
-        if (i & 1) { /* the next angle, tried both ways */
-            const float next_cos = cs * step_cos - sn_abs * step_sin;
-            sn_abs = sn_abs * step_cos + cs * step_sin;
-            cs = next_cos;
-        }
-        const float sn = i & 1 ? sn_abs : -sn_abs;
+        const float angle = (float)((i + 1) / 2) * step * (i & 1 ? 1.0f : -1.0f);
         float elbow[3], q[4];
-        for (int j = 0; j < 3; ++j)
-            elbow[j] = s->pos[k][j] + r_along[j] + r_perp[j] * cs + r_side[j] * sn;
+        swivel_point(&sw, angle, elbow);
         const float violation = limb_rotation(s, k, parent_rot, elbow, q);
         if (violation < best) {
             best = violation;
+            best_angle = angle;
             m_quat_copy(q, best_L);
             m_vec3_copy(elbow, best_elbow);
             if (violation <= SWIVEL_SLACK)
                 break;
+        }
+    }
+    if (best <= SWIVEL_SLACK) {
+        /* Bisect back toward the start to the edge of where the limits hold, so the
+         * angle moves smoothly with the targets rather than in steps. */
+        float inside = best_angle;
+        float outside = best_angle - (best_angle > 0.0f ? step : -step);
+        for (int i = 0; i < SWIVEL_BISECTIONS; ++i) {
+            const float mid = 0.5f * (inside + outside);
+            float elbow[3], q[4];
+            swivel_point(&sw, mid, elbow);
+            if (limb_rotation(s, k, parent_rot, elbow, q) <= SWIVEL_SLACK) {
+                inside = mid;
+                m_quat_copy(q, best_L);
+                m_vec3_copy(elbow, best_elbow);
+            } else {
+                outside = mid;
+            }
         }
     }
     m_quat_copy(best_L, L);
@@ -316,48 +346,32 @@ ik_reach_backward_limited(struct ik_solver *s, const struct sk_pose *pose, const
             /* The group's top hangs from a base that does not move or turn. */
             float off[3];
             m_quat_rotate(s->rot[p], sk->offset_m[s->joint[k]], off);
-            m_vec3_add(s->pos[p], off, s->pos[k]);
+            m_vec3_muladd(s->pos[p], off, s->length_scale[k], s->pos[k]);
         }
         const float *parent_rot = ik_parent_rotation(s, pose, k);
         float *L = s->local[k];
         if (!(f & NODE_ROTATION_FIXED)) {
+            float previous[4];
+            if (s->rotation_controls)
+                m_quat_copy(L, previous);
             const int e = s->effector[k];
             if (e >= 0 && s->has_target_rotation[e])
                 m_quat_mul_conj_first(parent_rot, s->target_rotation[e], L);
             else
                 solve_node_rotation(s, k, parent_rot, L);
+            if (s->rotation_controls)
+                ik_apply_rotation_controls(s, k, previous, L);
             ik_fast_limit_apply(&s->limit[k], L);
+            if (s->rotation_controls)
+                ik_apply_axis_lock(s, k, L);
         }
         m_quat_mul(parent_rot, L, s->rot[k]);
         for (int c_i = 0; c_i < s->child_count[k]; ++c_i) {
             const int c = s->children[s->child_start[k] + c_i];
             float off[3];
             m_quat_rotate(s->rot[k], sk->offset_m[s->joint[c]], off);
-            m_vec3_add(s->pos[k], off, s->pos[c]);
+            m_vec3_muladd(s->pos[k], off, s->length_scale[c], s->pos[c]);
         }
-    }
-}
-
-/* When the positions need no iteration, orientation targets still apply: a leaf effector
- * takes its target rotation (within its limit); one with chains below it gets a full
- * backward pass so its children follow. */
-void
-ik_apply_orientation_targets(struct ik_solver *s, const struct sk_pose *pose,
-                             const struct ik_group *g)
-{
-    for (int i = g->effector_begin; i < g->effector_end; ++i) {
-        const int e = s->group_effectors[i];
-        const int k = s->effector_node[e];
-        if (!s->has_target_rotation[e] || (s->flags[k] & NODE_ROTATION_FIXED))
-            continue;
-        if (s->child_count[k] > 0) {
-            ik_reach_backward_limited(s, pose, g);
-            return;
-        }
-        const float *parent_rot = ik_parent_rotation(s, pose, k);
-        m_quat_mul_conj_first(parent_rot, s->target_rotation[e], s->local[k]);
-        ik_fast_limit_apply(&s->limit[k], s->local[k]);
-        m_quat_mul(parent_rot, s->local[k], s->rot[k]);
     }
 }
 

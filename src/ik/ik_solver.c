@@ -86,11 +86,16 @@ store_state(struct ik_solver *s, struct sk_pose *pose)
         m_quat_copy(s->rot[k], pose->rotation[j]);
         m_quat_copy(s->local[k], pose->local_rotation[j]);
     }
+    /* Started from the original pose (or the last result, which leaves these joints as
+     * the original has them): so do the joints off the paths. */
+    const bool original = s->desc.start != IK_START_GIVEN;
     for (int i = 0; i < s->inactive_count; ++i) {
         const int j = s->inactive[i];
         const int p = sk->parent[j];
         if (p < 0)
             continue;
+        if (original)
+            m_quat_copy(s->original_local[j], pose->local_rotation[j]);
         float off[3];
         m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
         m_quat_rotate(pose->rotation[p], sk->offset_m[j], off);
@@ -178,10 +183,45 @@ remember_result(struct ik_solver *s, bool continued)
     s->has_last_motion = continued;
 }
 
+/* Every effector's blend weight is 0: the pose stays as it was handed in. */
+static bool
+nothing_to_blend_in(const struct ik_solver *s)
+{
+    for (int e = 0; e < s->desc.effector_count; ++e)
+        if (s->blend[e] > 0.0f)
+            return false;
+    return true;
+}
+
+static void
+fill_stats(const struct ik_solver *s, const struct sk_pose *pose, int iterations,
+           struct ik_stats *out_stats)
+{
+    out_stats->iterations = iterations;
+    out_stats->max_residual_m = 0.0f;
+    for (int e = 0; e < s->desc.effector_count; ++e) {
+        const int k = s->effector_node[e];
+        const float r = k < 0 ? 0.0f : m_vec3_distance(pose->position_m[s->joint[k]], s->target[e]);
+        out_stats->residual_m[e] = r;
+        out_stats->max_residual_m = r > out_stats->max_residual_m ? r : out_stats->max_residual_m;
+    }
+    out_stats->converged = out_stats->max_residual_m <= s->tolerance_m;
+}
+
 void
 ik_solver_solve(struct ik_solver *s, struct sk_pose *pose, struct ik_stats *out_stats)
 {
-    load_state(s, pose);
+    if (s->blending && nothing_to_blend_in(s)) {
+        if (out_stats)
+            fill_stats(s, pose, 0, out_stats);
+        return;
+    }
+    if (s->desc.start == IK_START_GIVEN)
+        load_state(s, pose);
+    else
+        ik_load_start(s, pose);
+    if (s->stretching)
+        ik_prepare_stretch(s);
     const bool continued = s->desc.predict_warm_start && continues_last_result(s);
     s->may_predict = continued && s->has_last_motion;
     const bool limited = !s->desc.ignore_limits;
@@ -192,18 +232,13 @@ ik_solver_solve(struct ik_solver *s, struct sk_pose *pose, struct ik_stats *out_
     }
     if (!limited && !s->desc.positions_only)
         ik_derive_rotations(s, pose);
+    if (s->blending)
+        ik_blend_with_input(s, pose);
     store_state(s, pose);
     if (s->desc.predict_warm_start)
         remember_result(s, continued);
-    if (out_stats) {
-        out_stats->iterations = iterations;
-        out_stats->max_residual_m = 0.0f;
-        for (int e = 0; e < s->desc.effector_count; ++e) {
-            const float r = m_vec3_distance(s->pos[s->effector_node[e]], s->target[e]);
-            out_stats->residual_m[e] = r;
-            out_stats->max_residual_m =
-                r > out_stats->max_residual_m ? r : out_stats->max_residual_m;
-        }
-        out_stats->converged = out_stats->max_residual_m <= s->tolerance_m;
-    }
+    if (s->desc.start == IK_START_LAST)
+        ik_remember_last(s);
+    if (out_stats)
+        fill_stats(s, pose, iterations, out_stats);
 }

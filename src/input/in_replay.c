@@ -182,7 +182,7 @@ in_replay_create(const struct in_replay_desc *desc, struct in_source **out_sourc
     r->real_time = !desc->as_fast_as_possible;
     r->loop = desc->loop;
     r->max_wait_s = desc->max_wait_s > 0.0 ? fmin(desc->max_wait_s, MAX_WAIT_LIMIT_S)
-                                            : IN_REPLAY_DEFAULT_MAX_WAIT_S;
+                                           : IN_REPLAY_DEFAULT_MAX_WAIT_S;
     r->on_gap = desc->on_gap;
     r->on_gap_user = desc->on_gap_user;
     const int n = r->stream.frame_count;

@@ -156,3 +156,18 @@ r_camera_view(const struct r_camera_state *cam, float aspect, struct r_view *out
         projection[0][0] = -projection[0][0]; /* flip the image's x: a mirror */
     r_view_from_matrices(view, projection, mirrored, out_view);
 }
+
+/* Here, below both the HUD and the renderer that use it (r_hud.c, r_render.c). */
+const char *
+render_camera_name(enum render_camera camera)
+{
+    switch (camera) {
+    case RENDER_CAMERA_MIRROR: return "mirror";
+    case RENDER_CAMERA_ORBIT: return "orbit";
+    case RENDER_CAMERA_FRONT: return "front";
+    case RENDER_CAMERA_SIDE: return "side";
+    case RENDER_CAMERA_TOP: return "top";
+    case RENDER_CAMERA_COUNT: break;
+    }
+    return "unknown";
+}

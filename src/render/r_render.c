@@ -34,20 +34,6 @@ static const char *const k_program_files[R_PROGRAM_COUNT][2] = {
     [R_PROGRAM_SKIN] = {"skin.vert", "skin.frag"},
 };
 
-const char *
-render_camera_name(enum render_camera camera)
-{
-    switch (camera) {
-    case RENDER_CAMERA_MIRROR: return "mirror";
-    case RENDER_CAMERA_ORBIT: return "orbit";
-    case RENDER_CAMERA_FRONT: return "front";
-    case RENDER_CAMERA_SIDE: return "side";
-    case RENDER_CAMERA_TOP: return "top";
-    case RENDER_CAMERA_COUNT: break;
-    }
-    return "unknown";
-}
-
 static void
 set_message(struct render *r, const char *text)
 {
@@ -604,8 +590,8 @@ render_screenshot(struct render *r, const char *path, struct em_error *err)
     struct u_out_file *out = NULL;
     enum em_result result = u_out_file_open(path, &out, err);
     if (result == EM_OK) {
-        const int ok = stbi_write_png_to_func(write_png_bytes, out->file, r->width_px,
-                                              r->height_px, 3, rgba, r->width_px * 3);
+        const int ok = stbi_write_png_to_func(write_png_bytes, out->file, r->width_px, r->height_px,
+                                              3, rgba, r->width_px * 3);
         if (ok && !ferror(out->file)) {
             result = u_out_file_commit(&out, err);
         } else {

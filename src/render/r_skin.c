@@ -4,15 +4,47 @@
  * joint matrices (av_skin_matrices) for each frame's pose in a uniform buffer, and one draw
  * per primitive with its material (r_material.c). Linear-blend skinning runs on the GPU
  * (shaders/skin.vert).
+ *
+ * Seen from inside its own head (a headset's eye: within R_SKIN_FIRST_PERSON_M of the head
+ * joint) the head is left out, as VR avatars do, by shrinking its joints to a point: the
+ * player sees their body, not the inside of their face.
  */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cglm/cglm.h>
+
 #include "embody/avatar.h"
+#include "embody/m_math.h"
 #include "render/r_internal.h"
 
 #define R_SKIN_UBO_BINDING 0
+#define R_SKIN_FIRST_PERSON_M 0.3f /* eye to head joint, times the avatar's scale */
+
+/* Collapses the joints of the head (and what hangs from it) onto the head joint when the
+ * eye is in the head. */
+static void
+hide_head_from_inside(const struct av_avatar *a, const struct av_skin_binding *b,
+                      const struct sk_pose *pose, const float eye_m[3], mat4 *matrices)
+{
+    const int head = a->skeleton.bone_joint[SK_HEAD];
+    if (head < 0)
+        return;
+    const float *p = pose->position_m[b->body_joint[head]];
+    if (m_vec3_distance(eye_m, p) > R_SKIN_FIRST_PERSON_M * b->scale)
+        return;
+    for (int j = 0; j < a->skeleton.joint_count; ++j) {
+        bool in_head = false;
+        for (int k = j; k >= 0 && !in_head; k = a->skeleton.parent[k])
+            in_head = k == head;
+        if (!in_head)
+            continue;
+        glm_mat4_zero(matrices[j]);
+        glm_vec3_copy((float *)p, matrices[j][3]);
+        matrices[j][3][3] = 1.0f;
+    }
+}
 
 static bool
 same_avatar(const struct r_skin *s, const struct av_avatar *a)
@@ -98,6 +130,7 @@ r_skin_draw(struct r_skin *s, GLuint program, const struct render_scene *scene,
         return false;
     }
     av_skin_matrices(b, scene->pose, s->matrices);
+    hide_head_from_inside(a, b, scene->pose, view->eye_m, s->matrices);
     glBindBuffer(GL_UNIFORM_BUFFER, s->joint_buffer);
     glBufferSubData(GL_UNIFORM_BUFFER, 0, (GLsizeiptr)((size_t)b->joint_count * sizeof(mat4)),
                     s->matrices);

@@ -160,12 +160,12 @@ struct name_index {
 
 /* Scratch arrays for sk_skeleton_create, `count` entries each. */
 struct create_scratch {
-    int *parent_of;    /* description index of each joint's parent, -1 for the root */
+    int *parent_of;             /* description index of each joint's parent, -1 for the root */
     struct name_index *by_name; /* sorted by name, then index */
-    int *first_child;  /* description order of children, as linked lists */
+    int *first_child;           /* description order of children, as linked lists */
     int *next_sibling;
-    int *order;        /* depth-first preorder of description indices */
-    int *stack;        /* for the traversal, then new index by description index */
+    int *order; /* depth-first preorder of description indices */
+    int *stack; /* for the traversal, then new index by description index */
 };
 
 /* Depth-first preorder from `root`, children in description order, in time linear in
@@ -451,10 +451,10 @@ struct segment_share {
 };
 
 static const struct segment_share k_segments[] = {
-    {SK_LEFT_LOWER_ARM, "left upper arm", 0.186f},  {SK_RIGHT_LOWER_ARM, "right upper arm", 0.186f},
-    {SK_LEFT_HAND, "left forearm", 0.146f},         {SK_RIGHT_HAND, "right forearm", 0.146f},
-    {SK_LEFT_LOWER_LEG, "left thigh", 0.245f},      {SK_RIGHT_LOWER_LEG, "right thigh", 0.245f},
-    {SK_LEFT_FOOT, "left shin", 0.246f},            {SK_RIGHT_FOOT, "right shin", 0.246f},
+    {SK_LEFT_LOWER_ARM, "left upper arm", 0.186f}, {SK_RIGHT_LOWER_ARM, "right upper arm", 0.186f},
+    {SK_LEFT_HAND, "left forearm", 0.146f},        {SK_RIGHT_HAND, "right forearm", 0.146f},
+    {SK_LEFT_LOWER_LEG, "left thigh", 0.245f},     {SK_RIGHT_LOWER_LEG, "right thigh", 0.245f},
+    {SK_LEFT_FOOT, "left shin", 0.246f},           {SK_RIGHT_FOOT, "right shin", 0.246f},
 };
 #define SEGMENT_SHARE_MIN 0.4f
 #define SEGMENT_SHARE_MAX 2.5f
@@ -466,9 +466,9 @@ check_offsets_finite(const struct sk_skeleton *sk, const char *source, struct em
         if (!m_vec3_is_finite(sk->offset_m[j]) || !m_vec3_is_finite(sk->rest_position_m[j]) ||
             !isfinite(sk->length_m[j]))
             return em_fail(err, EM_ERROR_PARSE,
-                           "%s: joint \"%s\" is not at a finite place (offset %g %g %g m)",
-                           source, sk->name[j], (double)sk->offset_m[j][0],
-                           (double)sk->offset_m[j][1], (double)sk->offset_m[j][2]);
+                           "%s: joint \"%s\" is not at a finite place (offset %g %g %g m)", source,
+                           sk->name[j], (double)sk->offset_m[j][0], (double)sk->offset_m[j][1],
+                           (double)sk->offset_m[j][2]);
     return EM_OK;
 }
 

@@ -53,9 +53,12 @@ open_in_place(struct u_out_file *f, struct em_error *err)
     return EM_OK;
 }
 
+/* `existing`: the file being replaced, whose mode and (best effort: only root may give
+ * files away) owner the new one keeps; NULL for a new file. */
 static enum em_result
-open_temp(struct u_out_file *f, mode_t mode, struct em_error *err)
+open_temp(struct u_out_file *f, const struct stat *existing, struct em_error *err)
 {
+    const mode_t mode = existing ? existing->st_mode & 07777 : new_file_mode();
     if (!temp_template(f->target, f->temp, sizeof f->temp))
         return em_fail(err, EM_ERROR_IO, "%s: cannot write: the path is too long", f->shown);
     const int fd = mkstemp(f->temp);
@@ -63,6 +66,10 @@ open_temp(struct u_out_file *f, mode_t mode, struct em_error *err)
         const int e = errno;
         f->temp[0] = '\0';
         return em_fail(err, EM_ERROR_IO, "%s: cannot write: %s", f->shown, strerror(e));
+    }
+    if (existing && (existing->st_uid != geteuid() || existing->st_gid != getegid()) &&
+        fchown(fd, existing->st_uid, existing->st_gid) != 0) {
+        /* Not allowed: the new file is ours, as any file we create. */
     }
     if (fchmod(fd, mode) != 0 || !(f->file = fdopen(fd, "w"))) {
         const int e = errno;
@@ -90,14 +97,14 @@ u_out_file_open(const char *path, struct u_out_file **out_file, struct em_error 
     struct stat st;
     enum em_result r;
     if (stat(f->target, &st) != 0)
-        r = open_temp(f, new_file_mode(), err);
+        r = open_temp(f, NULL, err);
     else if (S_ISDIR(st.st_mode))
         r = em_fail(err, EM_ERROR_IO, "%s: cannot write: is a folder, expected a file name",
                     f->shown);
     else if (!S_ISREG(st.st_mode))
         r = open_in_place(f, err);
     else
-        r = open_temp(f, st.st_mode & 07777, err);
+        r = open_temp(f, &st, err);
     if (r != EM_OK) {
         free(f);
         return r;

@@ -28,9 +28,9 @@ struct u_out_file {
 };
 
 /* Starts writing `path`: creates "<folder>/.<name>.XXXXXX" (mode: the existing file's, or
- * 0666 less the umask) or, for an existing non-regular file, opens it in place. Creates
- * nothing on failure ("PATH: cannot write: REASON"). On success `*out_file` is the
- * caller's to finish with u_out_file_commit or u_out_file_abort. */
+ * 0666 less the umask; owner: the existing file's where allowed) or, for an existing non-regular
+ * file, opens it in place. Creates nothing on failure ("PATH: cannot write: REASON"). On success
+ * `*out_file` is the caller's to finish with u_out_file_commit or u_out_file_abort. */
 enum em_result u_out_file_open(const char *path, struct u_out_file **out_file,
                                struct em_error *err);
 

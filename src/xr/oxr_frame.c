@@ -143,6 +143,7 @@ reconnect_failed(struct oxr_source *ox, enum em_result r, const struct em_error 
     }
     U_LOG_E("openxr: reconnecting failed: %s", err->message);
     ox->link = OXR_LINK_ENDED;
+    ox->runtime_gone = true;
     return r;
 }
 
@@ -163,6 +164,7 @@ reconnect_step(struct oxr_source *ox)
             U_LOG_W("openxr: the runtime did not come back within %.0f s: the stream ends",
                     (double)ox->reconnect_timeout_ns * 1e-9);
             ox->link = OXR_LINK_ENDED;
+            ox->runtime_gone = true;
             return EM_END_OF_STREAM;
         }
         r = oxr_instance_connect(ox, &err);

@@ -4,6 +4,7 @@
  * fail for lack of something (no runtime, no headset, an extension missing) is
  * EM_ERROR_UNSUPPORTED with one line that says which, so the program can fall back.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,7 +204,9 @@ oxr_instance_connect(struct oxr_source *ox, struct em_error *err)
 void
 oxr_instance_disconnect(struct oxr_source *ox)
 {
-    oxr_session_destroy(ox);
+    /* Teardown in reverse order: the session went first (oxr_session_destroy), so the
+     * instance does not reach up into the session. */
+    assert(ox->session == XR_NULL_HANDLE);
     if (ox->instance != XR_NULL_HANDLE) {
         /* Destroying the instance destroys the action set, actions and paths with it. */
         OXR_CHECK(ox, xrDestroyInstance(ox->instance));

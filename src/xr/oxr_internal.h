@@ -145,6 +145,12 @@ struct oxr_source {
     int64_t lost_at_ns;
     int64_t retry_at_ns;
     char last_failure[256]; /* the last failed call, for messages */
+    bool runtime_gone;      /* the stream ended because the runtime went away for good */
+
+    /* The special successes already logged (XR_SESSION_NOT_FOCUSED, ...): each kind is
+     * logged once, not every frame. */
+    XrResult specials_logged[16];
+    int specials_logged_count;
 
     /* The frame in flight (between next() and submit()). */
     bool frame_open;
@@ -181,7 +187,8 @@ oxr_instance_connect(struct oxr_source *ox, struct em_error *err);
 enum em_result
 oxr_system_find(struct oxr_source *ox, struct em_error *err);
 
-/* Destroys everything down to (and with) the instance: link becomes OXR_LINK_NONE. */
+/* Destroys the instance and what lives in it (actions, paths): link becomes
+ * OXR_LINK_NONE. The session must be destroyed first (oxr_session_destroy). */
 void
 oxr_instance_disconnect(struct oxr_source *ox);
 

@@ -49,6 +49,23 @@ short_file(const char *file)
     return src ? src : file;
 }
 
+/* True the first time `result` is seen by this source (always without one). */
+static bool
+first_of_its_kind(struct oxr_source *ox, XrResult result)
+{
+    if (!ox)
+        return true;
+    const int n = ox->specials_logged_count;
+    for (int i = 0; i < n; ++i)
+        if (ox->specials_logged[i] == result)
+            return false;
+    if (n < (int)(sizeof ox->specials_logged / sizeof ox->specials_logged[0])) {
+        ox->specials_logged[n] = result;
+        ox->specials_logged_count = n + 1;
+    }
+    return true;
+}
+
 XrResult
 oxr_check(struct oxr_source *ox, XrResult result, bool quiet, const char *call,
           const char *file, int line)
@@ -58,8 +75,10 @@ oxr_check(struct oxr_source *ox, XrResult result, bool quiet, const char *call,
     const char *name = oxr_result_name(result);
     if (XR_SUCCEEDED(result)) {
         /* Special successes (XR_SESSION_NOT_FOCUSED, XR_FRAME_DISCARDED, ...) are
-         * information, not problems. */
-        U_LOG_D("openxr: %s: %s (%s:%d)", call, name, short_file(file), line);
+         * information, not problems; many come every frame, so each kind is logged once. */
+        if (first_of_its_kind(ox, result))
+            U_LOG_D("openxr: %s: %s (%s:%d; further ones not logged)", call, name, short_file(file),
+                    line);
         return result;
     }
     if (ox) {

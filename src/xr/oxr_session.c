@@ -281,6 +281,7 @@ void
 oxr_session_handle_losses(struct oxr_source *ox)
 {
     if (ox->instance_lost && ox->link != OXR_LINK_ENDED) {
+        oxr_session_destroy(ox);
         oxr_instance_disconnect(ox);
         const int64_t now = u_time_now_ns();
         ox->lost_at_ns = now;
@@ -288,6 +289,7 @@ oxr_session_handle_losses(struct oxr_source *ox)
         if (ox->reconnect_timeout_ns < 0) {
             U_LOG_W("openxr: the runtime went away: the stream ends");
             ox->link = OXR_LINK_ENDED;
+            ox->runtime_gone = true;
         } else {
             U_LOG_W("openxr: the runtime went away: reconnecting for up to %.0f s",
                     (double)ox->reconnect_timeout_ns * 1e-9);

@@ -22,6 +22,7 @@ oxr_source_destroy(struct in_source *src)
 {
     struct oxr_source *ox = (struct oxr_source *)src;
     oxr_frame_end_empty(ox);
+    oxr_session_destroy(ox);
     oxr_instance_disconnect(ox);
     free(ox);
 }
@@ -157,4 +158,5 @@ oxr_source_get_status(const struct in_source *src, struct oxr_status *out_status
     s->instances_created = ox->instances_created;
     s->sessions_created = ox->sessions_created;
     s->profiles_accepted = ox->actions.profiles_accepted;
+    s->runtime_gone = ox->runtime_gone;
 }

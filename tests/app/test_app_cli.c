@@ -135,8 +135,6 @@ conflicting_options_are_refused(void **state)
                    "--height: given twice", NULL);
     expect_failure((const char *[]){"--vmc", "--vrchat-osc", ":39539", NULL}, 2,
                    "give them different ports", NULL);
-    expect_failure((const char *[]){"solve", g_stream, "-o", "x.bvh", NULL}, 2,
-                   "--avatar CLIP.bvh (known body) or --height M", NULL);
     expect_failure((const char *[]){"solve", g_stream, "-o", "x.bvh", "--avatar", g_clip,
                                     "--height", "1.7", NULL},
                    2, "--avatar and --height: choose one", NULL);

@@ -413,8 +413,7 @@ a_full_disk_leaves_existing_outputs_untouched_and_creates_nothing(void **state)
             TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 1);
     app_run_result_fini(&r);
-    app_run((const char *[]){"--replay", g_stream, "--fast", "--no-window", "--record", csv,
-                             NULL},
+    app_run((const char *[]){"--replay", g_stream, "--fast", "--no-window", "--record", csv, NULL},
             (const char *const[]){"XR_RUNTIME_JSON=/nonexistent/runtime.json", NULL}, TIMEOUT_MS,
             &r);
     app_run_expect_text(r.err, "File too large");
@@ -449,13 +448,13 @@ an_output_that_is_an_input_is_refused(void **state)
     app_run_expect_exit(&r, 2);
     app_run_expect_text(r.err, "is the same file as the clip");
     app_run_result_fini(&r);
-    app_run((const char *[]){"solve", stream, "-o", clip, "--avatar", clip, NULL}, NULL,
-            TIMEOUT_MS, &r);
+    app_run((const char *[]){"solve", stream, "-o", clip, "--avatar", clip, NULL}, NULL, TIMEOUT_MS,
+            &r);
     app_run_expect_exit(&r, 2);
     app_run_expect_text(r.err, "is the same file as the avatar");
     app_run_result_fini(&r);
-    app_run((const char *[]){"--replay", stream, "--no-window", "--avatar", clip, "--record",
-                             alias, NULL},
+    app_run((const char *[]){"--replay", stream, "--no-window", "--avatar", clip, "--record", alias,
+                             NULL},
             NULL, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 2);
     app_run_expect_text(r.err, "--record: ");

@@ -20,8 +20,7 @@
 
 #define TIMEOUT_MS 60000
 
-static const char *const k_no_runtime_env[] = {"XR_RUNTIME_JSON=/nonexistent/runtime.json",
-                                               NULL};
+static const char *const k_no_runtime_env[] = {"XR_RUNTIME_JSON=/nonexistent/runtime.json", NULL};
 
 /* Writes `text` to a scratch file and returns its path in `out`. */
 static void
@@ -145,9 +144,9 @@ a_bad_settings_file_is_refused_naming_its_field(void **state)
                    "--config: expected an embody body file", NULL);
     char stream[1024];
     app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
-    expect_refused((const char *[]){"solve", stream, "-o", "x.bvh", "--height", "1.7", "--config",
-                                    typo, NULL},
-                   NULL, "filter.bta: unknown field", NULL);
+    expect_refused(
+        (const char *[]){"solve", stream, "-o", "x.bvh", "--height", "1.7", "--config", typo, NULL},
+        NULL, "filter.bta: unknown field", NULL);
     remove(typo);
     remove(range);
     remove(malformed);
@@ -155,8 +154,8 @@ a_bad_settings_file_is_refused_naming_its_field(void **state)
 
 /* A copy of `source` (a file of the source tree) with the first `from` replaced by `to`. */
 static void
-edited_copy(const char *source, const char *from, const char *to, const char *tag,
-            const char *ext, char *out, size_t size)
+edited_copy(const char *source, const char *from, const char *to, const char *tag, const char *ext,
+            char *out, size_t size)
 {
     char path[1024];
     app_run_source_path(source, path, sizeof path);
@@ -223,10 +222,9 @@ bvh_avatars_of_impossible_sizes_are_refused(void **state)
     char clip[1024], stream[1024];
     app_run_source_path("tests/data/mocap/cmu_14_04.bvh", clip, sizeof clip);
     app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
-    expect_refused((const char *[]){"--print-config", "--avatar", clip, "--unit-scale", "0.0001",
-                                    NULL},
-                   NULL, "the avatar is 0.003053 m tall; a humanoid is 0.5 to 3 m",
-                   "0.0001 m per BVH unit");
+    expect_refused(
+        (const char *[]){"--print-config", "--avatar", clip, "--unit-scale", "0.0001", NULL}, NULL,
+        "the avatar is 0.003053 m tall; a humanoid is 0.5 to 3 m", "0.0001 m per BVH unit");
     expect_refused((const char *[]){"solve", stream, "-o", "x.bvh", "--avatar", clip,
                                     "--unit-scale", "10", NULL},
                    NULL, "the avatar is 305.3 m tall", NULL);
@@ -234,8 +232,8 @@ bvh_avatars_of_impossible_sizes_are_refused(void **state)
     char big[1024];
     edited_copy("tests/data/mocap/cmu_14_04.bvh", "JOINT LeftUpLeg\n\t\t{\n\t\t\tOFFSET 1.62329 ",
                 "JOINT LeftUpLeg\n\t\t{\n\t\t\tOFFSET 1e30 ", "bigleg", "bvh", big, sizeof big);
-    expect_refused((const char *[]){"--print-config", "--avatar", big, NULL}, NULL, "--avatar: ",
-                   big);
+    expect_refused((const char *[]){"--print-config", "--avatar", big, NULL}, NULL,
+                   "--avatar: ", big);
     remove(big);
 }
 
@@ -244,8 +242,8 @@ a_clip_that_overflows_is_blamed_not_the_output(void **state)
 {
     (void)state;
     char big[1024], out[1024];
-    edited_copy("tests/data/mocap/cmu_14_04.bvh", "OFFSET 0 0 0", "OFFSET 1e300 0 0", "root",
-                "bvh", big, sizeof big);
+    edited_copy("tests/data/mocap/cmu_14_04.bvh", "OFFSET 0 0 0", "OFFSET 1e300 0 0", "root", "bvh",
+                big, sizeof big);
     app_run_scratch_path("root", "csv", out, sizeof out);
     remove(out);
     expect_refused((const char *[]){"mocap2stream", big, "-o", out, NULL}, NULL, big,
@@ -311,6 +309,117 @@ eval_says_where_it_wrote_its_json(void **state)
     app_run_result_fini(&r);
 }
 
+static void
+the_height_of_a_short_player_is_estimated_from_the_stream(void **state)
+{
+    (void)state;
+    /* CMU subject 91 is 1.48 m tall (the clip's own skeleton, measured as the
+     * estimate measures: from the skull base). */
+    char clip[1024], stream[1024], out[1024];
+    app_run_source_path("tests/data/mocap/cmu_91_17.bvh", clip, sizeof clip);
+    app_run_source_path("tests/data/streams/cmu_91_17.csv", stream, sizeof stream);
+    struct app_run_result r;
+    app_run((const char *[]){"--print-config", "--avatar", clip, NULL}, k_no_runtime_env,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    const double truth = config_number(r.out, "own height");
+    app_run_result_fini(&r);
+    assert_true(truth < 1.55);
+
+    app_run((const char *[]){"--print-config", "--replay", stream, NULL}, k_no_runtime_env,
+            TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    const double estimated = config_number(r.out, "fitted height");
+    if (!(fabs(estimated - truth) < 0.03))
+        fail_msg("estimated %.3f m, the clip's skeleton is %.3f m", estimated, truth);
+    app_run_expect_text(r.out, "estimated from");
+    app_run_result_fini(&r);
+
+    /* --height wins. */
+    app_run((const char *[]){"--print-config", "--replay", stream, "--height", "1.9", NULL},
+            k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    assert_true(fabs(config_number(r.out, "fitted height") - 1.9) < 0.002);
+    app_run_result_fini(&r);
+
+    /* solve without --height says what it used, and its BVH is that size. */
+    app_run_scratch_path("short", "bvh", out, sizeof out);
+    app_run((const char *[]){"solve", stream, "-o", out, NULL}, k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.err, "embody solve: height 1.4");
+    app_run_expect_text(r.err, "estimated from");
+    app_run_result_fini(&r);
+    app_run((const char *[]){"--print-config", "--avatar", out, NULL}, k_no_runtime_env, TIMEOUT_MS,
+            &r);
+    app_run_expect_exit(&r, 0);
+    if (!(fabs(config_number(r.out, "own height") - truth) < 0.03))
+        fail_msg("the solved BVH's skeleton is %.3f m", config_number(r.out, "own height"));
+    app_run_result_fini(&r);
+    remove(out);
+}
+
+static void
+the_protocol_texts_that_are_cited_ship_with_the_repository(void **state)
+{
+    (void)state;
+    struct app_run_result r;
+    app_run((const char *[]){"eval", "--help", NULL}, NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "docs/PROTOCOL.md");
+    app_run_result_fini(&r);
+    static const char *const shipped[] = {"docs/PROTOCOL.md", "tests/data/bench/README.md",
+                                          "tests/data/bench/problems.tar.xz",
+                                          "tests/data/bench/gen_problems.mjs"};
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; ++i) {
+        char path[1024];
+        app_run_source_path(shipped[i], path, sizeof path);
+        size_t size = 0;
+        free(app_run_read_file(path, &size));
+        assert_true(size > 1000);
+    }
+    /* The build unpacked the benchmark's problems for ik_bench. */
+    char problems[1024];
+    snprintf(problems, sizeof problems, "%s/tests/data/bench/problems.json", EMBODY_BINARY_DIR);
+    size_t size = 0;
+    char *text = app_run_read_file(problems, &size);
+    assert_true(size > 1000000);
+    assert_non_null(strstr(text, "P3_human3_track"));
+    free(text);
+}
+
+static void
+eval_refuses_to_write_its_json_over_a_clip(void **state)
+{
+    (void)state;
+    char dir[1024], clip[1100], source[1024];
+    app_run_scratch_path("eval-clips", "d", dir, sizeof dir);
+    mkdir(dir, 0777);
+    snprintf(clip, sizeof clip, "%s/cmu_14_04.bvh", dir);
+    app_run_source_path("tests/data/mocap/cmu_14_04.bvh", source, sizeof source);
+    size_t size = 0;
+    char *text = app_run_read_file(source, &size);
+    FILE *f = fopen(clip, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, size, f), size);
+    fclose(f);
+    struct app_run_result r;
+    app_run((const char *[]){"eval", dir, "--frames", "8", "--mode", "height", "-q", "--json",
+                             clip, NULL},
+            k_no_runtime_env, 120000, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--json: ");
+    app_run_expect_text(r.err, "which was read; not written");
+    app_run_result_fini(&r);
+    size_t after_size = 0;
+    char *after = app_run_read_file(clip, &after_size);
+    assert_int_equal(after_size, size);
+    assert_memory_equal(after, text, size);
+    free(after);
+    free(text);
+    remove(clip);
+    rmdir(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -329,6 +438,9 @@ main(int argc, char **argv)
         cmocka_unit_test(json_nested_too_deep_is_reported_as_such),
         cmocka_unit_test(solve_into_a_missing_folder_is_refused_cleanly),
         cmocka_unit_test(eval_says_where_it_wrote_its_json),
+        cmocka_unit_test(eval_refuses_to_write_its_json_over_a_clip),
+        cmocka_unit_test(the_height_of_a_short_player_is_estimated_from_the_stream),
+        cmocka_unit_test(the_protocol_texts_that_are_cited_ship_with_the_repository),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "embody/avatar.h"
 #include "embody/m_math.h"
 #include "embody/osc.h"
@@ -43,8 +45,8 @@ make(struct av_make_desc desc, const char *name, char *out_path, size_t size)
     sk_skeleton_fini(&sk);
 }
 
-static uint8_t *
-made_bytes(enum av_make_rig rig, size_t *out_size);
+static uint8_t *made_bytes(enum av_make_rig rig, size_t *out_size);
+static void write_bytes(const char *path, const uint8_t *bytes, size_t size);
 
 static void
 load_ok(const char *path, struct av_avatar *av)
@@ -182,6 +184,47 @@ vrm0_and_vrm1_files_load_with_the_same_bone_map(void **state)
     av_avatar_fini(&a1);
 }
 
+/* The same avatar with every bone node's +Y along its bone (as Blender exports rigs), as
+ * VRM 1.0 and as VRM 0.x (turned): the same skeleton and the same mesh at rest, and each
+ * joint's retargeting rotation is its node's frame (the forearm's +Y along the arm). */
+static void
+rigs_with_other_bone_frames_give_the_same_avatar(void **state)
+{
+    (void)state;
+    char path[512];
+    struct av_avatar ref;
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    load_ok(path, &ref);
+    static const enum av_make_rig rigs[] = {AV_MAKE_VRM1, AV_MAKE_VRM0};
+    for (size_t i = 0; i < 2; ++i) {
+        make((struct av_make_desc){.rig = rigs[i], .bone_axes = true}, "axes.vrm", path,
+             sizeof path);
+        struct av_avatar av;
+        load_ok(path, &av);
+        assert_int_equal(av.skeleton.joint_count, ref.skeleton.joint_count);
+        for (int j = 0; j < av.skeleton.joint_count; ++j)
+            if (m_vec3_distance(av.skeleton.rest_position_m[j], ref.skeleton.rest_position_m[j]) >
+                1e-4f)
+                fail_msg("rig %zu: joint %s moved", i, av.skeleton.name[j]);
+        assert_int_equal(av.vertex_count, ref.vertex_count);
+        for (int v = 0; v < av.vertex_count; ++v)
+            if (m_vec3_distance(av.vertices[v].position_m, ref.vertices[v].position_m) > 1e-4f)
+                fail_msg("rig %zu: vertex %d moved", i, v);
+        const int la = av.skeleton.bone_joint[SK_LEFT_LOWER_ARM];
+        const int rl = av.skeleton.bone_joint[SK_RIGHT_UPPER_LEG];
+        const float y[3] = {0.0f, 1.0f, 0.0f};
+        vec3 axis;
+        m_quat_rotate(av.rest_rotation[la], y, axis); /* along the forearm: +X */
+        assert_true(axis[0] > 0.999f);
+        m_quat_rotate(av.rest_rotation[rl], y, axis); /* along the thigh: down */
+        assert_true(axis[1] < -0.99f);
+        /* The reference rig's frames are the world's. */
+        assert_true(fabsf(ref.rest_rotation[la][3]) > 0.9999f);
+        av_avatar_fini(&av);
+    }
+    av_avatar_fini(&ref);
+}
+
 static void
 plain_gltf_rigs_are_recognised_by_their_bone_names(void **state)
 {
@@ -260,9 +303,12 @@ materials_textures_and_rigid_meshes_are_read(void **state)
         assert_int_equal(av.materials[body].texture, 0);
         assert_int_equal(av.materials[body].shading, AV_SHADING_LIT);
         assert_int_equal(av.materials[eyes_mat].shading, AV_SHADING_TOON);
+        assert_int_equal(av.materials[eyes_mat].alpha_mode, AV_ALPHA_MASK);
+        assert_float_equal(av.materials[eyes_mat].alpha_cutoff, 0.25, 1e-6);
+        assert_int_equal(av.materials[body].alpha_mode, AV_ALPHA_OPAQUE);
         assert_int_equal(av.materials[material_named(&av, "Left")].texture, -1);
         /* The texture's top rows are the darker stripe: row 0 of the image is v = 0. */
-        assert_int_equal(av.textures[0].rgba[0], 226);
+        assert_int_equal(av.textures[0].rgba[0], 246);
         /* The eyes hang under the head node without a skin: weighted 1 to the head. */
         const int head = av.skeleton.bone_joint[SK_HEAD];
         int eyes = 0;
@@ -283,6 +329,51 @@ materials_textures_and_rigid_meshes_are_read(void **state)
         av_avatar_fini(&av);
         make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
     }
+}
+
+/* A .gltf beside its .bin and its PNG (split from a GLB the test makes): the same avatar,
+ * the texture read from its file. */
+static void
+gltf_with_external_buffer_and_image_files_loads(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    uint8_t *glb = made_bytes(AV_MAKE_VRM1, &size);
+    const uint32_t json_len = (uint32_t)glb[12] | (uint32_t)glb[13] << 8 | (uint32_t)glb[14] << 16 |
+                              (uint32_t)glb[15] << 24;
+    const uint8_t *bin = glb + 20 + json_len + 8;
+    const size_t bin_len = size - 20 - json_len - 8;
+    cJSON *json = cJSON_ParseWithLength((const char *)glb + 20, json_len);
+    assert_non_null(json);
+    cJSON *buffer = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "buffers"), 0);
+    cJSON_AddStringToObject(buffer, "uri", "split.bin");
+    cJSON *image = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "images"), 0);
+    const int view = cJSON_GetObjectItem(image, "bufferView")->valueint;
+    cJSON *bv = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "bufferViews"), view);
+    const size_t png_at = (size_t)cJSON_GetObjectItem(bv, "byteOffset")->valuedouble;
+    const size_t png_len = (size_t)cJSON_GetObjectItem(bv, "byteLength")->valuedouble;
+    cJSON_DeleteItemFromObject(image, "bufferView");
+    cJSON_AddStringToObject(image, "uri", "split-stripes.png");
+    char *text = cJSON_Print(json);
+    assert_non_null(text);
+    write_bytes(OUT "split.gltf", (const uint8_t *)text, strlen(text));
+    write_bytes(OUT "split.bin", bin, bin_len);
+    write_bytes(OUT "split-stripes.png", bin + png_at, png_len);
+    free(text);
+    cJSON_Delete(json);
+    free(glb);
+    struct av_avatar av, ref;
+    load_ok(OUT "split.gltf", &av);
+    char path[512];
+    make((struct av_make_desc){.rig = AV_MAKE_VRM1}, "vrm1.vrm", path, sizeof path);
+    load_ok(path, &ref);
+    assert_int_equal(av.format, AV_FORMAT_VRM1);
+    assert_int_equal(av.vertex_count, ref.vertex_count);
+    assert_int_equal(av.texture_count, 1);
+    assert_int_equal(av.textures[0].width, 16);
+    assert_memory_equal(av.textures[0].rgba, ref.textures[0].rgba, 16 * 16 * 4);
+    av_avatar_fini(&av);
+    av_avatar_fini(&ref);
 }
 
 static void
@@ -388,8 +479,8 @@ vmc_output_of_a_vrm_avatar_keeps_unity_bone_names(void **state)
 {
     (void)state;
     char path[512];
-    make((struct av_make_desc){.rig = AV_MAKE_VRM0, .omit_bones = "chest,leftShoulder"},
-         "vmc.vrm", path, sizeof path);
+    make((struct av_make_desc){.rig = AV_MAKE_VRM0, .omit_bones = "chest,leftShoulder"}, "vmc.vrm",
+         path, sizeof path);
     struct av_avatar av;
     load_ok(path, &av);
     struct sk_pose pose;
@@ -492,6 +583,47 @@ truncated_and_corrupt_glb_files_are_refused(void **state)
     expect_reason(OUT "avatar.fbx", NULL, EM_ERROR_UNSUPPORTED, ".vrm, .glb or .gltf");
 }
 
+/* Bytes changed at random (seeded: the same every run), in the JSON or anywhere: the reader
+ * either reads a whole avatar or refuses the file with its name, and never crashes (the
+ * sanitizer build runs this too). */
+static void
+randomly_corrupted_files_are_read_or_refused_never_crash(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    uint8_t *bytes = made_bytes(AV_MAKE_VRM1, &size);
+    uint8_t *bad = malloc(size);
+    assert_non_null(bad);
+    int read = 0, refused = 0;
+    unsigned seed = 12345u;
+    for (int run = 0; run < 100; ++run) {
+        memcpy(bad, bytes, size);
+        const int flips = 1 + run % 8;
+        for (int k = 0; k < flips; ++k) {
+            seed = seed * 1103515245u + 12345u;
+            const size_t at = run % 2 ? 20 + (seed >> 8) % 4000 : (seed >> 8) % size;
+            seed = seed * 1103515245u + 12345u;
+            bad[at] = (uint8_t)(seed >> 16);
+        }
+        write_bytes(OUT "corrupt.vrm", bad, size);
+        struct av_avatar av;
+        struct em_error err = {{0}};
+        if (av_avatar_load(OUT "corrupt.vrm", NULL, &av, &err) == EM_OK) {
+            assert_int_equal(sk_humanoid_validate(&av.skeleton, "corrupt", NULL), EM_OK);
+            for (uint32_t i = 0; i < av.index_count; ++i)
+                assert_true(av.indices[i] < (uint32_t)av.vertex_count);
+            ++read;
+            av_avatar_fini(&av);
+        } else {
+            assert_non_null(strstr(err.message, OUT "corrupt.vrm"));
+            ++refused;
+        }
+    }
+    assert_true(refused > 0);
+    free(bad);
+    free(bytes);
+}
+
 static void
 files_without_a_humanoid_skeleton_are_refused(void **state)
 {
@@ -550,14 +682,17 @@ main(void)
         cmocka_unit_test(node_names_of_common_rigs_map_to_humanoid_bones),
         cmocka_unit_test(generated_vrm1_has_the_humanoids_bones_at_their_places),
         cmocka_unit_test(vrm0_and_vrm1_files_load_with_the_same_bone_map),
+        cmocka_unit_test(rigs_with_other_bone_frames_give_the_same_avatar),
         cmocka_unit_test(plain_gltf_rigs_are_recognised_by_their_bone_names),
         cmocka_unit_test(optional_vrm_bones_that_are_absent_are_placed),
         cmocka_unit_test(materials_textures_and_rigid_meshes_are_read),
+        cmocka_unit_test(gltf_with_external_buffer_and_image_files_loads),
         cmocka_unit_test(skinned_vertices_follow_their_joints),
         cmocka_unit_test(shipped_default_avatar_loads_like_any_vrm),
         cmocka_unit_test(shipped_default_avatar_is_what_the_generator_makes),
         cmocka_unit_test(vmc_output_of_a_vrm_avatar_keeps_unity_bone_names),
         cmocka_unit_test(truncated_and_corrupt_glb_files_are_refused),
+        cmocka_unit_test(randomly_corrupted_files_are_read_or_refused_never_crash),
         cmocka_unit_test(files_without_a_humanoid_skeleton_are_refused),
         cmocka_unit_test(unsupported_versions_are_refused),
         cmocka_unit_test(enormous_meshes_are_refused_with_the_limit),

@@ -6,11 +6,14 @@
 #   tests/bench/callgrind.sh [BUILD_DIR] [PROBLEMS_JSON] [SOLVES]
 #
 # BUILD_DIR defaults to build, PROBLEMS_JSON to ../shared/bench/problems.json beside the
-# source tree, SOLVES (target sets per problem) to 2000; P2_chain1000 uses a tenth.
+# source tree or, without it, the copy the build unpacked from tests/data/bench
+# (BUILD_DIR/tests/data/bench/problems.json); SOLVES (target sets per problem) to 2000;
+# P2_chain1000 uses a tenth. Exits non-zero when anything is missing or fails.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 problems=${2:-$here/../../../shared/bench/problems.json}
+[ -n "${2:-}" ] || [ -r "$problems" ] || problems="$build/tests/data/bench/problems.json"
 solves=${3:-2000}
 bench="$build/tests/bench/ik_bench"
 [ -x "$bench" ] || { echo "callgrind.sh: $bench not found; build first" >&2; exit 1; }
@@ -33,6 +36,7 @@ for mode in pos full limits; do
                 --start "$start" --callgrind >/dev/null 2>"$out/log"
             total=$(sed -n 's/^summary: *//p' "$out/cg")
             [ -n "$total" ] || total=$(sed -n 's/^totals: *//p' "$out/cg")
+            [ -n "$total" ] || { echo "callgrind.sh: no count for $id ($mode)" >&2; exit 1; }
             how=cold
             [ "$id" = P3_human3_track ] && how=warm
             [ "$start" = predict ] && how=warm+p

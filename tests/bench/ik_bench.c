@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -58,14 +59,14 @@ struct problem {
 /* The generator's node names and the humanoid bone names the limits and the solver's
  * choice of main bone go by. */
 static const char *const bench_to_vrm[][2] = {
-    {"L_shoulder", "leftShoulder"},   {"L_upper_arm", "leftUpperArm"},
-    {"L_forearm", "leftLowerArm"},    {"L_hand", "leftHand"},
-    {"R_shoulder", "rightShoulder"},  {"R_upper_arm", "rightUpperArm"},
-    {"R_forearm", "rightLowerArm"},   {"R_hand", "rightHand"},
-    {"L_thigh", "leftUpperLeg"},      {"L_shin", "leftLowerLeg"},
-    {"L_foot", "leftFoot"},           {"L_toe", "leftToes"},
-    {"R_thigh", "rightUpperLeg"},     {"R_shin", "rightLowerLeg"},
-    {"R_foot", "rightFoot"},          {"R_toe", "rightToes"},
+    {"L_shoulder", "leftShoulder"},  {"L_upper_arm", "leftUpperArm"},
+    {"L_forearm", "leftLowerArm"},   {"L_hand", "leftHand"},
+    {"R_shoulder", "rightShoulder"}, {"R_upper_arm", "rightUpperArm"},
+    {"R_forearm", "rightLowerArm"},  {"R_hand", "rightHand"},
+    {"L_thigh", "leftUpperLeg"},     {"L_shin", "leftLowerLeg"},
+    {"L_foot", "leftFoot"},          {"L_toe", "leftToes"},
+    {"R_thigh", "rightUpperLeg"},    {"R_shin", "rightLowerLeg"},
+    {"R_foot", "rightFoot"},         {"R_toe", "rightToes"},
 };
 
 static const char *
@@ -85,17 +86,19 @@ struct bench_range {
     float deg[6];
 };
 static const struct bench_range bench_ranges[] = {
-    {"hips", {-10, 20, -30, 30, -10, 10}},      {"spine", {-15, 30, -15, 15, -15, 15}},
-    {"chest", {-10, 25, -20, 20, -10, 10}},     {"neck", {-30, 40, -50, 50, -20, 20}},
-    {"shoulder", {-5, 5, -15, 15, -5, 20}},     {"upper_arm", {-120, 40, -60, 60, -10, 90}},
-    {"forearm", {-140, 0, 0, 0, 0, 0}},         {"thigh", {-90, 20, -30, 30, -15, 40}},
-    {"shin", {0, 120, 0, 0, 0, 0}},             {"foot", {-20, 40, -10, 10, -15, 15}},
+    {"hips", {-10, 20, -30, 30, -10, 10}},  {"spine", {-15, 30, -15, 15, -15, 15}},
+    {"chest", {-10, 25, -20, 20, -10, 10}}, {"neck", {-30, 40, -50, 50, -20, 20}},
+    {"shoulder", {-5, 5, -15, 15, -5, 20}}, {"upper_arm", {-120, 40, -60, 60, -10, 90}},
+    {"forearm", {-140, 0, 0, 0, 0, 0}},     {"thigh", {-90, 20, -30, 30, -15, 40}},
+    {"shin", {0, 120, 0, 0, 0, 0}},         {"foot", {-20, 40, -10, 10, -15, 15}},
 };
 
 static bool
 range_of(const char *bench_name, float out_deg[6])
 {
-    const int side = strncmp(bench_name, "L_", 2) == 0 ? 1 : strncmp(bench_name, "R_", 2) == 0 ? -1 : 0;
+    const int side = strncmp(bench_name, "L_", 2) == 0   ? 1
+                     : strncmp(bench_name, "R_", 2) == 0 ? -1
+                                                         : 0;
     const char *base = side ? bench_name + 2 : bench_name;
     for (size_t i = 0; i < sizeof bench_ranges / sizeof bench_ranges[0]; ++i) {
         if (strcmp(bench_ranges[i].base, base) != 0)
@@ -216,8 +219,10 @@ load_problem(const cJSON *p, const char *path, struct problem *out, bool rename_
     const cJSON *iters = cJSON_GetObjectItem(p, "max_iterations");
     if (!out->id || !out->kind || !mode || !cJSON_IsArray(nodes) || !cJSON_IsArray(effs) ||
         !cJSON_IsArray(targets) || !cJSON_IsNumber(tol) || !cJSON_IsNumber(iters)) {
-        fprintf(stderr, "%s: a problem lacks id, kind, mode, nodes, effectors, targets, "
-                        "tolerance or max_iterations\n", path);
+        fprintf(stderr,
+                "%s: a problem lacks id, kind, mode, nodes, effectors, targets, "
+                "tolerance or max_iterations\n",
+                path);
         return false;
     }
     out->warm = strcmp(mode, "warm") == 0;
@@ -225,7 +230,7 @@ load_problem(const cJSON *p, const char *path, struct problem *out, bool rename_
     out->max_iterations = iters->valueint;
     const int n = cJSON_GetArraySize(nodes);
     struct sk_joint_desc *descs = calloc((size_t)n, sizeof *descs);
-    float (*global)[3] = calloc((size_t)n, sizeof *global);
+    float(*global)[3] = calloc((size_t)n, sizeof *global);
     int *parent = calloc((size_t)n, sizeof *parent);
     bool ok = descs && global && parent;
     for (int i = 0; ok && i < n; ++i) {
@@ -252,7 +257,7 @@ load_problem(const cJSON *p, const char *path, struct problem *out, bool rename_
         ok = false;
     }
     if (ok && rename_to_vrm) {
-        char (*bench_names)[SK_NAME_MAX] = calloc((size_t)n, sizeof *bench_names);
+        char(*bench_names)[SK_NAME_MAX] = calloc((size_t)n, sizeof *bench_names);
         for (int i = 0; bench_names && i < n; ++i) {
             const cJSON *node = cJSON_GetArrayItem(nodes, i);
             const int j = sk_skeleton_find(&out->skeleton, descs[i].name);
@@ -397,6 +402,28 @@ static const char *const mode_names[] = {"pos", "full", "limits"};
  * from it moved on by the solver's prediction (ik_solver_desc.predict_warm_start). */
 enum bench_start { START_PLAIN = 0, START_PREDICT = 1 };
 
+/* The solver controls of issue 14, switched on for the controls table (--controls) or
+ * every row (--control NAME): stretchy bones (10 % each, stiffness 0.5: the targets are
+ * within reach, so this is the cost of checking), stiffness 0.3 on every joint (limits
+ * rows only: it acts on rotations), blend weight 0.5 on every effector (nlerp). */
+enum bench_control { CONTROL_PLAIN = 0, CONTROL_STRETCH, CONTROL_STIFFNESS, CONTROL_BLEND };
+static const char *const control_names[] = {"plain", "stretch", "stiffness", "blend"};
+static enum bench_control g_control = CONTROL_PLAIN;
+
+static void
+apply_control(struct ik_solver *solver, const struct problem *p)
+{
+    for (int j = 1; j < p->skeleton.joint_count; ++j) {
+        if (g_control == CONTROL_STRETCH)
+            ik_solver_set_stretch(solver, j, 0.1f, 0.5f);
+        else if (g_control == CONTROL_STIFFNESS)
+            ik_solver_set_stiffness(solver, j, 0.3f);
+    }
+    if (g_control == CONTROL_BLEND)
+        for (int e = 0; e < p->effector_count; ++e)
+            ik_solver_set_blend(solver, e, 0.5f);
+}
+
 static bool
 run_problem(const struct problem *p, enum bench_mode mode, enum bench_start start, bool callgrind,
             struct result *out)
@@ -410,6 +437,7 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
         .positions_only = mode == MODE_POSITIONS,
         .root_mode = IK_ROOT_PINNED,
         .predict_warm_start = start == START_PREDICT,
+        .blend_mode = g_control == CONTROL_BLEND ? IK_BLEND_NLERP : IK_BLEND_LINEAR,
     };
     for (int e = 0; e < p->effector_count; ++e)
         desc.effector[e].joint = p->effector[e];
@@ -419,6 +447,7 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
         fprintf(stderr, "%s: %s\n", p->id, err.message);
         return false;
     }
+    apply_control(solver, p);
     struct sk_pose pose, scratch;
     if (sk_pose_init(&pose, &p->skeleton) != EM_OK)
         return false;
@@ -456,13 +485,15 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
         sum_iter += stats.iterations;
         double worst = 0;
         for (int e = 0; e < p->effector_count; ++e) {
-            const double d = (double)m_vec3_distance(pose.position_m[p->effector[e]], p->targets[t][e]);
+            const double d =
+                (double)m_vec3_distance(pose.position_m[p->effector[e]], p->targets[t][e]);
             worst = d > worst ? d : worst;
         }
         errs[k] = worst;
         max_err = worst > max_err ? worst : max_err;
         converged += worst <= (double)p->tolerance_m;
-        if (mode == MODE_LIMITS && !callgrind && worst > (double)p->tolerance_m) {
+        if (mode == MODE_LIMITS && !callgrind && g_control == CONTROL_PLAIN &&
+            worst > (double)p->tolerance_m) {
             if (reached_from_another_start(p, &desc, t, &scratch))
                 ++out->missed;
             else
@@ -512,11 +543,11 @@ print_row(const struct problem *p, enum bench_mode mode, enum bench_start start,
           const struct result *r, bool callgrind)
 {
     const char *how = !p->warm ? "cold" : start == START_PREDICT ? "warm+p" : "warm";
-    printf("| %-16s | %-6s | %-6s | %6d | %9.3f | %9.3f | %9.2f | %10.2e | %9.2e | %7.2f%% | %9.1e |",
-           p->id, how, mode_names[mode], p->target_count, r->median_us,
-           r->mean_us, r->mean_iterations, r->median_err, r->max_err, r->converged_pct,
-           r->bone_dev);
-    if (mode == MODE_LIMITS && !callgrind) {
+    printf(
+        "| %-16s | %-6s | %-6s | %6d | %9.3f | %9.3f | %9.2f | %10.2e | %9.2e | %7.2f%% | %9.1e |",
+        p->id, how, mode_names[mode], p->target_count, r->median_us, r->mean_us, r->mean_iterations,
+        r->median_err, r->max_err, r->converged_pct, r->bone_dev);
+    if (mode == MODE_LIMITS && !callgrind && g_control == CONTROL_PLAIN) {
         const int reachable = p->target_count - r->unreached;
         printf(" %6d | %9d | %9.2f%% |", r->missed, r->unreached,
                reachable > 0 ? 100.0 * (reachable - r->missed) / reachable : 100.0);
@@ -524,6 +555,75 @@ print_row(const struct problem *p, enum bench_mode mode, enum bench_start start,
         printf("        |           |            |");
     }
     printf("\n");
+}
+
+static bool
+parse_control(const char *text, enum bench_control *out)
+{
+    for (int c = 0; c < 4; ++c)
+        if (strcmp(text, control_names[c]) == 0) {
+            *out = (enum bench_control)c;
+            return true;
+        }
+    return false;
+}
+
+/* The controls table: P1_chain10 and P3_human3, without and with limits, each control
+ * beside the plain solve, the ratio of medians. */
+static int
+print_controls_table(const cJSON *problems, const char *path, int repeat)
+{
+    printf("controls: stretch = every bone may stretch 10 %% (stiffness 0.5; targets in reach); "
+           "stiffness = 0.3 on every joint (limits only); blend = weight 0.5 on every effector "
+           "(nlerp), so effectors end between pose and target by design\n\n");
+    printf("| problem          | solve  | control   | median us |   mean us | mean iter | "
+           "median err | converged | x plain |\n");
+    printf("|------------------|--------|-----------|-----------|-----------|-----------|"
+           "------------|-----------|---------|\n");
+    static const char *const ids[] = {"P1_chain10", "P3_human3"};
+    int failures = 0;
+    for (size_t i = 0; i < 2; ++i) {
+        const cJSON *item = NULL, *it;
+        cJSON_ArrayForEach(it, problems)
+        {
+            const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(it, "id"));
+            if (id && strcmp(id, ids[i]) == 0)
+                item = it;
+        }
+        if (!item)
+            continue;
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(item, "kind"));
+        struct problem p;
+        if (!load_problem(item, path, &p, kind && strcmp(kind, "tree") == 0)) {
+            ++failures;
+            continue;
+        }
+        for (int mode = MODE_FULL; mode <= MODE_LIMITS; ++mode) {
+            double plain_median = 0.0;
+            for (int c = 0; c < 4; ++c) {
+                if (c == CONTROL_STIFFNESS && mode != MODE_LIMITS)
+                    continue;
+                g_control = (enum bench_control)c;
+                struct result r;
+                if (!run_repeated(&p, (enum bench_mode)mode, START_PLAIN, false, repeat, &r)) {
+                    ++failures;
+                    continue;
+                }
+                if (c == CONTROL_PLAIN)
+                    plain_median = r.median_us;
+                printf(
+                    "| %-16s | %-6s | %-9s | %9.3f | %9.3f | %9.2f | %10.2e | %8.2f%% | %7.2f |\n",
+                    p.id, mode_names[mode], control_names[c], r.median_us, r.mean_us,
+                    r.mean_iterations, r.median_err, r.converged_pct,
+                    plain_median > 0.0 ? r.median_us / plain_median : 0.0);
+                fflush(stdout);
+            }
+        }
+        g_control = CONTROL_PLAIN;
+        sk_skeleton_fini(&p.skeleton);
+        free(p.targets);
+    }
+    return failures;
 }
 
 static bool
@@ -540,10 +640,15 @@ parse_mode(const char *text, enum bench_mode *out)
 int
 main(int argc, char **argv)
 {
+    /* ../shared's copy when there is one, else the one the build unpacked from
+     * tests/data/bench/problems.tar.xz (a clone without ../shared). */
     const char *path = EMBODY_SOURCE_DIR "/../shared/bench/problems.json";
+    if (access(path, R_OK) != 0)
+        path = EMBODY_BUNDLED_PROBLEMS;
     const char *only = NULL;
     bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
     bool starts[2] = {true, true}; /* plain and predicted warm starts */
+    bool controls_table = false;
     long max_solves = 0, repeat = 3;
     for (int i = 1; i < argc; ++i) {
         enum bench_mode m;
@@ -566,11 +671,20 @@ main(int argc, char **argv)
             starts[START_PREDICT] = !starts[START_PLAIN];
         } else if (strcmp(argv[i], "--callgrind") == 0) {
             callgrind = true;
+        } else if (strcmp(argv[i], "--controls") == 0) {
+            controls_table = true;
+        } else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc &&
+                   parse_control(argv[i + 1], &g_control)) {
+            ++i;
         } else {
             fprintf(stderr,
                     "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
-                    "[--solves N] [--repeat N] [--start plain|predict] [--callgrind]\n"
-                    "  FILE defaults to ../shared/bench/problems.json beside the source tree\n"
+                    "[--solves N] [--repeat N] [--start plain|predict] [--callgrind] "
+                    "[--controls] [--control plain|stretch|stiffness|blend]\n"
+                    "  --controls: only the table of issue 14's controls against plain solves\n"
+                    "  --control: every row with that control on\n"
+                    "  FILE defaults to ../shared/bench/problems.json beside the source tree,\n"
+                    "  else the copy shipped in tests/data/bench (unpacked by the build)\n"
                     "  --start: warm problems only from the previous solution (plain) or "
                     "with the solver's prediction; default both\n",
                     argv[0]);
@@ -593,6 +707,11 @@ main(int argc, char **argv)
         cJSON_Delete(root);
         return 1;
     }
+    if (controls_table) {
+        const int failures = print_controls_table(problems, path, (int)repeat);
+        cJSON_Delete(root);
+        return failures ? 1 : 0;
+    }
     printf("solve: pos = no limits, positions only; full = no limits, positions and rotations; "
            "limits = joint limits on (rigid joints, rotations)\n"
            "mode: warm = from the previous solution (the protocol); warm+p = the same with the "
@@ -602,14 +721,17 @@ main(int argc, char **argv)
            "(at most the target sets the limits cannot reach); conv reach = converged share of "
            "the others\n\n",
            RETRY_STARTS, RETRY_ITERATIONS);
-    printf("| problem          | mode   | solve  | solves | median us |   mean us | mean iter | median err |   max err | converged | bone dev  | missed | unreached | conv reach |\n");
-    printf("|------------------|--------|--------|--------|-----------|-----------|-----------|------------|-----------|-----------|-----------|--------|-----------|------------|\n");
+    printf("| problem          | mode   | solve  | solves | median us |   mean us | mean iter | "
+           "median err |   max err | converged | bone dev  | missed | unreached | conv reach |\n");
+    printf("|------------------|--------|--------|--------|-----------|-----------|-----------|----"
+           "--------|-----------|-----------|-----------|--------|-----------|------------|\n");
     int failures = 0;
     for (int mode = 0; mode < 3; ++mode) {
         if (!modes[mode])
             continue;
         const cJSON *item;
-        cJSON_ArrayForEach(item, problems) {
+        cJSON_ArrayForEach(item, problems)
+        {
             const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(item, "kind"));
             const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(item, "id"));
             if (only && (!id || strcmp(only, id) != 0))

@@ -1095,6 +1095,369 @@ compiled_limits_agree_with_the_reference(void **state)
     sk_skeleton_fini(&human);
 }
 
+/* ---- Controls: start pose, blend weights, subtrees, stiffness, axis locks, stretch ---- */
+
+static bool
+poses_equal(const struct sk_skeleton *sk, const struct sk_pose *a, const struct sk_pose *b)
+{
+    const size_t n = (size_t)sk->joint_count;
+    return memcmp(a->position_m, b->position_m, n * sizeof *a->position_m) == 0 &&
+           memcmp(a->rotation, b->rotation, n * sizeof *a->rotation) == 0 &&
+           memcmp(a->local_rotation, b->local_rotation, n * sizeof *a->local_rotation) == 0;
+}
+
+static void
+original_start_gives_the_same_result_from_any_previous_pose(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, a, b, original;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&a, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&b, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&original, &human), EM_OK);
+    for (int limits = 0; limits < 2; ++limits) {
+        struct ik_solver_desc d = humanoid_desc(&human, !limits);
+        d.start = IK_START_ORIGINAL;
+        struct ik_solver *s = make_solver(&d);
+        random_limited_pose(&human, &original, 0.4f); /* an animation frame */
+        ik_solver_set_original_pose(s, &original);
+        for (int k = 0; k < 5; ++k) {
+            random_limited_pose(&human, &goal, 0.8f);
+            set_goal_targets(s, &d, &goal);
+            random_limited_pose(&human, &a, 1.0f); /* two unrelated previous poses */
+            random_limited_pose(&human, &b, 1.0f);
+            ik_solver_solve(s, &a, NULL);
+            ik_solver_solve(s, &b, NULL);
+            assert_true(poses_equal(&human, &a, &b));
+        }
+        ik_solver_destroy(&s);
+        /* From the last result: two solvers handed different poses agree. */
+        d.start = IK_START_LAST;
+        struct ik_solver *s1 = make_solver(&d), *s2 = make_solver(&d);
+        for (int k = 0; k < 5; ++k) {
+            random_limited_pose(&human, &goal, 0.8f);
+            set_goal_targets(s1, &d, &goal);
+            set_goal_targets(s2, &d, &goal);
+            random_limited_pose(&human, &a, 1.0f);
+            random_limited_pose(&human, &b, 1.0f);
+            ik_solver_solve(s1, &a, NULL);
+            ik_solver_solve(s2, &b, NULL);
+            assert_true(poses_equal(&human, &a, &b));
+        }
+        ik_solver_destroy(&s1);
+        ik_solver_destroy(&s2);
+    }
+    sk_pose_fini(&goal);
+    sk_pose_fini(&a);
+    sk_pose_fini(&b);
+    sk_pose_fini(&original);
+    sk_skeleton_fini(&human);
+}
+
+static void
+blend_weight_zero_returns_the_input_and_one_the_full_solve(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, input, out, full;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&input, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&out, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&full, &human), EM_OK);
+    for (int limits = 0; limits < 2; ++limits) {
+        for (int mode = 0; mode < 2; ++mode) {
+            struct ik_solver_desc d = humanoid_desc(&human, !limits);
+            d.blend_mode = (enum ik_blend_mode)mode;
+            struct ik_solver *s = make_solver(&d), *plain = make_solver(&d);
+            random_limited_pose(&human, &goal, 0.8f);
+            random_limited_pose(&human, &input, 0.5f);
+            set_goal_targets(s, &d, &goal);
+            set_goal_targets(plain, &d, &goal);
+            for (int e = 0; e < d.effector_count; ++e)
+                assert_int_equal(ik_solver_set_blend(s, e, 0.0f), EM_OK);
+            sk_pose_copy(&input, &out);
+            ik_solver_solve(s, &out, NULL);
+            assert_true(poses_equal(&human, &input, &out));
+            for (int e = 0; e < d.effector_count; ++e)
+                assert_int_equal(ik_solver_set_blend(s, e, 1.0f), EM_OK);
+            sk_pose_copy(&input, &out);
+            sk_pose_copy(&input, &full);
+            ik_solver_solve(s, &out, NULL);
+            ik_solver_solve(plain, &full, NULL);
+            assert_true(poses_equal(&human, &out, &full));
+            assert_int_equal(ik_solver_set_blend(s, 0, 1.5f), EM_ERROR_INVALID_ARGUMENT);
+            assert_int_equal(ik_solver_set_blend(s, 0, NAN), EM_ERROR_INVALID_ARGUMENT);
+            ik_solver_destroy(&s);
+            ik_solver_destroy(&plain);
+        }
+    }
+    sk_pose_fini(&goal);
+    sk_pose_fini(&input);
+    sk_pose_fini(&out);
+    sk_pose_fini(&full);
+    sk_skeleton_fini(&human);
+}
+
+/* nlerp blending turns the chain about its sub-base, so bones keep their lengths at every
+ * weight; linear blending moves joints on lines (the hand on the line from where it was
+ * to its solution), which is documented to shorten bones in between. */
+static void
+nlerp_blend_keeps_bone_lengths_and_linear_blend_moves_on_a_line(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, input, out, full;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&input, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&out, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&full, &human), EM_OK);
+    const int hand = human.bone_joint[SK_LEFT_HAND];
+    for (int mode = 0; mode < 2; ++mode) {
+        struct ik_solver_desc d = humanoid_desc(&human, false);
+        d.blend_mode = (enum ik_blend_mode)mode;
+        struct ik_solver *s = make_solver(&d);
+        random_limited_pose(&human, &goal, 0.8f);
+        random_limited_pose(&human, &input, 0.5f);
+        set_goal_targets(s, &d, &goal);
+        sk_pose_copy(&input, &full);
+        ik_solver_solve(s, &full, NULL);
+        for (int i = 1; i < 10; ++i) {
+            const float w = (float)i / 10.0f;
+            ik_solver_set_blend(s, 1, w); /* the left hand fades in */
+            sk_pose_copy(&input, &out);
+            ik_solver_solve(s, &out, NULL);
+            if (mode == IK_BLEND_NLERP) {
+                assert_true(worst_bone_error(&human, &out) < 1e-4f);
+            } else {
+                float expected[3];
+                m_vec3_lerp(input.position_m[hand], full.position_m[hand], w, expected);
+                assert_true(m_vec3_distance(out.position_m[hand], expected) < 1e-4f);
+            }
+        }
+        ik_solver_destroy(&s);
+    }
+    sk_pose_fini(&goal);
+    sk_pose_fini(&input);
+    sk_pose_fini(&out);
+    sk_pose_fini(&full);
+    sk_skeleton_fini(&human);
+}
+
+static void
+subtree_solver_moves_only_its_subtree_and_ignores_effectors_above(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, pose, before;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&before, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    d.root_joint = human.bone_joint[SK_LEFT_SHOULDER]; /* the left arm alone */
+    struct ik_solver *s = make_solver(&d);
+    random_limited_pose(&human, &goal, 0.6f);
+    /* The arm's target: where the arm of a pose differing only in the arm puts it. */
+    sk_pose_set_rest(&pose, &human);
+    for (int j = 0; j < human.joint_count; ++j)
+        if (!(j >= d.root_joint && j <= human.bone_joint[SK_LEFT_HAND]))
+            m_quat_copy(pose.local_rotation[j], goal.local_rotation[j]);
+    sk_pose_forward_kinematics(&goal, &human);
+    set_goal_targets(s, &d, &goal);
+    sk_pose_copy(&pose, &before);
+    struct ik_stats stats;
+    ik_solver_solve(s, &pose, &stats);
+    assert_true(stats.residual_m[1] < 0.01f); /* the left hand is solved */
+    assert_true(stats.residual_m[0] == 0.0f); /* the head, outside, is ignored */
+    for (int j = 0; j < human.joint_count; ++j) {
+        int a = j;
+        while (a > d.root_joint)
+            a = human.parent[a];
+        if (a == d.root_joint)
+            continue;
+        /* Outside the subtree nothing moves. */
+        assert_memory_equal(pose.position_m[j], before.position_m[j], sizeof(float[3]));
+        assert_memory_equal(pose.local_rotation[j], before.local_rotation[j], sizeof(float[4]));
+    }
+    ik_solver_destroy(&s);
+    /* No effector in the subtree: refused. */
+    struct ik_solver_desc bad = humanoid_desc(&human, false);
+    bad.root_joint = human.bone_joint[SK_LEFT_UPPER_LEG];
+    bad.effector_count = 3; /* head and hands only */
+    struct em_error err;
+    assert_int_equal(ik_solver_create(&bad, &s, &err), EM_ERROR_INVALID_ARGUMENT);
+    sk_pose_fini(&goal);
+    sk_pose_fini(&pose);
+    sk_pose_fini(&before);
+    sk_skeleton_fini(&human);
+}
+
+static void
+stiff_joints_stay_still_and_locked_axes_do_not_turn(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, pose, start;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&pose, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&start, &human), EM_OK);
+    const int spine = human.bone_joint[SK_SPINE];
+    const int chest = human.bone_joint[SK_CHEST];
+    const int shoulder = human.bone_joint[SK_LEFT_UPPER_ARM];
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    struct ik_solver *s = make_solver(&d);
+    assert_int_equal(ik_solver_set_stiffness(s, spine, 1.0f), EM_OK);
+    assert_int_equal(ik_solver_set_axis_lock(s, chest, IK_LOCK_Y), EM_OK);
+    assert_int_equal(ik_solver_set_axis_lock(s, shoulder, IK_LOCK_X | IK_LOCK_Z), EM_OK);
+    assert_int_equal(ik_solver_set_stiffness(s, spine, 2.0f), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_axis_lock(s, chest, 8u), EM_ERROR_INVALID_ARGUMENT);
+    for (int k = 0; k < 50; ++k) {
+        random_limited_pose(&human, &goal, 0.8f);
+        random_limited_pose(&human, &start, 0.5f);
+        set_goal_targets(s, &d, &goal);
+        sk_pose_copy(&start, &pose);
+        ik_solver_solve(s, &pose, NULL);
+        float diff[4];
+        m_quat_mul_conj_first(start.local_rotation[spine], pose.local_rotation[spine], diff);
+        assert_true(m_quat_angle(diff) < 1e-4f);
+        assert_true(fabsf(pose.local_rotation[chest][1]) < 1e-6f);
+        assert_true(fabsf(pose.local_rotation[shoulder][0]) < 1e-6f);
+        assert_true(fabsf(pose.local_rotation[shoulder][2]) < 1e-6f);
+    }
+    ik_solver_destroy(&s);
+    sk_pose_fini(&goal);
+    sk_pose_fini(&pose);
+    sk_pose_fini(&start);
+    sk_skeleton_fini(&human);
+}
+
+static void
+stretch_reaches_beyond_reach_within_its_allowance_and_not_within_reach(void **state)
+{
+    (void)state;
+    struct sk_skeleton chain;
+    make_chain(5, 0.2f, &chain);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &chain), EM_OK);
+    for (int limits = 0; limits < 2; ++limits) {
+        struct ik_solver_desc d = {.skeleton = &chain,
+                                   .effector_count = 1,
+                                   .ignore_limits = !limits,
+                                   .max_iterations = 100};
+        d.effector[0].joint = 5;
+        struct ik_solver *s = make_solver(&d);
+        for (int j = 1; j <= 5; ++j)
+            assert_int_equal(ik_solver_set_stretch(s, j, 0.15f, j == 1 ? 1.0f : 0.0f), EM_OK);
+        /* 10 % beyond reach (1 m), off to the side. */
+        const float far[3] = {0.66f, 0.88f, 0.0f}; /* |far| = 1.1 */
+        ik_solver_set_target(s, 0, far, NULL);
+        sk_pose_set_rest(&pose, &chain);
+        struct ik_stats stats;
+        ik_solver_solve(s, &pose, &stats);
+        assert_true(stats.max_residual_m < 2e-3f);
+        for (int j = 1; j <= 5; ++j) {
+            const float len = m_vec3_distance(pose.position_m[j], pose.position_m[j - 1]);
+            assert_true(len <= 0.2f * 1.15f + 1e-4f);
+            if (j == 1) /* stiffness 1: does not stretch */
+                assert_true(fabsf(len - 0.2f) < 1e-4f);
+        }
+        /* Within reach: no bone stretches. */
+        const float near[3] = {0.3f, 0.6f, 0.1f};
+        ik_solver_set_target(s, 0, near, NULL);
+        sk_pose_set_rest(&pose, &chain);
+        ik_solver_solve(s, &pose, &stats);
+        assert_true(stats.max_residual_m < 2e-3f);
+        assert_true(worst_bone_error(&chain, &pose) < 1e-4f);
+        ik_solver_destroy(&s);
+    }
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&chain);
+}
+
+/* Clamping a bone direction into its cone never jumps: directions on either side of the
+ * point opposite the axis (where the nearest rim point flips sides) end close together. */
+static void
+cone_clamp_is_continuous_across_the_point_opposite_the_axis(void **state)
+{
+    (void)state;
+    const struct sk_limit limit = {.kind = SK_LIMIT_BALL,
+                                   .axis = {1, 0, 0},
+                                   .cone_rad = 0.26f,
+                                   .min_rad = -0.2f,
+                                   .max_rad = 0.2f};
+    const float rest[3] = {1, 0, 0};
+    struct ik_fast_limit fast;
+    ik_fast_limit_init(&fast, &limit, rest);
+    for (int side = 0; side < 2; ++side) {
+        float q[2][4], d[2][3];
+        for (int i = 0; i < 2; ++i) {
+            /* The bone turned 179.9 degrees, just past -axis one way, then the other. */
+            const float about[3] = {0, 0, 1};
+            m_quat_from_axis_angle(about, i ? 3.1398f : -3.1398f, q[i]);
+            if (side)
+                ik_fast_limit_apply(&fast, q[i]);
+            else
+                ik_limit_apply(&limit, rest, q[i]);
+            m_quat_rotate(q[i], rest, d[i]);
+        }
+        assert_true(m_vec3_distance(d[0], d[1]) < 0.01f);
+    }
+}
+
+/* With poles set (as the body sets them), a change of the targets by 1e-5 m moves no
+ * joint by more than a few tolerances (the solve stops anywhere within 1 mm). */
+static void
+nearby_targets_give_a_nearby_pose(void **state)
+{
+    (void)state;
+    struct sk_skeleton human;
+    load_humanoid(&human);
+    struct sk_pose goal, a, b;
+    assert_int_equal(sk_pose_init(&goal, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&a, &human), EM_OK);
+    assert_int_equal(sk_pose_init(&b, &human), EM_OK);
+    struct ik_solver_desc d = humanoid_desc(&human, false);
+    d.effector_count = 3; /* head and hands, as the body */
+    d.stall_m = 1e-4f;
+    struct ik_solver *s = make_solver(&d);
+    const int elbows[2] = {human.bone_joint[SK_LEFT_LOWER_ARM],
+                           human.bone_joint[SK_RIGHT_LOWER_ARM]};
+    float worst = 0.0f;
+    for (int k = 0; k < 200; ++k) {
+        random_limited_pose(&human, &goal, 0.7f);
+        for (int f = 0; f < 2; ++f) {
+            const float pole[3] = {f ? -0.3f : 0.3f, -0.5f, -1.0f};
+            ik_solver_set_pole_direction(s, elbows[f], pole);
+        }
+        set_goal_targets(s, &d, &goal);
+        sk_pose_set_rest(&a, &human);
+        ik_solver_solve(s, &a, NULL);
+        for (int e = 0; e < d.effector_count; ++e) {
+            const int j = d.effector[e].joint;
+            float t[3];
+            m_vec3_set(t, goal.position_m[j][0] + 1e-5f, goal.position_m[j][1] - 1e-5f,
+                       goal.position_m[j][2] + 1e-5f);
+            ik_solver_set_target(s, e, t, goal.rotation[j]);
+        }
+        sk_pose_set_rest(&b, &human);
+        ik_solver_solve(s, &b, NULL);
+        for (int j = 0; j < human.joint_count; ++j)
+            worst = fmaxf(worst, m_vec3_distance(a.position_m[j], b.position_m[j]));
+    }
+    print_message("worst joint displacement for a 1e-5 m change: %.3g m\n", (double)worst);
+    assert_true(worst < 5e-3f);
+    ik_solver_destroy(&s);
+    sk_pose_fini(&goal);
+    sk_pose_fini(&a);
+    sk_pose_fini(&b);
+    sk_skeleton_fini(&human);
+}
+
 int
 main(void)
 {
@@ -1118,6 +1481,14 @@ main(void)
         cmocka_unit_test(two_bone_solver_is_exact),
         cmocka_unit_test(look_at_points_the_bone_at_the_target_within_its_limit),
         cmocka_unit_test(compiled_limits_agree_with_the_reference),
+        cmocka_unit_test(cone_clamp_is_continuous_across_the_point_opposite_the_axis),
+        cmocka_unit_test(nearby_targets_give_a_nearby_pose),
+        cmocka_unit_test(original_start_gives_the_same_result_from_any_previous_pose),
+        cmocka_unit_test(blend_weight_zero_returns_the_input_and_one_the_full_solve),
+        cmocka_unit_test(nlerp_blend_keeps_bone_lengths_and_linear_blend_moves_on_a_line),
+        cmocka_unit_test(subtree_solver_moves_only_its_subtree_and_ignores_effectors_above),
+        cmocka_unit_test(stiff_joints_stay_still_and_locked_axes_do_not_turn),
+        cmocka_unit_test(stretch_reaches_beyond_reach_within_its_allowance_and_not_within_reach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

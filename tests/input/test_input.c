@@ -17,6 +17,7 @@
 
 #include "embody/input.h"
 #include "embody/m_math.h"
+#include "embody/skeleton.h"
 #include "embody/stream.h"
 #include "util/u_time.h"
 
@@ -290,6 +291,72 @@ a_long_gap_in_a_real_time_replay_is_shortened_and_told_once(void **state)
     remove(path);
 }
 
+/* A frame at `t` with the headset at `eye_y` (tracked or not). */
+static struct em_tracking_frame
+head_frame(double t, float eye_y, bool tracked)
+{
+    struct em_tracking_frame f;
+    memset(&f, 0, sizeof f);
+    f.time_s = t;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        f.device[d].pose.orientation[3] = 1.0f;
+        f.device[d].flags = EM_POSE_ALL_VALID;
+    }
+    f.device[EM_DEVICE_HEAD].pose.position_m[1] = eye_y;
+    if (!tracked)
+        f.device[EM_DEVICE_HEAD].flags = 0;
+    return f;
+}
+
+static void
+the_height_comes_from_the_standing_headset_over_the_first_seconds(void **state)
+{
+    (void)state;
+    struct in_height_estimator e;
+    in_height_estimator_init(&e);
+    /* 60 Hz: standing at 1.40 m, a crouch of half a second, a jump, a lost headset far
+     * off, then (after the window) a ladder that must change nothing. */
+    bool full = false;
+    for (int i = 0; i < 400 && !full; ++i) {
+        const double t = 10.0 + i / 60.0;
+        float y = 1.40f;
+        if (i >= 30 && i < 60)
+            y = 0.9f;
+        if (i == 100)
+            y = 1.9f;
+        const bool tracked = !(i >= 120 && i < 130);
+        const struct em_tracking_frame f = head_frame(t, tracked ? y : 9.0f, tracked);
+        full = in_height_estimator_add(&e, &f);
+    }
+    assert_true(full);
+    const struct em_tracking_frame later = head_frame(20.0, 2.4f, true);
+    assert_true(in_height_estimator_add(&e, &later));
+    float height = 0.0f, eye = 0.0f;
+    struct em_error err = {{0}};
+    assert_int_equal(in_height_estimate(&e, 0.0f, 0.08f, &height, &eye, &err), EM_OK);
+    assert_near(eye, 1.40, 1e-6);
+    assert_near(height, (1.40 - 0.08) / (double)SK_HEAD_JOINT_HEIGHT_RATIO, 1e-5);
+    /* A floor at 0.2 m lowers the eye height by as much. */
+    assert_int_equal(in_height_estimate(&e, 0.2f, 0.08f, &height, &eye, &err), EM_OK);
+    assert_near(eye, 1.20, 1e-6);
+
+    /* Sitting the whole time: not a standing height, said so. */
+    in_height_estimator_init(&e);
+    for (int i = 0; i < 200; ++i) {
+        const struct em_tracking_frame f = head_frame(i / 60.0, 0.75f, true);
+        in_height_estimator_add(&e, &f);
+    }
+    assert_int_equal(in_height_estimate(&e, 0.0f, 0.08f, &height, NULL, &err),
+                     EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "not a standing eye height"));
+    /* Nothing tracked at all. */
+    in_height_estimator_init(&e);
+    const struct em_tracking_frame lost = head_frame(0.0, 1.5f, false);
+    in_height_estimator_add(&e, &lost);
+    assert_int_equal(in_height_estimate(&e, 0.0f, 0.08f, &height, NULL, &err),
+                     EM_ERROR_INVALID_ARGUMENT);
+}
+
 int
 main(void)
 {
@@ -301,6 +368,7 @@ main(void)
         cmocka_unit_test(a_bad_stream_file_is_reported_with_its_line),
         cmocka_unit_test(the_demo_is_found_and_plays_its_stream_in_a_loop),
         cmocka_unit_test(a_long_gap_in_a_real_time_replay_is_shortened_and_told_once),
+        cmocka_unit_test(the_height_comes_from_the_standing_headset_over_the_first_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,8 +280,10 @@ nothing_listening_does_not_stall_and_warns_once(void **state)
         for (int frame = 0; frame < 1000; ++frame)
             osc_sender_send(s, &sk, &pose, frame / 90.0);
         const double elapsed = now_s() - start;
-        /* A stall detector, not a speed target (see bench_osc for speed). */
-        if (!(elapsed < 1.0))
+        /* A stall detector, not a speed target (see bench_osc for speed): a send that
+         * waited for the network would take milliseconds a frame; a sanitizer build on a
+         * busy machine takes about 1 ms. */
+        if (!(elapsed < 5.0))
             fail_msg("%s: 1000 frames to a closed port took %.3f s",
                      osc_protocol_name(protocols[p]), elapsed);
         struct osc_sender_stats st;

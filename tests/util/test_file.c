@@ -114,19 +114,24 @@ a_new_file_appears_only_when_committed(void **state)
 }
 
 static void
-an_existing_file_keeps_its_mode_and_is_replaced_whole(void **state)
+an_existing_file_keeps_its_mode_and_owner_and_is_replaced_whole(void **state)
 {
     (void)state;
     char path[1100];
     snprintf(path, sizeof path, "%s/old.csv", g_dir);
     write_text(path, "old\n");
     assert_int_equal(chmod(path, 0640), 0);
+    /* Root replacing another user's file gives it back to that user. */
+    const uid_t owner = geteuid() == 0 ? 65534 : geteuid();
+    if (geteuid() == 0)
+        assert_int_equal(chown(path, owner, 65534), 0);
     struct em_error err = {{0}};
     assert_int_equal(u_file_write_all(path, "new\n", 4, &err), EM_OK);
     expect_text(path, "new\n");
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
+    assert_int_equal(st.st_uid, owner);
     assert_int_equal(entry_count(g_dir), 1);
 }
 
@@ -294,7 +299,7 @@ main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup_dir, teardown_dir)
     const struct CMUnitTest tests[] = {
         T(a_new_file_appears_only_when_committed),
-        T(an_existing_file_keeps_its_mode_and_is_replaced_whole),
+        T(an_existing_file_keeps_its_mode_and_owner_and_is_replaced_whole),
         T(an_abandoned_write_leaves_the_old_file),
         T(a_full_disk_leaves_an_existing_file_untouched),
         T(a_full_disk_creates_nothing),

@@ -1,0 +1,138 @@
+/*
+ * The program against the test OpenXR runtime without a window (the headless mode):
+ * it calibrates by itself from the first seconds (no focus, so no buttons), logs each
+ * kind of OpenXR special success once with -v, and with --openxr ends with status 1 when
+ * the runtime goes away for good.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "app_run.h"
+
+#define TIMEOUT_MS 60000
+#define VIOLATION "test runtime: violation"
+
+/* Writes a runtime script serving `stream` (a file of tests/data/streams) plus
+ * `directives`; its path goes to `out`. */
+static void
+write_script(const char *tag, const char *stream, const char *directives, char *out, size_t size)
+{
+    char poses[1024], rel[256];
+    snprintf(rel, sizeof rel, "tests/data/streams/%s", stream);
+    app_run_source_path(rel, poses, sizeof poses);
+    app_run_scratch_path(tag, "script", out, size);
+    FILE *f = fopen(out, "w");
+    assert_non_null(f);
+    fprintf(f, "poses %s\n%s", poses, directives);
+    fclose(f);
+}
+
+static void
+run_with_runtime(const char *script, const char *const *args, struct app_run_result *r)
+{
+    char script_env[1200];
+    snprintf(script_env, sizeof script_env, "EMBODY_TEST_RUNTIME_SCRIPT=%s", script);
+    const char *const env[] = {"XR_RUNTIME_JSON=" EMBODY_TEST_RUNTIME_JSON, script_env, NULL};
+    app_run(args, env, TIMEOUT_MS, r);
+}
+
+/* The number after `key` on the first line holding it, or fails. */
+static double
+number_after(const char *text, const char *key)
+{
+    const char *at = strstr(text, key);
+    if (!at)
+        fail_msg("no \"%s\" in:\n%s", key, text);
+    return strtod(at + strlen(key), NULL);
+}
+
+static void
+headless_openxr_calibrates_the_height_by_itself(void **state)
+{
+    (void)state;
+    /* CMU subject 91, 1.48 m tall, walking, in a session that never gets focus (so no
+     * buttons): the avatar must not stay 1.75 m. */
+    char script[1024];
+    write_script("headless-short", "cmu_91_17.csv", "manual_focus\n", script, sizeof script);
+    struct app_run_result r;
+    run_with_runtime(script, (const char *[]){"--openxr", "--no-window", "--frames", "240", NULL},
+                     &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.err, "headless: calibrating from the headset over the first 3 s");
+    const double height = number_after(r.err, "calibrated: height ");
+    if (!(height > 1.43 && height < 1.53))
+        fail_msg("calibrated to %.2f m, subject 91 is 1.48 m\n%s", height, r.err);
+    assert_int_equal(app_run_count_text(r.err, VIOLATION), 0);
+    app_run_result_fini(&r);
+
+    /* --height is kept. */
+    run_with_runtime(
+        script,
+        (const char *[]){"--openxr", "--no-window", "--frames", "200", "--height", "1.8", NULL},
+        &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.err, "the height stays 1.80 m (--height)");
+    app_run_result_fini(&r);
+    remove(script);
+}
+
+static void
+special_successes_are_logged_once_per_kind(void **state)
+{
+    (void)state;
+    char script[1024];
+    write_script("headless-verbose", "cmu_14_04.csv", "manual_focus\n", script, sizeof script);
+    struct app_run_result r;
+    run_with_runtime(script,
+                     (const char *[]){"--openxr", "--no-window", "--frames", "60", "-v", NULL}, &r);
+    app_run_expect_exit(&r, 0);
+    /* A headless session is never focused: every xrSyncActions says so. */
+    assert_int_equal(app_run_count_text(r.err, "XR_SESSION_NOT_FOCUSED"), 1);
+    assert_true(app_run_count_text(r.err, "XR_EVENT_UNAVAILABLE") <= 1);
+    app_run_result_fini(&r);
+    remove(script);
+}
+
+static void
+a_runtime_gone_for_good_ends_openxr_with_status_1(void **state)
+{
+    (void)state;
+    char script[1024];
+    write_script("headless-gone", "cmu_14_04.csv",
+                 "runtime_unavailable 100000\nat 20 instance_lost\n", script, sizeof script);
+    struct app_run_result r;
+    run_with_runtime(script, (const char *[]){"--openxr", "--no-window", NULL}, &r);
+    app_run_expect_exit(&r, 1);
+    app_run_expect_text(r.err, "did not come back");
+    app_run_result_fini(&r);
+
+    /* The runtime asking the program to exit is a normal end. */
+    write_script("headless-exit", "cmu_14_04.csv", "at 20 exit\n", script, sizeof script);
+    run_with_runtime(script, (const char *[]){"--openxr", "--no-window", NULL}, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_result_fini(&r);
+    remove(script);
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+        return 2;
+    }
+    app_run_set_program(argv[1]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(headless_openxr_calibrates_the_height_by_itself),
+        cmocka_unit_test(special_successes_are_logged_once_per_kind),
+        cmocka_unit_test(a_runtime_gone_for_good_ends_openxr_with_status_1),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
