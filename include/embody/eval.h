@@ -520,7 +520,8 @@ ev_parse_options(int argc, char **argv, struct ev_options *out, bool *out_help,
 void
 ev_print_usage(FILE *out);
 
-/* --body, --prior and --validation (src/eval/ev_prior.c): checks and stores `value`. */
+/* --body, --prior, --validation and --subjects (src/eval/ev_prior.c): checks and stores
+ * `value`. */
 enum em_result
 ev_prior_option(const char *name, const char *value, struct ev_options *out,
                 struct em_error *err);

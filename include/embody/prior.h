@@ -194,6 +194,7 @@ struct pr_train_options {
     int max_clips;        /* use only the first N clips (name order); 0 = all */
     int frame_limit;      /* rows (60 Hz) per clip; 0 = all */
     bool no_mirror;       /* leave out the left/right mirrored copies */
+    int tempo_copies;     /* more copies (each also mirrored) at random tempos 0.8-1.25x */
     float offset_noise_m; /* device offset noise (deviation), default 0.01; < 0 none */
     float height_noise;   /* relative error of the height told, default 0.02; < 0 none */
     pr_progress_fn progress;

@@ -25,6 +25,7 @@ enum {
     OPT_MAX_CLIPS,
     OPT_FRAMES,
     OPT_NO_MIRROR,
+    OPT_TEMPO,
     OPT_QUIET,
     OPT_HELP
 };
@@ -36,7 +37,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_BATCH, "batch", 0, APP_ARG_VALUE},        {OPT_MAX_CLIPS, "clips", 0, APP_ARG_VALUE},
     {OPT_FRAMES, "frames", 0, APP_ARG_VALUE},      {OPT_NO_MIRROR, "no-mirror", 0, APP_ARG_FLAG},
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},       {OPT_HELP, "help", 'h', APP_ARG_FLAG},
-    {OPT_DECAY, "weight-decay", 0, APP_ARG_VALUE},
+    {OPT_DECAY, "weight-decay", 0, APP_ARG_VALUE}, {OPT_TEMPO, "tempo-copies", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -65,6 +66,8 @@ print_help(void)
           "  --clips N              only the first N clips (name order), for quick runs\n"
           "  --frames N             only the first N rows (60 Hz) of each clip\n"
           "  --no-mirror            no left/right mirrored copies\n"
+          "  --tempo-copies N       N more copies of each clip (and its mirror image), each\n"
+          "                         played at a random tempo from 0.8 to 1.25 times\n"
           "  -q, --quiet            no progress\n"
           "  -h, --help             this help\n",
           stdout);
@@ -122,6 +125,7 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
     case OPT_MAX_CLIPS: return count_value(name, value, 1, 100000, "clips", &a->o.max_clips, err);
     case OPT_FRAMES: return count_value(name, value, 4, 100000000L, "rows", &a->o.frame_limit, err);
     case OPT_NO_MIRROR: a->o.no_mirror = true; return EM_OK;
+    case OPT_TEMPO: return count_value(name, value, 0, 8, "copies", &a->o.tempo_copies, err);
     case OPT_QUIET: a->quiet = true; return EM_OK;
     default: a->help = true; return EM_OK;
     }

@@ -115,17 +115,17 @@ struct b_trackers {
 
 struct b_prior_state {
     struct pr_history history;
-    bool started;       /* outputs hold a prediction */
+    bool predicted;     /* outputs hold a prediction */
+    bool started;       /* the filtered pose below is set */
     float head_m[3];    /* the heading frame of the last prediction */
     float yaw_rad;
     float outputs[PR_OUTPUT_COUNT];
-    struct b_one_euro filter_hips, filter_ankle[2], filter_toes[2], filter_knee[2];
-    float hips_m[3], hips_rotation[4];
+    struct b_one_euro filter_ankle[2], filter_toes[2], filter_knee[2];
+    float hips_rotation[4];
     float ankle_m[2][3], toes_m[2][3], knee_m[2][3]; /* filtered predictions */
     float contact[2];                                /* smoothed probability */
-    bool planted[2];
-    float planted_ankle_m[2][3], planted_toes_m[2][3];
-    float release_offset_m[2][3], release_toes_offset_m[2][3]; /* decaying after a lift */
+    bool planted[2];                                 /* held more than let go */
+    float release_offset_m[2][3], release_toes_offset_m[2][3]; /* from the prediction */
     float foot_ankle_m[2][3], foot_toes_m[2][3]; /* the feet's targets this frame */
 };
 

@@ -1,14 +1,16 @@
 /*
  * The learned body-pose prior in the body (include/embody/prior.h): each 60 Hz sample of
  * the devices goes into the prior's history; its prediction (pelvis, ankles, toes, knees,
- * foot contact) replaces the procedural pelvis and feet of b_pelvis.c and b_feet.c, and
- * becomes the FABRIK solve's pelvis, foot targets and knee poles.
+ * foot contact) replaces the procedural pelvis rotation and feet of b_pelvis.c and
+ * b_feet.c, and becomes the legs' ankle targets, foot rotations and knee poles.
  *
  * The network's per-frame outputs jitter, so positions go through One-Euro filters (slow
  * when still, quick when moving). A foot the prior says is in contact is planted where it
  * was when contact began and stays there (no skate) until the contact probability drops,
  * or until the prediction has moved well away from it (a missed lift); then it is
- * released toward its predicted place, the difference fading over RELEASE_S.
+ * released toward its predicted place, the difference fading over RELEASE_S. Holding and
+ * letting go blend smoothly with the contact probability (no switch a tiny input change
+ * could flip). Knee planes and feet stay within the thigh's twist of the pelvis's facing.
  *
  * PELVIS: the prior predicts the pelvis's position too, but on the validation subjects
  * (02, 07, 35 of mocap-train, known body) taking it made things worse: MPJPE 8.86 cm with
@@ -28,17 +30,21 @@
  * Chosen on the validation subjects (02, 07, 35 of mocap-train), known body: foot beta 6
  * gave MPJPE 7.45 cm and jitter 1118 m/s^3 (3 clips above 1.5x the truth's), 2 with the
  * contact smoothing below 7.49 cm and 994 (none above), 1 7.65 cm and 929. */
-#define HIPS_MIN_CUTOFF_HZ 1.5f
-#define HIPS_BETA 4.0f
 #define FOOT_MIN_CUTOFF_HZ 1.5f
 #define FOOT_BETA 2.0f
-/* Contact hysteresis: plant above, lift below. */
+/* Contact: a foot is held fully above PLANT_AT, free below LIFT_AT, in between partly. */
 #define PLANT_AT 0.6f
 #define LIFT_AT 0.4f
 /* Share of each new contact probability taken per 60 Hz frame. */
 #define CONTACT_SMOOTHING 0.2f
-/* A planted foot this far (horizontally) from where the prior now puts it is lifted. */
+/* A held foot from DRIFT_START_M to PLANT_MAX_DRIFT_M (horizontally) from where the prior
+ * now puts it is let go, fully at the latter. */
+#define DRIFT_START_M 0.18f
 #define PLANT_MAX_DRIFT_M 0.25f
+/* The knee's plane and the foot may turn this far from the pelvis's facing (the thigh's
+ * twist limit, as the procedural poles in b_arms.c; the foot adds its own 20 degrees). */
+#define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
+#define FOOT_MAX_TURN_RAD (40.0f * M_DEG_TO_RAD)
 /* A lifted foot's offset from its prediction fades with this time constant. */
 #define RELEASE_S 0.08f
 /* A knee this close to the hip-ankle line says little about its direction. */
@@ -63,7 +69,14 @@ predict(struct body *b)
     float features[PR_FEATURE_COUNT];
     pr_features(&p->history, b->desc.height_m, b->desc.floor_height_m, features, &p->yaw_rad);
     m_vec3_copy(p->history.sample[p->history.newest].head_position_m, p->head_m);
-    pr_model_infer(b->desc.prior, features, p->outputs);
+    float out[PR_OUTPUT_COUNT];
+    pr_model_infer(b->desc.prior, features, out);
+    bool finite = true;
+    for (int i = 0; i < PR_OUTPUT_COUNT; ++i)
+        finite = finite && isfinite(out[i]);
+    if (finite) /* else the last prediction stands (or none: procedural) */
+        memcpy(p->outputs, out, sizeof out);
+    p->predicted = p->predicted || finite;
 }
 
 /* Decodes the last prediction and filters it. */
@@ -76,8 +89,6 @@ decode(struct body *b, float dt_s)
     pr_decode_outputs(p->outputs, p->head_m, p->yaw_rad, b->desc.height_m, b->desc.floor_height_m,
                       &pose, contact);
     const float filter_dt = p->started ? dt_s : 0.0f;
-    b_filter_position(&p->filter_hips, pose.hips_m, filter_dt, HIPS_MIN_CUTOFF_HZ, HIPS_BETA);
-    m_vec3_copy(pose.hips_m, p->hips_m);
     if (p->started)
         m_quat_slerp(p->hips_rotation, pose.hips_rotation, fminf(1.0f, 10.0f * dt_s),
                      p->hips_rotation);
@@ -107,33 +118,50 @@ horizontal_distance(const float *a, const float *c)
     return sqrtf(dx * dx + dz * dz);
 }
 
-/* Plants, holds or releases foot s, and sets its targets for this frame. */
+static float
+smoothstep(float edge0, float edge1, float x)
+{
+    const float t = m_clampf((x - edge0) / (edge1 - edge0), 0.0f, 1.0f);
+    return t * t * (3.0f - 2.0f * t);
+}
+
+/* One point of a foot (ankle or toes): `held` keeps it where it was last frame, `decayed`
+ * lets it go to the prediction; `follow` (0 to 1) blends the two. */
+static void
+blend_point(const float *predicted, float *io_point, float *io_offset, float follow, float keep)
+{
+    float held[3], decayed[3];
+    m_vec3_sub(io_point, predicted, held);
+    m_vec3_scale(io_offset, keep, decayed);
+    m_vec3_lerp(held, decayed, follow, io_offset);
+    m_vec3_add(predicted, io_offset, io_point);
+}
+
+/* Foot s this frame. In contact it stays where it is (its offset from the prediction
+ * absorbs the prediction's motion); out of contact it goes to the prediction, the offset
+ * fading over RELEASE_S; a prediction that has drifted far from a held foot pulls it too
+ * (a missed lift). Everything is a smooth function of the contact probability and the
+ * drift, with no thresholds: a tiny change of the input can only change the foot a
+ * little (a planted/lifted switch could move it by a stride). */
 static void
 place_foot(struct body *b, int s, float dt_s)
 {
     struct b_prior_state *p = &b->prior;
-    const bool drifted =
-        horizontal_distance(p->planted_ankle_m[s], p->ankle_m[s]) > PLANT_MAX_DRIFT_M;
-    if (p->planted[s] && (p->contact[s] < LIFT_AT || drifted)) {
-        p->planted[s] = false;
-        m_vec3_sub(p->planted_ankle_m[s], p->ankle_m[s], p->release_offset_m[s]);
-        m_vec3_sub(p->planted_toes_m[s], p->toes_m[s], p->release_toes_offset_m[s]);
-    } else if (!p->planted[s] && p->contact[s] > PLANT_AT) {
-        p->planted[s] = true;
-        /* Where the foot is now (its release offset included): no jump on landing. */
-        m_vec3_add(p->ankle_m[s], p->release_offset_m[s], p->planted_ankle_m[s]);
-        m_vec3_add(p->toes_m[s], p->release_toes_offset_m[s], p->planted_toes_m[s]);
-    }
-    if (p->planted[s]) {
-        m_vec3_copy(p->planted_ankle_m[s], p->foot_ankle_m[s]);
-        m_vec3_copy(p->planted_toes_m[s], p->foot_toes_m[s]);
+    if (!p->started) {
+        m_vec3_copy(p->ankle_m[s], p->foot_ankle_m[s]);
+        m_vec3_copy(p->toes_m[s], p->foot_toes_m[s]);
+        m_vec3_set(p->release_offset_m[s], 0, 0, 0);
+        m_vec3_set(p->release_toes_offset_m[s], 0, 0, 0);
         return;
     }
+    const float lifted = 1.0f - smoothstep(LIFT_AT, PLANT_AT, p->contact[s]);
+    const float drift = smoothstep(DRIFT_START_M, PLANT_MAX_DRIFT_M,
+                                   horizontal_distance(p->foot_ankle_m[s], p->ankle_m[s]));
+    const float follow = fmaxf(lifted, drift);
     const float keep = expf(-dt_s / RELEASE_S);
-    m_vec3_scale(p->release_offset_m[s], keep, p->release_offset_m[s]);
-    m_vec3_scale(p->release_toes_offset_m[s], keep, p->release_toes_offset_m[s]);
-    m_vec3_add(p->ankle_m[s], p->release_offset_m[s], p->foot_ankle_m[s]);
-    m_vec3_add(p->toes_m[s], p->release_toes_offset_m[s], p->foot_toes_m[s]);
+    blend_point(p->ankle_m[s], p->foot_ankle_m[s], p->release_offset_m[s], follow, keep);
+    blend_point(p->toes_m[s], p->foot_toes_m[s], p->release_toes_offset_m[s], follow, keep);
+    p->planted[s] = follow < 0.5f;
 }
 
 /* Near full extension a small change of the hip-ankle distance swings the knee far, so an
@@ -167,6 +195,8 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     }
     if (pr_history_push(&p->history, frame))
         predict(b);
+    if (!p->predicted)
+        return;
     decode(b, dt_s);
     for (int s = 0; s < 2; ++s)
         place_foot(b, s, p->started ? dt_s : 0.0f);
@@ -174,13 +204,16 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     /* The pelvis keeps the procedural position (upright under the neck, b_pelvis.c) and
      * takes the prior's rotation: see PELVIS above. */
     m_quat_copy(p->hips_rotation, b->hips_rotation);
+    const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(p->foot_ankle_m[s], b->foot[s].position_m);
         soften_reach(b, s, b->foot[s].position_m);
         const float dx = p->foot_toes_m[s][0] - p->foot_ankle_m[s][0];
         const float dz = p->foot_toes_m[s][2] - p->foot_ankle_m[s][2];
-        if (dx * dx + dz * dz > 1e-6f)
-            b->foot[s].yaw_rad = atan2f(dx, dz);
+        if (dx * dx + dz * dz > 1e-6f) {
+            const float turn = m_angle_wrap(atan2f(dx, dz) - hips_yaw);
+            b->foot[s].yaw_rad = hips_yaw + m_clampf(turn, -FOOT_MAX_TURN_RAD, FOOT_MAX_TURN_RAD);
+        }
     }
 }
 
@@ -221,8 +254,17 @@ b_prior_leg_targets(const struct body *b, int s, float *io_foot_rotation, float 
     const float w = m_clampf(bend_len / KNEE_BEND_FULL_M, 0.0f, 1.0f);
     for (int k = 0; k < 3; ++k)
         dir[k] = w * bend[k] / bend_len + (1.0f - w) * procedural[k] / proc_len;
-    const float len = m_vec3_length(dir);
-    if (len < 1e-4f)
-        return;
-    m_vec3_muladd(mid, dir, KNEE_POLE_DISTANCE_M / len, io_knee_pole);
+    /* Its level part within KNEE_MAX_TURN_RAD of the pelvis's facing: a knee plane turned
+     * further would twist the thigh past its limit. */
+    const float level = sqrtf(dir[0] * dir[0] + dir[2] * dir[2]);
+    const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
+    const float turn = level > 1e-4f ? m_angle_wrap(atan2f(dir[0], dir[2]) - hips_yaw) : 0.0f;
+    const float yaw = hips_yaw + m_clampf(turn, -KNEE_MAX_TURN_RAD, KNEE_MAX_TURN_RAD);
+    /* Level, as the procedural pole: a pole with a large vertical part lies nearly along
+     * a leg that reaches forward, and the knee plane it leaves turns freely (the thigh
+     * twisted up to 140 degrees on the validation subjects). */
+    dir[0] = sinf(yaw);
+    dir[1] = 0.0f;
+    dir[2] = cosf(yaw);
+    m_vec3_muladd(mid, dir, KNEE_POLE_DISTANCE_M, io_knee_pole);
 }

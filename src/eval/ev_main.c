@@ -47,6 +47,7 @@ ev_print_usage(FILE *out)
             "  --prior MODEL     the prior's model file (default config/prior/body-prior-v1.bin)\n"
             "  --validation DIR  where the model's held-out subjects' clips are (default\n"
             "                    ../shared/mocap-train; - for none)\n"
+            "  --subjects LIST   only clips cmu_SUBJECT_TRIAL.bvh of these subjects (\"03,09\")\n"
             "  -q, --quiet       no progress on stderr\n"
             "  -h, --help        this text\n"
             "\n"
@@ -196,7 +197,7 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
         return ev_trackers_parse(v, out, err);
     }
     if (strcmp(name, "--body") == 0 || strcmp(name, "--prior") == 0 ||
-        strcmp(name, "--validation") == 0) {
+        strcmp(name, "--validation") == 0 || strcmp(name, "--subjects") == 0) {
         if ((r = option_value(argc, argv, i, name, inline_value, "a value", &v, err)) != EM_OK)
             return r;
         return ev_prior_option(name, v, out, err);

@@ -46,9 +46,10 @@ ev_clip_of_subjects(const char *file, const char *subjects)
 enum em_result
 ev_prior_option(const char *name, const char *value, struct ev_options *out, struct em_error *err)
 {
-    const char **slot = strcmp(name, "--body") == 0    ? &out->body_mode
-                        : strcmp(name, "--prior") == 0 ? &out->prior_path
-                                                       : &out->validation_dir;
+    const char **slot = strcmp(name, "--body") == 0       ? &out->body_mode
+                        : strcmp(name, "--prior") == 0    ? &out->prior_path
+                        : strcmp(name, "--subjects") == 0 ? &out->subjects
+                                                          : &out->validation_dir;
     if (*slot)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given more than once", name);
     if (!value[0])
@@ -58,6 +59,11 @@ ev_prior_option(const char *name, const char *value, struct ev_options *out, str
         strcmp(value, "prior") != 0 && strcmp(value, "both") != 0)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--body: expected procedural, prior or both, got \"%s\"", value);
+    if (slot == &out->subjects && strspn(value, "0123456789,") != strlen(value))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--subjects: expected subject numbers separated by commas (\"03,09\"), "
+                       "got \"%s\"",
+                       value);
     *slot = value;
     return EM_OK;
 }

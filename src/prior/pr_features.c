@@ -64,6 +64,17 @@ pr_history_reset(struct pr_history *h)
     memset(h, 0, sizeof *h);
 }
 
+static bool
+pose_finite(const struct em_device_pose *d)
+{
+    bool ok = true;
+    for (int k = 0; k < 3; ++k)
+        ok = ok && isfinite(d->pose.position_m[k]);
+    for (int k = 0; k < 4; ++k)
+        ok = ok && isfinite(d->pose.orientation[k]);
+    return ok;
+}
+
 static void
 copy_pose(const struct em_device_pose *d, float *position, float *rotation)
 {
@@ -84,11 +95,12 @@ pr_history_push(struct pr_history *h, const struct em_tracking_frame *frame)
     else
         memset(&s, 0, sizeof s);
     const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
-    if (em_device_pose_usable(head) || h->count == 0)
+    /* A device that is not usable (or holds non-finite values) repeats its last sample. */
+    if ((em_device_pose_usable(head) || h->count == 0) && pose_finite(head))
         copy_pose(head, s.head_position_m, s.head_rotation);
     for (int g = 0; g < 2; ++g) {
         const struct em_device_pose *grip = &frame->device[EM_DEVICE_LEFT_HAND + g];
-        if (em_device_pose_usable(grip) || h->count == 0)
+        if ((em_device_pose_usable(grip) || h->count == 0) && pose_finite(grip))
             copy_pose(grip, s.grip_position_m[g], s.grip_rotation[g]);
     }
     /* A stream that starts with a lost device: its first pose is whatever the runtime

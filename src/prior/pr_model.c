@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "embody/prior.h"
 
@@ -353,6 +354,9 @@ enum em_result
 pr_model_load(const char *path, struct pr_model *out, struct em_error *err)
 {
     memset(out, 0, sizeof *out);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return em_fail(err, EM_ERROR_IO, "%s: not a file; expected a prior model file", path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return em_fail(err, EM_ERROR_IO, "%s: cannot open the prior model: %s", path,

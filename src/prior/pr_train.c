@@ -39,6 +39,8 @@
  * previous 60 Hz row: the evaluation's own planted test (eval.h). */
 #define PLANTED_MAX_STEP_M 0.01f
 #define MIN_DEVIATION 1e-4f
+/* Tempo copies play between 1/1.25 and 1.25 times as fast: ln 1.25. */
+#define TEMPO_LOG_RANGE 0.22314355f
 
 /* ---- Random numbers (SplitMix64; Box-Muller for normals) ---- */
 
@@ -389,13 +391,69 @@ struct augment {
     bool mirror;
     float device_offset_m[EM_DEVICE_COUNT][3]; /* in each device's own frame */
     float height_factor;
+    float tempo; /* played this many times as fast (1 = as recorded) */
 };
+
+static void
+lerp3(const float *a, const float *b, float w, float *out)
+{
+    for (int k = 0; k < 3; ++k)
+        out[k] = a[k] + w * (b[k] - a[k]);
+}
+
+/* Normalised linear blend of unit quaternions, along the shorter way. */
+static void
+nlerp4(const float *a, const float *b, float w, float *out)
+{
+    const float dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+    const float sb = dot < 0.0f ? -w : w;
+    float n = 0.0f;
+    for (int k = 0; k < 4; ++k) {
+        out[k] = (1.0f - w) * a[k] + sb * b[k];
+        n += out[k] * out[k];
+    }
+    n = sqrtf(n);
+    for (int k = 0; k < 4; ++k)
+        out[k] /= n;
+}
+
+/* The clip's frame and truth at fractional row x (between rows, blended). */
+static void
+sample_clip(const struct clip *c, double x, struct em_tracking_frame *f, struct pr_truth *t)
+{
+    const int n = c->stream.frame_count;
+    int r0 = (int)floor(x);
+    const float w = (float)(x - r0);
+    if (r0 >= n - 1 || w == 0.0f) { /* on a row: exactly it (no renormalisation) */
+        r0 = r0 < n - 1 ? r0 : n - 1;
+        *f = c->stream.frames[r0];
+        *t = c->truth[r0];
+        return;
+    }
+    const struct em_tracking_frame *a = &c->stream.frames[r0], *b = &c->stream.frames[r0 + 1];
+    *f = *a;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        lerp3(a->device[d].pose.position_m, b->device[d].pose.position_m, w,
+              f->device[d].pose.position_m);
+        nlerp4(a->device[d].pose.orientation, b->device[d].pose.orientation, w,
+               f->device[d].pose.orientation);
+    }
+    const struct pr_truth *ta = &c->truth[r0], *tb = &c->truth[r0 + 1];
+    *t = w < 0.5f ? *ta : *tb; /* contact from the nearer row */
+    lerp3(ta->hips_m, tb->hips_m, w, t->hips_m);
+    nlerp4(ta->hips_rotation, tb->hips_rotation, w, t->hips_rotation);
+    for (int s = 0; s < 2; ++s) {
+        lerp3(ta->ankle_m[s], tb->ankle_m[s], w, t->ankle_m[s]);
+        lerp3(ta->toes_m[s], tb->toes_m[s], w, t->toes_m[s]);
+        lerp3(ta->knee_m[s], tb->knee_m[s], w, t->knee_m[s]);
+    }
+}
 
 /* Samples of one copy of a clip, appended to `d`. */
 static enum em_result
 add_copy(const struct clip *c, const struct augment *a, struct dataset *d)
 {
-    const int n = c->stream.frame_count;
+    const int n = (int)floor((double)(c->stream.frame_count - 1) / (double)a->tempo) + 1;
     if (!dataset_reserve(d, n))
         return EM_ERROR_OUT_OF_MEMORY;
     struct pr_history *h = malloc(sizeof *h);
@@ -404,8 +462,9 @@ add_copy(const struct clip *c, const struct augment *a, struct dataset *d)
     pr_history_reset(h);
     const float told_height = c->height_m * a->height_factor;
     for (int row = 0; row < n; ++row) {
-        struct em_tracking_frame f = c->stream.frames[row];
-        struct pr_truth t = c->truth[row];
+        struct em_tracking_frame f;
+        struct pr_truth t;
+        sample_clip(c, row * (double)a->tempo, &f, &t);
         for (int dev = 0; dev < EM_DEVICE_COUNT; ++dev) {
             float off[3];
             rotate(f.device[dev].pose.orientation, a->device_offset_m[dev], off);
@@ -704,9 +763,12 @@ make_data(const struct pr_train_options *o, const struct holdout *hold, struct r
             break;
         const bool is_val = held_out(hold, clip_subject(list.names[i]));
         const double minutes = c.stream.frame_count / PR_RATE_HZ / 60.0;
-        const int copies = is_val || o->no_mirror ? 1 : 2;
+        const int plain = o->no_mirror ? 1 : 2;
+        const int copies = is_val ? 1 : plain * (1 + (o->tempo_copies > 0 ? o->tempo_copies : 0));
         for (int k = 0; k < copies && res == EM_OK; ++k) {
-            struct augment a = {.mirror = k == 1, .height_factor = 1.0f};
+            struct augment a = {.mirror = k % plain == 1, .height_factor = 1.0f, .tempo = 1.0f};
+            if (k >= plain) /* another tempo: 0.8 to 1.25 times as fast, log-uniform */
+                a.tempo = expf(TEMPO_LOG_RANGE * (float)(2.0 * rng_uniform(r) - 1.0));
             if (!is_val) {
                 const float dev = o->offset_noise_m > 0.0f ? o->offset_noise_m : 0.0f;
                 for (int d = 0; d < EM_DEVICE_COUNT; ++d)

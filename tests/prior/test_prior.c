@@ -257,6 +257,8 @@ every_bad_model_file_is_refused_with_its_reason(void **state)
 
     assert_int_not_equal(pr_model_load(temp_path("missing.bin"), &m, &err), EM_OK);
     assert_non_null(strstr(err.message, "missing.bin"));
+    assert_int_not_equal(pr_model_load(EMBODY_BINARY_DIR, &m, &err), EM_OK);
+    assert_non_null(strstr(err.message, "not a file"));
     free(b);
     free(good);
 }
@@ -359,7 +361,7 @@ a_body_on_the_shipped_prior_keeps_planted_feet_still(void **state)
 }
 
 static void
-a_body_on_the_prior_survives_lost_devices_gaps_and_calibration(void **state)
+a_body_on_the_prior_survives_lost_devices_garbage_gaps_and_calibration(void **state)
 {
     (void)state;
     struct pr_model model;
@@ -379,7 +381,12 @@ a_body_on_the_prior_survives_lost_devices_gaps_and_calibration(void **state)
         if (k >= 150 && k < 170) /* the headset lost */
             f.device[0].flags = 0;
         if (k == 200)
-            t += 2.0; /* a pause */
+            t += 2.0;              /* a pause */
+        if (k >= 300 && k < 310) { /* a runtime that reports garbage for lost devices */
+            f.device[0].flags = f.device[1].flags = 0;
+            f.device[0].pose.position_m[0] = NAN;
+            f.device[1].pose.orientation[3] = INFINITY;
+        }
         if (k == 250) {
             f.device[0].pose.position_m[1] = 1.55f;
             assert_int_equal(body_calibrate(body, &f, &err), EM_OK);
@@ -407,7 +414,7 @@ main(void)
         cmocka_unit_test(the_evaluation_falls_back_to_the_procedural_body_on_a_bad_model),
         cmocka_unit_test(features_do_not_depend_on_where_or_which_way_the_player_stands),
         cmocka_unit_test(a_body_on_the_shipped_prior_keeps_planted_feet_still),
-        cmocka_unit_test(a_body_on_the_prior_survives_lost_devices_gaps_and_calibration),
+        cmocka_unit_test(a_body_on_the_prior_survives_lost_devices_garbage_gaps_and_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
