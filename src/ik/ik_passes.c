@@ -52,8 +52,8 @@ keep_fold(const struct ik_solver *s, const struct forward_step *step, float *rx,
  * bone's length, sub-bases to the weighted average of their chains' requests. Walking up
  * a chain the next step is usually the parent just placed, so its position is carried
  * in registers (c) rather than read back from memory. */
-static void
-reach_forward(struct ik_solver *s, const struct ik_group *g)
+static inline __attribute__((always_inline)) void
+reach_forward_with(struct ik_solver *s, const struct ik_group *g, bool folds)
 {
     float(*pos)[3] = s->pos;
     float(*acc)[4] = s->acc;
@@ -98,7 +98,7 @@ reach_forward(struct ik_solver *s, const struct ik_group *g)
             ry = cy + dy * scale;
             rz = cz + dz * scale;
         }
-        if (op & OP_KEEP_FOLD)
+        if (folds && (op & OP_KEEP_FOLD))
             keep_fold(s, step, &rx, &ry, &rz);
         if (op & OP_ASK_SUB_BASE) {
             const float w = chain_weight(s, step, pos[p]);
@@ -113,6 +113,16 @@ reach_forward(struct ik_solver *s, const struct ik_group *g)
             carried = p;
         }
     }
+}
+
+/* Without limits there are no folds to keep (OP_KEEP_FOLD): a loop without the test. */
+static void
+reach_forward(struct ik_solver *s, const struct ik_group *g)
+{
+    if (s->desc.ignore_limits)
+        reach_forward_with(s, g, false);
+    else
+        reach_forward_with(s, g, true);
 }
 
 /* Moves a hinge node (elbow, knee) into the half-plane of its pole, about the line from
