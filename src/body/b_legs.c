@@ -74,6 +74,26 @@ knee_side(const float *bend, const float *line, float *out)
     m_vec3_normalize_or(out, to_pole, out);
 }
 
+/* Keeps the twist of `local` about the unit bone direction `bone` within a ball limit's
+ * twist range (its swing is left alone, so the limb still points where it must); returns
+ * whether it changed. The middle joint then bends in the plane the clamped twist gives,
+ * so the end may fall short of a target that would need more twist. */
+static bool
+clamp_twist(const struct sk_limit *limit, const float *bone, float *local)
+{
+    if (limit->kind != SK_LIMIT_BALL)
+        return false;
+    float swing[4], twist[4];
+    const float angle = m_quat_swing_twist(local, bone, swing, twist);
+    const float clamped = m_clampf(angle, limit->min_rad, limit->max_rad);
+    if (clamped == angle)
+        return false;
+    m_quat_from_axis_angle(bone, clamped, twist);
+    m_quat_mul(swing, twist, local);
+    m_quat_normalize(local);
+    return true;
+}
+
 /* A two-bone limb (upper joint, middle hinge, end joint) built toward `end_target` with
  * its middle joint toward `pole`, and the end turned to `end_rotation` within its limit. */
 static void
@@ -117,6 +137,8 @@ solve_limb(struct body *b, int upper, const float *end_target, const float *end_
     rotation_between_frames(upper_dir, rest_axis, u, axis_w, upper_rot);
     m_quat_conjugate(parent_rot, parent_inv);
     m_quat_mul(parent_inv, upper_rot, pose->local_rotation[upper]);
+    if (clamp_twist(&sk->limit[upper], upper_dir, pose->local_rotation[upper]))
+        m_quat_mul(parent_rot, pose->local_rotation[upper], upper_rot);
     /* Middle: about its hinge, from the lower bone's rest direction to v. */
     float lower_dir[3], v_upper[3];
     unit_offset(sk, end, lower_dir);
