@@ -29,14 +29,14 @@ ev_limb_bone(enum ev_limb limb)
 void
 ev_checks_init(struct ev_checks *c)
 {
-    c->sensitivity_p99_mm = c->sensitivity_max_mm = NAN;
+    c->sensitivity_p99_mm = c->sensitivity_max_mm = (double)NAN;
     c->effector_miss_share = 0.0;
     c->effector_worst_miss_m = 0.0;
     c->out_of_reach_share = 0.0;
     for (int l = 0; l < EV_LIMB_COUNT; ++l) {
-        c->twist_min_deg[l] = INFINITY;
-        c->twist_max_deg[l] = -INFINITY;
-        c->limit_min_deg[l] = c->limit_max_deg[l] = NAN;
+        c->twist_min_deg[l] = (double)INFINITY;
+        c->twist_max_deg[l] = -(double)INFINITY;
+        c->limit_min_deg[l] = c->limit_max_deg[l] = (double)NAN;
     }
     c->twist_excess_deg = 0.0;
     c->twist_excess_limb = -1;
@@ -66,7 +66,7 @@ limb_limit_deg(const struct sk_limit *limit, double *out_min, double *out_max)
         return;
     case SK_LIMIT_NONE: break;
     }
-    *out_min = *out_max = NAN;
+    *out_min = *out_max = (double)NAN;
 }
 
 static bool

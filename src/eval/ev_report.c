@@ -237,7 +237,7 @@ static double
 worst_over_clips(const struct ev_report *r, enum ev_method m, double (*get)(const struct ev_clip_result *, enum ev_method),
                  const char **out_clip)
 {
-    double worst = NAN;
+    double worst = (double)NAN;
     *out_clip = "-";
     for (int c = 0; c < r->clip_count; ++c) {
         const struct ev_clip_result *clip = &r->clips[c];
@@ -292,8 +292,9 @@ print_twist_table(const struct ev_report *r, FILE *out)
     fprintf(out, "|----------------|----------------|-------------------|--------------------"
                  "|-------------------|\n");
     for (int l = 0; l < EV_LIMB_COUNT; ++l) {
-        double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
-        double lim_lo = NAN, lim_hi = NAN;
+        const double inf = (double)INFINITY;
+        double lo[2] = {inf, inf}, hi[2] = {-inf, -inf};
+        double lim_lo = (double)NAN, lim_hi = (double)NAN;
         for (int c = 0; c < r->clip_count; ++c)
             for (int m = 0; m < EV_DO_NOTHING; ++m) {
                 const struct ev_clip_result *clip = &r->clips[c];

@@ -79,7 +79,7 @@ collect(const struct ev_report *r, struct setup_row *row)
     row->means = r->means;
     row->failed = r->failed_count;
     for (int m = 0; m < EV_METHOD_COUNT; ++m) {
-        row->worst_jitter_ratio[m] = NAN;
+        row->worst_jitter_ratio[m] = (double)NAN;
         row->update_median_us[m] = r->timing[m].median_us;
         for (int c = 0; c < r->clip_count; ++c) {
             const struct ev_clip_result *clip = &r->clips[c];

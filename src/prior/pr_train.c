@@ -518,7 +518,7 @@ column_stats(const float *data, long rows, int cols, float *mean, float *std)
     for (int j = 0; j < cols; ++j) {
         double s = 0.0, ss = 0.0;
         for (long i = 0; i < rows; ++i) {
-            const double v = data[i * cols + j];
+            const double v = (double)data[i * cols + j];
             s += v;
             ss += v * v;
         }
@@ -660,7 +660,7 @@ struct validation {
 static double
 point_error(const float *p, const float *q)
 {
-    const double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+    const double dx = (double)(p[0] - q[0]), dy = (double)(p[1] - q[1]), dz = (double)(p[2] - q[2]);
     return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
@@ -670,7 +670,7 @@ validate(const struct pr_model *m, const struct dataset *d, struct activations *
 {
     memset(out, 0, sizeof *out);
     if (d->count == 0) {
-        out->loss = NAN;
+        out->loss = (double)NAN;
         return;
     }
     for (long i = 0; i < d->count; ++i) {
@@ -869,7 +869,7 @@ pr_train(const struct pr_train_options *options, struct pr_model *out_model,
                 "on %d clips of subjects %s (%.2f min); %ld weights",
                 rep->train_clips, rep->train_minutes, train.count, rep->validation_clips, o.holdout,
                 rep->validation_minutes, t.n - 2L * (PR_FEATURE_COUNT + PR_OUTPUT_COUNT));
-    double best_loss = INFINITY;
+    double best_loss = (double)INFINITY;
     for (int e = 0; e < o.epochs; ++e) {
         const int64_t start = u_time_now_ns();
         const double progress = o.epochs > 1 ? (double)e / (o.epochs - 1) : 0.0;

@@ -242,7 +242,7 @@ run_clip(const struct ev_clip *clip, uint32_t mask,
                 out->max_jump_m = fmax(out->max_jump_m, sqrt(jump2));
             }
             for (int k = 0; k < 3; ++k)
-                last[j][k] = p[k];
+                last[j][k] = (double)p[k];
         }
     }
     out->pelvis_median_m = median(pelvis, n);

@@ -937,7 +937,7 @@ the_turn_in_place_stream_turns_the_head_and_comes_back(void **state)
     double turned = 0.0, last = 0.0;
     for (int k = 0; k < s.frame_count; ++k) {
         const float *qf = s.frames[k].device[EM_DEVICE_HEAD].pose.orientation;
-        const double q[4] = {qf[0], qf[1], qf[2], qf[3]};
+        const double q[4] = {(double)qf[0], (double)qf[1], (double)qf[2], (double)qf[3]};
         /* The view looks along -Z: its yaw is that of -Z turned. */
         const double yaw = atan2(-2.0 * (q[0] * q[2] + q[3] * q[1]),
                                  -(1.0 - 2.0 * (q[0] * q[0] + q[1] * q[1])));

@@ -62,7 +62,7 @@ replay(const char *path, bool fast, bool loop)
 /* cmocka's assert_float_equal compares floats; this compares doubles. */
 #define assert_near(a, b, tol)                                                                 \
     do {                                                                                       \
-        const double near_a = (a), near_b = (b);                                               \
+        const double near_a = (double)(a), near_b = (double)(b);                               \
         if (!(fabs(near_a - near_b) <= (tol)))                                                 \
             fail_msg("%s = %.12g, expected %.12g within %g", #a, near_a, near_b, (double)(tol)); \
     } while (0)
