@@ -5,10 +5,12 @@
  * wrists follow from the devices through their offsets; the pelvis is estimated from
  * the head projected to the floor (lowered and moved back when the head drops, turned
  * with a body heading that follows the head and hands with hysteresis); feet stay
- * planted and step procedurally when the body moves or turns; then the tree FABRIK
- * solver (include/embody/ik.h) reconstructs the skeleton with joint limits, elbows and
- * knees guided by pole targets. A lost device's limb blends to a plausible pose and
- * back when it returns.
+ * planted and step procedurally when the body moves or turns (or, with the learned
+ * prior, go where it predicts); then the tree FABRIK solver (include/embody/ik.h)
+ * reconstructs the spine, head and arms with joint limits, elbows guided by pole targets,
+ * and the legs are built in closed form from their targets (no state carried between
+ * frames, so they cannot wind up). A lost device's limb blends to a plausible pose and
+ * back when it returns; a teleport of the headset restarts the body under it at once.
  *
  * Frames are the tracking space of include/embody/tracking.h (metres, +Y up, floor at
  * y = floor_height_m). An update allocates nothing and never fails: whatever comes in,

@@ -1,9 +1,11 @@
 /*
  * The body: setup, the per-frame pipeline and calibration (include/embody/body.h).
  *
- * Per frame: devices -> filtered bone targets (b_loss.c, b_filter.c) -> pelvis and
- * heading (b_pelvis.c) -> feet (b_feet.c) -> the skeleton carried by the new pelvis ->
- * targets and poles -> the tree FABRIK solve with limits.
+ * Per frame: devices -> filtered bone targets (b_loss.c, b_filter.c; bad samples are
+ * losses) -> trackers (b_trackers.c) -> pelvis and heading (b_pelvis.c) -> feet
+ * (b_feet.c, or the learned prior, b_prior.c) -> the skeleton carried by the new pelvis ->
+ * targets and poles -> the tree FABRIK solve with limits (spine, head, arms) -> the legs
+ * in closed form (b_legs.c).
  */
 #include <stdlib.h>
 #include <string.h>
