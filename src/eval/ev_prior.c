@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "embody/eval.h"
+#include "ev_internal.h"
 #include "util/u_path.h"
 
 #ifndef EMBODY_SOURCE_DIR
@@ -70,17 +71,7 @@ ev_prior_option(const char *name, const char *value, struct ev_options *out, str
 
 /* ---- Printing ---- */
 
-static const char *
-num(char *buf, size_t size, int width, int precision, double v)
-{
-    if (isfinite(v))
-        snprintf(buf, size, "%*.*f", width, precision, v);
-    else
-        snprintf(buf, size, "%*s", width, "-");
-    return buf;
-}
-
-#define N(i, w, p, v) num(b[i], sizeof b[i], (w), (p), (v))
+#define N(i, w, p, v) ev_format_number(b[i], sizeof b[i], (w), (p), (v))
 
 /* Clips whose jitter is above 1.5 times the truth's. */
 static int

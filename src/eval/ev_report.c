@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "embody/eval.h"
+#include "ev_internal.h"
 #include "util/u_file.h"
 
 /* The targets (means over clips) and the published figures given for scale. */
@@ -23,8 +24,8 @@
 #define TARGET_UPDATE_US 10.0
 
 /* A number in `width` columns with `precision` decimals, or "-" when it is not finite. */
-static const char *
-num(char *buf, size_t size, int width, int precision, double v)
+const char *
+ev_format_number(char *buf, size_t size, int width, int precision, double v)
 {
     if (isfinite(v))
         snprintf(buf, size, "%*.*f", width, precision, v);
@@ -34,7 +35,7 @@ num(char *buf, size_t size, int width, int precision, double v)
 }
 
 /* Up to 8 numbers per printf call, each in its own buffer. */
-#define N(i, w, p, v) num(b[i], sizeof b[i], (w), (p), (v))
+#define N(i, w, p, v) ev_format_number(b[i], sizeof b[i], (w), (p), (v))
 
 static void
 print_clips(const struct ev_report *r, FILE *out)
@@ -339,31 +340,34 @@ print_twist_table(const struct ev_report *r, FILE *out)
 static void
 checks_summary_for_mode(const struct ev_report *r, enum ev_method m, FILE *out)
 {
-    const char *name = ev_method_name(m), *clip;
-    char measure[64], value[64], target[64];
-    double v = worst_over_clips(r, m, get_sens_p99, &clip);
-    snprintf(measure, sizeof measure, "%s: sensitivity p99, worst clip", name);
-    snprintf(value, sizeof value, "%.3f mm (%.16s)", v, clip);
-    snprintf(target, sizeof target, "<= %.0f mm", TARGET_SENSITIVITY_P99_MM);
-    summary_row(out, measure, value, target, met(v, TARGET_SENSITIVITY_P99_MM));
-    v = worst_over_clips(r, m, get_sens_max, &clip);
-    snprintf(measure, sizeof measure, "%s: sensitivity max, worst clip", name);
-    snprintf(value, sizeof value, "%.2f mm (%.16s)", v, clip);
-    snprintf(target, sizeof target, "<= %.0f mm", TARGET_SENSITIVITY_MAX_MM);
-    summary_row(out, measure, value, target, met(v, TARGET_SENSITIVITY_MAX_MM));
-    v = worst_over_clips(r, m, get_misses, &clip);
-    snprintf(measure, sizeof measure, "%s: reachable misses, worst", name);
-    snprintf(value, sizeof value, "%.2f %% of frames (%.16s)", v, clip);
-    summary_row(out, measure, value, "0.0 %", met(v, 0.0));
-    v = worst_over_clips(r, m, get_twist_excess, &clip);
-    snprintf(measure, sizeof measure, "%s: twist beyond limit, worst", name);
-    snprintf(value, sizeof value, "%.2f deg (%.16s)", v, clip);
-    snprintf(target, sizeof target, "<= %.0f deg", TARGET_TWIST_EXCESS_DEG);
-    summary_row(out, measure, value, target, met(v, TARGET_TWIST_EXCESS_DEG));
-    v = worst_over_clips(r, m, get_jitter_ratio, &clip);
-    snprintf(measure, sizeof measure, "%s: jitter / truth, worst", name);
-    snprintf(value, sizeof value, "%.2f x (%.16s)", v, clip);
-    summary_row(out, measure, value, "<= 1.5 x on every clip", met(v, TARGET_JITTER_RATIO));
+    static const struct {
+        const char *measure;
+        double (*get)(const struct ev_clip_result *, enum ev_method);
+        int precision;
+        const char *unit;
+        double target;
+        const char *target_text; /* NULL: "<= TARGET UNIT" */
+    } rows[] = {
+        {"sensitivity p99, worst clip", get_sens_p99, 3, "mm", TARGET_SENSITIVITY_P99_MM, NULL},
+        {"sensitivity max, worst clip", get_sens_max, 2, "mm", TARGET_SENSITIVITY_MAX_MM, NULL},
+        {"reachable misses, worst", get_misses, 2, "% of frames", 0.0, "0.0 %"},
+        {"twist beyond limit, worst", get_twist_excess, 2, "deg", TARGET_TWIST_EXCESS_DEG, NULL},
+        {"jitter / truth, worst", get_jitter_ratio, 2, "x", TARGET_JITTER_RATIO,
+         "<= 1.5 x on every clip"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+        const char *clip;
+        const double v = worst_over_clips(r, m, rows[i].get, &clip);
+        char measure[64], value[64], target[64];
+        snprintf(measure, sizeof measure, "%s: %s", ev_method_name(m), rows[i].measure);
+        snprintf(value, sizeof value, "%.*f %s (%.16s)", rows[i].precision, v, rows[i].unit,
+                 clip);
+        if (rows[i].target_text)
+            snprintf(target, sizeof target, "%s", rows[i].target_text);
+        else
+            snprintf(target, sizeof target, "<= %.0f %s", rows[i].target, rows[i].unit);
+        summary_row(out, measure, value, target, met(v, rows[i].target));
+    }
 }
 
 static void
