@@ -50,7 +50,10 @@ render_check_classify(const uint8_t rgb[3])
         return RENDER_CHECK_BACKDROP;
     if (r >= hi && r > 70.0f) {
         const float rg = (r - g) / r, rb = (r - b) / r;
-        if (rg > 0.3f && rb > 0.6f)
+        /* Orange, also where the light catches it: a lit top of the skinned avatar's foot
+         * reads (255, 176, 123), r - b only 0.52 of r; the sand centre is told apart by
+         * r - g, which orange keeps above 0.3 however lit. */
+        if (rg > 0.3f && rb > 0.45f)
             return RENDER_CHECK_AVATAR_LEFT;
         if (rg < 0.25f && rb > 0.2f && rb < 0.6f)
             return RENDER_CHECK_AVATAR_CENTER;
