@@ -39,6 +39,7 @@ struct tr_report {
     int empty_frames;      /* frames ended with no layer */
     int locates_off_frame_time; /* poses located at another time than the frame's */
     int swapchains_created;
+    int action_sets_created; /* by the application and the layers between */
     struct tr_report_layer layer; /* the last projection layer */
     int profiles_accepted_count;
     char profiles_accepted[TR_REPORT_MAX_PROFILES][TR_REPORT_TEXT];

@@ -491,6 +491,7 @@ tr_create_action_set(XrInstance handle, const XrActionSetCreateInfo *info, XrAct
     if (!set)
         return XR_ERROR_OUT_OF_MEMORY;
     snprintf(set->name, sizeof set->name, "%s", info->actionSetName);
+    tr.report.action_sets_created++;
     tr_register(&set->obj, TR_KIND_ACTION_SET, &inst->obj);
     *out = (XrActionSet)set;
     return XR_SUCCESS;

@@ -72,6 +72,7 @@ enum tr_event_kind {
     TR_EV_FLAGS,
     TR_EV_TRACKER_CONNECT,    /* a body tracker (role in `device`) connects */
     TR_EV_TRACKER_DISCONNECT, /* and goes */
+    TR_EV_RECENTER,           /* the player recentres: STAGE changes (an event) */
 };
 
 struct tr_scripted_event {

@@ -29,6 +29,8 @@
  *       flags DEVICE HEX       from then on DEVICE (head, left, right) reports these
  *                              XrSpaceLocationFlags whenever its row is valid
  *       tracker_connect ROLE, tracker_disconnect ROLE   a body tracker comes or goes
+ *       recenter               XrEventDataReferenceSpaceChangePending for STAGE (the
+ *                              poses themselves stay as the stream has them)
  *   tracker ROLE X Y Z         a body tracker (XR_HTCX_vive_tracker_interaction; ROLE
  *                              waist, chest, left_foot, ..., right_elbow) at this STAGE
  *                              position, axes aligned, connected from the start
@@ -183,6 +185,7 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
         {"flags", TR_EV_FLAGS, 2},
         {"tracker_connect", TR_EV_TRACKER_CONNECT, 1},
         {"tracker_disconnect", TR_EV_TRACKER_DISCONNECT, 1},
+        {"recenter", TR_EV_RECENTER, 0},
     };
     for (size_t i = 0; i < sizeof k_events / sizeof k_events[0]; ++i) {
         if (strcmp(k_events[i].name, name) != 0)

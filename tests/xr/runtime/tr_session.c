@@ -82,6 +82,17 @@ tr_session_scripted(enum tr_event_kind kind)
             tr_session_queue_state(s, XR_SESSION_STATE_EXITING);
         }
         break;
+    case TR_EV_RECENTER: {
+        XrEventDataReferenceSpaceChangePending ev = {
+            .type = XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING,
+            .session = (XrSession)s,
+            .referenceSpaceType = XR_REFERENCE_SPACE_TYPE_STAGE,
+            .changeTime = tr_frame_time(tr.frame),
+            .poseValid = XR_TRUE,
+            .poseInPreviousSpace = {.orientation.w = 1.0f}};
+        tr_queue_event(&ev, sizeof ev);
+        break;
+    }
     case TR_EV_FOCUS:
         if (s->state == XR_SESSION_STATE_VISIBLE)
             tr_session_queue_state(s, XR_SESSION_STATE_FOCUSED);

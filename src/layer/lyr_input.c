@@ -1,0 +1,305 @@
+/*
+ * The layer's own input: one action set ("embody_layer") with a grip-pose action for both
+ * hands, so the body needs nothing of the application's actions.
+ *
+ * The runtime takes one set of suggested bindings per interaction profile (a second
+ * suggestion replaces the first), and chooses the profile from those the application
+ * suggested. So the layer's grip bindings are added to each of the application's own
+ * suggestions (for the controller profiles whose grip path it knows), never suggested
+ * alone for a profile the application left out: that could make the runtime pick a
+ * profile the application has no bindings for. Only an application that suggests nothing
+ * (it has no actions) gets the layer's suggestions for the common profiles. The layer's
+ * set is attached with the application's and synced with every xrSyncActions; the head
+ * is located through a VIEW space.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "layer/lyr_internal.h"
+#include "util/u_log.h"
+
+#define MAX_BINDINGS 512
+#define MAX_SETS 64
+
+/* Controller profiles with /user/hand/{left,right}/input/grip/pose; the first five are
+ * core OpenXR 1.0 and suggested when the application suggests nothing. */
+static const char *const k_profiles[] = {
+    "/interaction_profiles/khr/simple_controller",
+    "/interaction_profiles/valve/index_controller",
+    "/interaction_profiles/oculus/touch_controller",
+    "/interaction_profiles/htc/vive_controller",
+    "/interaction_profiles/microsoft/motion_controller",
+    "/interaction_profiles/hp/mixed_reality_controller",
+    "/interaction_profiles/htc/vive_cosmos_controller",
+    "/interaction_profiles/htc/vive_focus3_controller",
+    "/interaction_profiles/samsung/odyssey_controller",
+    "/interaction_profiles/huawei/controller",
+    "/interaction_profiles/bytedance/pico4_controller",
+    "/interaction_profiles/meta/touch_pro_controller",
+    "/interaction_profiles/meta/touch_plus_controller",
+};
+#define PROFILE_COUNT ((int)(sizeof k_profiles / sizeof k_profiles[0]))
+#define CORE_PROFILE_COUNT 5
+
+static XrResult
+path(struct lyr_instance *inst, const char *text, XrPath *out)
+{
+    return inst->next.string_to_path(inst->handle, text, out);
+}
+
+XrResult
+lyr_input_create(struct lyr_instance *inst)
+{
+    XrResult r = path(inst, "/user/hand/left", &inst->hand[0]);
+    if (XR_SUCCEEDED(r))
+        r = path(inst, "/user/hand/right", &inst->hand[1]);
+    if (XR_FAILED(r))
+        return r;
+    XrActionSetCreateInfo set_info = {.type = XR_TYPE_ACTION_SET_CREATE_INFO, .priority = 0};
+    strcpy(set_info.actionSetName, "embody_layer");
+    strcpy(set_info.localizedActionSetName, "embody body tracking");
+    r = inst->next.create_action_set(inst->handle, &set_info, &inst->set);
+    if (XR_FAILED(r)) {
+        U_LOG_E("embody layer: xrCreateActionSet failed (%d)", (int)r);
+        return r;
+    }
+    XrActionCreateInfo action_info = {.type = XR_TYPE_ACTION_CREATE_INFO,
+                                      .actionType = XR_ACTION_TYPE_POSE_INPUT,
+                                      .countSubactionPaths = LYR_HAND_COUNT,
+                                      .subactionPaths = inst->hand};
+    strcpy(action_info.actionName, "embody_layer_grip");
+    strcpy(action_info.localizedActionName, "embody grip pose");
+    r = inst->next.create_action(inst->set, &action_info, &inst->grip);
+    if (XR_FAILED(r))
+        U_LOG_E("embody layer: xrCreateAction failed (%d)", (int)r);
+    return r;
+}
+
+/* Index of the controller profile `profile` in k_profiles, or -1. */
+static int
+known_profile(struct lyr_instance *inst, XrPath profile)
+{
+    for (int i = 0; i < PROFILE_COUNT; ++i) {
+        XrPath p;
+        if (XR_SUCCEEDED(path(inst, k_profiles[i], &p)) && p == profile)
+            return i;
+    }
+    return -1;
+}
+
+/* The layer's two grip bindings, appended to `bindings` at `at`. */
+static XrResult
+add_grips(struct lyr_instance *inst, XrActionSuggestedBinding *bindings, uint32_t at)
+{
+    static const char *const k_grip[LYR_HAND_COUNT] = {"/user/hand/left/input/grip/pose",
+                                                       "/user/hand/right/input/grip/pose"};
+    for (int h = 0; h < LYR_HAND_COUNT; ++h) {
+        bindings[at + (uint32_t)h].action = inst->grip;
+        const XrResult r = path(inst, k_grip[h], &bindings[at + (uint32_t)h].binding);
+        if (XR_FAILED(r))
+            return r;
+    }
+    return XR_SUCCESS;
+}
+
+XrResult
+lyr_input_suggest(struct lyr_instance *inst, const XrInteractionProfileSuggestedBinding *suggested)
+{
+    if (!suggested || suggested->type != XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING ||
+        suggested->countSuggestedBindings > MAX_BINDINGS || !suggested->suggestedBindings ||
+        known_profile(inst, suggested->interactionProfile) < 0)
+        return inst->next.suggest_bindings(inst->handle, suggested);
+    const uint32_t n = suggested->countSuggestedBindings;
+    XrActionSuggestedBinding *merged = calloc(n + LYR_HAND_COUNT, sizeof *merged);
+    if (!merged)
+        return XR_ERROR_OUT_OF_MEMORY;
+    memcpy(merged, suggested->suggestedBindings, n * sizeof *merged);
+    XrResult r = add_grips(inst, merged, n);
+    XrInteractionProfileSuggestedBinding with_ours = *suggested;
+    with_ours.countSuggestedBindings = n + LYR_HAND_COUNT;
+    with_ours.suggestedBindings = merged;
+    if (XR_SUCCEEDED(r))
+        r = inst->next.suggest_bindings(inst->handle, &with_ours);
+    free(merged);
+    if (XR_FAILED(r)) /* the application's own error, as the runtime would give it */
+        return inst->next.suggest_bindings(inst->handle, suggested);
+    if (inst->app_profile_count < LYR_MAX_PROFILES)
+        inst->app_profiles[inst->app_profile_count++] = suggested->interactionProfile;
+    return r;
+}
+
+/* For an application that suggests nothing: the layer's bindings for the core profiles. */
+static void
+suggest_own(struct lyr_instance *inst)
+{
+    if (inst->app_profile_count > 0)
+        return;
+    for (int i = 0; i < CORE_PROFILE_COUNT; ++i) {
+        XrActionSuggestedBinding bindings[LYR_HAND_COUNT];
+        XrInteractionProfileSuggestedBinding s = {
+            .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
+            .countSuggestedBindings = LYR_HAND_COUNT,
+            .suggestedBindings = bindings};
+        if (XR_SUCCEEDED(path(inst, k_profiles[i], &s.interactionProfile)) &&
+            XR_SUCCEEDED(add_grips(inst, bindings, 0)))
+            (void)inst->next.suggest_bindings(inst->handle, &s);
+    }
+}
+
+XrResult
+lyr_input_attach(struct lyr_session *s, const XrSessionActionSetsAttachInfo *info)
+{
+    struct lyr_instance *inst = s->instance;
+    if (s->attached || !info || info->type != XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO ||
+        info->countActionSets >= MAX_SETS || (info->countActionSets && !info->actionSets))
+        return inst->next.attach_action_sets(s->handle, info);
+    suggest_own(inst);
+    XrActionSet sets[MAX_SETS];
+    if (info->countActionSets)
+        memcpy(sets, info->actionSets, info->countActionSets * sizeof sets[0]);
+    sets[info->countActionSets] = inst->set;
+    XrSessionActionSetsAttachInfo with_ours = *info;
+    with_ours.countActionSets = info->countActionSets + 1;
+    with_ours.actionSets = sets;
+    const XrResult r = inst->next.attach_action_sets(s->handle, &with_ours);
+    if (XR_SUCCEEDED(r))
+        s->attached = true;
+    return r;
+}
+
+XrResult
+lyr_input_sync(struct lyr_session *s, const XrActionsSyncInfo *info)
+{
+    struct lyr_instance *inst = s->instance;
+    if (!s->attached || !info || info->type != XR_TYPE_ACTIONS_SYNC_INFO ||
+        info->countActiveActionSets >= MAX_SETS ||
+        (info->countActiveActionSets && !info->activeActionSets))
+        return inst->next.sync_actions(s->handle, info);
+    XrActiveActionSet active[MAX_SETS];
+    if (info->countActiveActionSets)
+        memcpy(active, info->activeActionSets, info->countActiveActionSets * sizeof active[0]);
+    active[info->countActiveActionSets] = (XrActiveActionSet){inst->set, XR_NULL_PATH};
+    XrActionsSyncInfo with_ours = *info;
+    with_ours.countActiveActionSets = info->countActiveActionSets + 1;
+    with_ours.activeActionSets = active;
+    s->app_syncs = true;
+    return inst->next.sync_actions(s->handle, &with_ours);
+}
+
+void
+lyr_input_sync_own(struct lyr_session *s)
+{
+    const XrActiveActionSet active = {s->instance->set, XR_NULL_PATH};
+    const XrActionsSyncInfo info = {.type = XR_TYPE_ACTIONS_SYNC_INFO,
+                                    .countActiveActionSets = 1,
+                                    .activeActionSets = &active};
+    (void)s->instance->next.sync_actions(s->handle, &info);
+}
+
+/* The body's space: STAGE (floor at y = 0) where the runtime has it, else LOCAL. */
+static XrResult
+create_reference(struct lyr_session *s)
+{
+    struct lyr_instance *inst = s->instance;
+    XrReferenceSpaceType types[16];
+    uint32_t count = 0;
+    XrReferenceSpaceType type = XR_REFERENCE_SPACE_TYPE_LOCAL;
+    if (XR_SUCCEEDED(inst->next.enumerate_reference_spaces(s->handle, 16, &count, types)))
+        for (uint32_t i = 0; i < count; ++i)
+            if (types[i] == XR_REFERENCE_SPACE_TYPE_STAGE)
+                type = XR_REFERENCE_SPACE_TYPE_STAGE;
+    const XrReferenceSpaceCreateInfo info = {.type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
+                                             .referenceSpaceType = type,
+                                             .poseInReferenceSpace = {.orientation.w = 1.0f}};
+    XrResult r = inst->next.create_reference_space(s->handle, &info, &s->reference);
+    if (XR_FAILED(r))
+        return r;
+    XrReferenceSpaceCreateInfo view = info;
+    view.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_VIEW;
+    return inst->next.create_reference_space(s->handle, &view, &s->view);
+}
+
+static XrResult
+create_spaces(struct lyr_session *s)
+{
+    XrResult r = create_reference(s);
+    for (int h = 0; h < LYR_HAND_COUNT && XR_SUCCEEDED(r); ++h) {
+        const XrActionSpaceCreateInfo info = {.type = XR_TYPE_ACTION_SPACE_CREATE_INFO,
+                                              .action = s->instance->grip,
+                                              .subactionPath = s->instance->hand[h],
+                                              .poseInActionSpace = {.orientation.w = 1.0f}};
+        r = s->instance->next.create_action_space(s->handle, &info, &s->grip[h]);
+    }
+    s->spaces_made = true; /* what was made is destroyed with the rest */
+    return r;
+}
+
+bool
+lyr_input_ready(struct lyr_session *s)
+{
+    if (!s->attached) {
+        /* An application without actions never attaches: attach the layer's set alone
+         * once the session is running (an application that attaches later then gets
+         * XR_ERROR_ACTIONSETS_ALREADY_ATTACHED, as the README says). */
+        if (s->state != XR_SESSION_STATE_READY && s->state != XR_SESSION_STATE_SYNCHRONIZED &&
+            s->state != XR_SESSION_STATE_VISIBLE && s->state != XR_SESSION_STATE_FOCUSED)
+            return false;
+        const XrSessionActionSetsAttachInfo info = {
+            .type = XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO, .countActionSets = 0};
+        if (XR_FAILED(lyr_input_attach(s, &info)))
+            return false;
+    }
+    if (!s->spaces_made && XR_FAILED(create_spaces(s)))
+        return false;
+    return s->reference != XR_NULL_HANDLE && s->view != XR_NULL_HANDLE &&
+           s->grip[0] != XR_NULL_HANDLE && s->grip[1] != XR_NULL_HANDLE;
+}
+
+void
+lyr_input_destroy_spaces(struct lyr_session *s)
+{
+    if (!s->spaces_made)
+        return;
+    XrSpace *spaces[] = {&s->reference, &s->view, &s->grip[0], &s->grip[1]};
+    for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; ++i) {
+        if (*spaces[i] != XR_NULL_HANDLE)
+            (void)s->instance->next.destroy_space(*spaces[i]);
+        *spaces[i] = XR_NULL_HANDLE;
+    }
+    s->spaces_made = false;
+}
+
+static void
+to_device_pose(const XrSpaceLocation *loc, struct em_device_pose *out)
+{
+    /* XrSpaceLocationFlags and em_pose_flags have the same bits. */
+    out->flags = (uint32_t)(loc->locationFlags & EM_POSE_ALL_VALID);
+    out->pose.orientation[0] = loc->pose.orientation.x;
+    out->pose.orientation[1] = loc->pose.orientation.y;
+    out->pose.orientation[2] = loc->pose.orientation.z;
+    out->pose.orientation[3] = loc->pose.orientation.w;
+    out->pose.position_m[0] = loc->pose.position.x;
+    out->pose.position_m[1] = loc->pose.position.y;
+    out->pose.position_m[2] = loc->pose.position.z;
+    if (!em_device_pose_usable(out)) { /* what is not valid may be garbage (NaN) */
+        out->flags = 0;
+        out->pose.orientation[0] = out->pose.orientation[1] = out->pose.orientation[2] = 0.0f;
+        out->pose.orientation[3] = 1.0f;
+        out->pose.position_m[0] = out->pose.position_m[1] = out->pose.position_m[2] = 0.0f;
+    }
+}
+
+XrResult
+lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *out)
+{
+    const XrSpace spaces[EM_DEVICE_COUNT] = {s->view, s->grip[0], s->grip[1]};
+    memset(out, 0, sizeof *out);
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        XrSpaceLocation loc = {.type = XR_TYPE_SPACE_LOCATION};
+        const XrResult r = s->instance->next.locate_space(spaces[d], s->reference, time, &loc);
+        if (XR_FAILED(r))
+            return r;
+        to_device_pose(&loc, &out->device[d]);
+    }
+    return XR_SUCCESS;
+}

@@ -1,0 +1,187 @@
+/*
+ * Internals of embody's OpenXR API layer (XR_APILAYER_EMBODY_body_tracking): the
+ * application's calls pass through it to the layer below (another layer or the runtime),
+ * and it answers XR_FB_body_tracking and XR_META_body_tracking_full_body itself with
+ * embody's reconstruction from the headset and the controllers.
+ *
+ *   lyr_layer.c    negotiation with the loader, xrCreateApiLayerInstance, the dispatch
+ *                  table, xrGetInstanceProcAddr, instance and session bookkeeping, events
+ *   lyr_input.c    the layer's own action set: bindings merged into the application's,
+ *                  attached and synced with its sets; the spaces it locates devices with
+ *   lyr_tracker.c  xrCreateBodyTrackerFB, xrLocateBodyJointsFB, xrGetBodySkeletonFB,
+ *                  xrDestroyBodyTrackerFB; calibration
+ *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand
+ *
+ * Calls run one way: layer -> tracker -> input, joints; input and joints call nothing of
+ * the others. One application thread at a time is assumed for a session's calls (as the
+ * specification's external synchronization asks of objects it touches); the instance
+ * table is guarded by a mutex.
+ */
+#ifndef EMBODY_LYR_INTERNAL_H
+#define EMBODY_LYR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <openxr/openxr.h>
+
+#include "embody/body.h"
+#include "embody/input.h"
+#include "embody/openxr_ext.h"
+#include "embody/prior.h"
+#include "embody/skeleton.h"
+
+#define LYR_LAYER_NAME "XR_APILAYER_EMBODY_body_tracking"
+#define LYR_HAND_COUNT 2
+#define LYR_MAX_PROFILES 16
+#define LYR_MAX_SESSIONS 4
+#define LYR_MAX_TRACKERS 8
+
+/* The functions of the layer below that the layer calls or wraps. */
+struct lyr_next {
+    PFN_xrGetInstanceProcAddr get_instance_proc_addr;
+    PFN_xrDestroyInstance destroy_instance;
+    PFN_xrGetSystemProperties get_system_properties;
+    PFN_xrPollEvent poll_event;
+    PFN_xrStringToPath string_to_path;
+    PFN_xrCreateSession create_session;
+    PFN_xrDestroySession destroy_session;
+    PFN_xrCreateActionSet create_action_set;
+    PFN_xrDestroyActionSet destroy_action_set;
+    PFN_xrCreateAction create_action;
+    PFN_xrSuggestInteractionProfileBindings suggest_bindings;
+    PFN_xrAttachSessionActionSets attach_action_sets;
+    PFN_xrSyncActions sync_actions;
+    PFN_xrEnumerateReferenceSpaces enumerate_reference_spaces;
+    PFN_xrCreateReferenceSpace create_reference_space;
+    PFN_xrCreateActionSpace create_action_space;
+    PFN_xrDestroySpace destroy_space;
+    PFN_xrLocateSpace locate_space;
+};
+
+struct lyr_tracker;
+
+struct lyr_session {
+    struct lyr_instance *instance;
+    XrSession handle;
+    XrSessionState state;
+    bool attached;       /* the layer's action set is attached to the session */
+    bool app_syncs;      /* the application syncs actions (ours ride along) */
+    bool spaces_made;
+    XrSpace reference;   /* the body's own space: STAGE, else LOCAL */
+    XrSpace view;
+    XrSpace grip[LYR_HAND_COUNT];
+    struct lyr_tracker *trackers[LYR_MAX_TRACKERS];
+};
+
+/* The body's settings, resolved once per instance from the environment and the data. */
+struct lyr_settings {
+    struct sk_skeleton skeleton; /* config/humanoid.json */
+    struct body_desc body;       /* config/body.json or EMBODY_LAYER_CONFIG */
+    struct pr_model prior;
+    bool has_prior;
+    float fixed_height_m; /* EMBODY_LAYER_HEIGHT_M, or 0: estimated from the headset */
+};
+
+struct lyr_instance {
+    XrInstance handle;
+    struct lyr_next next;
+    bool serving;   /* the layer answers body tracking (the app enabled it, the runtime
+                       does not have it) */
+    bool full_body; /* XR_META_body_tracking_full_body enabled */
+    struct lyr_settings settings;
+    bool settings_loaded;
+
+    /* The layer's own input (lyr_input.c). */
+    XrActionSet set;
+    XrAction grip;
+    XrPath hand[LYR_HAND_COUNT];
+    XrPath app_profiles[LYR_MAX_PROFILES]; /* profiles the application suggested */
+    int app_profile_count;
+
+    struct lyr_session *sessions[LYR_MAX_SESSIONS];
+};
+
+/* ---- lyr_layer.c ---------------------------------------------------------------- */
+
+/* The instance or session record of a handle, or NULL. */
+struct lyr_instance *lyr_instance_find(XrInstance handle);
+struct lyr_session *lyr_session_find(XrSession handle);
+
+/* ---- lyr_input.c ----------------------------------------------------------------- */
+
+/* Creates the layer's action set and grip action (after the instance is made). */
+XrResult lyr_input_create(struct lyr_instance *inst);
+
+/* The application's suggestion, with the layer's grip bindings added for the controller
+ * profiles it knows; other profiles pass unchanged. */
+XrResult lyr_input_suggest(struct lyr_instance *inst,
+                           const XrInteractionProfileSuggestedBinding *suggested);
+
+/* Attaches the application's sets and the layer's (suggesting the layer's bindings for
+ * the common profiles first when the application suggested none). */
+XrResult lyr_input_attach(struct lyr_session *s, const XrSessionActionSetsAttachInfo *info);
+
+/* The application's sync, with the layer's set added. */
+XrResult lyr_input_sync(struct lyr_session *s, const XrActionsSyncInfo *info);
+
+/* Makes sure the layer's set is attached and its spaces exist (for an application that
+ * never attached its own); false when that cannot be done now. */
+bool lyr_input_ready(struct lyr_session *s);
+
+/* Syncs the layer's set alone, for applications that never sync (no actions of theirs). */
+void lyr_input_sync_own(struct lyr_session *s);
+
+/* The head (VIEW) and the grips located in the layer's reference space at `time`, as a
+ * tracking frame (time_s left to the caller). */
+XrResult lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *out);
+
+/* Destroys the layer's spaces of the session (before the session goes). */
+void lyr_input_destroy_spaces(struct lyr_session *s);
+
+/* ---- lyr_tracker.c --------------------------------------------------------------- */
+
+XrResult XRAPI_CALL lyr_create_body_tracker(XrSession session,
+                                            const XrBodyTrackerCreateInfoFB *info,
+                                            XrBodyTrackerFB *out_tracker);
+XrResult XRAPI_CALL lyr_destroy_body_tracker(XrBodyTrackerFB tracker);
+XrResult XRAPI_CALL lyr_locate_body_joints(XrBodyTrackerFB tracker,
+                                           const XrBodyJointsLocateInfoFB *info,
+                                           XrBodyJointLocationsFB *locations);
+XrResult XRAPI_CALL lyr_get_body_skeleton(XrBodyTrackerFB tracker, XrBodySkeletonFB *skeleton);
+
+/* Frees a tracker (the session's end, the instance's end). */
+void lyr_tracker_free(struct lyr_tracker *t);
+
+/* The player recentred (XrEventDataReferenceSpaceChangePending): every tracker of the
+ * session forgets its history and calibrates again. */
+void lyr_trackers_recalibrate(struct lyr_session *s);
+
+/* Reads the settings (skeleton, body settings, prior, height) for an instance. */
+bool lyr_settings_load(struct lyr_settings *settings);
+void lyr_settings_fini(struct lyr_settings *settings);
+
+/* ---- lyr_joints.c ---------------------------------------------------------------- */
+
+/* The joint count of a set: 70 (DEFAULT_FB), 84 (FULL_BODY_META), or 0 for another. */
+uint32_t lyr_joint_count(XrBodyJointSetFB set);
+
+/* Poses of the `count` joints of a set (lyr_joint_count) in the body's space, from a pose
+ * of embody's skeleton: the root on the floor (y = floor_y_m) under the hips, turned by
+ * heading_rad about +Y. */
+struct lyr_joint_pose {
+    vec3 position_m;
+    versor rotation;
+};
+void lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_pose *pose,
+                          float heading_rad, float floor_y_m, uint32_t count,
+                          struct lyr_joint_pose *out);
+
+/* The parent of each joint of the set (XR_BODY_JOINT_NONE_FB for the root). */
+int32_t lyr_joint_parent(uint32_t joint);
+
+/* Per joint: 0 inferred, 1 the head device, 2 the left controller, 3 the right, 4+ the
+ * body tracker (enum em_tracker) + 4. */
+int lyr_joint_driver(uint32_t joint);
+
+#endif

@@ -1,0 +1,469 @@
+/*
+ * The layer's entry: negotiation with the loader (both Debian's 1.0.20 loader and 1.1.x
+ * loaders offer interface version 1 and API versions 1.0.0 to 1.x: the layer asks for
+ * interface 1 and API 1.0), xrCreateApiLayerInstance (the application's body-tracking
+ * extensions are taken out of the list the runtime sees, when the runtime lacks them),
+ * xrGetInstanceProcAddr (the layer's functions where it serves, the next layer's
+ * otherwise: an application that does not ask for body tracking talks to the runtime
+ * through the loader's own chain, untouched), and the instance and session records.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include "layer/lyr_internal.h"
+#include "util/u_log.h"
+
+#define LYR_EXPORT __attribute__((visibility("default")))
+#define MAX_INSTANCES 4
+#define MAX_EXTENSIONS 256
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lyr_instance *g_instances[MAX_INSTANCES];
+
+/* ---- Records ------------------------------------------------------------------------ */
+
+struct lyr_instance *
+lyr_instance_find(XrInstance handle)
+{
+    struct lyr_instance *found = NULL;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_INSTANCES && !found; ++i)
+        if (g_instances[i] && g_instances[i]->handle == handle)
+            found = g_instances[i];
+    pthread_mutex_unlock(&g_lock);
+    return found;
+}
+
+struct lyr_session *
+lyr_session_find(XrSession handle)
+{
+    struct lyr_session *found = NULL;
+    if (handle == XR_NULL_HANDLE)
+        return NULL;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_INSTANCES && !found; ++i) {
+        if (!g_instances[i])
+            continue;
+        for (int k = 0; k < LYR_MAX_SESSIONS && !found; ++k) {
+            struct lyr_session *s = g_instances[i]->sessions[k];
+            if (s && s->handle == handle)
+                found = s;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return found;
+}
+
+static void
+session_free(struct lyr_session *s)
+{
+    for (int i = 0; i < LYR_MAX_TRACKERS; ++i) {
+        lyr_tracker_free(s->trackers[i]);
+        s->trackers[i] = NULL;
+    }
+    lyr_input_destroy_spaces(s);
+    free(s);
+}
+
+static void
+instance_free(struct lyr_instance *inst)
+{
+    for (int k = 0; k < LYR_MAX_SESSIONS; ++k) {
+        if (inst->sessions[k])
+            session_free(inst->sessions[k]);
+        inst->sessions[k] = NULL;
+    }
+    lyr_settings_fini(&inst->settings);
+    free(inst);
+}
+
+/* ---- Wrapped core functions ----------------------------------------------------------- */
+
+static XrResult XRAPI_CALL
+lyr_destroy_instance(XrInstance instance)
+{
+    struct lyr_instance *inst = lyr_instance_find(instance);
+    if (!inst)
+        return XR_ERROR_HANDLE_INVALID;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_INSTANCES; ++i)
+        if (g_instances[i] == inst)
+            g_instances[i] = NULL;
+    pthread_mutex_unlock(&g_lock);
+    const PFN_xrDestroyInstance next_destroy = inst->next.destroy_instance;
+    instance_free(inst); /* the layer's spaces first; its action set goes with the instance */
+    return next_destroy(instance);
+}
+
+/* Walks an output chain for the structure of type `type`. */
+static void *
+find_in_chain(void *next, XrStructureType type)
+{
+    for (XrBaseOutStructure *s = next; s; s = s->next)
+        if (s->type == type)
+            return s;
+    return NULL;
+}
+
+static XrResult XRAPI_CALL
+lyr_get_system_properties(XrInstance instance, XrSystemId system, XrSystemProperties *properties)
+{
+    struct lyr_instance *inst = lyr_instance_find(instance);
+    if (!inst)
+        return XR_ERROR_HANDLE_INVALID;
+    const XrResult r = inst->next.get_system_properties(instance, system, properties);
+    if (XR_FAILED(r) || !properties)
+        return r;
+    XrSystemBodyTrackingPropertiesFB *fb =
+        find_in_chain(properties->next, XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_FB);
+    if (fb)
+        fb->supportsBodyTracking = XR_TRUE;
+    XrSystemPropertiesBodyTrackingFullBodyMETA *meta =
+        find_in_chain(properties->next, XR_TYPE_SYSTEM_PROPERTIES_BODY_TRACKING_FULL_BODY_META);
+    if (meta)
+        meta->supportsFullBodyTracking = inst->full_body ? XR_TRUE : XR_FALSE;
+    return r;
+}
+
+static XrResult XRAPI_CALL
+lyr_create_session(XrInstance instance, const XrSessionCreateInfo *info, XrSession *out_session)
+{
+    struct lyr_instance *inst = lyr_instance_find(instance);
+    if (!inst)
+        return XR_ERROR_HANDLE_INVALID;
+    const XrResult r = inst->next.create_session(instance, info, out_session);
+    if (XR_FAILED(r))
+        return r;
+    struct lyr_session *s = calloc(1, sizeof *s);
+    int slot = -1;
+    for (int k = 0; k < LYR_MAX_SESSIONS && slot < 0; ++k)
+        if (!inst->sessions[k])
+            slot = k;
+    if (!s || slot < 0) {
+        /* Not served: the session works, body trackers on it are refused. */
+        free(s);
+        U_LOG_W("embody layer: too many sessions; body tracking is off for this one");
+        return r;
+    }
+    s->instance = inst;
+    s->handle = *out_session;
+    s->state = XR_SESSION_STATE_IDLE;
+    pthread_mutex_lock(&g_lock);
+    inst->sessions[slot] = s;
+    pthread_mutex_unlock(&g_lock);
+    return r;
+}
+
+static XrResult XRAPI_CALL
+lyr_destroy_session(XrSession session)
+{
+    struct lyr_session *s = lyr_session_find(session);
+    if (!s)
+        return XR_ERROR_HANDLE_INVALID;
+    struct lyr_instance *inst = s->instance;
+    pthread_mutex_lock(&g_lock);
+    for (int k = 0; k < LYR_MAX_SESSIONS; ++k)
+        if (inst->sessions[k] == s)
+            inst->sessions[k] = NULL;
+    pthread_mutex_unlock(&g_lock);
+    session_free(s);
+    return inst->next.destroy_session(session);
+}
+
+static XrResult XRAPI_CALL
+lyr_suggest_bindings(XrInstance instance, const XrInteractionProfileSuggestedBinding *suggested)
+{
+    struct lyr_instance *inst = lyr_instance_find(instance);
+    if (!inst)
+        return XR_ERROR_HANDLE_INVALID;
+    return lyr_input_suggest(inst, suggested);
+}
+
+static XrResult XRAPI_CALL
+lyr_attach_action_sets(XrSession session, const XrSessionActionSetsAttachInfo *info)
+{
+    struct lyr_session *s = lyr_session_find(session);
+    if (!s)
+        return XR_ERROR_HANDLE_INVALID;
+    return lyr_input_attach(s, info);
+}
+
+static XrResult XRAPI_CALL
+lyr_sync_actions(XrSession session, const XrActionsSyncInfo *info)
+{
+    struct lyr_session *s = lyr_session_find(session);
+    if (!s)
+        return XR_ERROR_HANDLE_INVALID;
+    return lyr_input_sync(s, info);
+}
+
+/* Session states and recentring, as the application reads its events. */
+static XrResult XRAPI_CALL
+lyr_poll_event(XrInstance instance, XrEventDataBuffer *event)
+{
+    struct lyr_instance *inst = lyr_instance_find(instance);
+    if (!inst)
+        return XR_ERROR_HANDLE_INVALID;
+    const XrResult r = inst->next.poll_event(instance, event);
+    if (r != XR_SUCCESS)
+        return r;
+    if (event->type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
+        const XrEventDataSessionStateChanged *ev = (const XrEventDataSessionStateChanged *)event;
+        struct lyr_session *s = lyr_session_find(ev->session);
+        if (s)
+            s->state = ev->state;
+    } else if (event->type == XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING) {
+        const XrEventDataReferenceSpaceChangePending *ev =
+            (const XrEventDataReferenceSpaceChangePending *)event;
+        struct lyr_session *s = lyr_session_find(ev->session);
+        if (s)
+            lyr_trackers_recalibrate(s);
+    }
+    return r;
+}
+
+/* ---- xrGetInstanceProcAddr -------------------------------------------------------------- */
+
+static XrResult XRAPI_CALL lyr_get_instance_proc_addr(XrInstance instance, const char *name,
+                                                      PFN_xrVoidFunction *function);
+
+struct lyr_function {
+    const char *name;
+    PFN_xrVoidFunction function;
+};
+
+#define LYR_FN(name, fn) {name, (PFN_xrVoidFunction)(fn)}
+
+/* What the layer answers when it serves body tracking. */
+static const struct lyr_function k_served[] = {
+    LYR_FN("xrGetSystemProperties", lyr_get_system_properties),
+    LYR_FN("xrCreateSession", lyr_create_session),
+    LYR_FN("xrDestroySession", lyr_destroy_session),
+    LYR_FN("xrSuggestInteractionProfileBindings", lyr_suggest_bindings),
+    LYR_FN("xrAttachSessionActionSets", lyr_attach_action_sets),
+    LYR_FN("xrSyncActions", lyr_sync_actions),
+    LYR_FN("xrPollEvent", lyr_poll_event),
+    LYR_FN("xrCreateBodyTrackerFB", lyr_create_body_tracker),
+    LYR_FN("xrDestroyBodyTrackerFB", lyr_destroy_body_tracker),
+    LYR_FN("xrLocateBodyJointsFB", lyr_locate_body_joints),
+    LYR_FN("xrGetBodySkeletonFB", lyr_get_body_skeleton),
+};
+
+static XrResult XRAPI_CALL
+lyr_get_instance_proc_addr(XrInstance instance, const char *name, PFN_xrVoidFunction *function)
+{
+    if (!name || !function)
+        return XR_ERROR_VALIDATION_FAILURE;
+    *function = NULL;
+    if (strcmp(name, "xrGetInstanceProcAddr") == 0) {
+        *function = (PFN_xrVoidFunction)lyr_get_instance_proc_addr;
+        return XR_SUCCESS;
+    }
+    struct lyr_instance *inst = instance ? lyr_instance_find(instance) : NULL;
+    if (!inst)
+        return XR_ERROR_HANDLE_INVALID;
+    if (strcmp(name, "xrDestroyInstance") == 0) {
+        *function = (PFN_xrVoidFunction)lyr_destroy_instance;
+        return XR_SUCCESS;
+    }
+    if (inst->serving) {
+        for (size_t i = 0; i < sizeof k_served / sizeof k_served[0]; ++i) {
+            if (strcmp(k_served[i].name, name) == 0) {
+                *function = k_served[i].function;
+                return XR_SUCCESS;
+            }
+        }
+    }
+    return inst->next.get_instance_proc_addr(instance, name, function);
+}
+
+/* ---- Instance creation ------------------------------------------------------------------ */
+
+static bool
+requested(const XrInstanceCreateInfo *info, const char *extension)
+{
+    for (uint32_t i = 0; i < info->enabledExtensionCount; ++i)
+        if (info->enabledExtensionNames[i] && strcmp(info->enabledExtensionNames[i], extension) == 0)
+            return true;
+    return false;
+}
+
+/* True when the layers below (in the end the runtime) offer `extension` themselves. */
+static bool
+offered_below(PFN_xrGetInstanceProcAddr next_gipa, const char *extension)
+{
+    PFN_xrEnumerateInstanceExtensionProperties enumerate = NULL;
+    if (XR_FAILED(next_gipa(XR_NULL_HANDLE, "xrEnumerateInstanceExtensionProperties",
+                            (PFN_xrVoidFunction *)&enumerate)) ||
+        !enumerate)
+        return false;
+    uint32_t count = 0;
+    if (XR_FAILED(enumerate(NULL, 0, &count, NULL)) || count == 0 || count > MAX_EXTENSIONS)
+        return false;
+    XrExtensionProperties *props = calloc(count, sizeof *props);
+    if (!props)
+        return false;
+    for (uint32_t i = 0; i < count; ++i)
+        props[i].type = XR_TYPE_EXTENSION_PROPERTIES;
+    bool found = false;
+    if (XR_SUCCEEDED(enumerate(NULL, count, &count, props)))
+        for (uint32_t i = 0; i < count && !found; ++i)
+            found = strcmp(props[i].extensionName, extension) == 0;
+    free(props);
+    return found;
+}
+
+static bool
+is_ours(const char *extension)
+{
+    return strcmp(extension, XR_FB_BODY_TRACKING_EXTENSION_NAME) == 0 ||
+           strcmp(extension, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME) == 0;
+}
+
+#define NEXT_FN(inst, gipa, field, name)                                                       \
+    ok = ok && XR_SUCCEEDED(gipa((inst)->handle, name, (PFN_xrVoidFunction *)&(inst)->next.field)) && \
+         (inst)->next.field != NULL
+
+static bool
+load_next(struct lyr_instance *inst, PFN_xrGetInstanceProcAddr gipa)
+{
+    bool ok = true;
+    inst->next.get_instance_proc_addr = gipa;
+    NEXT_FN(inst, gipa, destroy_instance, "xrDestroyInstance");
+    NEXT_FN(inst, gipa, get_system_properties, "xrGetSystemProperties");
+    NEXT_FN(inst, gipa, poll_event, "xrPollEvent");
+    NEXT_FN(inst, gipa, string_to_path, "xrStringToPath");
+    NEXT_FN(inst, gipa, create_session, "xrCreateSession");
+    NEXT_FN(inst, gipa, destroy_session, "xrDestroySession");
+    NEXT_FN(inst, gipa, create_action_set, "xrCreateActionSet");
+    NEXT_FN(inst, gipa, destroy_action_set, "xrDestroyActionSet");
+    NEXT_FN(inst, gipa, create_action, "xrCreateAction");
+    NEXT_FN(inst, gipa, suggest_bindings, "xrSuggestInteractionProfileBindings");
+    NEXT_FN(inst, gipa, attach_action_sets, "xrAttachSessionActionSets");
+    NEXT_FN(inst, gipa, sync_actions, "xrSyncActions");
+    NEXT_FN(inst, gipa, enumerate_reference_spaces, "xrEnumerateReferenceSpaces");
+    NEXT_FN(inst, gipa, create_reference_space, "xrCreateReferenceSpace");
+    NEXT_FN(inst, gipa, create_action_space, "xrCreateActionSpace");
+    NEXT_FN(inst, gipa, destroy_space, "xrDestroySpace");
+    NEXT_FN(inst, gipa, locate_space, "xrLocateSpace");
+    return ok;
+}
+
+static bool
+env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+static XrResult XRAPI_CALL
+lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
+                              const XrApiLayerCreateInfo *layer_info, XrInstance *out_instance)
+{
+    if (!info || !layer_info || !out_instance ||
+        layer_info->structType != XR_LOADER_INTERFACE_STRUCT_API_LAYER_CREATE_INFO ||
+        !layer_info->nextInfo ||
+        layer_info->nextInfo->structType != XR_LOADER_INTERFACE_STRUCT_API_LAYER_NEXT_INFO ||
+        strcmp(layer_info->nextInfo->layerName, LYR_LAYER_NAME) != 0 ||
+        !layer_info->nextInfo->nextGetInstanceProcAddr ||
+        !layer_info->nextInfo->nextCreateApiLayerInstance)
+        return XR_ERROR_INITIALIZATION_FAILED;
+    const XrApiLayerNextInfo *mine = layer_info->nextInfo;
+    if (info->enabledExtensionCount > MAX_EXTENSIONS)
+        return XR_ERROR_LIMIT_REACHED;
+
+    /* Serve when the application asks for body tracking and the runtime cannot give it
+     * (or EMBODY_LAYER_OVERRIDE says to serve anyway). */
+    const bool fb = requested(info, XR_FB_BODY_TRACKING_EXTENSION_NAME);
+    const bool meta = requested(info, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME);
+    const bool serving =
+        (fb || meta) && (env_flag("EMBODY_LAYER_OVERRIDE") ||
+                         !offered_below(mine->nextGetInstanceProcAddr,
+                                        XR_FB_BODY_TRACKING_EXTENSION_NAME));
+
+    const char *names[MAX_EXTENSIONS];
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < info->enabledExtensionCount; ++i)
+        if (!serving || !is_ours(info->enabledExtensionNames[i]))
+            names[count++] = info->enabledExtensionNames[i];
+    XrInstanceCreateInfo below = *info;
+    below.enabledExtensionCount = count;
+    below.enabledExtensionNames = count ? names : NULL;
+    XrApiLayerCreateInfo next_info = *layer_info;
+    next_info.nextInfo = mine->next;
+
+    struct lyr_instance *inst = calloc(1, sizeof *inst);
+    if (!inst)
+        return XR_ERROR_OUT_OF_MEMORY;
+    XrResult r = mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
+    if (XR_FAILED(r)) {
+        free(inst);
+        return r;
+    }
+    inst->handle = *out_instance;
+    inst->serving = serving;
+    inst->full_body = serving && meta;
+    if (!load_next(inst, mine->nextGetInstanceProcAddr)) {
+        U_LOG_E("embody layer: the layer below lacks core functions");
+        if (inst->next.destroy_instance)
+            inst->next.destroy_instance(*out_instance);
+        free(inst);
+        return XR_ERROR_INITIALIZATION_FAILED;
+    }
+    if (serving && (!lyr_settings_load(&inst->settings) || XR_FAILED(lyr_input_create(inst)))) {
+        /* The application asked for an extension it was offered: without the body it
+         * cannot be given, so the instance is refused rather than half served. */
+        U_LOG_E("embody layer: cannot serve body tracking (see above)");
+        lyr_settings_fini(&inst->settings);
+        inst->next.destroy_instance(*out_instance);
+        free(inst);
+        return XR_ERROR_INITIALIZATION_FAILED;
+    }
+    int slot = -1;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_INSTANCES && slot < 0; ++i)
+        if (!g_instances[i])
+            slot = i;
+    if (slot >= 0)
+        g_instances[slot] = inst;
+    pthread_mutex_unlock(&g_lock);
+    if (slot < 0) {
+        inst->next.destroy_instance(*out_instance);
+        instance_free(inst);
+        return XR_ERROR_LIMIT_REACHED;
+    }
+    if (serving)
+        U_LOG_I("embody layer: serving %s%s", XR_FB_BODY_TRACKING_EXTENSION_NAME,
+                meta ? " and " XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME : "");
+    return r;
+}
+
+/* ---- Negotiation --------------------------------------------------------------------- */
+
+LYR_EXPORT XrResult XRAPI_CALL xrNegotiateLoaderApiLayerInterface(
+    const XrNegotiateLoaderInfo *loader_info, const char *layer_name,
+    XrNegotiateApiLayerRequest *request);
+
+LYR_EXPORT XrResult XRAPI_CALL
+xrNegotiateLoaderApiLayerInterface(const XrNegotiateLoaderInfo *loader_info,
+                                   const char *layer_name, XrNegotiateApiLayerRequest *request)
+{
+    const XrVersion api = XR_MAKE_VERSION(1, 0, 0);
+    if (!loader_info || !request || (layer_name && strcmp(layer_name, LYR_LAYER_NAME) != 0) ||
+        loader_info->structType != XR_LOADER_INTERFACE_STRUCT_LOADER_INFO ||
+        loader_info->structVersion != XR_LOADER_INFO_STRUCT_VERSION ||
+        loader_info->structSize != sizeof *loader_info ||
+        request->structType != XR_LOADER_INTERFACE_STRUCT_API_LAYER_REQUEST ||
+        request->structVersion != XR_API_LAYER_INFO_STRUCT_VERSION ||
+        request->structSize != sizeof *request ||
+        loader_info->minInterfaceVersion > XR_CURRENT_LOADER_API_LAYER_VERSION ||
+        loader_info->maxInterfaceVersion < XR_CURRENT_LOADER_API_LAYER_VERSION ||
+        loader_info->minApiVersion > api || loader_info->maxApiVersion < api)
+        return XR_ERROR_INITIALIZATION_FAILED;
+    request->layerInterfaceVersion = XR_CURRENT_LOADER_API_LAYER_VERSION;
+    request->layerApiVersion = api;
+    request->getInstanceProcAddr = lyr_get_instance_proc_addr;
+    request->createApiLayerInstance = lyr_create_api_layer_instance;
+    return XR_SUCCESS;
+}

@@ -1,0 +1,429 @@
+/*
+ * XrBodyTrackerFB: one embody body per tracker, updated at the times the application asks
+ * for (XrBodyJointsLocateInfoFB::time, normally the predicted display time) from the
+ * head and grips located at that time in the layer's own space (STAGE, else LOCAL), and
+ * returned in the application's base space.
+ *
+ * Settings: the default humanoid (config/humanoid.json), the body settings
+ * (config/body.json, or the file EMBODY_LAYER_CONFIG names), the learned prior
+ * (config/prior/body-prior-v1.bin; the procedural estimate without it), found as the
+ * program finds its data (EMBODY_DATA_DIR, beside the library, the source tree).
+ * Calibration: EMBODY_LAYER_HEIGHT_M fixes the player's height; without it the body
+ * starts at 1.75 m and calibrates itself from the headset's height over the first 3 s of
+ * tracking (as the headless program does), and again after each recentring
+ * (XrEventDataReferenceSpaceChangePending); each calibration bumps skeletonChangedCount.
+ *
+ * Flags: every joint of an active body is VALID; only the head (headset) and the wrists
+ * and palms (controllers) are TRACKED, and only while their device is. The rest is
+ * inferred. Confidence is the share of the three devices tracked.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cglm/cglm.h>
+
+#include "layer/lyr_internal.h"
+#include "util/u_log.h"
+#include "util/u_path.h"
+
+#define DEFAULT_HEIGHT_M 1.75f
+#define MAX_LIVE_TRACKERS 64
+#define PATH_MAX_LEN 4096
+
+struct lyr_tracker {
+    struct lyr_session *session;
+    uint32_t joint_count;
+    struct body *body;
+    struct lyr_joint_pose *joints; /* joint_count, in the layer's space, of the last update */
+    struct sk_pose rest;           /* the fitted skeleton at rest, for xrGetBodySkeletonFB */
+    bool updated;
+    XrTime first_time;
+    XrTime last_time;
+    struct em_tracking_frame last_frame;
+    uint32_t skeleton_changed;
+    struct in_height_estimator *estimator; /* while calibrating from the headset */
+};
+
+/* The live trackers, so that a destroyed or forged handle is refused, never followed. */
+static pthread_mutex_t g_trackers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lyr_tracker *g_trackers[MAX_LIVE_TRACKERS];
+
+static struct lyr_tracker *
+tracker_find(XrBodyTrackerFB handle)
+{
+    struct lyr_tracker *found = NULL;
+    pthread_mutex_lock(&g_trackers_lock);
+    for (int i = 0; i < MAX_LIVE_TRACKERS && !found; ++i)
+        if (g_trackers[i] && (XrBodyTrackerFB)g_trackers[i] == handle)
+            found = g_trackers[i];
+    pthread_mutex_unlock(&g_trackers_lock);
+    return found;
+}
+
+static bool
+tracker_register(struct lyr_tracker *t, bool add)
+{
+    bool done = false;
+    pthread_mutex_lock(&g_trackers_lock);
+    for (int i = 0; i < MAX_LIVE_TRACKERS && !done; ++i) {
+        if (add && !g_trackers[i]) {
+            g_trackers[i] = t;
+            done = true;
+        } else if (!add && g_trackers[i] == t) {
+            g_trackers[i] = NULL;
+            done = true;
+        }
+    }
+    pthread_mutex_unlock(&g_trackers_lock);
+    return done;
+}
+
+/* ---- Settings ----------------------------------------------------------------------- */
+
+bool
+lyr_settings_load(struct lyr_settings *st)
+{
+    struct em_error err = {{0}};
+    char path[PATH_MAX_LEN];
+    memset(st, 0, sizeof *st);
+    if (!u_path_find_data("config/humanoid.json", path, sizeof path)) {
+        U_LOG_E("embody layer: cannot find config/humanoid.json (tried %s); set "
+                "EMBODY_DATA_DIR to the folder holding config/",
+                path);
+        return false;
+    }
+    if (sk_skeleton_load_json(path, &st->skeleton, &err) != EM_OK) {
+        U_LOG_E("embody layer: %s", err.message);
+        return false;
+    }
+    const char *config = getenv("EMBODY_LAYER_CONFIG");
+    if (config && config[0]) {
+        if (body_desc_load_json(config, &st->body, &err) != EM_OK) {
+            U_LOG_E("embody layer: EMBODY_LAYER_CONFIG: %s", err.message);
+            return false;
+        }
+    } else if (u_path_find_data("config/body.json", path, sizeof path) &&
+               body_desc_load_json(path, &st->body, &err) != EM_OK) {
+        U_LOG_E("embody layer: %s", err.message);
+        return false;
+    }
+    if (u_path_find_data(PR_DEFAULT_MODEL, path, sizeof path)) {
+        if (pr_model_load(path, &st->prior, &err) == EM_OK)
+            st->has_prior = true;
+        else
+            U_LOG_W("embody layer: %s; the body uses the procedural estimate", err.message);
+    }
+    const char *height = getenv("EMBODY_LAYER_HEIGHT_M");
+    if (height && height[0]) {
+        char *end = NULL;
+        const double h = strtod(height, &end);
+        if (!end || *end != '\0' || !(h >= (double)IN_HEIGHT_MIN_M && h <= (double)IN_HEIGHT_MAX_M)) {
+            U_LOG_E("embody layer: EMBODY_LAYER_HEIGHT_M: expected a height in metres from %.1f "
+                    "to %.1f, got \"%s\"",
+                    (double)IN_HEIGHT_MIN_M, (double)IN_HEIGHT_MAX_M, height);
+            return false;
+        }
+        st->fixed_height_m = (float)h;
+    }
+    return true;
+}
+
+void
+lyr_settings_fini(struct lyr_settings *st)
+{
+    sk_skeleton_fini(&st->skeleton);
+    if (st->has_prior)
+        pr_model_fini(&st->prior);
+    st->has_prior = false;
+}
+
+/* ---- Lifetime ------------------------------------------------------------------------- */
+
+void
+lyr_tracker_free(struct lyr_tracker *t)
+{
+    if (!t)
+        return;
+    tracker_register(t, false);
+    body_destroy(&t->body);
+    sk_pose_fini(&t->rest);
+    free(t->joints);
+    free(t->estimator);
+    free(t);
+}
+
+static void
+start_estimate(struct lyr_tracker *t)
+{
+    if (t->session->instance->settings.fixed_height_m > 0.0f)
+        return;
+    if (!t->estimator)
+        t->estimator = malloc(sizeof *t->estimator);
+    if (t->estimator)
+        in_height_estimator_init(t->estimator);
+}
+
+static void
+refresh_rest(struct lyr_tracker *t)
+{
+    sk_pose_set_rest(&t->rest, body_skeleton(t->body));
+    t->skeleton_changed++;
+}
+
+XrResult XRAPI_CALL
+lyr_create_body_tracker(XrSession session, const XrBodyTrackerCreateInfoFB *info,
+                        XrBodyTrackerFB *out_tracker)
+{
+    struct lyr_session *s = lyr_session_find(session);
+    if (!s)
+        return XR_ERROR_HANDLE_INVALID;
+    if (!info || info->type != XR_TYPE_BODY_TRACKER_CREATE_INFO_FB || !out_tracker)
+        return XR_ERROR_VALIDATION_FAILURE;
+    const uint32_t count = lyr_joint_count(info->bodyJointSet);
+    if (count == 0 || (count == XR_FULL_BODY_JOINT_COUNT_META && !s->instance->full_body))
+        return XR_ERROR_VALIDATION_FAILURE;
+    int slot = -1;
+    for (int i = 0; i < LYR_MAX_TRACKERS && slot < 0; ++i)
+        if (!s->trackers[i])
+            slot = i;
+    if (slot < 0)
+        return XR_ERROR_LIMIT_REACHED;
+
+    const struct lyr_settings *st = &s->instance->settings;
+    struct body_desc desc = st->body;
+    desc.skeleton = &st->skeleton;
+    desc.height_m = st->fixed_height_m > 0.0f ? st->fixed_height_m : DEFAULT_HEIGHT_M;
+    desc.prior = st->has_prior ? &st->prior : NULL;
+    struct lyr_tracker *t = calloc(1, sizeof *t);
+    struct em_error err = {{0}};
+    if (!t)
+        return XR_ERROR_OUT_OF_MEMORY;
+    t->session = s;
+    t->joint_count = count;
+    t->joints = calloc(count, sizeof *t->joints);
+    XrResult r = XR_SUCCESS;
+    if (!t->joints)
+        r = XR_ERROR_OUT_OF_MEMORY;
+    else if (body_create(&desc, &t->body, &err) != EM_OK) {
+        U_LOG_E("embody layer: %s", err.message);
+        r = XR_ERROR_RUNTIME_FAILURE;
+    } else if (sk_pose_init(&t->rest, body_skeleton(t->body)) != EM_OK)
+        r = XR_ERROR_OUT_OF_MEMORY;
+    if (XR_SUCCEEDED(r) && !tracker_register(t, true))
+        r = XR_ERROR_LIMIT_REACHED;
+    if (XR_FAILED(r)) {
+        lyr_tracker_free(t);
+        return r;
+    }
+    refresh_rest(t);
+    start_estimate(t);
+    s->trackers[slot] = t;
+    *out_tracker = (XrBodyTrackerFB)t;
+    return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL
+lyr_destroy_body_tracker(XrBodyTrackerFB handle)
+{
+    struct lyr_tracker *t = tracker_find(handle);
+    if (!t)
+        return XR_ERROR_HANDLE_INVALID;
+    for (int i = 0; i < LYR_MAX_TRACKERS; ++i)
+        if (t->session->trackers[i] == t)
+            t->session->trackers[i] = NULL;
+    lyr_tracker_free(t);
+    return XR_SUCCESS;
+}
+
+/* ---- Calibration ------------------------------------------------------------------------ */
+
+/* While estimating: once the window is full, calibrates on the frame with the headset at
+ * the standing eye height (a glance down at the start does not decide). */
+static void
+calibrate_step(struct lyr_tracker *t, const struct em_tracking_frame *frame)
+{
+    if (!t->estimator || !in_height_estimator_add(t->estimator, frame))
+        return;
+    const float eye_y = in_height_standing_eye_y(t->estimator);
+    free(t->estimator);
+    t->estimator = NULL;
+    if (!isfinite(eye_y))
+        return;
+    struct em_tracking_frame standing = *frame;
+    standing.device[EM_DEVICE_HEAD].pose.position_m[1] = eye_y;
+    struct em_error err = {{0}};
+    if (body_calibrate(t->body, &standing, &err) == EM_OK) {
+        struct body_status status;
+        body_get_status(t->body, &status);
+        U_LOG_I("embody layer: calibrated from the headset: height %.2f m",
+                (double)status.height_m);
+        refresh_rest(t);
+    } else {
+        U_LOG_W("embody layer: calibration failed: %s", err.message);
+    }
+}
+
+void
+lyr_trackers_recalibrate(struct lyr_session *s)
+{
+    for (int i = 0; i < LYR_MAX_TRACKERS; ++i) {
+        struct lyr_tracker *t = s->trackers[i];
+        if (!t)
+            continue;
+        body_reset(t->body);
+        start_estimate(t);
+    }
+}
+
+/* ---- Locating ------------------------------------------------------------------------- */
+
+static float
+floor_y(const struct lyr_tracker *t)
+{
+    return t->session->instance->settings.body.floor_height_m;
+}
+
+/* Brings the body to `time` (once per new time; an older or equal time keeps the body). */
+static XrResult
+update(struct lyr_tracker *t, XrTime time)
+{
+    if (t->updated && time <= t->last_time)
+        return XR_SUCCESS;
+    struct em_tracking_frame frame;
+    const XrResult r = lyr_input_locate(t->session, time, &frame);
+    if (XR_FAILED(r))
+        return r;
+    if (!t->updated)
+        t->first_time = time;
+    frame.time_s = (double)(time - t->first_time) * 1e-9;
+    calibrate_step(t, &frame);
+    body_update(t->body, &frame);
+    struct body_status status;
+    body_get_status(t->body, &status);
+    lyr_joints_from_pose(body_skeleton(t->body), body_pose(t->body), status.heading_rad,
+                         floor_y(t), t->joint_count, t->joints);
+    t->last_frame = frame;
+    t->last_time = time;
+    t->updated = true;
+    return XR_SUCCESS;
+}
+
+static void
+fill_inactive(XrBodyJointLocationsFB *locations)
+{
+    locations->isActive = XR_FALSE;
+    locations->confidence = 0.0f;
+    for (uint32_t i = 0; i < locations->jointCount; ++i) {
+        locations->jointLocations[i].locationFlags = 0;
+        locations->jointLocations[i].pose = (XrPosef){.orientation.w = 1.0f};
+    }
+}
+
+static XrSpaceLocationFlags
+joint_flags(const struct lyr_tracker *t, uint32_t joint)
+{
+    XrSpaceLocationFlags flags =
+        XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
+    const int driver = lyr_joint_driver(joint);
+    if (driver >= 1 && driver <= EM_DEVICE_COUNT) {
+        const uint32_t device = t->last_frame.device[driver - 1].flags;
+        flags |= device & (XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT |
+                           XR_SPACE_LOCATION_POSITION_TRACKED_BIT);
+    }
+    return flags;
+}
+
+/* base <- layer space: p' = R p + t, q' = R q. */
+static void
+to_base(const XrPosef *T_base_ref, const struct lyr_joint_pose *j, XrPosef *out)
+{
+    versor R = {T_base_ref->orientation.x, T_base_ref->orientation.y, T_base_ref->orientation.z,
+                T_base_ref->orientation.w};
+    vec3 p;
+    glm_quat_rotatev(R, (float *)j->position_m, p);
+    versor q;
+    glm_quat_mul(R, (float *)j->rotation, q);
+    out->position = (XrVector3f){p[0] + T_base_ref->position.x, p[1] + T_base_ref->position.y,
+                                 p[2] + T_base_ref->position.z};
+    out->orientation = (XrQuaternionf){q[0], q[1], q[2], q[3]};
+}
+
+XrResult XRAPI_CALL
+lyr_locate_body_joints(XrBodyTrackerFB handle, const XrBodyJointsLocateInfoFB *info,
+                       XrBodyJointLocationsFB *locations)
+{
+    struct lyr_tracker *t = tracker_find(handle);
+    if (!t)
+        return XR_ERROR_HANDLE_INVALID;
+    if (!info || info->type != XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB || !locations ||
+        locations->type != XR_TYPE_BODY_JOINT_LOCATIONS_FB ||
+        locations->jointCount != t->joint_count || !locations->jointLocations)
+        return XR_ERROR_VALIDATION_FAILURE;
+    if (info->baseSpace == XR_NULL_HANDLE)
+        return XR_ERROR_HANDLE_INVALID;
+    if (info->time <= 0)
+        return XR_ERROR_TIME_INVALID;
+    struct lyr_session *s = t->session;
+    locations->skeletonChangedCount = t->skeleton_changed;
+    locations->time = info->time;
+    if (!lyr_input_ready(s)) {
+        fill_inactive(locations);
+        return XR_SUCCESS;
+    }
+    if (!s->app_syncs)
+        lyr_input_sync_own(s);
+    XrResult r = update(t, info->time);
+    if (XR_FAILED(r))
+        return r;
+    XrSpaceLocation base = {.type = XR_TYPE_SPACE_LOCATION};
+    r = s->instance->next.locate_space(s->reference, info->baseSpace, info->time, &base);
+    if (XR_FAILED(r))
+        return r;
+    const XrSpaceLocationFlags both =
+        XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
+    const struct em_device_pose *head = &t->last_frame.device[EM_DEVICE_HEAD];
+    locations->skeletonChangedCount = t->skeleton_changed;
+    if ((base.locationFlags & both) != both || !em_device_pose_usable(head)) {
+        fill_inactive(locations);
+        return r;
+    }
+    int tracked = 0;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        tracked += (t->last_frame.device[d].flags & EM_POSE_POSITION_TRACKED) != 0;
+    locations->isActive = XR_TRUE;
+    locations->confidence = (float)tracked / (float)EM_DEVICE_COUNT;
+    for (uint32_t i = 0; i < t->joint_count; ++i) {
+        to_base(&base.pose, &t->joints[i], &locations->jointLocations[i].pose);
+        locations->jointLocations[i].locationFlags = joint_flags(t, i);
+    }
+    return r;
+}
+
+XrResult XRAPI_CALL
+lyr_get_body_skeleton(XrBodyTrackerFB handle, XrBodySkeletonFB *skeleton)
+{
+    struct lyr_tracker *t = tracker_find(handle);
+    if (!t)
+        return XR_ERROR_HANDLE_INVALID;
+    if (!skeleton || skeleton->type != XR_TYPE_BODY_SKELETON_FB ||
+        skeleton->jointCount != t->joint_count || !skeleton->joints)
+        return XR_ERROR_VALIDATION_FAILURE;
+    /* The rest pose with the root at the origin on the floor (y = 0), facing +Z. */
+    struct lyr_joint_pose *rest = calloc(t->joint_count, sizeof *rest);
+    if (!rest)
+        return XR_ERROR_OUT_OF_MEMORY;
+    lyr_joints_from_pose(body_skeleton(t->body), &t->rest, 0.0f, 0.0f, t->joint_count, rest);
+    const XrPosef identity = {.orientation.w = 1.0f};
+    const vec3 root = {rest[0].position_m[0], 0.0f, rest[0].position_m[2]};
+    for (uint32_t i = 0; i < t->joint_count; ++i) {
+        struct lyr_joint_pose j = rest[i];
+        glm_vec3_sub(j.position_m, (float *)root, j.position_m);
+        skeleton->joints[i].joint = (int32_t)i;
+        skeleton->joints[i].parentJoint = lyr_joint_parent(i);
+        to_base(&identity, &j, &skeleton->joints[i].pose);
+    }
+    free(rest);
+    return XR_SUCCESS;
+}
