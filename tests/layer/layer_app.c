@@ -6,15 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
 #include "layer_app.h"
+
+/* In the tests a failure fails the test; in the benchmark it ends the program. */
+#ifdef LA_WITH_CMOCKA
+#include <cmocka.h>
+#define LA_FAIL(...) fail_msg(__VA_ARGS__)
+#define LA_ASSERT(cond) assert_true(cond)
+#else
+#define LA_FAIL(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
+#define LA_ASSERT(cond) ((cond) ? (void)0 : LA_FAIL("%s:%d: %s", __FILE__, __LINE__, #cond))
+#endif
 
 #define CHECK_XR(call)                                                                          \
     do {                                                                                       \
         const XrResult r_ = (call);                                                            \
         if (XR_FAILED(r_))                                                                     \
-            fail_msg("%s: %d", #call, (int)r_);                                                \
+            LA_FAIL("%s: %d", #call, (int)r_);                                                 \
     } while (0)
 
 void
@@ -32,7 +40,7 @@ la_extension_offered(const char *extension)
     uint32_t count = 0;
     CHECK_XR(xrEnumerateInstanceExtensionProperties(NULL, 0, &count, NULL));
     XrExtensionProperties *props = calloc(count, sizeof *props);
-    assert_non_null(props);
+    LA_ASSERT(props != NULL);
     for (uint32_t i = 0; i < count; ++i)
         props[i].type = XR_TYPE_EXTENSION_PROPERTIES;
     CHECK_XR(xrEnumerateInstanceExtensionProperties(NULL, count, &count, props));
