@@ -458,6 +458,47 @@ only_the_head_and_the_hands_are_tracked_and_only_while_their_devices_are(void **
     xt_assert_no_violations();
 }
 
+/* Headless sessions and applications in the background never get focus: xrSyncActions
+ * answers XR_SESSION_NOT_FOCUSED and the controllers are not located, but the headset is,
+ * and the body goes on under it. */
+static void
+a_session_without_focus_still_gets_a_body_that_follows_the_headset(void **state)
+{
+    (void)state;
+    struct la_app app;
+    start(&app, "unfocused.script", "manual_focus\n", true, true);
+    assert_int_equal(app.state, XR_SESSION_STATE_VISIBLE);
+    struct st_stream s = {0};
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_load(STREAM, &s, &err), EM_OK);
+    XrBodyTrackerFB tracker = make_tracker(&app, XR_BODY_JOINT_SET_FULL_BODY_META);
+    XrBodyJointLocationFB joints[FULL];
+    XrBodyJointLocationsFB out;
+    double worst_m = 0.0;
+    for (int k = 0; k < 240; ++k) {
+        assert_int_equal(la_sync(&app), XR_SESSION_NOT_FOCUSED);
+        assert_int_equal(locate(&app, tracker, la_time_of(s.frames[k].time_s), joints, FULL, &out),
+                         XR_SUCCESS);
+        assert_int_equal(out.isActive, XR_TRUE);
+        const float *eye = s.frames[k].device[EM_DEVICE_HEAD].pose.position_m;
+        const XrVector3f *head = &joints[XR_BODY_JOINT_HEAD_FB].pose.position;
+        const double dx = (double)(head->x - eye[0]), dy = (double)(head->y - eye[1]);
+        const double dz = (double)(head->z - eye[2]);
+        worst_m = fmax(worst_m, sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    /* The head joint (the skull base) stays where the headset says, 10 to 15 cm away. */
+    assert_true(worst_m < 0.2);
+    assert_int_equal(joints[XR_BODY_JOINT_HEAD_FB].locationFlags & XR_SPACE_LOCATION_POSITION_TRACKED_BIT,
+                     XR_SPACE_LOCATION_POSITION_TRACKED_BIT);
+    assert_int_equal(joints[XR_BODY_JOINT_LEFT_HAND_WRIST_FB].locationFlags &
+                         XR_SPACE_LOCATION_POSITION_TRACKED_BIT,
+                     0);
+    assert_true(fabsf(out.confidence - 1.0f / 3.0f) < 1e-6f);
+    la_destroy(&app);
+    st_stream_fini(&s);
+    xt_assert_no_violations();
+}
+
 int
 main(void)
 {
@@ -469,6 +510,7 @@ main(void)
         cmocka_unit_test(a_lost_instance_is_reported_and_freed),
         cmocka_unit_test(calibrates_from_the_headset_and_again_after_a_recenter),
         cmocka_unit_test(only_the_head_and_the_hands_are_tracked_and_only_while_their_devices_are),
+        cmocka_unit_test(a_session_without_focus_still_gets_a_body_that_follows_the_headset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
