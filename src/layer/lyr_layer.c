@@ -96,14 +96,29 @@ lyr_destroy_instance(XrInstance instance)
     return next_destroy(instance);
 }
 
-/* Walks an output chain for the structure of type `type`. */
-static void *
-find_in_chain(void *next, XrStructureType type)
+/* Takes the structure of type `type` out of an output chain (the layers below do not
+ * know it: a validation layer would call it invalid); returns it, or NULL. */
+static XrBaseOutStructure *
+unlink_from_chain(XrBaseOutStructure *head, XrStructureType type, XrBaseOutStructure **out_prev)
 {
-    for (XrBaseOutStructure *s = next; s; s = s->next)
-        if (s->type == type)
-            return s;
+    for (XrBaseOutStructure *prev = head; prev && prev->next; prev = prev->next) {
+        if (prev->next->type == type) {
+            XrBaseOutStructure *found = prev->next;
+            prev->next = found->next;
+            *out_prev = prev;
+            return found;
+        }
+    }
     return NULL;
+}
+
+static void
+relink(XrBaseOutStructure *prev, XrBaseOutStructure *found)
+{
+    if (found) {
+        found->next = prev->next;
+        prev->next = found;
+    }
 }
 
 static XrResult XRAPI_CALL
@@ -112,17 +127,24 @@ lyr_get_system_properties(XrInstance instance, XrSystemId system, XrSystemProper
     struct lyr_instance *inst = lyr_instance_find(instance);
     if (!inst)
         return XR_ERROR_HANDLE_INVALID;
+    if (!properties)
+        return inst->next.get_system_properties(instance, system, properties);
+    XrBaseOutStructure *head = (XrBaseOutStructure *)properties;
+    XrBaseOutStructure *fb_prev = NULL, *meta_prev = NULL;
+    XrBaseOutStructure *fb =
+        unlink_from_chain(head, XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_FB, &fb_prev);
+    XrBaseOutStructure *meta =
+        unlink_from_chain(head, XR_TYPE_SYSTEM_PROPERTIES_BODY_TRACKING_FULL_BODY_META, &meta_prev);
     const XrResult r = inst->next.get_system_properties(instance, system, properties);
-    if (XR_FAILED(r) || !properties)
+    relink(meta_prev, meta); /* in the reverse order of unlinking */
+    relink(fb_prev, fb);
+    if (XR_FAILED(r))
         return r;
-    XrSystemBodyTrackingPropertiesFB *fb =
-        find_in_chain(properties->next, XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_FB);
     if (fb)
-        fb->supportsBodyTracking = XR_TRUE;
-    XrSystemPropertiesBodyTrackingFullBodyMETA *meta =
-        find_in_chain(properties->next, XR_TYPE_SYSTEM_PROPERTIES_BODY_TRACKING_FULL_BODY_META);
+        ((XrSystemBodyTrackingPropertiesFB *)fb)->supportsBodyTracking = XR_TRUE;
     if (meta)
-        meta->supportsFullBodyTracking = inst->full_body ? XR_TRUE : XR_FALSE;
+        ((XrSystemPropertiesBodyTrackingFullBodyMETA *)meta)->supportsFullBodyTracking =
+            inst->full_body ? XR_TRUE : XR_FALSE;
     return r;
 }
 
@@ -289,12 +311,13 @@ requested(const XrInstanceCreateInfo *info, const char *extension)
     return false;
 }
 
-/* True when the layers below (in the end the runtime) offer `extension` themselves. */
+/* True when the layers below (in the end the runtime) offer `extension` themselves. Asked
+ * with the instance made (a validation layer below refuses a null instance here). */
 static bool
-offered_below(PFN_xrGetInstanceProcAddr next_gipa, const char *extension)
+offered_below(PFN_xrGetInstanceProcAddr next_gipa, XrInstance instance, const char *extension)
 {
     PFN_xrEnumerateInstanceExtensionProperties enumerate = NULL;
-    if (XR_FAILED(next_gipa(XR_NULL_HANDLE, "xrEnumerateInstanceExtensionProperties",
+    if (XR_FAILED(next_gipa(instance, "xrEnumerateInstanceExtensionProperties",
                             (PFN_xrVoidFunction *)&enumerate)) ||
         !enumerate)
         return false;
@@ -374,13 +397,11 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         return XR_ERROR_LIMIT_REACHED;
 
     /* Serve when the application asks for body tracking and the runtime cannot give it
-     * (or EMBODY_LAYER_OVERRIDE says to serve anyway). */
+     * (or EMBODY_LAYER_OVERRIDE says to serve anyway). The instance is made without the
+     * extensions; if the runtime turns out to have them, it is made again with them. */
     const bool fb = requested(info, XR_FB_BODY_TRACKING_EXTENSION_NAME);
     const bool meta = requested(info, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME);
-    const bool serving =
-        (fb || meta) && (env_flag("EMBODY_LAYER_OVERRIDE") ||
-                         !offered_below(mine->nextGetInstanceProcAddr,
-                                        XR_FB_BODY_TRACKING_EXTENSION_NAME));
+    bool serving = fb || meta;
 
     const char *names[MAX_EXTENSIONS];
     uint32_t count = 0;
@@ -397,6 +418,17 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
     if (!inst)
         return XR_ERROR_OUT_OF_MEMORY;
     XrResult r = mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
+    if (XR_SUCCEEDED(r) && serving && !env_flag("EMBODY_LAYER_OVERRIDE") &&
+        offered_below(mine->nextGetInstanceProcAddr, *out_instance,
+                      XR_FB_BODY_TRACKING_EXTENSION_NAME)) {
+        PFN_xrDestroyInstance destroy = NULL;
+        if (XR_SUCCEEDED(mine->nextGetInstanceProcAddr(*out_instance, "xrDestroyInstance",
+                                                       (PFN_xrVoidFunction *)&destroy)) &&
+            destroy)
+            destroy(*out_instance);
+        serving = false;
+        r = mine->nextCreateApiLayerInstance(info, &next_info, out_instance);
+    }
     if (XR_FAILED(r)) {
         free(inst);
         return r;

@@ -30,6 +30,19 @@ la_use_layer(const char *script_path)
 {
     setenv("XR_RUNTIME_JSON", EMBODY_TEST_RUNTIME_JSON, 1);
     setenv("EMBODY_TEST_RUNTIME_SCRIPT", script_path, 1);
+    /* EMBODY_TEST_LAYERS_BELOW stacks more layers under embody's (closer to the runtime):
+     * "NAME:MANIFEST_DIR", e.g. Khronos' core validation layer. */
+    const char *below = getenv("EMBODY_TEST_LAYERS_BELOW");
+    const char *colon = below ? strchr(below, ':') : NULL;
+    if (colon) {
+        char layers[512], paths[2048];
+        snprintf(layers, sizeof layers, "XR_APILAYER_EMBODY_body_tracking:%.*s",
+                 (int)(colon - below), below);
+        snprintf(paths, sizeof paths, "%s:%s", EMBODY_LAYER_MANIFEST_DIR, colon + 1);
+        setenv("XR_API_LAYER_PATH", paths, 1);
+        setenv("XR_ENABLE_API_LAYERS", layers, 1);
+        return;
+    }
     setenv("XR_API_LAYER_PATH", EMBODY_LAYER_MANIFEST_DIR, 1);
     setenv("XR_ENABLE_API_LAYERS", "XR_APILAYER_EMBODY_body_tracking", 1);
 }
@@ -171,7 +184,11 @@ la_pump(struct la_app *app)
             continue;
         app->state = ((XrEventDataSessionStateChanged *)&ev)->state;
         if (app->state == XR_SESSION_STATE_READY) {
-            const XrSessionBeginInfo begin = {.type = XR_TYPE_SESSION_BEGIN_INFO};
+            /* Headless sessions ignore the view configuration; a validation layer wants a
+             * valid one all the same. */
+            const XrSessionBeginInfo begin = {
+                .type = XR_TYPE_SESSION_BEGIN_INFO,
+                .primaryViewConfigurationType = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO};
             CHECK_XR(xrBeginSession(app->session, &begin));
             app->running = true;
         } else if (app->state == XR_SESSION_STATE_STOPPING) {
@@ -189,6 +206,16 @@ la_sync(struct la_app *app)
                                     .countActiveActionSets = 1,
                                     .activeActionSets = &active};
     return xrSyncActions(app->session, &sync);
+}
+
+void
+la_end_session(struct la_app *app)
+{
+    CHECK_XR(xrDestroySpace(app->stage));
+    for (int h = 0; h < 2; ++h)
+        CHECK_XR(xrDestroySpace(app->grip_space[h]));
+    CHECK_XR(xrDestroySession(app->session));
+    app->session = XR_NULL_HANDLE;
 }
 
 XrTime

@@ -55,6 +55,9 @@ XrResult la_pump(struct la_app *app);
 /* One frame: syncs the application's actions (the runtime advances a frame). */
 XrResult la_sync(struct la_app *app);
 
+/* Destroys the application's spaces and the session. */
+void la_end_session(struct la_app *app);
+
 /* The XrTime the test runtime gives the stream row at `t_s` (tr_frame_time). */
 XrTime la_time_of(double t_s);
 
