@@ -172,8 +172,6 @@ oxr_actions_create(struct oxr_source *ox, struct em_error *err)
         if (profile_available(ox, &k_profiles[i]))
             r = suggest_profile(ox, &k_profiles[i], err);
     }
-    if (r == EM_OK)
-        r = oxr_trackers_create_actions(ox, err);
     if (r == EM_OK && a->profiles_accepted == 0)
         U_LOG_W("openxr: the runtime accepted no controller bindings: only the head will be "
                 "tracked");

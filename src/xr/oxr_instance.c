@@ -197,6 +197,8 @@ oxr_instance_connect(struct oxr_source *ox, struct em_error *err)
         r = oxr_system_find(ox, err);
     if (r == EM_OK)
         r = oxr_actions_create(ox, err);
+    if (r == EM_OK) /* after the other actions, before the set is attached */
+        r = oxr_trackers_create_actions(ox, err);
     if (r != EM_OK) {
         oxr_instance_disconnect(ox);
         return r;

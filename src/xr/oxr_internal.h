@@ -2,12 +2,17 @@
  * Internals of the OpenXR input source, shared by the files of src/xr:
  *
  *   oxr_result.c    the one checking function every XrResult goes through, names
+ *   oxr_pose.c      XrSpaceLocation -> em_device_pose
  *   oxr_instance.c  extensions, instance, system (phase 1)
  *   oxr_actions.c   action set, suggested bindings, per-frame action state (phase 2)
+ *   oxr_trackers.c  body trackers (XR_HTCX_vive_tracker_interaction)
  *   oxr_session.c   session, reference spaces, events and the session state machine
  *   oxr_view.c      the headset view: GLX binding, swapchains, eye matrices, layer
  *   oxr_frame.c     next()/submit(): frame timing, locating, reconnecting
  *   oxr_source.c    the public functions of embody/xr.h
+ *
+ * Calls run one way, down this order (a file calls only those below it):
+ *   source -> frame -> session -> instance -> actions, trackers, view -> pose, result
  *
  * Compiled with XR_USE_PLATFORM_XLIB, XR_USE_GRAPHICS_API_OPENGL and XR_USE_TIMESPEC.
  */
@@ -271,7 +276,7 @@ void
 oxr_view_from_pose(const XrPosef *eye_pose, mat4 out);
 
 /* Copies an XrPosef and location flags into an em_device_pose, field by field; values
- * whose VALID flag is missing are kept from `keep` (the last known). */
+ * whose VALID flag is missing are kept from `keep` (the last known). (oxr_pose.c) */
 void
 oxr_pose_convert(const XrSpaceLocation *location, const struct em_device_pose *keep,
                  struct em_device_pose *out);
