@@ -32,18 +32,23 @@ la_use_layer(const char *script_path)
     setenv("EMBODY_TEST_RUNTIME_SCRIPT", script_path, 1);
     /* EMBODY_TEST_LAYERS_BELOW stacks more layers under embody's (closer to the runtime):
      * "NAME:MANIFEST_DIR", e.g. Khronos' core validation layer. */
+    /* EMBODY_TEST_LAYER_MANIFEST_DIR: an installed layer's manifest folder instead of the
+     * build tree's. */
+    const char *mine = getenv("EMBODY_TEST_LAYER_MANIFEST_DIR");
+    if (!mine || !mine[0])
+        mine = EMBODY_LAYER_MANIFEST_DIR;
     const char *below = getenv("EMBODY_TEST_LAYERS_BELOW");
     const char *colon = below ? strchr(below, ':') : NULL;
     if (colon) {
         char layers[512], paths[2048];
         snprintf(layers, sizeof layers, "XR_APILAYER_EMBODY_body_tracking:%.*s",
                  (int)(colon - below), below);
-        snprintf(paths, sizeof paths, "%s:%s", EMBODY_LAYER_MANIFEST_DIR, colon + 1);
+        snprintf(paths, sizeof paths, "%s:%s", mine, colon + 1);
         setenv("XR_API_LAYER_PATH", paths, 1);
         setenv("XR_ENABLE_API_LAYERS", layers, 1);
         return;
     }
-    setenv("XR_API_LAYER_PATH", EMBODY_LAYER_MANIFEST_DIR, 1);
+    setenv("XR_API_LAYER_PATH", mine, 1);
     setenv("XR_ENABLE_API_LAYERS", "XR_APILAYER_EMBODY_body_tracking", 1);
 }
 
