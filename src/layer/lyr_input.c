@@ -12,6 +12,7 @@
  * set is attached with the application's and synced with every xrSyncActions; the head
  * is located through a VIEW space.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,14 @@ static const char *const k_profiles[] = {
 };
 #define PROFILE_COUNT ((int)(sizeof k_profiles / sizeof k_profiles[0]))
 #define CORE_PROFILE_COUNT 5
+#define TRACKER_PROFILE "/interaction_profiles/htc/vive_tracker_htcx"
+#define ROLE_PREFIX "/user/vive_tracker_htcx/role/"
+
+/* XR_HTCX_vive_tracker_interaction's roles, in enum em_tracker's order. */
+static const char *const k_role[EM_TRACKER_COUNT] = {
+    "waist",     "chest",      "left_foot",  "right_foot",
+    "left_knee", "right_knee", "left_elbow", "right_elbow",
+};
 
 static XrResult
 path(struct lyr_instance *inst, const char *text, XrPath *out)
@@ -70,9 +79,53 @@ lyr_input_create(struct lyr_instance *inst)
     strcpy(action_info.actionName, "embody_layer_grip");
     strcpy(action_info.localizedActionName, "embody grip pose");
     r = inst->next.create_action(inst->set, &action_info, &inst->grip);
-    if (XR_FAILED(r))
+    if (XR_FAILED(r)) {
         U_LOG_E("embody layer: xrCreateAction failed (%d)", (int)r);
-    return r;
+        return r;
+    }
+    if (!inst->trackers)
+        return XR_SUCCESS;
+    for (int t = 0; t < EM_TRACKER_COUNT && XR_SUCCEEDED(r); ++t) {
+        char role[96];
+        snprintf(role, sizeof role, ROLE_PREFIX "%s", k_role[t]);
+        r = path(inst, role, &inst->tracker_role[t]);
+    }
+    XrActionCreateInfo tracker_info = {.type = XR_TYPE_ACTION_CREATE_INFO,
+                                       .actionType = XR_ACTION_TYPE_POSE_INPUT,
+                                       .countSubactionPaths = EM_TRACKER_COUNT,
+                                       .subactionPaths = inst->tracker_role};
+    strcpy(tracker_info.actionName, "embody_layer_tracker");
+    strcpy(tracker_info.localizedActionName, "embody body tracker pose");
+    if (XR_SUCCEEDED(r))
+        r = inst->next.create_action(inst->set, &tracker_info, &inst->tracker);
+    if (XR_FAILED(r)) { /* head and hands are still served */
+        U_LOG_W("embody layer: no body tracker action (%d): trackers not used", (int)r);
+        inst->trackers = false;
+        inst->tracker = XR_NULL_HANDLE;
+    }
+    return XR_SUCCESS;
+}
+
+static bool
+is_tracker_profile(struct lyr_instance *inst, XrPath profile)
+{
+    XrPath p;
+    return inst->trackers && XR_SUCCEEDED(path(inst, TRACKER_PROFILE, &p)) && p == profile;
+}
+
+/* The layer's tracker bindings (one per role), appended to `bindings` at `at`. */
+static XrResult
+add_trackers(struct lyr_instance *inst, XrActionSuggestedBinding *bindings, uint32_t at)
+{
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        char pose[128];
+        snprintf(pose, sizeof pose, ROLE_PREFIX "%s/input/grip/pose", k_role[t]);
+        bindings[at + (uint32_t)t].action = inst->tracker;
+        const XrResult r = path(inst, pose, &bindings[at + (uint32_t)t].binding);
+        if (XR_FAILED(r))
+            return r;
+    }
+    return XR_SUCCESS;
 }
 
 /* Index of the controller profile `profile` in k_profiles, or -1. */
@@ -106,17 +159,20 @@ XrResult
 lyr_input_suggest(struct lyr_instance *inst, const XrInteractionProfileSuggestedBinding *suggested)
 {
     if (!suggested || suggested->type != XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING ||
-        suggested->countSuggestedBindings > MAX_BINDINGS || !suggested->suggestedBindings ||
-        known_profile(inst, suggested->interactionProfile) < 0)
+        suggested->countSuggestedBindings > MAX_BINDINGS || !suggested->suggestedBindings)
+        return inst->next.suggest_bindings(inst->handle, suggested);
+    const bool trackers = is_tracker_profile(inst, suggested->interactionProfile);
+    if (!trackers && known_profile(inst, suggested->interactionProfile) < 0)
         return inst->next.suggest_bindings(inst->handle, suggested);
     const uint32_t n = suggested->countSuggestedBindings;
-    XrActionSuggestedBinding *merged = calloc(n + LYR_HAND_COUNT, sizeof *merged);
+    const uint32_t ours = trackers ? EM_TRACKER_COUNT : LYR_HAND_COUNT;
+    XrActionSuggestedBinding *merged = calloc(n + ours, sizeof *merged);
     if (!merged)
         return XR_ERROR_OUT_OF_MEMORY;
     memcpy(merged, suggested->suggestedBindings, n * sizeof *merged);
-    XrResult r = add_grips(inst, merged, n);
+    XrResult r = trackers ? add_trackers(inst, merged, n) : add_grips(inst, merged, n);
     XrInteractionProfileSuggestedBinding with_ours = *suggested;
-    with_ours.countSuggestedBindings = n + LYR_HAND_COUNT;
+    with_ours.countSuggestedBindings = n + ours;
     with_ours.suggestedBindings = merged;
     if (XR_SUCCEEDED(r))
         r = inst->next.suggest_bindings(inst->handle, &with_ours);
@@ -128,10 +184,26 @@ lyr_input_suggest(struct lyr_instance *inst, const XrInteractionProfileSuggested
     return r;
 }
 
-/* For an application that suggests nothing: the layer's bindings for the core profiles. */
+/* For an application that suggests nothing: the layer's bindings for the core profiles.
+ * The tracker profile (its own top-level paths: it changes nothing of the controllers')
+ * whenever the application did not suggest it. */
 static void
 suggest_own(struct lyr_instance *inst)
 {
+    bool trackers_suggested = false;
+    for (int i = 0; i < inst->app_profile_count; ++i)
+        trackers_suggested |= is_tracker_profile(inst, inst->app_profiles[i]);
+    if (inst->trackers && !trackers_suggested) {
+        XrActionSuggestedBinding bindings[EM_TRACKER_COUNT];
+        XrInteractionProfileSuggestedBinding s = {
+            .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
+            .countSuggestedBindings = EM_TRACKER_COUNT,
+            .suggestedBindings = bindings};
+        if (XR_SUCCEEDED(path(inst, TRACKER_PROFILE, &s.interactionProfile)) &&
+            XR_SUCCEEDED(add_trackers(inst, bindings, 0)) &&
+            XR_FAILED(inst->next.suggest_bindings(inst->handle, &s)))
+            U_LOG_W("embody layer: the runtime refused the body tracker bindings");
+    }
     if (inst->app_profile_count > 0)
         return;
     for (int i = 0; i < CORE_PROFILE_COUNT; ++i) {
@@ -230,6 +302,13 @@ create_spaces(struct lyr_session *s)
                                               .poseInActionSpace = {.orientation.w = 1.0f}};
         r = s->instance->next.create_action_space(s->handle, &info, &s->grip[h]);
     }
+    for (int t = 0; t < EM_TRACKER_COUNT && XR_SUCCEEDED(r) && s->instance->trackers; ++t) {
+        const XrActionSpaceCreateInfo info = {.type = XR_TYPE_ACTION_SPACE_CREATE_INFO,
+                                              .action = s->instance->tracker,
+                                              .subactionPath = s->instance->tracker_role[t],
+                                              .poseInActionSpace = {.orientation.w = 1.0f}};
+        r = s->instance->next.create_action_space(s->handle, &info, &s->body_tracker[t]);
+    }
     s->spaces_made = true; /* what was made is destroyed with the rest */
     return r;
 }
@@ -260,7 +339,9 @@ lyr_input_destroy_spaces(struct lyr_session *s)
 {
     if (!s->spaces_made)
         return;
-    XrSpace *spaces[] = {&s->reference, &s->view, &s->grip[0], &s->grip[1]};
+    XrSpace *spaces[4 + EM_TRACKER_COUNT] = {&s->reference, &s->view, &s->grip[0], &s->grip[1]};
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        spaces[4 + t] = &s->body_tracker[t];
     for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; ++i) {
         if (*spaces[i] != XR_NULL_HANDLE)
             (void)s->instance->next.destroy_space(*spaces[i]);
@@ -300,6 +381,19 @@ lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *o
         if (XR_FAILED(r))
             return r;
         to_device_pose(&loc, &out->device[d]);
+    }
+    /* A tracker is worn while the runtime locates it (its action is active). */
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        if (s->body_tracker[t] == XR_NULL_HANDLE)
+            continue;
+        XrSpaceLocation loc = {.type = XR_TYPE_SPACE_LOCATION};
+        const XrResult r =
+            s->instance->next.locate_space(s->body_tracker[t], s->reference, time, &loc);
+        if (XR_FAILED(r))
+            return r;
+        to_device_pose(&loc, &out->tracker[t]);
+        if (out->tracker[t].flags)
+            out->tracker_present |= EM_TRACKER_BIT(t);
     }
     return XR_SUCCESS;
 }

@@ -71,6 +71,7 @@ struct lyr_session {
     XrSpace reference;   /* the body's own space: STAGE, else LOCAL */
     XrSpace view;
     XrSpace grip[LYR_HAND_COUNT];
+    XrSpace body_tracker[EM_TRACKER_COUNT]; /* XR_NULL_HANDLE without trackers */
     struct lyr_tracker *trackers[LYR_MAX_TRACKERS];
 };
 
@@ -89,6 +90,10 @@ struct lyr_instance {
     bool serving;   /* the layer answers body tracking (the app enabled it, the runtime
                        does not have it) */
     bool full_body; /* XR_META_body_tracking_full_body enabled */
+    /* Body trackers (XR_HTCX_vive_tracker_interaction): enabled below, by the application
+     * or by the layer for itself when the runtime offers it. */
+    bool trackers;
+    bool app_trackers; /* the application enabled it: it sees the tracker events */
     struct lyr_settings settings;
     bool settings_loaded;
 
@@ -96,6 +101,8 @@ struct lyr_instance {
     XrActionSet set;
     XrAction grip;
     XrPath hand[LYR_HAND_COUNT];
+    XrAction tracker;                   /* pose, one subaction path per role */
+    XrPath tracker_role[EM_TRACKER_COUNT];
     XrPath app_profiles[LYR_MAX_PROFILES]; /* profiles the application suggested */
     int app_profile_count;
 
@@ -132,8 +139,8 @@ bool lyr_input_ready(struct lyr_session *s);
 /* Syncs the layer's set alone, for applications that never sync (no actions of theirs). */
 void lyr_input_sync_own(struct lyr_session *s);
 
-/* The head (VIEW) and the grips located in the layer's reference space at `time`, as a
- * tracking frame (time_s left to the caller). */
+/* The head (VIEW), the grips and any body trackers located in the layer's reference space
+ * at `time`, as a tracking frame (time_s left to the caller). */
 XrResult lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *out);
 
 /* Destroys the layer's spaces of the session (before the session goes). */
@@ -180,8 +187,11 @@ void lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_po
 /* The parent of each joint of the set (XR_BODY_JOINT_NONE_FB for the root). */
 int32_t lyr_joint_parent(uint32_t joint);
 
-/* Per joint: 0 inferred, 1 the head device, 2 the left controller, 3 the right, 4+ the
- * body tracker (enum em_tracker) + 4. */
+/* Per joint: 0 inferred, 1 the head device, 2 the left controller, 3 the right. */
 int lyr_joint_driver(uint32_t joint);
+
+/* The joint a body tracker (enum em_tracker) holds: hips, upper spine (chest), ankles,
+ * lower legs (knees), lower arms (elbows); -1 when it is not in a set of `count` joints. */
+int lyr_tracker_joint(int tracker, uint32_t count);
 
 #endif

@@ -95,6 +95,24 @@ lyr_joint_driver(uint32_t joint)
     return 0;
 }
 
+int
+lyr_tracker_joint(int tracker, uint32_t count)
+{
+    static const int k_joint[EM_TRACKER_COUNT] = {
+        [EM_TRACKER_PELVIS] = XR_BODY_JOINT_HIPS_FB,
+        [EM_TRACKER_CHEST] = XR_BODY_JOINT_SPINE_UPPER_FB,
+        [EM_TRACKER_LEFT_FOOT] = XR_FULL_BODY_JOINT_LEFT_FOOT_ANKLE_META,
+        [EM_TRACKER_RIGHT_FOOT] = XR_FULL_BODY_JOINT_RIGHT_FOOT_ANKLE_META,
+        [EM_TRACKER_LEFT_KNEE] = XR_FULL_BODY_JOINT_LEFT_LOWER_LEG_META,
+        [EM_TRACKER_RIGHT_KNEE] = XR_FULL_BODY_JOINT_RIGHT_LOWER_LEG_META,
+        [EM_TRACKER_LEFT_ELBOW] = XR_BODY_JOINT_LEFT_ARM_LOWER_FB,
+        [EM_TRACKER_RIGHT_ELBOW] = XR_BODY_JOINT_RIGHT_ARM_LOWER_FB,
+    };
+    if (tracker < 0 || tracker >= EM_TRACKER_COUNT || (uint32_t)k_joint[tracker] >= count)
+        return -1;
+    return k_joint[tracker];
+}
+
 /* ---- The relaxed hand --------------------------------------------------------------- */
 
 /* The left hand at rest in its own frame (world-aligned: fingers along +X, palm down -Y,

@@ -227,7 +227,14 @@ lyr_poll_event(XrInstance instance, XrEventDataBuffer *event)
     struct lyr_instance *inst = lyr_instance_find(instance);
     if (!inst)
         return XR_ERROR_HANDLE_INVALID;
-    const XrResult r = inst->next.poll_event(instance, event);
+    XrResult r = inst->next.poll_event(instance, event);
+    /* Tracker connections the application did not ask to hear of (the layer enabled the
+     * extension for itself) are not passed on. */
+    while (r == XR_SUCCESS && !inst->app_trackers &&
+           event->type == XR_TYPE_EVENT_DATA_VIVE_TRACKER_CONNECTED_HTCX) {
+        *event = (XrEventDataBuffer){.type = XR_TYPE_EVENT_DATA_BUFFER};
+        r = inst->next.poll_event(instance, event);
+    }
     if (r != XR_SUCCESS)
         return r;
     if (event->type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
@@ -418,16 +425,34 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
     if (!inst)
         return XR_ERROR_OUT_OF_MEMORY;
     XrResult r = mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
-    if (XR_SUCCEEDED(r) && serving && !env_flag("EMBODY_LAYER_OVERRIDE") &&
-        offered_below(mine->nextGetInstanceProcAddr, *out_instance,
-                      XR_FB_BODY_TRACKING_EXTENSION_NAME)) {
+    const bool app_trackers = requested(info, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
+    bool trackers = app_trackers;
+    if (XR_SUCCEEDED(r) && serving) {
+        /* The runtime has body tracking itself: made again as the application asked. Else,
+         * where it has body trackers the application did not ask for, made again with
+         * them, for the layer's own use. */
+        const PFN_xrGetInstanceProcAddr gipa = mine->nextGetInstanceProcAddr;
+        const bool has_body = !env_flag("EMBODY_LAYER_OVERRIDE") &&
+                              offered_below(gipa, *out_instance, XR_FB_BODY_TRACKING_EXTENSION_NAME);
+        const bool add_trackers =
+            !has_body && !app_trackers && count < MAX_EXTENSIONS &&
+            offered_below(gipa, *out_instance, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
         PFN_xrDestroyInstance destroy = NULL;
-        if (XR_SUCCEEDED(mine->nextGetInstanceProcAddr(*out_instance, "xrDestroyInstance",
-                                                       (PFN_xrVoidFunction *)&destroy)) &&
-            destroy)
+        if ((has_body || add_trackers) &&
+            XR_SUCCEEDED(gipa(*out_instance, "xrDestroyInstance", (PFN_xrVoidFunction *)&destroy)) &&
+            destroy) {
             destroy(*out_instance);
-        serving = false;
-        r = mine->nextCreateApiLayerInstance(info, &next_info, out_instance);
+            if (has_body) {
+                serving = false;
+                r = mine->nextCreateApiLayerInstance(info, &next_info, out_instance);
+            } else {
+                names[count] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
+                below.enabledExtensionCount = count + 1;
+                below.enabledExtensionNames = names;
+                trackers = true;
+                r = mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
+            }
+        }
     }
     if (XR_FAILED(r)) {
         free(inst);
@@ -436,6 +461,8 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
     inst->handle = *out_instance;
     inst->serving = serving;
     inst->full_body = serving && meta;
+    inst->trackers = serving && trackers;
+    inst->app_trackers = app_trackers;
     if (!load_next(inst, mine->nextGetInstanceProcAddr)) {
         U_LOG_E("embody layer: the layer below lacks core functions");
         if (inst->next.destroy_instance)

@@ -13,9 +13,9 @@
  * tracking (as the headless program does), and again after each recentring
  * (XrEventDataReferenceSpaceChangePending); each calibration bumps skeletonChangedCount.
  *
- * Flags: every joint of an active body is VALID; only the head (headset) and the wrists
- * and palms (controllers) are TRACKED, and only while their device is. The rest is
- * inferred. Confidence is the share of the three devices tracked.
+ * Flags: every joint of an active body is VALID; only the head (headset), the wrists and
+ * palms (controllers) and the bones body trackers hold are TRACKED, and only while their
+ * device is. The rest is inferred. Confidence is the share of the three devices tracked.
  */
 #include <math.h>
 #include <pthread.h>
@@ -37,6 +37,7 @@ struct lyr_tracker {
     uint32_t joint_count;
     struct body *body;
     struct lyr_joint_pose *joints; /* joint_count, in the layer's space, of the last update */
+    XrSpaceLocationFlags *flags;   /* joint_count, of the last update */
     struct sk_pose rest;           /* the fitted skeleton at rest, for xrGetBodySkeletonFB */
     bool updated;
     XrTime first_time;
@@ -150,6 +151,7 @@ lyr_tracker_free(struct lyr_tracker *t)
     body_destroy(&t->body);
     sk_pose_fini(&t->rest);
     free(t->joints);
+    free(t->flags);
     free(t->estimator);
     free(t);
 }
@@ -203,8 +205,9 @@ lyr_create_body_tracker(XrSession session, const XrBodyTrackerCreateInfoFB *info
     t->session = s;
     t->joint_count = count;
     t->joints = calloc(count, sizeof *t->joints);
+    t->flags = calloc(count, sizeof *t->flags);
     XrResult r = XR_SUCCESS;
-    if (!t->joints)
+    if (!t->joints || !t->flags)
         r = XR_ERROR_OUT_OF_MEMORY;
     else if (body_create(&desc, &t->body, &err) != EM_OK) {
         U_LOG_E("embody layer: %s", err.message);
@@ -285,6 +288,29 @@ floor_y(const struct lyr_tracker *t)
     return t->session->instance->settings.body.floor_height_m;
 }
 
+/* VALID for every joint; TRACKED where a tracked device holds the joint: the headset
+ * the head, a controller its wrist and palm, a body tracker the body uses fully its bone. */
+static void
+update_flags(struct lyr_tracker *t)
+{
+    const XrSpaceLocationFlags tracked_bits =
+        XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT | XR_SPACE_LOCATION_POSITION_TRACKED_BIT;
+    for (uint32_t i = 0; i < t->joint_count; ++i) {
+        t->flags[i] = XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
+        const int driver = lyr_joint_driver(i);
+        if (driver >= 1 && driver <= EM_DEVICE_COUNT)
+            t->flags[i] |= t->last_frame.device[driver - 1].flags & tracked_bits;
+    }
+    struct body_tracker_status status[EM_TRACKER_COUNT];
+    body_get_trackers(t->body, status);
+    for (int k = 0; k < EM_TRACKER_COUNT; ++k) {
+        const int joint = lyr_tracker_joint(k, t->joint_count);
+        if (joint >= 0 && status[k].present && status[k].state == BODY_DEVICE_TRACKED &&
+            status[k].weight >= 1.0f)
+            t->flags[joint] |= t->last_frame.tracker[k].flags & tracked_bits;
+    }
+}
+
 /* Brings the body to `time` (once per new time; an older or equal time keeps the body). */
 static XrResult
 update(struct lyr_tracker *t, XrTime time)
@@ -307,6 +333,7 @@ update(struct lyr_tracker *t, XrTime time)
     t->last_frame = frame;
     t->last_time = time;
     t->updated = true;
+    update_flags(t);
     return XR_SUCCESS;
 }
 
@@ -319,20 +346,6 @@ fill_inactive(XrBodyJointLocationsFB *locations)
         locations->jointLocations[i].locationFlags = 0;
         locations->jointLocations[i].pose = (XrPosef){.orientation.w = 1.0f};
     }
-}
-
-static XrSpaceLocationFlags
-joint_flags(const struct lyr_tracker *t, uint32_t joint)
-{
-    XrSpaceLocationFlags flags =
-        XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
-    const int driver = lyr_joint_driver(joint);
-    if (driver >= 1 && driver <= EM_DEVICE_COUNT) {
-        const uint32_t device = t->last_frame.device[driver - 1].flags;
-        flags |= device & (XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT |
-                           XR_SPACE_LOCATION_POSITION_TRACKED_BIT);
-    }
-    return flags;
 }
 
 /* base <- layer space: p' = R p + t, q' = R q. */
@@ -396,7 +409,7 @@ lyr_locate_body_joints(XrBodyTrackerFB handle, const XrBodyJointsLocateInfoFB *i
     locations->confidence = (float)tracked / (float)EM_DEVICE_COUNT;
     for (uint32_t i = 0; i < t->joint_count; ++i) {
         to_base(&base.pose, &t->joints[i], &locations->jointLocations[i].pose);
-        locations->jointLocations[i].locationFlags = joint_flags(t, i);
+        locations->jointLocations[i].locationFlags = t->flags[i];
     }
     return r;
 }

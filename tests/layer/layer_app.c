@@ -185,6 +185,7 @@ la_pump(struct la_app *app)
         const XrResult r = xrPollEvent(app->instance, &ev);
         if (r != XR_SUCCESS)
             return r;
+        app->tracker_events += ev.type == XR_TYPE_EVENT_DATA_VIVE_TRACKER_CONNECTED_HTCX;
         if (ev.type != XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED)
             continue;
         app->state = ((XrEventDataSessionStateChanged *)&ev)->state;

@@ -21,6 +21,7 @@ struct la_app {
     XrSession session;
     XrSessionState state;
     bool running;
+    int tracker_events; /* XrEventDataViveTrackerConnectedHTCX read by la_pump */
     XrActionSet set;
     XrAction trigger;
     XrAction grip;

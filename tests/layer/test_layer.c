@@ -519,6 +519,47 @@ a_session_without_focus_still_gets_a_body_that_follows_the_headset(void **state)
     xt_assert_no_violations();
 }
 
+/* Body trackers (XR_HTCX_vive_tracker_interaction), where the runtime has them, feed the
+ * body even though the application did not ask for them, and it hears nothing of them. */
+static void
+body_trackers_the_runtime_offers_hold_their_bones(void **state)
+{
+    (void)state;
+    struct la_app app;
+    g_app = &app;
+    char script[1024];
+    la_use_layer(write_script("trackers.script", STREAM,
+                              "tracker waist 0.0 0.95 1.55\ntracker left_foot 0.15 0.08 1.6\n",
+                              script, sizeof script));
+    setenv("EMBODY_LAYER_HEIGHT_M", HEIGHT, 1);
+    la_create(&app, true, true);
+    la_start_session(&app);
+    la_pump(&app);
+    struct st_stream s = {0};
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_load(STREAM, &s, &err), EM_OK);
+    XrBodyTrackerFB tracker = make_tracker(&app, XR_BODY_JOINT_SET_FULL_BODY_META);
+    XrBodyJointLocationFB joints[FULL];
+    XrBodyJointLocationsFB out;
+    int k = 0;
+    assert_int_equal(run_frames(&app, tracker, &s, &k, 60, &out, joints, FULL), XR_SUCCESS);
+    const XrSpaceLocationFlags tracked =
+        XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT | XR_SPACE_LOCATION_POSITION_TRACKED_BIT;
+    assert_int_equal(joints[XR_BODY_JOINT_HIPS_FB].locationFlags & tracked, tracked);
+    assert_int_equal(joints[XR_FULL_BODY_JOINT_LEFT_FOOT_ANKLE_META].locationFlags & tracked,
+                     tracked);
+    assert_int_equal(joints[XR_FULL_BODY_JOINT_RIGHT_FOOT_ANKLE_META].locationFlags & tracked, 0);
+    /* The hips sit on the waist tracker (its mount: 12 cm in front of it, 5 cm lower). */
+    const XrVector3f *hips = &joints[XR_BODY_JOINT_HIPS_FB].pose.position;
+    const double dx = (double)hips->x, dy = (double)hips->y - 0.95, dz = (double)hips->z - 1.55;
+    assert_true(sqrt(dx * dx + dy * dy + dz * dz) < 0.2);
+    /* No tracker events reach an application that did not enable the extension. */
+    assert_int_equal(app.tracker_events, 0);
+    la_destroy(&app);
+    st_stream_fini(&s);
+    xt_assert_no_violations();
+}
+
 int
 main(void)
 {
@@ -531,6 +572,7 @@ main(void)
         cmocka_unit_test_teardown(calibrates_from_the_headset_and_again_after_a_recenter, teardown),
         cmocka_unit_test_teardown(only_the_head_and_the_hands_are_tracked_and_only_while_their_devices_are, teardown),
         cmocka_unit_test_teardown(a_session_without_focus_still_gets_a_body_that_follows_the_headset, teardown),
+        cmocka_unit_test_teardown(body_trackers_the_runtime_offers_hold_their_bones, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
