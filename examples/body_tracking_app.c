@@ -20,13 +20,13 @@
 
 #include <embody/openxr_ext.h>
 
-#define CHECK(call)                                                                             \
-    do {                                                                                       \
-        const XrResult r_ = (call);                                                            \
-        if (XR_FAILED(r_)) {                                                                   \
-            fprintf(stderr, "body_tracking_app: %s failed: %d\n", #call, (int)r_);            \
-            goto done;                                                                         \
-        }                                                                                      \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        const XrResult r_ = (call);                                                                \
+        if (XR_FAILED(r_)) {                                                                       \
+            fprintf(stderr, "body_tracking_app: %s failed: %d\n", #call, (int)r_);                 \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
 static int
@@ -55,9 +55,9 @@ pump(XrInstance instance, XrSession session)
         if (ev.type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
             const XrSessionState s = ((XrEventDataSessionStateChanged *)&ev)->state;
             if (s == XR_SESSION_STATE_READY) {
-                const XrSessionBeginInfo begin = {
-                    .type = XR_TYPE_SESSION_BEGIN_INFO,
-                    .primaryViewConfigurationType = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO};
+                const XrSessionBeginInfo begin = {.type = XR_TYPE_SESSION_BEGIN_INFO,
+                                                  .primaryViewConfigurationType =
+                                                      XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO};
                 if (XR_FAILED(xrBeginSession(session, &begin)))
                     return 0;
             } else if (s == XR_SESSION_STATE_STOPPING || s == XR_SESSION_STATE_EXITING ||
@@ -92,9 +92,9 @@ main(int argc, char **argv)
         return 1;
     }
     const int full = offered(XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME);
-    const char *ext[] = {XR_MND_HEADLESS_EXTENSION_NAME, XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME,
-                         XR_FB_BODY_TRACKING_EXTENSION_NAME,
-                         XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME};
+    const char *ext[] = {
+        XR_MND_HEADLESS_EXTENSION_NAME, XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME,
+        XR_FB_BODY_TRACKING_EXTENSION_NAME, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME};
     XrInstanceCreateInfo info = {.type = XR_TYPE_INSTANCE_CREATE_INFO,
                                  .enabledExtensionCount = full ? 4 : 3,
                                  .enabledExtensionNames = ext};
@@ -115,8 +115,8 @@ main(int argc, char **argv)
     const XrSystemGetInfo sys = {.type = XR_TYPE_SYSTEM_GET_INFO,
                                  .formFactor = XR_FORM_FACTOR_HEAD_MOUNTED_DISPLAY};
     CHECK(xrGetSystem(instance, &sys, &system));
-    XrSystemBodyTrackingPropertiesFB body_props = {
-        .type = XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_FB};
+    XrSystemBodyTrackingPropertiesFB body_props = {.type =
+                                                       XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_FB};
     XrSystemProperties props = {.type = XR_TYPE_SYSTEM_PROPERTIES, .next = &body_props};
     CHECK(xrGetSystemProperties(instance, system, &props));
     printf("%s: body tracking %s\n", props.systemName,
@@ -127,10 +127,10 @@ main(int argc, char **argv)
                                               .systemId = system};
     CHECK(xrCreateSession(instance, &session_info, &session));
     XrSpace stage = XR_NULL_HANDLE;
-    const XrReferenceSpaceCreateInfo stage_info = {
-        .type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
-        .referenceSpaceType = XR_REFERENCE_SPACE_TYPE_STAGE,
-        .poseInReferenceSpace = {.orientation.w = 1.0f}};
+    const XrReferenceSpaceCreateInfo stage_info = {.type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
+                                                   .referenceSpaceType =
+                                                       XR_REFERENCE_SPACE_TYPE_STAGE,
+                                                   .poseInReferenceSpace = {.orientation.w = 1.0f}};
     CHECK(xrCreateReferenceSpace(session, &stage_info, &stage));
     const XrBodyTrackerCreateInfoFB tracker_info = {
         .type = XR_TYPE_BODY_TRACKER_CREATE_INFO_FB,
@@ -146,13 +146,12 @@ main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &now);
         XrTime time = 0;
         CHECK(to_xr_time(instance, &now, &time));
-        const XrBodyJointsLocateInfoFB where = {.type = XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB,
-                                                .baseSpace = stage,
-                                                .time = time};
-        XrBodyJointLocationsFB out = {
-            .type = XR_TYPE_BODY_JOINT_LOCATIONS_FB,
-            .jointCount = full ? XR_FULL_BODY_JOINT_COUNT_META : XR_BODY_JOINT_COUNT_FB,
-            .jointLocations = joints};
+        const XrBodyJointsLocateInfoFB where = {
+            .type = XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB, .baseSpace = stage, .time = time};
+        XrBodyJointLocationsFB out = {.type = XR_TYPE_BODY_JOINT_LOCATIONS_FB,
+                                      .jointCount = full ? XR_FULL_BODY_JOINT_COUNT_META
+                                                         : XR_BODY_JOINT_COUNT_FB,
+                                      .jointLocations = joints};
         CHECK(locate(tracker, &where, &out));
         if (k % 60 != 59)
             continue;

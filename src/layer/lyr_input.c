@@ -195,10 +195,10 @@ suggest_own(struct lyr_instance *inst)
         trackers_suggested |= is_tracker_profile(inst, inst->app_profiles[i]);
     if (inst->trackers && !trackers_suggested) {
         XrActionSuggestedBinding bindings[EM_TRACKER_COUNT];
-        XrInteractionProfileSuggestedBinding s = {
-            .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
-            .countSuggestedBindings = EM_TRACKER_COUNT,
-            .suggestedBindings = bindings};
+        XrInteractionProfileSuggestedBinding s = {.type =
+                                                      XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
+                                                  .countSuggestedBindings = EM_TRACKER_COUNT,
+                                                  .suggestedBindings = bindings};
         if (XR_SUCCEEDED(path(inst, TRACKER_PROFILE, &s.interactionProfile)) &&
             XR_SUCCEEDED(add_trackers(inst, bindings, 0)) &&
             XR_FAILED(inst->next.suggest_bindings(inst->handle, &s)))
@@ -208,10 +208,10 @@ suggest_own(struct lyr_instance *inst)
         return;
     for (int i = 0; i < CORE_PROFILE_COUNT; ++i) {
         XrActionSuggestedBinding bindings[LYR_HAND_COUNT];
-        XrInteractionProfileSuggestedBinding s = {
-            .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
-            .countSuggestedBindings = LYR_HAND_COUNT,
-            .suggestedBindings = bindings};
+        XrInteractionProfileSuggestedBinding s = {.type =
+                                                      XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
+                                                  .countSuggestedBindings = LYR_HAND_COUNT,
+                                                  .suggestedBindings = bindings};
         if (XR_SUCCEEDED(path(inst, k_profiles[i], &s.interactionProfile)) &&
             XR_SUCCEEDED(add_grips(inst, bindings, 0)))
             (void)inst->next.suggest_bindings(inst->handle, &s);
@@ -262,9 +262,8 @@ void
 lyr_input_sync_own(struct lyr_session *s)
 {
     const XrActiveActionSet active = {s->instance->set, XR_NULL_PATH};
-    const XrActionsSyncInfo info = {.type = XR_TYPE_ACTIONS_SYNC_INFO,
-                                    .countActiveActionSets = 1,
-                                    .activeActionSets = &active};
+    const XrActionsSyncInfo info = {
+        .type = XR_TYPE_ACTIONS_SYNC_INFO, .countActiveActionSets = 1, .activeActionSets = &active};
     (void)s->instance->next.sync_actions(s->handle, &info);
 }
 
@@ -323,8 +322,8 @@ lyr_input_ready(struct lyr_session *s)
         if (s->state != XR_SESSION_STATE_READY && s->state != XR_SESSION_STATE_SYNCHRONIZED &&
             s->state != XR_SESSION_STATE_VISIBLE && s->state != XR_SESSION_STATE_FOCUSED)
             return false;
-        const XrSessionActionSetsAttachInfo info = {
-            .type = XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO, .countActionSets = 0};
+        const XrSessionActionSetsAttachInfo info = {.type = XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO,
+                                                    .countActionSets = 0};
         if (XR_FAILED(lyr_input_attach(s, &info)))
             return false;
     }

@@ -65,10 +65,10 @@ struct lyr_session {
     struct lyr_instance *instance;
     XrSession handle;
     XrSessionState state;
-    bool attached;       /* the layer's action set is attached to the session */
-    bool app_syncs;      /* the application syncs actions (ours ride along) */
+    bool attached;  /* the layer's action set is attached to the session */
+    bool app_syncs; /* the application syncs actions (ours ride along) */
     bool spaces_made;
-    XrSpace reference;   /* the body's own space: STAGE, else LOCAL */
+    XrSpace reference; /* the body's own space: STAGE, else LOCAL */
     XrSpace view;
     XrSpace grip[LYR_HAND_COUNT];
     XrSpace body_tracker[EM_TRACKER_COUNT]; /* XR_NULL_HANDLE without trackers */
@@ -101,7 +101,7 @@ struct lyr_instance {
     XrActionSet set;
     XrAction grip;
     XrPath hand[LYR_HAND_COUNT];
-    XrAction tracker;                   /* pose, one subaction path per role */
+    XrAction tracker; /* pose, one subaction path per role */
     XrPath tracker_role[EM_TRACKER_COUNT];
     XrPath app_profiles[LYR_MAX_PROFILES]; /* profiles the application suggested */
     int app_profile_count;

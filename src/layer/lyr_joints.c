@@ -61,9 +61,24 @@ int32_t
 lyr_joint_parent(uint32_t joint)
 {
     static const int32_t k_body[18] = {
-        XR_BODY_JOINT_NONE_FB, 0, 1, 2, 3, 4, 5, 6, /* root .. head */
-        5, 8, 9, 10, 11,                            /* left shoulder .. wrist twist */
-        5, 13, 14, 15, 16,                          /* right */
+        XR_BODY_JOINT_NONE_FB,
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6, /* root .. head */
+        5,
+        8,
+        9,
+        10,
+        11, /* left shoulder .. wrist twist */
+        5,
+        13,
+        14,
+        15,
+        16, /* right */
     };
     if (joint < 18)
         return k_body[joint];
@@ -270,8 +285,7 @@ set_leg(struct lyr_joint_pose *out, const struct body_view *v, bool left)
 
 void
 lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_pose *pose,
-                     float heading_rad, float floor_y_m, uint32_t count,
-                     struct lyr_joint_pose *out)
+                     float heading_rad, float floor_y_m, uint32_t count, struct lyr_joint_pose *out)
 {
     pthread_once(&g_hand_once, make_left_hand);
     const struct body_view v = {skeleton, pose};
@@ -293,8 +307,8 @@ lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_pose *p
     set_joint(&out[XR_BODY_JOINT_HEAD_FB], &v, bone(&v, SK_HEAD));
     for (int side = 0; side < 2; ++side) {
         const bool left = side == 0;
-        struct lyr_joint_pose *arm = &out[left ? XR_BODY_JOINT_LEFT_SHOULDER_FB
-                                               : XR_BODY_JOINT_RIGHT_SHOULDER_FB];
+        struct lyr_joint_pose *arm =
+            &out[left ? XR_BODY_JOINT_LEFT_SHOULDER_FB : XR_BODY_JOINT_RIGHT_SHOULDER_FB];
         const int shoulder = bone(&v, left ? SK_LEFT_SHOULDER : SK_RIGHT_SHOULDER);
         const int upper = bone(&v, left ? SK_LEFT_UPPER_ARM : SK_RIGHT_UPPER_ARM);
         const int lower = bone(&v, left ? SK_LEFT_LOWER_ARM : SK_RIGHT_LOWER_ARM);

@@ -262,7 +262,10 @@ struct lyr_function {
     PFN_xrVoidFunction function;
 };
 
-#define LYR_FN(name, fn) {name, (PFN_xrVoidFunction)(fn)}
+#define LYR_FN(name, fn)                                                                           \
+    {                                                                                              \
+        name, (PFN_xrVoidFunction)(fn)                                                             \
+    }
 
 /* What the layer answers when it serves body tracking. */
 static const struct lyr_function k_served[] = {
@@ -313,7 +316,8 @@ static bool
 requested(const XrInstanceCreateInfo *info, const char *extension)
 {
     for (uint32_t i = 0; i < info->enabledExtensionCount; ++i)
-        if (info->enabledExtensionNames[i] && strcmp(info->enabledExtensionNames[i], extension) == 0)
+        if (info->enabledExtensionNames[i] &&
+            strcmp(info->enabledExtensionNames[i], extension) == 0)
             return true;
     return false;
 }
@@ -351,8 +355,9 @@ is_ours(const char *extension)
            strcmp(extension, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME) == 0;
 }
 
-#define NEXT_FN(inst, gipa, field, name)                                                       \
-    ok = ok && XR_SUCCEEDED(gipa((inst)->handle, name, (PFN_xrVoidFunction *)&(inst)->next.field)) && \
+#define NEXT_FN(inst, gipa, field, name)                                                           \
+    ok = ok &&                                                                                     \
+         XR_SUCCEEDED(gipa((inst)->handle, name, (PFN_xrVoidFunction *)&(inst)->next.field)) &&    \
          (inst)->next.field != NULL
 
 static bool
@@ -432,14 +437,16 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
          * where it has body trackers the application did not ask for, made again with
          * them, for the layer's own use. */
         const PFN_xrGetInstanceProcAddr gipa = mine->nextGetInstanceProcAddr;
-        const bool has_body = !env_flag("EMBODY_LAYER_OVERRIDE") &&
-                              offered_below(gipa, *out_instance, XR_FB_BODY_TRACKING_EXTENSION_NAME);
+        const bool has_body =
+            !env_flag("EMBODY_LAYER_OVERRIDE") &&
+            offered_below(gipa, *out_instance, XR_FB_BODY_TRACKING_EXTENSION_NAME);
         const bool add_trackers =
             !has_body && !app_trackers && count < MAX_EXTENSIONS &&
             offered_below(gipa, *out_instance, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
         PFN_xrDestroyInstance destroy = NULL;
         if ((has_body || add_trackers) &&
-            XR_SUCCEEDED(gipa(*out_instance, "xrDestroyInstance", (PFN_xrVoidFunction *)&destroy)) &&
+            XR_SUCCEEDED(
+                gipa(*out_instance, "xrDestroyInstance", (PFN_xrVoidFunction *)&destroy)) &&
             destroy) {
             destroy(*out_instance);
             if (has_body) {
@@ -500,13 +507,13 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
 
 /* ---- Negotiation --------------------------------------------------------------------- */
 
-LYR_EXPORT XrResult XRAPI_CALL xrNegotiateLoaderApiLayerInterface(
-    const XrNegotiateLoaderInfo *loader_info, const char *layer_name,
-    XrNegotiateApiLayerRequest *request);
+LYR_EXPORT XrResult XRAPI_CALL
+xrNegotiateLoaderApiLayerInterface(const XrNegotiateLoaderInfo *loader_info, const char *layer_name,
+                                   XrNegotiateApiLayerRequest *request);
 
 LYR_EXPORT XrResult XRAPI_CALL
-xrNegotiateLoaderApiLayerInterface(const XrNegotiateLoaderInfo *loader_info,
-                                   const char *layer_name, XrNegotiateApiLayerRequest *request)
+xrNegotiateLoaderApiLayerInterface(const XrNegotiateLoaderInfo *loader_info, const char *layer_name,
+                                   XrNegotiateApiLayerRequest *request)
 {
     const XrVersion api = XR_MAKE_VERSION(1, 0, 0);
     if (!loader_info || !request || (layer_name && strcmp(layer_name, LYR_LAYER_NAME) != 0) ||

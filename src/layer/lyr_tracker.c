@@ -120,7 +120,8 @@ lyr_settings_load(struct lyr_settings *st)
     if (height && height[0]) {
         char *end = NULL;
         const double h = strtod(height, &end);
-        if (!end || *end != '\0' || !(h >= (double)IN_HEIGHT_MIN_M && h <= (double)IN_HEIGHT_MAX_M)) {
+        if (!end || *end != '\0' ||
+            !(h >= (double)IN_HEIGHT_MIN_M && h <= (double)IN_HEIGHT_MAX_M)) {
             U_LOG_E("embody layer: EMBODY_LAYER_HEIGHT_M: expected a height in metres from %.1f "
                     "to %.1f, got \"%s\"",
                     (double)IN_HEIGHT_MIN_M, (double)IN_HEIGHT_MAX_M, height);
@@ -296,7 +297,8 @@ update_flags(struct lyr_tracker *t)
     const XrSpaceLocationFlags tracked_bits =
         XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT | XR_SPACE_LOCATION_POSITION_TRACKED_BIT;
     for (uint32_t i = 0; i < t->joint_count; ++i) {
-        t->flags[i] = XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
+        t->flags[i] =
+            XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
         const int driver = lyr_joint_driver(i);
         if (driver >= 1 && driver <= EM_DEVICE_COUNT)
             t->flags[i] |= t->last_frame.device[driver - 1].flags & tracked_bits;
@@ -328,8 +330,8 @@ update(struct lyr_tracker *t, XrTime time)
     body_update(t->body, &frame);
     struct body_status status;
     body_get_status(t->body, &status);
-    lyr_joints_from_pose(body_skeleton(t->body), body_pose(t->body), status.heading_rad,
-                         floor_y(t), t->joint_count, t->joints);
+    lyr_joints_from_pose(body_skeleton(t->body), body_pose(t->body), status.heading_rad, floor_y(t),
+                         t->joint_count, t->joints);
     t->last_frame = frame;
     t->last_time = time;
     t->updated = true;

@@ -18,11 +18,11 @@
 #define LA_ASSERT(cond) ((cond) ? (void)0 : LA_FAIL("%s:%d: %s", __FILE__, __LINE__, #cond))
 #endif
 
-#define CHECK_XR(call)                                                                          \
-    do {                                                                                       \
-        const XrResult r_ = (call);                                                            \
-        if (XR_FAILED(r_))                                                                     \
-            LA_FAIL("%s: %d", #call, (int)r_);                                                 \
+#define CHECK_XR(call)                                                                             \
+    do {                                                                                           \
+        const XrResult r_ = (call);                                                                \
+        if (XR_FAILED(r_))                                                                         \
+            LA_FAIL("%s: %d", #call, (int)r_);                                                     \
     } while (0)
 
 void
@@ -156,8 +156,7 @@ la_start_session(struct la_app *app)
     if (app->set == XR_NULL_HANDLE)
         make_actions(app);
 
-    const XrSessionCreateInfo info = {.type = XR_TYPE_SESSION_CREATE_INFO,
-                                      .systemId = app->system};
+    const XrSessionCreateInfo info = {.type = XR_TYPE_SESSION_CREATE_INFO, .systemId = app->system};
     CHECK_XR(xrCreateSession(app->instance, &info, &app->session));
     app->state = XR_SESSION_STATE_IDLE;
     const XrReferenceSpaceCreateInfo stage = {.type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
@@ -171,9 +170,9 @@ la_start_session(struct la_app *app)
                                               .poseInActionSpace = {.orientation.w = 1.0f}};
         CHECK_XR(xrCreateActionSpace(app->session, &grip, &app->grip_space[h]));
     }
-    const XrSessionActionSetsAttachInfo attach = {
-        .type = XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO, .countActionSets = 1,
-        .actionSets = &app->set};
+    const XrSessionActionSetsAttachInfo attach = {.type = XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO,
+                                                  .countActionSets = 1,
+                                                  .actionSets = &app->set};
     CHECK_XR(xrAttachSessionActionSets(app->session, &attach));
 }
 
@@ -192,9 +191,9 @@ la_pump(struct la_app *app)
         if (app->state == XR_SESSION_STATE_READY) {
             /* Headless sessions ignore the view configuration; a validation layer wants a
              * valid one all the same. */
-            const XrSessionBeginInfo begin = {
-                .type = XR_TYPE_SESSION_BEGIN_INFO,
-                .primaryViewConfigurationType = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO};
+            const XrSessionBeginInfo begin = {.type = XR_TYPE_SESSION_BEGIN_INFO,
+                                              .primaryViewConfigurationType =
+                                                  XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO};
             CHECK_XR(xrBeginSession(app->session, &begin));
             app->running = true;
         } else if (app->state == XR_SESSION_STATE_STOPPING) {
@@ -208,9 +207,8 @@ XrResult
 la_sync(struct la_app *app)
 {
     const XrActiveActionSet active = {app->set, XR_NULL_PATH};
-    const XrActionsSyncInfo sync = {.type = XR_TYPE_ACTIONS_SYNC_INFO,
-                                    .countActiveActionSets = 1,
-                                    .activeActionSets = &active};
+    const XrActionsSyncInfo sync = {
+        .type = XR_TYPE_ACTIONS_SYNC_INFO, .countActiveActionSets = 1, .activeActionSets = &active};
     return xrSyncActions(app->session, &sync);
 }
 

@@ -122,9 +122,10 @@ main(int argc, char **argv)
     la_start_session(&app);
     la_pump(&app);
     const uint32_t count = full_body ? XR_FULL_BODY_JOINT_COUNT_META : XR_BODY_JOINT_COUNT_FB;
-    const XrBodyTrackerCreateInfoFB create = {
-        .type = XR_TYPE_BODY_TRACKER_CREATE_INFO_FB,
-        .bodyJointSet = full_body ? XR_BODY_JOINT_SET_FULL_BODY_META : XR_BODY_JOINT_SET_DEFAULT_FB};
+    const XrBodyTrackerCreateInfoFB create = {.type = XR_TYPE_BODY_TRACKER_CREATE_INFO_FB,
+                                              .bodyJointSet = full_body
+                                                                  ? XR_BODY_JOINT_SET_FULL_BODY_META
+                                                                  : XR_BODY_JOINT_SET_DEFAULT_FB};
     XrBodyTrackerFB tracker = XR_NULL_HANDLE;
     if (!app.create_body_tracker ||
         XR_FAILED(app.create_body_tracker(app.session, &create, &tracker))) {
@@ -143,9 +144,8 @@ main(int argc, char **argv)
         const XrBodyJointsLocateInfoFB info = {.type = XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB,
                                                .baseSpace = app.stage,
                                                .time = la_time_of(s.frames[k].time_s)};
-        XrBodyJointLocationsFB out = {.type = XR_TYPE_BODY_JOINT_LOCATIONS_FB,
-                                      .jointCount = count,
-                                      .jointLocations = joints};
+        XrBodyJointLocationsFB out = {
+            .type = XR_TYPE_BODY_JOINT_LOCATIONS_FB, .jointCount = count, .jointLocations = joints};
         double t0 = now_us();
         XrResult r = app.locate_body_joints(tracker, &info, &out);
         fresh[k] = now_us() - t0;

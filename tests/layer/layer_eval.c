@@ -81,10 +81,9 @@ through_layer(const struct ev_clip *clip, const char *stream_path, struct ev_mot
     for (int k = 0; ok && k < clip->stream.frame_count; ++k) {
         la_pump(&app);
         la_sync(&app);
-        const XrBodyJointsLocateInfoFB info = {
-            .type = XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB,
-            .baseSpace = app.stage,
-            .time = la_time_of(clip->stream.frames[k].time_s)};
+        const XrBodyJointsLocateInfoFB info = {.type = XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB,
+                                               .baseSpace = app.stage,
+                                               .time = la_time_of(clip->stream.frames[k].time_s)};
         XrBodyJointLocationsFB loc = {.type = XR_TYPE_BODY_JOINT_LOCATIONS_FB,
                                       .jointCount = XR_FULL_BODY_JOINT_COUNT_META,
                                       .jointLocations = joints};
@@ -137,8 +136,8 @@ run_embody_eval(const char *dir)
     char json[64], command[8192];
     snprintf(json, sizeof json, "/tmp/embody-layer-eval-%d.json", (int)getpid());
     snprintf(command, sizeof command,
-             "'%s' eval '%s' --body prior --mode height --json '%s' -q >/dev/null",
-             EMBODY_PROGRAM, dir, json);
+             "'%s' eval '%s' --body prior --mode height --json '%s' -q >/dev/null", EMBODY_PROGRAM,
+             dir, json);
     if (system(command) != 0)
         return NULL;
     FILE *f = fopen(json, "rb");

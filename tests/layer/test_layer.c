@@ -78,12 +78,10 @@ static XrResult
 locate(struct la_app *app, XrBodyTrackerFB tracker, XrTime time, XrBodyJointLocationFB *joints,
        uint32_t count, XrBodyJointLocationsFB *out)
 {
-    const XrBodyJointsLocateInfoFB info = {.type = XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB,
-                                           .baseSpace = app->stage,
-                                           .time = time};
-    *out = (XrBodyJointLocationsFB){.type = XR_TYPE_BODY_JOINT_LOCATIONS_FB,
-                                    .jointCount = count,
-                                    .jointLocations = joints};
+    const XrBodyJointsLocateInfoFB info = {
+        .type = XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB, .baseSpace = app->stage, .time = time};
+    *out = (XrBodyJointLocationsFB){
+        .type = XR_TYPE_BODY_JOINT_LOCATIONS_FB, .jointCount = count, .jointLocations = joints};
     return app->locate_body_joints(tracker, &info, out);
 }
 
@@ -204,8 +202,10 @@ layer_serves_the_joints_embody_solve_gives_and_leaves_the_apps_actions_alone(voi
         /* The application's own actions report what the runtime gives. */
         XrSpaceLocation grip = {.type = XR_TYPE_SPACE_LOCATION};
         assert_int_equal(xrLocateSpace(app.grip_space[0], app.stage, time, &grip), XR_SUCCESS);
-        assert_true(grip.pose.position.x == stream.frames[k].device[EM_DEVICE_LEFT_HAND].pose.position_m[0]);
-        assert_true(grip.pose.position.y == stream.frames[k].device[EM_DEVICE_LEFT_HAND].pose.position_m[1]);
+        assert_true(grip.pose.position.x ==
+                    stream.frames[k].device[EM_DEVICE_LEFT_HAND].pose.position_m[0]);
+        assert_true(grip.pose.position.y ==
+                    stream.frames[k].device[EM_DEVICE_LEFT_HAND].pose.position_m[1]);
         const XrActionStateGetInfo get = {.type = XR_TYPE_ACTION_STATE_GET_INFO,
                                           .action = app.trigger};
         XrActionStateBoolean trigger = {.type = XR_TYPE_ACTION_STATE_BOOLEAN};
@@ -283,13 +283,13 @@ bad_calls_get_the_error_codes_the_specification_names(void **state)
     assert_int_equal(locate(&app, tracker, t, joints, FULL, &out), XR_ERROR_VALIDATION_FAILURE);
     assert_int_equal(locate(&app, tracker, t, joints, FB, &out), XR_SUCCESS);
     assert_int_equal(out.jointCount, FB);
-    XrBodyJointsLocateInfoFB bad = {.type = XR_TYPE_SPACE_LOCATION, .baseSpace = app.stage,
-                                    .time = t};
+    XrBodyJointsLocateInfoFB bad = {
+        .type = XR_TYPE_SPACE_LOCATION, .baseSpace = app.stage, .time = t};
     assert_int_equal(app.locate_body_joints(tracker, &bad, &out), XR_ERROR_VALIDATION_FAILURE);
     assert_int_equal(locate(&app, tracker, 0, joints, FB, &out), XR_ERROR_TIME_INVALID);
     XrBodySkeletonJointFB bones[FULL];
-    XrBodySkeletonFB skeleton = {.type = XR_TYPE_BODY_SKELETON_FB, .jointCount = 69,
-                                 .joints = bones};
+    XrBodySkeletonFB skeleton = {
+        .type = XR_TYPE_BODY_SKELETON_FB, .jointCount = 69, .joints = bones};
     assert_int_equal(app.get_body_skeleton(tracker, &skeleton), XR_ERROR_VALIDATION_FAILURE);
     skeleton.jointCount = FB;
     assert_int_equal(app.get_body_skeleton(tracker, &skeleton), XR_SUCCESS);
@@ -398,8 +398,8 @@ calibrates_from_the_headset_and_again_after_a_recenter(void **state)
     struct la_app app;
     g_app = &app;
     char script[1024];
-    la_use_layer(write_script("calibrate.script", STREAM, "at 300 recenter\n", script,
-                              sizeof script));
+    la_use_layer(
+        write_script("calibrate.script", STREAM, "at 300 recenter\n", script, sizeof script));
     unsetenv("EMBODY_LAYER_HEIGHT_M");
     la_create(&app, true, true);
     la_start_session(&app);
@@ -414,8 +414,8 @@ calibrates_from_the_headset_and_again_after_a_recenter(void **state)
     assert_int_equal(run_frames(&app, tracker, &s, &k, 10, &out, joints, FULL), XR_SUCCESS);
     const uint32_t at_start = out.skeletonChangedCount;
     XrBodySkeletonJointFB bones[FULL];
-    XrBodySkeletonFB skeleton = {.type = XR_TYPE_BODY_SKELETON_FB, .jointCount = FULL,
-                                 .joints = bones};
+    XrBodySkeletonFB skeleton = {
+        .type = XR_TYPE_BODY_SKELETON_FB, .jointCount = FULL, .joints = bones};
     assert_int_equal(app.get_body_skeleton(tracker, &skeleton), XR_SUCCESS);
     const float head_before = bones[XR_BODY_JOINT_HEAD_FB].pose.position.y;
     /* 3 s of standing: calibrated, the skeleton changed, to the stream's own estimate. */
@@ -508,7 +508,8 @@ a_session_without_focus_still_gets_a_body_that_follows_the_headset(void **state)
     }
     /* The head joint (the skull base) stays where the headset says, 10 to 15 cm away. */
     assert_true(worst_m < 0.2);
-    assert_int_equal(joints[XR_BODY_JOINT_HEAD_FB].locationFlags & XR_SPACE_LOCATION_POSITION_TRACKED_BIT,
+    assert_int_equal(joints[XR_BODY_JOINT_HEAD_FB].locationFlags &
+                         XR_SPACE_LOCATION_POSITION_TRACKED_BIT,
                      XR_SPACE_LOCATION_POSITION_TRACKED_BIT);
     assert_int_equal(joints[XR_BODY_JOINT_LEFT_HAND_WRIST_FB].locationFlags &
                          XR_SPACE_LOCATION_POSITION_TRACKED_BIT,
@@ -564,14 +565,19 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(layer_serves_the_joints_embody_solve_gives_and_leaves_the_apps_actions_alone, teardown),
-        cmocka_unit_test_teardown(an_app_that_never_asks_for_body_tracking_sees_the_runtime_unchanged, teardown),
+        cmocka_unit_test_teardown(
+            layer_serves_the_joints_embody_solve_gives_and_leaves_the_apps_actions_alone, teardown),
+        cmocka_unit_test_teardown(
+            an_app_that_never_asks_for_body_tracking_sees_the_runtime_unchanged, teardown),
         cmocka_unit_test_teardown(bad_calls_get_the_error_codes_the_specification_names, teardown),
-        cmocka_unit_test_teardown(trackers_live_through_a_restart_and_go_with_their_session_and_instance, teardown),
+        cmocka_unit_test_teardown(
+            trackers_live_through_a_restart_and_go_with_their_session_and_instance, teardown),
         cmocka_unit_test_teardown(a_lost_instance_is_reported_and_freed, teardown),
         cmocka_unit_test_teardown(calibrates_from_the_headset_and_again_after_a_recenter, teardown),
-        cmocka_unit_test_teardown(only_the_head_and_the_hands_are_tracked_and_only_while_their_devices_are, teardown),
-        cmocka_unit_test_teardown(a_session_without_focus_still_gets_a_body_that_follows_the_headset, teardown),
+        cmocka_unit_test_teardown(
+            only_the_head_and_the_hands_are_tracked_and_only_while_their_devices_are, teardown),
+        cmocka_unit_test_teardown(
+            a_session_without_focus_still_gets_a_body_that_follows_the_headset, teardown),
         cmocka_unit_test_teardown(body_trackers_the_runtime_offers_hold_their_bones, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
