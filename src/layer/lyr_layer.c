@@ -55,6 +55,21 @@ lyr_session_find(XrSession handle)
     return found;
 }
 
+/* The layer below of some live instance, for a session the layer keeps no record of (one
+ * past LYR_MAX_SESSIONS, or not a session at all): the call goes down as it came, and
+ * what is below answers it. NULL when there is no instance. */
+static const struct lyr_next *
+any_next(void)
+{
+    const struct lyr_next *next = NULL;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_INSTANCES && !next; ++i)
+        if (g_instances[i])
+            next = &g_instances[i]->next;
+    pthread_mutex_unlock(&g_lock);
+    return next;
+}
+
 static void
 session_free(struct lyr_session *s)
 {
@@ -181,8 +196,9 @@ static XrResult XRAPI_CALL
 lyr_destroy_session(XrSession session)
 {
     struct lyr_session *s = lyr_session_find(session);
+    const struct lyr_next *next = s ? NULL : any_next();
     if (!s)
-        return XR_ERROR_HANDLE_INVALID;
+        return next ? next->destroy_session(session) : XR_ERROR_HANDLE_INVALID;
     struct lyr_instance *inst = s->instance;
     pthread_mutex_lock(&g_lock);
     for (int k = 0; k < LYR_MAX_SESSIONS; ++k)
@@ -206,8 +222,9 @@ static XrResult XRAPI_CALL
 lyr_attach_action_sets(XrSession session, const XrSessionActionSetsAttachInfo *info)
 {
     struct lyr_session *s = lyr_session_find(session);
+    const struct lyr_next *next = s ? NULL : any_next();
     if (!s)
-        return XR_ERROR_HANDLE_INVALID;
+        return next ? next->attach_action_sets(session, info) : XR_ERROR_HANDLE_INVALID;
     return lyr_input_attach(s, info);
 }
 
@@ -215,8 +232,9 @@ static XrResult XRAPI_CALL
 lyr_sync_actions(XrSession session, const XrActionsSyncInfo *info)
 {
     struct lyr_session *s = lyr_session_find(session);
+    const struct lyr_next *next = s ? NULL : any_next();
     if (!s)
-        return XR_ERROR_HANDLE_INVALID;
+        return next ? next->sync_actions(session, info) : XR_ERROR_HANDLE_INVALID;
     return lyr_input_sync(s, info);
 }
 
