@@ -69,7 +69,7 @@ lyr_input_create(struct lyr_instance *inst)
     strcpy(set_info.localizedActionSetName, "embody body tracking");
     r = inst->next.create_action_set(inst->handle, &set_info, &inst->set);
     if (XR_FAILED(r)) {
-        U_LOG_E("embody layer: xrCreateActionSet failed (%d)", (int)r);
+        U_LOG_E("openxr layer: xrCreateActionSet failed (%d)", (int)r);
         return r;
     }
     XrActionCreateInfo action_info = {.type = XR_TYPE_ACTION_CREATE_INFO,
@@ -80,7 +80,7 @@ lyr_input_create(struct lyr_instance *inst)
     strcpy(action_info.localizedActionName, "embody grip pose");
     r = inst->next.create_action(inst->set, &action_info, &inst->grip);
     if (XR_FAILED(r)) {
-        U_LOG_E("embody layer: xrCreateAction failed (%d)", (int)r);
+        U_LOG_E("openxr layer: xrCreateAction failed (%d)", (int)r);
         return r;
     }
     if (!inst->trackers)
@@ -99,7 +99,7 @@ lyr_input_create(struct lyr_instance *inst)
     if (XR_SUCCEEDED(r))
         r = inst->next.create_action(inst->set, &tracker_info, &inst->tracker);
     if (XR_FAILED(r)) { /* head and hands are still served */
-        U_LOG_W("embody layer: no body tracker action (%d): trackers not used", (int)r);
+        U_LOG_W("openxr layer: no body tracker action (%d): trackers not used", (int)r);
         inst->trackers = false;
         inst->tracker = XR_NULL_HANDLE;
     }
@@ -202,7 +202,7 @@ suggest_own(struct lyr_instance *inst)
         if (XR_SUCCEEDED(path(inst, TRACKER_PROFILE, &s.interactionProfile)) &&
             XR_SUCCEEDED(add_trackers(inst, bindings, 0)) &&
             XR_FAILED(inst->next.suggest_bindings(inst->handle, &s)))
-            U_LOG_W("embody layer: the runtime refused the body tracker bindings");
+            U_LOG_W("openxr layer: the runtime refused the body tracker bindings");
     }
     if (inst->app_profile_count > 0)
         return;

@@ -180,7 +180,7 @@ lyr_create_session(XrInstance instance, const XrSessionCreateInfo *info, XrSessi
     if (!s || slot < 0) {
         /* Not served: the session works, body trackers on it are refused. */
         free(s);
-        U_LOG_W("embody layer: too many sessions; body tracking is off for this one");
+        U_LOG_W("openxr layer: too many sessions; body tracking is off for this one");
         return r;
     }
     s->instance = inst;
@@ -489,7 +489,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
     inst->trackers = serving && trackers;
     inst->app_trackers = app_trackers;
     if (!load_next(inst, mine->nextGetInstanceProcAddr)) {
-        U_LOG_E("embody layer: the layer below lacks core functions");
+        U_LOG_E("openxr layer: the layer below lacks core functions");
         if (inst->next.destroy_instance)
             inst->next.destroy_instance(*out_instance);
         free(inst);
@@ -498,7 +498,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
     if (serving && (!lyr_settings_load(&inst->settings) || XR_FAILED(lyr_input_create(inst)))) {
         /* The application asked for an extension it was offered: without the body it
          * cannot be given, so the instance is refused rather than half served. */
-        U_LOG_E("embody layer: cannot serve body tracking (see above)");
+        U_LOG_E("openxr layer: cannot serve body tracking (see above)");
         lyr_settings_fini(&inst->settings);
         inst->next.destroy_instance(*out_instance);
         free(inst);
@@ -518,7 +518,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         return XR_ERROR_LIMIT_REACHED;
     }
     if (serving)
-        U_LOG_I("embody layer: serving %s%s", XR_FB_BODY_TRACKING_EXTENSION_NAME,
+        U_LOG_I("openxr layer: serving %s%s", XR_FB_BODY_TRACKING_EXTENSION_NAME,
                 meta ? " and " XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME : "");
     return r;
 }

@@ -90,31 +90,31 @@ lyr_settings_load(struct lyr_settings *st)
     char path[PATH_MAX_LEN];
     memset(st, 0, sizeof *st);
     if (!u_path_find_data("config/humanoid.json", path, sizeof path)) {
-        U_LOG_E("embody layer: cannot find config/humanoid.json (tried %s); set "
+        U_LOG_E("openxr layer: cannot find config/humanoid.json (tried %s); set "
                 "EMBODY_DATA_DIR to the folder holding config/",
                 path);
         return false;
     }
     if (sk_skeleton_load_json(path, &st->skeleton, &err) != EM_OK) {
-        U_LOG_E("embody layer: %s", err.message);
+        U_LOG_E("openxr layer: %s", err.message);
         return false;
     }
     const char *config = getenv("EMBODY_LAYER_CONFIG");
     if (config && config[0]) {
         if (body_desc_load_json(config, &st->body, &err) != EM_OK) {
-            U_LOG_E("embody layer: EMBODY_LAYER_CONFIG: %s", err.message);
+            U_LOG_E("openxr layer: EMBODY_LAYER_CONFIG: %s", err.message);
             return false;
         }
     } else if (u_path_find_data("config/body.json", path, sizeof path) &&
                body_desc_load_json(path, &st->body, &err) != EM_OK) {
-        U_LOG_E("embody layer: %s", err.message);
+        U_LOG_E("openxr layer: %s", err.message);
         return false;
     }
     if (u_path_find_data(PR_DEFAULT_MODEL, path, sizeof path)) {
         if (pr_model_load(path, &st->prior, &err) == EM_OK)
             st->has_prior = true;
         else
-            U_LOG_W("embody layer: %s; the body uses the procedural estimate", err.message);
+            U_LOG_W("openxr layer: %s; the body uses the procedural estimate", err.message);
     }
     const char *height = getenv("EMBODY_LAYER_HEIGHT_M");
     if (height && height[0]) {
@@ -122,7 +122,7 @@ lyr_settings_load(struct lyr_settings *st)
         const double h = strtod(height, &end);
         if (!end || *end != '\0' ||
             !(h >= (double)IN_HEIGHT_MIN_M && h <= (double)IN_HEIGHT_MAX_M)) {
-            U_LOG_E("embody layer: EMBODY_LAYER_HEIGHT_M: expected a height in metres from %.1f "
+            U_LOG_E("openxr layer: EMBODY_LAYER_HEIGHT_M: expected a height in metres from %.1f "
                     "to %.1f, got \"%s\"",
                     (double)IN_HEIGHT_MIN_M, (double)IN_HEIGHT_MAX_M, height);
             return false;
@@ -211,7 +211,7 @@ lyr_create_body_tracker(XrSession session, const XrBodyTrackerCreateInfoFB *info
     if (!t->joints || !t->flags)
         r = XR_ERROR_OUT_OF_MEMORY;
     else if (body_create(&desc, &t->body, &err) != EM_OK) {
-        U_LOG_E("embody layer: %s", err.message);
+        U_LOG_E("openxr layer: %s", err.message);
         r = XR_ERROR_RUNTIME_FAILURE;
     } else if (sk_pose_init(&t->rest, body_skeleton(t->body)) != EM_OK)
         r = XR_ERROR_OUT_OF_MEMORY;
@@ -261,11 +261,11 @@ calibrate_step(struct lyr_tracker *t, const struct em_tracking_frame *frame)
     if (body_calibrate(t->body, &standing, &err) == EM_OK) {
         struct body_status status;
         body_get_status(t->body, &status);
-        U_LOG_I("embody layer: calibrated from the headset: height %.2f m",
+        U_LOG_I("openxr layer: calibrated from the headset: height %.2f m",
                 (double)status.height_m);
         refresh_rest(t);
     } else {
-        U_LOG_W("embody layer: calibration failed: %s", err.message);
+        U_LOG_W("openxr layer: calibration failed: %s", err.message);
     }
 }
 
