@@ -267,7 +267,8 @@ lyr_input_sync_own(struct lyr_session *s)
     (void)s->instance->next.sync_actions(s->handle, &info);
 }
 
-/* The body's space: STAGE (floor at y = 0) where the runtime has it, else LOCAL. */
+/* The body's space: STAGE (floor at y = 0) where the runtime has it, else LOCAL lowered
+ * by the floor's estimate (lyr_input_set_floor). */
 static XrResult
 create_reference(struct lyr_session *s)
 {
@@ -279,15 +280,38 @@ create_reference(struct lyr_session *s)
         for (uint32_t i = 0; i < count; ++i)
             if (types[i] == XR_REFERENCE_SPACE_TYPE_STAGE)
                 type = XR_REFERENCE_SPACE_TYPE_STAGE;
-    const XrReferenceSpaceCreateInfo info = {.type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
-                                             .referenceSpaceType = type,
-                                             .poseInReferenceSpace = {.orientation.w = 1.0f}};
+    s->local = type == XR_REFERENCE_SPACE_TYPE_LOCAL;
+    const XrReferenceSpaceCreateInfo info = {
+        .type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
+        .referenceSpaceType = type,
+        .poseInReferenceSpace = {.orientation.w = 1.0f,
+                                 .position.y = s->local ? s->floor_local_m : 0.0f}};
     XrResult r = inst->next.create_reference_space(s->handle, &info, &s->reference);
     if (XR_FAILED(r))
         return r;
     XrReferenceSpaceCreateInfo view = info;
     view.referenceSpaceType = XR_REFERENCE_SPACE_TYPE_VIEW;
+    view.poseInReferenceSpace.position.y = 0.0f;
     return inst->next.create_reference_space(s->handle, &view, &s->view);
+}
+
+XrResult
+lyr_input_set_floor(struct lyr_session *s, float floor_local_m)
+{
+    const XrReferenceSpaceCreateInfo info = {
+        .type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
+        .referenceSpaceType = XR_REFERENCE_SPACE_TYPE_LOCAL,
+        .poseInReferenceSpace = {.orientation.w = 1.0f, .position.y = floor_local_m}};
+    XrSpace lowered = XR_NULL_HANDLE;
+    const XrResult r = s->instance->next.create_reference_space(s->handle, &info, &lowered);
+    if (XR_FAILED(r))
+        return r;
+    if (s->reference != XR_NULL_HANDLE)
+        (void)s->instance->next.destroy_space(s->reference);
+    s->reference = lowered;
+    s->floor_local_m = floor_local_m;
+    s->floor_known = true;
+    return XR_SUCCESS;
 }
 
 static XrResult

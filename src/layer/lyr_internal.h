@@ -68,7 +68,10 @@ struct lyr_session {
     bool attached;  /* the layer's action set is attached to the session */
     bool app_syncs; /* the application syncs actions (ours ride along) */
     bool spaces_made;
-    XrSpace reference; /* the body's own space: STAGE, else LOCAL */
+    XrSpace reference; /* the body's own space: STAGE, else LOCAL lowered to the floor */
+    bool local;        /* no STAGE: the floor is estimated from the headset */
+    bool floor_known;
+    float floor_local_m; /* the floor's y in LOCAL */
     XrSpace view;
     XrSpace grip[LYR_HAND_COUNT];
     XrSpace body_tracker[EM_TRACKER_COUNT]; /* XR_NULL_HANDLE without trackers */
@@ -142,6 +145,9 @@ void lyr_input_sync_own(struct lyr_session *s);
 /* The head (VIEW), the grips and any body trackers located in the layer's reference space
  * at `time`, as a tracking frame (time_s left to the caller). */
 XrResult lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *out);
+
+/* LOCAL only: puts the reference space's origin on the floor, `floor_local_m` in LOCAL. */
+XrResult lyr_input_set_floor(struct lyr_session *s, float floor_local_m);
 
 /* Destroys the layer's spaces of the session (before the session goes). */
 void lyr_input_destroy_spaces(struct lyr_session *s);

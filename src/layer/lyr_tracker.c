@@ -157,11 +157,11 @@ lyr_tracker_free(struct lyr_tracker *t)
     free(t);
 }
 
+/* Gathers the headset's height over the first seconds: for the player's height (STAGE,
+ * unless it is fixed) or for the floor (LOCAL, decided once the spaces exist). */
 static void
 start_estimate(struct lyr_tracker *t)
 {
-    if (t->session->instance->settings.fixed_height_m > 0.0f)
-        return;
     if (!t->estimator)
         t->estimator = malloc(sizeof *t->estimator);
     if (t->estimator)
@@ -243,18 +243,43 @@ lyr_destroy_body_tracker(XrBodyTrackerFB handle)
 
 /* ---- Calibration ------------------------------------------------------------------------ */
 
+static float
+body_height(const struct lyr_tracker *t)
+{
+    struct body_status status;
+    body_get_status(t->body, &status);
+    return status.height_m;
+}
+
 /* While estimating: once the window is full, calibrates on the frame with the headset at
- * the standing eye height (a glance down at the start does not decide). */
-static void
+ * the standing eye height (a glance down at the start does not decide). In LOCAL space,
+ * where the floor is unknown, that height places the floor instead (as the program's
+ * calibration does there), the player's height staying. Returns true when the layer's
+ * space moved (the frame must be located again). */
+static bool
 calibrate_step(struct lyr_tracker *t, const struct em_tracking_frame *frame)
 {
+    struct lyr_session *s = t->session;
+    if (t->estimator && !s->local && s->instance->settings.fixed_height_m > 0.0f) {
+        free(t->estimator); /* STAGE and a fixed height: nothing to estimate */
+        t->estimator = NULL;
+    }
     if (!t->estimator || !in_height_estimator_add(t->estimator, frame))
-        return;
+        return false;
     const float eye_y = in_height_standing_eye_y(t->estimator);
     free(t->estimator);
     t->estimator = NULL;
     if (!isfinite(eye_y))
-        return;
+        return false;
+    if (s->local) {
+        const float floor = s->floor_local_m + eye_y - body_eye_height_for(body_height(t));
+        if (XR_FAILED(lyr_input_set_floor(s, floor)))
+            return false;
+        U_LOG_I("openxr layer: the floor %.2f m below LOCAL's origin (from the headset)",
+                (double)-floor);
+        body_reset(t->body);
+        return true;
+    }
     struct em_tracking_frame standing = *frame;
     standing.device[EM_DEVICE_HEAD].pose.position_m[1] = eye_y;
     struct em_error err = {{0}};
@@ -267,6 +292,20 @@ calibrate_step(struct lyr_tracker *t, const struct em_tracking_frame *frame)
     } else {
         U_LOG_W("openxr layer: calibration failed: %s", err.message);
     }
+    return false;
+}
+
+/* LOCAL space before any estimate: the floor a standing eye height below the headset. */
+static bool
+first_floor(struct lyr_tracker *t, const struct em_tracking_frame *frame)
+{
+    struct lyr_session *s = t->session;
+    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
+    if (!s->local || s->floor_known || !em_device_pose_usable(head))
+        return false;
+    const float floor =
+        s->floor_local_m + head->pose.position_m[1] - body_eye_height_for(body_height(t));
+    return XR_SUCCEEDED(lyr_input_set_floor(s, floor));
 }
 
 void
@@ -279,6 +318,7 @@ lyr_trackers_recalibrate(struct lyr_session *s)
         body_reset(t->body);
         start_estimate(t);
     }
+    s->floor_known = false; /* LOCAL moved with the recentring: placed again */
 }
 
 /* ---- Locating ------------------------------------------------------------------------- */
@@ -320,13 +360,16 @@ update(struct lyr_tracker *t, XrTime time)
     if (t->updated && time <= t->last_time)
         return XR_SUCCESS;
     struct em_tracking_frame frame;
-    const XrResult r = lyr_input_locate(t->session, time, &frame);
+    const XrTime first = t->updated ? t->first_time : time;
+    XrResult r = lyr_input_locate(t->session, time, &frame);
+    frame.time_s = (double)(time - first) * 1e-9;
+    if (XR_SUCCEEDED(r) && (first_floor(t, &frame) || calibrate_step(t, &frame))) {
+        r = lyr_input_locate(t->session, time, &frame); /* in the space as it is now */
+        frame.time_s = (double)(time - first) * 1e-9;
+    }
     if (XR_FAILED(r))
         return r;
-    if (!t->updated)
-        t->first_time = time;
-    frame.time_s = (double)(time - t->first_time) * 1e-9;
-    calibrate_step(t, &frame);
+    t->first_time = first;
     body_update(t->body, &frame);
     struct body_status status;
     body_get_status(t->body, &status);

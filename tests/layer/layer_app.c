@@ -160,7 +160,9 @@ la_start_session(struct la_app *app)
     CHECK_XR(xrCreateSession(app->instance, &info, &app->session));
     app->state = XR_SESSION_STATE_IDLE;
     const XrReferenceSpaceCreateInfo stage = {.type = XR_TYPE_REFERENCE_SPACE_CREATE_INFO,
-                                              .referenceSpaceType = XR_REFERENCE_SPACE_TYPE_STAGE,
+                                              .referenceSpaceType =
+                                                  app->local_base ? XR_REFERENCE_SPACE_TYPE_LOCAL
+                                                                  : XR_REFERENCE_SPACE_TYPE_STAGE,
                                               .poseInReferenceSpace = {.orientation.w = 1.0f}};
     CHECK_XR(xrCreateReferenceSpace(app->session, &stage, &app->stage));
     for (int h = 0; h < 2; ++h) {

@@ -26,7 +26,8 @@ struct la_app {
     XrAction trigger;
     XrAction grip;
     XrPath hand[2];
-    XrSpace stage;
+    bool local_base; /* set before la_start_session: LOCAL instead of STAGE */
+    XrSpace stage;   /* the application's base space: STAGE (or LOCAL) */
     XrSpace grip_space[2];
     PFN_xrCreateBodyTrackerFB create_body_tracker;
     PFN_xrDestroyBodyTrackerFB destroy_body_tracker;

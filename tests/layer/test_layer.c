@@ -561,6 +561,52 @@ body_trackers_the_runtime_offers_hold_their_bones(void **state)
     xt_assert_no_violations();
 }
 
+/* A runtime without STAGE: the layer's body lives in LOCAL lowered to a floor it places a
+ * standing eye height below the headset, then from the headset's standing height. The
+ * test runtime's LOCAL origin is 1.6 m above the floor. */
+static void
+without_stage_the_floor_is_placed_from_the_headset(void **state)
+{
+    (void)state;
+    struct la_app app;
+    g_app = &app;
+    char script[1024];
+    la_use_layer(write_script("local.script", STREAM, "no_stage\nlocal_origin_y 1.6\n", script,
+                              sizeof script));
+    setenv("EMBODY_LAYER_HEIGHT_M", HEIGHT, 1);
+    la_create(&app, true, true);
+    app.local_base = true;
+    la_start_session(&app);
+    la_pump(&app);
+    struct st_stream s = {0};
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_load(STREAM, &s, &err), EM_OK);
+    XrBodyTrackerFB tracker = make_tracker(&app, XR_BODY_JOINT_SET_FULL_BODY_META);
+    XrBodyJointLocationFB joints[FULL];
+    XrBodyJointLocationsFB out;
+    int k = 0;
+    double lowest_early = 1e9, lowest_late = 1e9;
+    for (int i = 0; i < 400; ++i) {
+        assert_int_equal(run_frames(&app, tracker, &s, &k, 1, &out, joints, FULL), XR_SUCCESS);
+        const double feet =
+            fmin((double)joints[XR_FULL_BODY_JOINT_LEFT_FOOT_BALL_META].pose.position.y,
+                 (double)joints[XR_FULL_BODY_JOINT_RIGHT_FOOT_BALL_META].pose.position.y);
+        if (i < 150)
+            lowest_early = fmin(lowest_early, feet);
+        else
+            lowest_late = fmin(lowest_late, feet);
+    }
+    /* The balls of the feet reach the floor, 1.6 m below LOCAL's origin (within the
+     * difference between this player's eye height and a 1.70 m one's). */
+    print_message("lowest foot in LOCAL: %.3f m (first 150 frames), %.3f m (after)\n", lowest_early,
+                  lowest_late);
+    assert_true(fabs(lowest_early + 1.6) < 0.12);
+    assert_true(fabs(lowest_late + 1.6) < 0.12);
+    la_destroy(&app);
+    st_stream_fini(&s);
+    xt_assert_no_violations();
+}
+
 int
 main(void)
 {
@@ -579,6 +625,7 @@ main(void)
         cmocka_unit_test_teardown(
             a_session_without_focus_still_gets_a_body_that_follows_the_headset, teardown),
         cmocka_unit_test_teardown(body_trackers_the_runtime_offers_hold_their_bones, teardown),
+        cmocka_unit_test_teardown(without_stage_the_floor_is_placed_from_the_headset, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
