@@ -10,9 +10,10 @@
  *                  attached and synced with its sets; the spaces it locates devices with
  *   lyr_tracker.c  xrCreateBodyTrackerFB, xrLocateBodyJointsFB, xrGetBodySkeletonFB,
  *                  xrDestroyBodyTrackerFB; calibration
+ *   lyr_settings.c the settings: config/layer.json, the environment, the body's data
  *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand
  *
- * Calls run one way: layer -> tracker -> input, joints; input and joints call nothing of
+ * Calls run one way: layer -> tracker -> input, joints, settings; those call nothing of
  * the others. One application thread at a time is assumed for a session's calls (as the
  * specification's external synchronization asks of objects it touches); the instance
  * table is guarded by a mutex.
@@ -81,10 +82,10 @@ struct lyr_session {
 /* The body's settings, resolved once per instance from the environment and the data. */
 struct lyr_settings {
     struct sk_skeleton skeleton; /* config/humanoid.json */
-    struct body_desc body;       /* config/body.json or EMBODY_LAYER_CONFIG */
+    struct body_desc body;       /* the body settings file (lyr_settings.c) */
     struct pr_model prior;
     bool has_prior;
-    float fixed_height_m; /* EMBODY_LAYER_HEIGHT_M, or 0: estimated from the headset */
+    float fixed_height_m; /* the settings' height, or 0: estimated from the headset */
 };
 
 struct lyr_instance {
@@ -152,7 +153,7 @@ XrResult lyr_input_set_floor(struct lyr_session *s, float floor_local_m);
 /* Destroys the layer's spaces of the session (before the session goes). */
 void lyr_input_destroy_spaces(struct lyr_session *s);
 
-/* ---- lyr_tracker.c --------------------------------------------------------------- */
+/* ---- lyr_tracker.c, lyr_settings.c ----------------------------------------------- */
 
 XrResult XRAPI_CALL lyr_create_body_tracker(XrSession session,
                                             const XrBodyTrackerCreateInfoFB *info,

@@ -4,12 +4,8 @@
  * head and grips located at that time in the layer's own space (STAGE, else LOCAL), and
  * returned in the application's base space.
  *
- * Settings: the default humanoid (config/humanoid.json), the body settings
- * (config/body.json, or the file EMBODY_LAYER_CONFIG names), the learned prior
- * (config/prior/body-prior-v1.bin; the procedural estimate without it), found as the
- * program finds its data (EMBODY_DATA_DIR, beside the library, the source tree).
- * Calibration: EMBODY_LAYER_HEIGHT_M fixes the player's height; without it the body
- * starts at 1.75 m and calibrates itself from the headset's height over the first 3 s of
+ * Settings: lyr_settings.c. Calibration: a fixed height (the settings) is kept; without
+ * one the body starts at 1.75 m and calibrates itself from the headset's height over the first 3 s of
  * tracking (as the headless program does), and again after each recentring
  * (XrEventDataReferenceSpaceChangePending); each calibration bumps skeletonChangedCount.
  *
@@ -79,66 +75,6 @@ tracker_register(struct lyr_tracker *t, bool add)
     }
     pthread_mutex_unlock(&g_trackers_lock);
     return done;
-}
-
-/* ---- Settings ----------------------------------------------------------------------- */
-
-bool
-lyr_settings_load(struct lyr_settings *st)
-{
-    struct em_error err = {{0}};
-    char path[PATH_MAX_LEN];
-    memset(st, 0, sizeof *st);
-    if (!u_path_find_data("config/humanoid.json", path, sizeof path)) {
-        U_LOG_E("openxr layer: cannot find config/humanoid.json (tried %s); set "
-                "EMBODY_DATA_DIR to the folder holding config/",
-                path);
-        return false;
-    }
-    if (sk_skeleton_load_json(path, &st->skeleton, &err) != EM_OK) {
-        U_LOG_E("openxr layer: %s", err.message);
-        return false;
-    }
-    const char *config = getenv("EMBODY_LAYER_CONFIG");
-    if (config && config[0]) {
-        if (body_desc_load_json(config, &st->body, &err) != EM_OK) {
-            U_LOG_E("openxr layer: EMBODY_LAYER_CONFIG: %s", err.message);
-            return false;
-        }
-    } else if (u_path_find_data("config/body.json", path, sizeof path) &&
-               body_desc_load_json(path, &st->body, &err) != EM_OK) {
-        U_LOG_E("openxr layer: %s", err.message);
-        return false;
-    }
-    if (u_path_find_data(PR_DEFAULT_MODEL, path, sizeof path)) {
-        if (pr_model_load(path, &st->prior, &err) == EM_OK)
-            st->has_prior = true;
-        else
-            U_LOG_W("openxr layer: %s; the body uses the procedural estimate", err.message);
-    }
-    const char *height = getenv("EMBODY_LAYER_HEIGHT_M");
-    if (height && height[0]) {
-        char *end = NULL;
-        const double h = strtod(height, &end);
-        if (!end || *end != '\0' ||
-            !(h >= (double)IN_HEIGHT_MIN_M && h <= (double)IN_HEIGHT_MAX_M)) {
-            U_LOG_E("openxr layer: EMBODY_LAYER_HEIGHT_M: expected a height in metres from %.1f "
-                    "to %.1f, got \"%s\"",
-                    (double)IN_HEIGHT_MIN_M, (double)IN_HEIGHT_MAX_M, height);
-            return false;
-        }
-        st->fixed_height_m = (float)h;
-    }
-    return true;
-}
-
-void
-lyr_settings_fini(struct lyr_settings *st)
-{
-    sk_skeleton_fini(&st->skeleton);
-    if (st->has_prior)
-        pr_model_fini(&st->prior);
-    st->has_prior = false;
 }
 
 /* ---- Lifetime ------------------------------------------------------------------------- */

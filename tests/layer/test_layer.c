@@ -607,6 +607,66 @@ without_stage_the_floor_is_placed_from_the_headset(void **state)
     xt_assert_no_violations();
 }
 
+/* The layer's settings file fixes the player's height (no calibration from the headset),
+ * and a file it cannot take refuses the instance rather than serving another body. */
+static void
+the_settings_file_fixes_the_height_and_a_bad_one_is_refused(void **state)
+{
+    (void)state;
+    char script[1024], settings[1024];
+    la_use_layer(write_script("settings.script", STREAM, NULL, script, sizeof script));
+    unsetenv("EMBODY_LAYER_HEIGHT_M");
+    xt_temp_path("layer.json", settings, sizeof settings);
+    FILE *f = fopen(settings, "w");
+    assert_non_null(f);
+    fputs("{\"format\": \"embody-layer\", \"height_m\": 1.7, \"colour\": \"blue\"}\n", f);
+    fclose(f);
+    setenv("EMBODY_LAYER_SETTINGS", settings, 1);
+    const char *ext[] = {XR_MND_HEADLESS_EXTENSION_NAME, XR_FB_BODY_TRACKING_EXTENSION_NAME};
+    XrInstanceCreateInfo info = {.type = XR_TYPE_INSTANCE_CREATE_INFO,
+                                 .enabledExtensionCount = 2,
+                                 .enabledExtensionNames = ext};
+    strcpy(info.applicationInfo.applicationName, "embody layer test");
+    info.applicationInfo.apiVersion = XR_MAKE_VERSION(1, 0, 0);
+    XrInstance instance = XR_NULL_HANDLE;
+    assert_int_equal(xrCreateInstance(&info, &instance), XR_ERROR_INITIALIZATION_FAILED);
+
+    f = fopen(settings, "w");
+    assert_non_null(f);
+    fputs("{\"format\": \"embody-layer\", \"version\": 1, \"height_m\": 1.7}\n", f);
+    fclose(f);
+    struct la_app app;
+    g_app = &app;
+    la_create(&app, true, true);
+    la_start_session(&app);
+    la_pump(&app);
+    struct st_stream s = {0};
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_load(STREAM, &s, &err), EM_OK);
+    XrBodyTrackerFB tracker = make_tracker(&app, XR_BODY_JOINT_SET_FULL_BODY_META);
+    XrBodyJointLocationFB joints[FULL];
+    XrBodyJointLocationsFB out;
+    int k = 0;
+    assert_int_equal(run_frames(&app, tracker, &s, &k, 10, &out, joints, FULL), XR_SUCCESS);
+    const uint32_t at_start = out.skeletonChangedCount;
+    assert_int_equal(run_frames(&app, tracker, &s, &k, 250, &out, joints, FULL), XR_SUCCESS);
+    assert_int_equal(out.skeletonChangedCount, at_start);
+    /* The same body as EMBODY_LAYER_HEIGHT_M=1.70 gives: embody solve --height 1.70's. */
+    XrBodySkeletonJointFB bones[FULL];
+    XrBodySkeletonFB skeleton = {
+        .type = XR_TYPE_BODY_SKELETON_FB, .jointCount = FULL, .joints = bones};
+    assert_int_equal(app.get_body_skeleton(tracker, &skeleton), XR_SUCCESS);
+    const float head_file = bones[XR_BODY_JOINT_HEAD_FB].pose.position.y;
+    la_destroy(&app);
+    unsetenv("EMBODY_LAYER_SETTINGS");
+    start(&app, "settings-env.script", NULL, true, true);
+    tracker = make_tracker(&app, XR_BODY_JOINT_SET_FULL_BODY_META);
+    assert_int_equal(app.get_body_skeleton(tracker, &skeleton), XR_SUCCESS);
+    assert_true(fabsf(bones[XR_BODY_JOINT_HEAD_FB].pose.position.y - head_file) < 1e-6f);
+    la_destroy(&app);
+    st_stream_fini(&s);
+}
+
 int
 main(void)
 {
@@ -626,6 +686,8 @@ main(void)
             a_session_without_focus_still_gets_a_body_that_follows_the_headset, teardown),
         cmocka_unit_test_teardown(body_trackers_the_runtime_offers_hold_their_bones, teardown),
         cmocka_unit_test_teardown(without_stage_the_floor_is_placed_from_the_headset, teardown),
+        cmocka_unit_test_teardown(the_settings_file_fixes_the_height_and_a_bad_one_is_refused,
+                                  teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
