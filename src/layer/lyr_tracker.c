@@ -5,9 +5,10 @@
  * returned in the application's base space.
  *
  * Settings: lyr_settings.c. Calibration: a fixed height (the settings) is kept; without
- * one the body starts at 1.75 m and calibrates itself from the headset's height over the first 3 s of
- * tracking (as the headless program does), and again after each recentring
+ * one the body starts at 1.75 m and calibrates itself from the headset's height over the
+ * first 3 s of tracking (as the headless program does), and again after each recentring
  * (XrEventDataReferenceSpaceChangePending); each calibration bumps skeletonChangedCount.
+ * Without STAGE the same height places the floor instead (lyr_input_set_floor).
  *
  * Flags: every joint of an active body is VALID; only the head (headset), the wrists and
  * palms (controllers) and the bones body trackers hold are TRACKED, and only while their
