@@ -77,6 +77,10 @@ struct app_avatar {
 enum em_result app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avatar,
                                struct em_error *err);
 
+/* The standing height the body is fitted to: the asked one, or the avatar's own. */
+float
+app_avatar_height_m(const struct app_avatar *avatar);
+
 void app_avatar_fini(struct app_avatar *avatar);
 
 /* Puts the avatar's skinned mesh in `scene` (or nothing when it has none), binding it again

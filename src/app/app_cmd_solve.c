@@ -251,7 +251,7 @@ app_cmd_solve(int argc, char **argv)
         return fail(err.message, APP_EXIT_USAGE);
     }
     if (!a.quiet && !a.avatar && a.height_m <= 0.0)
-        fprintf(stderr, "embody solve: height %.2f m: %s\n", (double)avatar.fit_height_m,
+        fprintf(stderr, "embody solve: height %.2f m: %s\n", (double)app_avatar_height_m(&avatar),
                 avatar.height_source);
     /* The writer keeps the skeleton: a copy of the fitted one, which stays put. */
     struct sk_skeleton skeleton = {0};
