@@ -586,11 +586,28 @@ idle(struct live *L)
     return !(actions & RENDER_ACTION_QUIT);
 }
 
+/* How long a live source may stay silent before the program ends (0: forever): the
+ * --idle-exit option, or APP_IDLE_EXIT_DEFAULT_S when --frames waits for frames. Files and
+ * the demo never fall silent. */
+static double
+idle_exit_s(const struct live *L)
+{
+    const bool live = strcmp(L->source_info.kind, "vmc") == 0 ||
+                      strcmp(L->source_info.kind, "openxr") == 0;
+    if (!live)
+        return 0.0;
+    if (L->opt->idle_exit_s > 0.0)
+        return L->opt->idle_exit_s;
+    return L->opt->frames > 0 ? APP_IDLE_EXIT_DEFAULT_S : 0.0;
+}
+
 static int
 run_loop(struct live *L, const struct app_live_hooks *hooks)
 {
     const long limit = L->opt->frames > 0 ? L->opt->frames : L->frame_limit;
     const bool openxr_window = L->render && strcmp(L->source_info.kind, "openxr") == 0;
+    const double idle_limit_s = idle_exit_s(L);
+    int64_t last_heard_ns = u_time_now_ns();
     while (!g_interrupted && (limit == 0 || L->stats.frames < limit)) {
         if (openxr_window)
             render_make_current(L->render);
@@ -600,10 +617,18 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
         if (r == EM_END_OF_STREAM)
             break;
         if (r == EM_NOT_READY) {
+            const double silent_s = (double)(u_time_now_ns() - last_heard_ns) * 1e-9;
+            if (idle_limit_s > 0.0 && silent_s >= idle_limit_s) {
+                U_LOG_W("%s: nothing received for %.1f s: stopping after %ld frames "
+                        "(--idle-exit)",
+                        L->source_info.kind, silent_s, L->stats.frames);
+                break;
+            }
             if (!idle(L))
                 break;
             continue;
         }
+        last_heard_ns = u_time_now_ns();
         if (r != EM_OK) {
             U_LOG_E("tracking (%s) failed: %s", L->source_info.kind, em_result_string(r));
             return APP_EXIT_FAILURE;
