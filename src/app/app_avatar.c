@@ -144,7 +144,7 @@ load_default_model(struct app_avatar *a)
 static enum em_result
 load_model(struct app_avatar *a, const char *path, struct em_error *err)
 {
-    a->kind = "VRM/glTF avatar";
+    a->kind = app_has_suffix(path, ".fbx") ? "FBX avatar" : "VRM/glTF avatar";
     a->option = "--avatar";
     snprintf(a->path, sizeof a->path, "%s", path);
     enum em_result r = app_check_readable(a->option, path, err);
@@ -163,6 +163,13 @@ load_model(struct app_avatar *a, const char *path, struct em_error *err)
         sk_skeleton_load_json(humanoid, &limits, NULL) == EM_OK)
         sk_skeleton_copy_limits(&limits, &a->skeleton);
     sk_skeleton_fini(&limits);
+    if (a->model.index_count == 0) {
+        /* Nothing to draw: its skeleton drives the body, shown as the capsule figure. */
+        U_LOG_W("%s: a skeleton without a mesh: it will be drawn as capsules", path);
+        av_avatar_fini(&a->model);
+        a->meshless = true;
+        return EM_OK;
+    }
     a->have_model = true;
     return EM_OK;
 }

@@ -58,6 +58,7 @@ struct app_avatar {
     /* The skinned mesh drawn at the body's pose, when there is one. */
     struct av_avatar model;
     bool have_model;
+    bool meshless; /* --avatar FILE.vrm had a skeleton and no mesh: drawn as capsules */
     char model_error[EM_ERROR_MESSAGE_MAX]; /* why --avatar FILE.vrm was not used, or "" */
     struct av_skin_binding binding; /* to the body's fitted skeleton, renewed on refits */
     float bound_height_m;

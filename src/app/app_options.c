@@ -103,8 +103,8 @@ app_options_print_help(FILE *out)
           "                         config/prior/body-prior-v1.bin)\n"
           "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
-          "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF humanoid\n"
-          "                         (.glb, .gltf); a bad file is reported and the\n"
+          "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF or FBX humanoid\n"
+          "                         (.glb, .gltf, .fbx); a bad file is reported and the\n"
           "                         default avatar shown\n"
           "  --figure               the capsule figure over the avatar (key B)\n"
           "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
@@ -201,7 +201,7 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
                                 "an arm span in metres", &o->arm_span_m, err);
     case OPT_AVATAR:
         if (app_has_suffix(value, ".vrm") || app_has_suffix(value, ".glb") ||
-            app_has_suffix(value, ".gltf"))
+            app_has_suffix(value, ".gltf") || app_has_suffix(value, ".fbx"))
             o->avatar_model = value;
         else
             o->avatar_bvh = value;
@@ -281,7 +281,7 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
     if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "--avatar: expected FILE.vrm, FILE.glb, FILE.gltf or FILE.bvh, got \"%s\"",
+                       "--avatar: expected FILE.vrm, FILE.glb, FILE.gltf, FILE.fbx or FILE.bvh, got \"%s\"",
                        o->avatar_bvh);
     if (o->skeleton_json && !app_has_suffix(o->skeleton_json, ".json"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,

@@ -281,6 +281,89 @@ vmc_input_estimates_the_players_height(void **state)
     app_run_result_fini(&r);
 }
 
+/* The default avatar (embody make-avatar) with its JSON chunk edited by `edit`, at `path`. */
+static void
+write_edited_avatar(const char *path, void (*edit)(cJSON *))
+{
+    char made[1024];
+    app_run_scratch_path("made", "vrm", made, sizeof made);
+    struct app_run_result r;
+    run_ok((const char *[]){"make-avatar", "-o", made, NULL}, &r);
+    app_run_result_fini(&r);
+    size_t size = 0;
+    uint8_t *bytes = (uint8_t *)app_run_read_file(made, &size);
+    uint32_t json_len;
+    memcpy(&json_len, bytes + 12, 4);
+    cJSON *json = cJSON_ParseWithLength((const char *)bytes + 20, json_len);
+    assert_non_null(json);
+    edit(json);
+    char *text = cJSON_PrintUnformatted(json);
+    cJSON_Delete(json);
+    const size_t text_len = strlen(text), padded = (text_len + 3) & ~(size_t)3;
+    const size_t rest = size - 20 - json_len;
+    const uint32_t total = (uint32_t)(20 + padded + rest), chunk = (uint32_t)padded;
+    memcpy(bytes + 8, &total, 4);
+    memcpy(bytes + 12, &chunk, 4);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(bytes, 1, 20, f);
+    fwrite(text, 1, text_len, f);
+    for (size_t i = text_len; i < padded; ++i)
+        fputc(' ', f);
+    fwrite(bytes + 20 + json_len, 1, rest, f);
+    fclose(f);
+    cJSON_free(text);
+    free(bytes);
+    remove(made);
+}
+
+static void
+drop_meshes(cJSON *json)
+{
+    cJSON *node;
+    cJSON_ArrayForEach(node, cJSON_GetObjectItem(json, "nodes"))
+    {
+        cJSON_DeleteItemFromObject(node, "mesh");
+        cJSON_DeleteItemFromObject(node, "skin");
+    }
+    cJSON_DeleteItemFromObject(json, "meshes");
+    cJSON_DeleteItemFromObject(json, "skins");
+}
+
+static void
+keep_everything(cJSON *json)
+{
+    (void)json;
+}
+
+static void
+an_avatar_says_what_it_is_and_how_tall(void **state)
+{
+    (void)state;
+    char bare[1024], whole[1024], stream[1024];
+    app_run_scratch_path("bare", "vrm", bare, sizeof bare);
+    app_run_scratch_path("whole", "vrm", whole, sizeof whole);
+    app_run_source_path("tests/data/streams/cmu_91_04.csv", stream, sizeof stream);
+    write_edited_avatar(bare, drop_meshes);
+    write_edited_avatar(whole, keep_everything);
+    struct app_run_result r;
+    /* A skeleton without a mesh: said, and drawn as capsules. */
+    run_ok((const char *[]){"--avatar", bare, "--print-config", NULL}, &r);
+    app_run_expect_text(r.err, "a skeleton without a mesh: it will be drawn as capsules");
+    app_run_expect_text(r.out, "avatar mesh");
+    app_run_expect_text(r.out, "drawn as capsules");
+    app_run_result_fini(&r);
+    /* An avatar of its own height, replayed: its height, never 0.00 m. */
+    run_ok((const char *[]){"--avatar", whole, "--replay", stream, "--fast", "--no-window",
+                            "--frames", "5", NULL},
+           &r);
+    assert_null(strstr(r.err, "height 0.00 m"));
+    app_run_expect_text(r.err, "m: the avatar's own");
+    app_run_result_fini(&r);
+    remove(bare);
+    remove(whole);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -295,6 +378,7 @@ main(int argc, char **argv)
         cmocka_unit_test(solve_takes_the_body_to_use),
         cmocka_unit_test(frames_with_a_silent_live_source_ends),
         cmocka_unit_test(vmc_input_estimates_the_players_height),
+        cmocka_unit_test(an_avatar_says_what_it_is_and_how_tall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
