@@ -156,9 +156,10 @@ in_demo_path(void);
  * their 90th percentile over the skull base's share of standing height
  * (SK_HEAD_JOINT_HEIGHT_RATIO): crouching, sitting and looking down stay below it, jumps
  * are not still and a step up is not plausible. Without still evidence all heights are
- * used. Fixed memory (histograms of the time spent at each height): feed a whole stream
- * for a file, or keep feeding a live session and read it when confident. Caller-owned;
- * call init. */
+ * used. Hands held out at shoulder height (a T-pose) bound it from below by their span.
+ * Fixed memory (histograms of the time spent at each height): feed a whole stream for a
+ * file, or keep feeding a live session and read it when confident. Caller-owned; call
+ * init. */
 struct in_height_estimator {
     float skull_in_view_m[3]; /* the skull base in the headset's view frame */
     float floor_y_m;
@@ -170,6 +171,8 @@ struct in_height_estimator {
     float still_s[IN_HEIGHT_BINS]; /* seconds held still per skull height bin */
     float any_s[IN_HEIGHT_BINS];   /* seconds per skull height bin, still or not */
     double still_total_s, any_total_s;
+    float tpose_grips_m; /* the widest grip-to-grip distance with both hands out at
+                            shoulder height: a lower bound of the height */
     int frames;
 };
 

@@ -20,6 +20,13 @@
 /* Standing players hold their skull base a little higher than the still-head percentile
  * gives over their rest pose's: the median ratio over the training clips. */
 #define STANDING_SCALE 0.993f
+/* A T-pose's grip-to-grip distance over standing height: the default humanoid's arm span
+ * (1.02 heights) less the hands beyond the grips (2.8 palms); no training clip's grips
+ * come further apart at shoulder height (at most 0.877). A lower bound of the height. */
+#define TPOSE_GRIPS_PER_HEIGHT 0.87f
+/* A T-pose: both grips within this of shoulder height (this far below the skull base). */
+#define TPOSE_HEIGHT_TOLERANCE_M 0.15f
+#define SHOULDER_BELOW_SKULL_M 0.12f
 /* A frame gap longer than this counts as this long (a paused or dropped source). */
 #define MAX_FRAME_GAP_S 0.1
 
@@ -75,6 +82,24 @@ held_still(struct in_height_estimator *e, double time_s, float skull_m)
     return spanned >= 0.9 * IN_HEIGHT_STILL_WINDOW_S && high - low < IN_HEIGHT_STILL_RANGE_M;
 }
 
+/* Both hands out at shoulder height: their distance bounds the height from below. */
+static void
+note_tpose(struct in_height_estimator *e, const struct em_tracking_frame *frame, float skull_m)
+{
+    const struct em_device_pose *l = &frame->device[EM_DEVICE_LEFT_HAND];
+    const struct em_device_pose *r = &frame->device[EM_DEVICE_RIGHT_HAND];
+    if (!em_device_pose_usable(l) || !em_device_pose_usable(r) ||
+        !m_vec3_is_finite(l->pose.position_m) || !m_vec3_is_finite(r->pose.position_m))
+        return;
+    const float shoulder_y = e->floor_y_m + skull_m - SHOULDER_BELOW_SKULL_M;
+    if (fabsf(l->pose.position_m[1] - shoulder_y) > TPOSE_HEIGHT_TOLERANCE_M ||
+        fabsf(r->pose.position_m[1] - shoulder_y) > TPOSE_HEIGHT_TOLERANCE_M)
+        return;
+    const float grips = m_vec3_distance(l->pose.position_m, r->pose.position_m);
+    if (grips < IN_HEIGHT_MAX_M * TPOSE_GRIPS_PER_HEIGHT) /* not a tracking glitch */
+        e->tpose_grips_m = fmaxf(e->tpose_grips_m, grips);
+}
+
 bool
 in_height_estimator_add(struct in_height_estimator *e, const struct em_tracking_frame *frame)
 {
@@ -95,6 +120,7 @@ in_height_estimator_add(struct in_height_estimator *e, const struct em_tracking_
     e->last_time_s = frame->time_s;
     e->frames++;
     const bool still = held_still(e, frame->time_s, skull_m);
+    note_tpose(e, frame, skull_m);
     /* A head higher than a tall person's stands on something: no evidence of a height. */
     if (!isfinite(skull_m) || skull_m > IN_HEIGHT_PLAUSIBLE_MAX_M * SK_HEAD_JOINT_HEIGHT_RATIO)
         return e->still_total_s >= IN_HEIGHT_CONFIDENT_STILL_S;
@@ -136,7 +162,8 @@ in_height_estimate(const struct in_height_estimator *e, float *out_height_m, flo
         skull = histogram_percentile(e->any_s, e->any_total_s, STILL_PERCENTILE);
     else
         skull = e->recent_y_m[e->recent_first]; /* one frame, or all of them too high */
-    const float height = STANDING_SCALE * skull / SK_HEAD_JOINT_HEIGHT_RATIO;
+    const float height = fmaxf(STANDING_SCALE * skull / SK_HEAD_JOINT_HEIGHT_RATIO,
+                               e->tpose_grips_m / TPOSE_GRIPS_PER_HEIGHT);
     if (out_skull_m)
         *out_skull_m = skull;
     if (!(height >= IN_HEIGHT_MIN_M && height <= IN_HEIGHT_MAX_M))

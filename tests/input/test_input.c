@@ -367,6 +367,19 @@ the_height_comes_from_where_the_head_is_held_still(void **state)
     assert_int_equal(in_height_estimate(&e, &height, &skull, &err), EM_OK);
     assert_near(skull, 1.32, 0.006);
 
+    /* Standing with bent knees (the head still 20 cm low) in a T-pose: the grips 1.45 m
+     * apart at shoulder height say the player is at least 1.45 / 0.87 m tall. */
+    in_height_estimator_init(&e, NULL, 0.0f);
+    for (i = 0; i < 200; ++i) {
+        struct em_tracking_frame f = head_frame(i / 60.0, 1.30f, true);
+        m_vec3_set(f.device[EM_DEVICE_LEFT_HAND].pose.position_m, 0.725f, 1.12f, 0.0f);
+        m_vec3_set(f.device[EM_DEVICE_RIGHT_HAND].pose.position_m, -0.725f, 1.12f, 0.0f);
+        in_height_estimator_add(&e, &f);
+    }
+    assert_int_equal(in_height_estimate(&e, &height, &skull, &err), EM_OK);
+    assert_near(height, 1.45 / 0.87, 1e-3);
+    assert_true((double)height > height_for_skull(1.22) + 0.2);
+
     /* Sitting the whole time: not a standing height, said so. */
     in_height_estimator_init(&e, NULL, 0.0f);
     for (i = 0; i < 200; ++i) {
