@@ -290,7 +290,7 @@ calibrate_with(struct live *L, const struct em_tracking_frame *frame)
         return;
     }
     if (L->auto_calibrating && L->opt->height_m > 0.0) {
-        U_LOG_I("headless: the height stays %.2f m (--height)", L->opt->height_m);
+        U_LOG_I("%s: the height stays %.2f m (--height)", L->source_info.kind, L->opt->height_m);
         return;
     }
     if (body_calibrate(L->body, frame, &err) == EM_OK) {
