@@ -48,6 +48,7 @@ enum av_format {
     AV_FORMAT_GLTF = 0, /* plain glTF 2.0: bones found by name */
     AV_FORMAT_VRM0 = 1, /* VRM 0.x */
     AV_FORMAT_VRM1 = 2, /* VRM 1.0 */
+    AV_FORMAT_FBX = 3,  /* FBX (binary or ASCII): bones found by name, as plain glTF */
 };
 
 enum av_alpha_mode {

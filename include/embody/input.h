@@ -131,54 +131,77 @@ in_demo_path(void);
 
 /* ---- The player's height from the headset ----------------------------------------- */
 
-/* How long, from the first frame with a tracked headset, the estimate looks. */
-#define IN_HEIGHT_WINDOW_S 3.0
-#define IN_HEIGHT_MAX_SAMPLES 1024
 /* The heights an estimate may give (those the live calibration accepts), metres. */
 #define IN_HEIGHT_MIN_M 1.0f
 #define IN_HEIGHT_MAX_M 2.5f
+/* The tallest standing height a still headset is taken as evidence for: a head held
+ * still higher than this stands on something (a step, a stool), it does not grow. */
+#define IN_HEIGHT_PLAUSIBLE_MAX_M 2.1f
+/* The head is still when it moves less than IN_HEIGHT_STILL_RANGE_M up or down over
+ * IN_HEIGHT_STILL_WINDOW_S: a jump's top, a bob of a step are not. */
+#define IN_HEIGHT_STILL_WINDOW_S 0.5
+#define IN_HEIGHT_STILL_RANGE_M 0.03f
+/* The still time below which there is no standing evidence (all heights are used). */
+#define IN_HEIGHT_MIN_STILL_S 0.2
+/* The still time after which a live estimate is confident enough to calibrate on. */
+#define IN_HEIGHT_CONFIDENT_STILL_S 1.0
+#define IN_HEIGHT_RECENT_MAX 512
+#define IN_HEIGHT_BIN_M 0.005f
+#define IN_HEIGHT_BINS 512
 
-/* Estimates a standing height from the headset's height over the first seconds of
- * tracking, as the live calibration does from one moment: the eye height (the 90th
- * percentile of the headset's height above the floor over IN_HEIGHT_WINDOW_S, so a
- * moment of crouching or a jump does not decide), less the headset's height above the
- * skull base, over the skull base's share of standing height
- * (SK_HEAD_JOINT_HEIGHT_RATIO). Caller-owned; zero it or call init. */
+/* Estimates a standing height from the headset over a stream or a session. Each frame's
+ * skull base is found from the headset's pose (the headset's offset turned by its
+ * rotation, so a head tilted down is not a short player); the heights at which the head
+ * was held still (see IN_HEIGHT_STILL_*) are the standing evidence, and the estimate is
+ * their 90th percentile over the skull base's share of standing height
+ * (SK_HEAD_JOINT_HEIGHT_RATIO): crouching, sitting and looking down stay below it, jumps
+ * are not still and a step up is not plausible. Without still evidence all heights are
+ * used. Hands held out at shoulder height (a T-pose) bound it from below by their span.
+ * Fixed memory (histograms of the time spent at each height): feed a whole stream for a
+ * file, or keep feeding a live session and read it when confident. Caller-owned; call
+ * init. */
 struct in_height_estimator {
-    float eye_m[IN_HEIGHT_MAX_SAMPLES];
-    int count;
+    float skull_in_view_m[3]; /* the skull base in the headset's view frame */
+    float floor_y_m;
+    double recent_time_s[IN_HEIGHT_RECENT_MAX]; /* the last IN_HEIGHT_STILL_WINDOW_S */
+    float recent_y_m[IN_HEIGHT_RECENT_MAX];
+    int recent_first, recent_count;
+    double last_time_s;
     bool started;
-    double first_time_s;
+    float still_s[IN_HEIGHT_BINS]; /* seconds held still per skull height bin */
+    float any_s[IN_HEIGHT_BINS];   /* seconds per skull height bin, still or not */
+    double still_total_s, any_total_s;
+    float tpose_grips_m; /* the widest grip-to-grip distance with both hands out at
+                            shoulder height: a lower bound of the height */
+    int frames;
 };
 
+/* `head_position_m` is the headset's position in the head joint's frame (body_desc
+ * offsets; all zero means the default, 8 cm up and 9 cm forward of the skull base),
+ * `floor_y_m` the floor's height in the tracking space. */
 void
-in_height_estimator_init(struct in_height_estimator *estimator);
+in_height_estimator_init(struct in_height_estimator *estimator, const float *head_position_m,
+                         float floor_y_m);
 
-/* Adds a frame (frames without a usable headset are skipped). Returns true once the
- * window is full: further frames change nothing. */
+/* Adds a frame (frames without a usable headset, or going back in time, are skipped).
+ * Returns true once the standing evidence is confident (IN_HEIGHT_CONFIDENT_STILL_S). */
 bool
 in_height_estimator_add(struct in_height_estimator *estimator,
                         const struct em_tracking_frame *frame);
 
-/* The standing headset height in the tracking space (the 90th percentile of the heights
- * added), or NAN when nothing was added. */
-float
-in_height_standing_eye_y(const struct in_height_estimator *estimator);
-
-/* The estimate, from what was added: `floor_y_m` is the floor's height in the tracking
- * space, `head_up_m` the headset's height above the skull base (body_desc offsets).
- * Fails with a reason when no headset was seen or the height would be outside
- * [IN_HEIGHT_MIN_M, IN_HEIGHT_MAX_M] (the player was not standing). `out_eye_m` (may be
- * NULL) gets the eye height used. */
+/* The estimate from what was added. Fails with a reason when no headset was seen or the
+ * height would be outside [IN_HEIGHT_MIN_M, IN_HEIGHT_MAX_M] (the player was not
+ * standing). `out_skull_m` (may be NULL) gets the standing skull base's height above the
+ * floor the estimate used. */
 enum em_result
-in_height_estimate(const struct in_height_estimator *estimator, float floor_y_m, float head_up_m,
-                   float *out_height_m, float *out_eye_m, struct em_error *err);
+in_height_estimate(const struct in_height_estimator *estimator, float *out_height_m,
+                   float *out_skull_m, struct em_error *err);
 
-/* Reads the stream file at `path` and estimates from its first seconds (errors: the
- * reader's, or the estimate's prefixed with the path). */
+/* Reads the stream file at `path` and estimates from all of it (errors: the reader's, or
+ * the estimate's prefixed with the path). */
 enum em_result
-in_height_estimate_file(const char *path, float floor_y_m, float head_up_m,
-                        float *out_height_m, float *out_eye_m, struct em_error *err);
+in_height_estimate_file(const char *path, const float *head_position_m, float floor_y_m,
+                        float *out_height_m, float *out_skull_m, struct em_error *err);
 
 #ifdef __cplusplus
 }

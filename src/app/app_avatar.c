@@ -144,7 +144,7 @@ load_default_model(struct app_avatar *a)
 static enum em_result
 load_model(struct app_avatar *a, const char *path, struct em_error *err)
 {
-    a->kind = "VRM/glTF avatar";
+    a->kind = app_has_suffix(path, ".fbx") ? "FBX avatar" : "VRM/glTF avatar";
     a->option = "--avatar";
     snprintf(a->path, sizeof a->path, "%s", path);
     enum em_result r = app_check_readable(a->option, path, err);
@@ -163,6 +163,13 @@ load_model(struct app_avatar *a, const char *path, struct em_error *err)
         sk_skeleton_load_json(humanoid, &limits, NULL) == EM_OK)
         sk_skeleton_copy_limits(&limits, &a->skeleton);
     sk_skeleton_fini(&limits);
+    if (a->model.index_count == 0) {
+        /* Nothing to draw: its skeleton drives the body, shown as the capsule figure. */
+        U_LOG_W("%s: a skeleton without a mesh: it will be drawn as capsules", path);
+        av_avatar_fini(&a->model);
+        a->meshless = true;
+        return EM_OK;
+    }
     a->have_model = true;
     return EM_OK;
 }
@@ -177,19 +184,12 @@ use_default_height(struct app_avatar *a, bool after_estimate)
                  APP_DEFAULT_HEIGHT_M);
 }
 
-/* The default humanoid's height from the stream's first seconds (in_height_estimate);
- * false, with the reason in height_source, when the stream does not show a standing
- * player. */
+/* The default humanoid's height from the whole stream (in_height_estimate); false, with
+ * the reason in height_source, when the stream does not show a standing player. */
 static bool
 estimate_height(struct app_avatar *a, const char *stream)
 {
-    const float *head = a->settings.offsets.head_position_m;
-    /* A zero offset is the body's default, the headset's height above the skull base
-     * that body_eye_height_for adds. */
-    const float head_up = (head[0] != 0.0f || head[1] != 0.0f || head[2] != 0.0f)
-                              ? head[1]
-                              : body_eye_height_for(0.0f);
-    float height = 0.0f, eye = 0.0f;
+    float height = 0.0f, skull = 0.0f;
     struct em_error err = {{0}};
     /* Not a readable regular file (a device would never end): whoever reads the stream
      * reports that. */
@@ -197,8 +197,8 @@ estimate_height(struct app_avatar *a, const char *stream)
         use_default_height(a, false);
         return false;
     }
-    if (in_height_estimate_file(stream, a->settings.floor_height_m, head_up, &height, &eye, &err) !=
-        EM_OK) {
+    if (in_height_estimate_file(stream, a->settings.offsets.head_position_m,
+                                a->settings.floor_height_m, &height, &skull, &err) != EM_OK) {
         snprintf(a->height_source, sizeof a->height_source,
                  "default %.2f m (no estimate: %s; --height M to set it)", APP_DEFAULT_HEIGHT_M,
                  err.message);
@@ -207,9 +207,9 @@ estimate_height(struct app_avatar *a, const char *stream)
     a->fit_height_m = height;
     a->height_estimated = true;
     snprintf(a->height_source, sizeof a->height_source,
-             "estimated from %s: the headset %.2f m above the floor over the first %.0f s gives "
-             "%.2f m (--height M to set it)",
-             stream, (double)eye, IN_HEIGHT_WINDOW_S, (double)height);
+             "estimated from %s: the head held still %.2f m above the floor gives %.2f m "
+             "(--height M to set it)",
+             stream, (double)skull, (double)height);
     return true;
 }
 
@@ -259,6 +259,12 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         use_default_height(a, desc->height_stream != NULL);
     a->fit_arm_span_m = (float)desc->arm_span_m;
     return EM_OK;
+}
+
+float
+app_avatar_height_m(const struct app_avatar *avatar)
+{
+    return avatar->fit_height_m > 0.0f ? avatar->fit_height_m : avatar->own_height_m;
 }
 
 void

@@ -58,6 +58,7 @@ struct app_avatar {
     /* The skinned mesh drawn at the body's pose, when there is one. */
     struct av_avatar model;
     bool have_model;
+    bool meshless; /* --avatar FILE.vrm had a skeleton and no mesh: drawn as capsules */
     char model_error[EM_ERROR_MESSAGE_MAX]; /* why --avatar FILE.vrm was not used, or "" */
     struct av_skin_binding binding; /* to the body's fitted skeleton, renewed on refits */
     float bound_height_m;
@@ -76,6 +77,10 @@ struct app_avatar {
  * EM_ERROR_IO when the file is missing. `out_avatar` is the caller's to app_avatar_fini. */
 enum em_result app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avatar,
                                struct em_error *err);
+
+/* The standing height the body is fitted to: the asked one, or the avatar's own. */
+float
+app_avatar_height_m(const struct app_avatar *avatar);
 
 void app_avatar_fini(struct app_avatar *avatar);
 

@@ -28,6 +28,8 @@ enum {
     OPT_QUIET,
     OPT_HELP,
     OPT_CONFIG,
+    OPT_BODY,
+    OPT_PRIOR,
 };
 
 static const struct app_arg_spec k_specs[] = {
@@ -39,6 +41,8 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
     {OPT_CONFIG, "config", 0, APP_ARG_VALUE},
+    {OPT_BODY, "body", 0, APP_ARG_VALUE},
+    {OPT_PRIOR, "prior", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -56,10 +60,15 @@ print_help(void)
           "                         HIERARCHY only, never its motion)\n"
           "  --height M             height only: the default humanoid fitted to M metres\n"
           "                         (0.5 to 2.8; without it and --avatar, the height is\n"
-          "                         estimated from the headset over the stream's first 3 s)\n"
+          "                         estimated from where the stream's head is held still)\n"
           "  --arm-span M           also fit the arm span (0.5 to 3.0 m)\n"
           "  --unit-scale S         metres per unit of the --avatar file (default: guessed)\n"
           "  --config FILE.json     the body's settings (default: config/body.json)\n"
+          "  --body MODE            legs and pelvis from the learned prior (prior, the\n"
+          "                         default, as the program) or the procedural estimate\n"
+          "                         (procedural), to compare them\n"
+          "  --prior MODEL          the prior's model file (default\n"
+          "                         config/prior/body-prior-v1.bin)\n"
           "  -q, --quiet            no progress and no summary\n"
           "  -h, --help             this help\n",
           stdout);
@@ -70,6 +79,8 @@ struct solve_args {
     const char *output;
     const char *avatar;
     const char *config;
+    const char *body_mode; /* --body: "prior" or "procedural" (NULL: prior) */
+    const char *prior_path;
     double height_m;
     double arm_span_m;
     double unit_scale;
@@ -102,6 +113,13 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
                                 "metres per BVH unit", &a->unit_scale, err);
     case OPT_QUIET: a->quiet = true; return EM_OK;
     case OPT_CONFIG: a->config = value; return EM_OK;
+    case OPT_BODY:
+        if (strcmp(value, "procedural") != 0 && strcmp(value, "prior") != 0)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: expected procedural or prior, got \"%s\"", name, value);
+        a->body_mode = value;
+        return EM_OK;
+    case OPT_PRIOR: a->prior_path = value; return EM_OK;
     default: a->help = true; return EM_OK;
     }
 }
@@ -242,6 +260,8 @@ app_cmd_solve(int argc, char **argv)
         .height_m = a.height_m,
         .arm_span_m = a.arm_span_m,
         .config_path = a.config,
+        .body_mode = a.body_mode,
+        .prior_path = a.prior_path,
         .height_stream = a.avatar || a.height_m > 0.0 ? NULL : a.stream,
     };
     struct app_avatar avatar;
@@ -251,7 +271,7 @@ app_cmd_solve(int argc, char **argv)
         return fail(err.message, APP_EXIT_USAGE);
     }
     if (!a.quiet && !a.avatar && a.height_m <= 0.0)
-        fprintf(stderr, "embody solve: height %.2f m: %s\n", (double)avatar.fit_height_m,
+        fprintf(stderr, "embody solve: height %.2f m: %s\n", (double)app_avatar_height_m(&avatar),
                 avatar.height_source);
     /* The writer keeps the skeleton: a copy of the fitted one, which stays put. */
     struct sk_skeleton skeleton = {0};
@@ -269,6 +289,7 @@ app_cmd_solve(int argc, char **argv)
     else
         st_bvh_writer_abort(&writer); /* what was at -o stays as it was */
     const int frames = stream.frame_count;
+    const bool with_prior = avatar.has_prior;
     sk_skeleton_fini(&skeleton);
     body_destroy(&body);
     app_avatar_fini(&avatar);
@@ -277,9 +298,10 @@ app_cmd_solve(int argc, char **argv)
         return fail(err.message, APP_EXIT_FAILURE);
     if (!a.quiet)
         fprintf(stderr,
-                "embody solve: %d frames from %s to %s (avatar: %s, %s); body update %.1f "
-                "µs per frame\n",
+                "embody solve: %d frames from %s to %s (avatar: %s, %s, %s body); body "
+                "update %.1f µs per frame\n",
                 frames, a.stream, a.output, avatar.path[0] ? avatar.path : "-",
-                a.avatar ? "known body" : "height only", 1e6 * update_s / (double)frames);
+                a.avatar ? "known body" : "height only",
+                with_prior ? "learned prior" : "procedural", 1e6 * update_s / (double)frames);
     return APP_EXIT_OK;
 }

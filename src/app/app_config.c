@@ -75,6 +75,9 @@ print_avatar(FILE *out, const struct app_avatar *a, const struct body *body)
     if (a->have_model)
         fprintf(out, "%-34s = %s (%u triangles)\n", "avatar mesh", a->model.source,
                 a->model.index_count / 3);
+    else if (a->meshless)
+        fprintf(out, "%-34s = none (a skeleton without a mesh: drawn as capsules)\n",
+                "avatar mesh");
     fprintf(out, "%-34s = %.3f m\n", "own height", (double)a->own_height_m);
     fprintf(out, "%-34s = %.3f m\n", "own arm span", (double)a->own_arm_span_m);
     const struct sk_skeleton *fitted = body_skeleton(body);

@@ -56,9 +56,11 @@ struct live {
     char message[768];
     int64_t message_until_ns;
 
-    /* Headless OpenXR cannot read the calibrate button: the first seconds calibrate. */
+    /* Sources without a calibrate button (headless OpenXR, VMC input) calibrate from
+     * the headset: the height grows as standing evidence comes (in_height_estimator). */
     bool auto_calibrating;
     struct in_height_estimator *auto_estimate;
+    float auto_height_m; /* the height last calibrated to, 0 before */
 
     struct app_stats stats;
     float frame_rate_hz;
@@ -109,7 +111,8 @@ setup_body(struct live *L)
     U_LOG_D("avatar: %s (%s), %d joints", L->avatar.path, L->avatar.kind,
             L->avatar.skeleton.joint_count);
     if (L->avatar.height_estimated || desc.height_stream)
-        U_LOG_I("height %.2f m: %s", (double)L->avatar.fit_height_m, L->avatar.height_source);
+        U_LOG_I("height %.2f m: %s", (double)app_avatar_height_m(&L->avatar),
+                L->avatar.height_source);
     return APP_EXIT_OK;
 }
 
@@ -287,7 +290,7 @@ calibrate_with(struct live *L, const struct em_tracking_frame *frame)
         return;
     }
     if (L->auto_calibrating && L->opt->height_m > 0.0) {
-        U_LOG_I("headless: the height stays %.2f m (--height)", L->opt->height_m);
+        U_LOG_I("%s: the height stays %.2f m (--height)", L->source_info.kind, L->opt->height_m);
         return;
     }
     if (body_calibrate(L->body, frame, &err) == EM_OK) {
@@ -308,27 +311,41 @@ calibrate(struct live *L)
     calibrate_with(L, &L->frame);
 }
 
-/* Headless OpenXR: gathers the headset's height over the first seconds, then calibrates
- * as the button would with the player standing at that height (in_height_estimate's
- * standing eye height, so a glance down at the start does not decide). */
+/* A new estimate recalibrates (which resets the body's history) only when it is this
+ * much taller than the last: the estimate only grows, in few steps. */
+#define AUTO_HEIGHT_STEP_M 0.02f
+
+/* Without a calibrate button: feeds the height estimator, and once it has confident
+ * standing evidence calibrates as the button would with the player standing at the
+ * estimated height; again whenever the estimate grows by AUTO_HEIGHT_STEP_M. The first
+ * calibration takes the frame's trackers as they are; later ones only the height. */
 static void
 auto_calibrate_step(struct live *L)
 {
     if (!L->auto_calibrating || !in_height_estimator_add(L->auto_estimate, &L->frame))
         return;
-    const float eye_y = in_height_standing_eye_y(L->auto_estimate);
-    if (isfinite(eye_y)) {
-        /* The frame to calibrate on: this one, the headset at the standing eye height. */
-        struct em_tracking_frame standing = L->frame;
-        standing.device[EM_DEVICE_HEAD].pose.position_m[1] = eye_y;
-        U_LOG_I("headless: calibrating from the headset over the first %.0f s (no buttons "
-                "without focus)",
-                IN_HEIGHT_WINDOW_S);
-        calibrate_with(L, &standing);
+    float height = 0.0f;
+    struct em_error err = {{0}};
+    if (in_height_estimate(L->auto_estimate, &height, NULL, &err) != EM_OK ||
+        height < L->auto_height_m + AUTO_HEIGHT_STEP_M)
+        return;
+    struct body_desc desc;
+    body_get_desc(L->body, &desc);
+    /* The frame to calibrate on: the headset at the eye height of that standing height. */
+    struct em_tracking_frame standing = L->frame;
+    if (L->auto_height_m > 0.0f)
+        for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+            standing.tracker[t].flags = 0;
+    standing.device[EM_DEVICE_HEAD].pose.position_m[1] =
+        desc.floor_height_m + SK_HEAD_JOINT_HEIGHT_RATIO * height + desc.offsets.head_position_m[1];
+    U_LOG_I("calibrating from the headset: the head held still gives a height of %.2f m", (double)height);
+    L->auto_height_m = height;
+    calibrate_with(L, &standing);
+    if (L->opt->height_m > 0.0) { /* --height decides: nothing to grow */
+        L->auto_calibrating = false;
+        free(L->auto_estimate);
+        L->auto_estimate = NULL;
     }
-    L->auto_calibrating = false;
-    free(L->auto_estimate);
-    L->auto_estimate = NULL;
 }
 
 static void
@@ -569,11 +586,28 @@ idle(struct live *L)
     return !(actions & RENDER_ACTION_QUIT);
 }
 
+/* How long a live source may stay silent before the program ends (0: forever): the
+ * --idle-exit option, or APP_IDLE_EXIT_DEFAULT_S when --frames waits for frames. Files and
+ * the demo never fall silent. */
+static double
+idle_exit_s(const struct live *L)
+{
+    const bool live = strcmp(L->source_info.kind, "vmc") == 0 ||
+                      strcmp(L->source_info.kind, "openxr") == 0;
+    if (!live)
+        return 0.0;
+    if (L->opt->idle_exit_s > 0.0)
+        return L->opt->idle_exit_s;
+    return L->opt->frames > 0 ? APP_IDLE_EXIT_DEFAULT_S : 0.0;
+}
+
 static int
 run_loop(struct live *L, const struct app_live_hooks *hooks)
 {
     const long limit = L->opt->frames > 0 ? L->opt->frames : L->frame_limit;
     const bool openxr_window = L->render && strcmp(L->source_info.kind, "openxr") == 0;
+    const double idle_limit_s = idle_exit_s(L);
+    int64_t last_heard_ns = u_time_now_ns();
     while (!g_interrupted && (limit == 0 || L->stats.frames < limit)) {
         if (openxr_window)
             render_make_current(L->render);
@@ -583,10 +617,18 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
         if (r == EM_END_OF_STREAM)
             break;
         if (r == EM_NOT_READY) {
+            const double silent_s = (double)(u_time_now_ns() - last_heard_ns) * 1e-9;
+            if (idle_limit_s > 0.0 && silent_s >= idle_limit_s) {
+                U_LOG_W("%s: nothing received for %.1f s: stopping after %ld frames "
+                        "(--idle-exit)",
+                        L->source_info.kind, silent_s, L->stats.frames);
+                break;
+            }
             if (!idle(L))
                 break;
             continue;
         }
+        last_heard_ns = u_time_now_ns();
         if (r != EM_OK) {
             U_LOG_E("tracking (%s) failed: %s", L->source_info.kind, em_result_string(r));
             return APP_EXIT_FAILURE;
@@ -733,17 +775,22 @@ finish(struct live *L, const struct app_live_hooks *hooks, int loop_code)
     return code;
 }
 
-/* Headless OpenXR (no window: the session never gets focus, so no buttons) calibrates
- * itself from the first seconds. */
+/* Headless OpenXR (no window: the session never gets focus, so no buttons) and VMC input
+ * (the player is elsewhere) calibrate themselves from the headset, unless the avatar has
+ * its own height. */
 static void
 start_auto_calibration(struct live *L)
 {
-    if (!L->source || !app_source_is_headless(L->source))
+    const bool no_button = L->source && (app_source_is_headless(L->source) ||
+                                         L->opt->input == APP_INPUT_VMC);
+    if (!no_button || L->avatar.fit_height_m <= 0.0f)
         return;
     L->auto_estimate = malloc(sizeof *L->auto_estimate);
     if (!L->auto_estimate)
         return;
-    in_height_estimator_init(L->auto_estimate);
+    struct body_desc desc;
+    body_get_desc(L->body, &desc);
+    in_height_estimator_init(L->auto_estimate, desc.offsets.head_position_m, desc.floor_height_m);
     L->auto_calibrating = true;
 }
 

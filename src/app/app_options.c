@@ -36,6 +36,7 @@ enum option_id {
     OPT_PRIOR,
     OPT_VMC_IN,
     OPT_VMC_ROLE,
+    OPT_IDLE_EXIT,
     OPT_COUNT,
 };
 
@@ -68,6 +69,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_PRIOR, "prior", 0, APP_ARG_VALUE},
     {OPT_VMC_IN, "vmc-in", 0, APP_ARG_OPTIONAL},
     {OPT_VMC_ROLE, "vmc-role", 0, APP_ARG_VALUE},
+    {OPT_IDLE_EXIT, "idle-exit", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -93,16 +95,16 @@ app_options_print_help(FILE *out)
           "                         left_elbow, right_elbow (serials named so need none)\n"
           "Avatar:\n"
           "  --height M             standing height, 0.5 to 2.8 m (default humanoid: from\n"
-          "                         a replay's first 3 s, else 1.75; headless OpenXR\n"
-          "                         calibrates by itself)\n"
+          "                         where a replay's head is held still, else 1.75; VMC\n"
+          "                         input and headless OpenXR estimate it as they go)\n"
           "  --body MODE            legs and pelvis from the learned prior (prior, the\n"
           "                         default) or the procedural estimate (procedural)\n"
           "  --prior MODEL          the prior's model file (default\n"
           "                         config/prior/body-prior-v1.bin)\n"
           "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
-          "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF humanoid\n"
-          "                         (.glb, .gltf); a bad file is reported and the\n"
+          "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF or FBX humanoid\n"
+          "                         (.glb, .gltf, .fbx); a bad file is reported and the\n"
           "                         default avatar shown\n"
           "  --figure               the capsule figure over the avatar (key B)\n"
           "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
@@ -115,6 +117,8 @@ app_options_print_help(FILE *out)
           "  --record FILE.csv      write the tracking frames as read to a stream file\n"
           "Window:\n"
           "  --frames N             stop after N frames (the window is then hidden)\n"
+          "  --idle-exit SECONDS    stop when a live source (VMC input, OpenXR) has sent\n"
+          "                         nothing for this long (with --frames: 10 s)\n"
           "  --screenshot FILE.png  write the window's image at the end\n"
           "  --camera NAME          start with this view: mirror (default), orbit, front,\n"
           "                         side, top\n"
@@ -127,10 +131,11 @@ app_options_print_help(FILE *out)
           "  --version              the version\n"
           "\n"
           "Commands:\n"
-          "  mocap2stream CLIP.bvh [-o OUT.csv]   the stream a headset would give for a clip\n"
-          "  solve STREAM.csv -o OUT.bvh [--avatar CLIP.bvh | --height M]\n"
-          "                                       reconstruct a stream into a BVH file\n"
-          "  eval [DIR] ...                       run the evaluation protocol\n"
+          "  mocap2stream CLIP.bvh -o OUT.csv   the stream a headset would give for a clip\n"
+          "  solve STREAM.csv -o OUT.bvh        reconstruct a stream into a BVH file\n"
+          "  eval [DIR]                         run the evaluation protocol on clips\n"
+          "  train CLIP_DIR -o MODEL            learn the body-pose prior from clips\n"
+          "  make-avatar -o OUT.vrm             write the default skinned humanoid avatar\n"
           "\n"
           "Keys in the window: C calibrate (stand straight, arms out), R recenter,\n"
           "Space pause, Tab camera, H HUD, T IK targets, S screenshot, F9 record, F1 help,\n"
@@ -196,7 +201,7 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
                                 "an arm span in metres", &o->arm_span_m, err);
     case OPT_AVATAR:
         if (app_has_suffix(value, ".vrm") || app_has_suffix(value, ".glb") ||
-            app_has_suffix(value, ".gltf"))
+            app_has_suffix(value, ".gltf") || app_has_suffix(value, ".fbx"))
             o->avatar_model = value;
         else
             o->avatar_bvh = value;
@@ -224,6 +229,9 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
             return EM_ERROR_INVALID_ARGUMENT;
         o->frames = count;
         return EM_OK;
+    case OPT_IDLE_EXIT:
+        return app_parse_number(name, value, APP_IDLE_EXIT_MIN_S, APP_IDLE_EXIT_MAX_S,
+                                "seconds", &o->idle_exit_s, err);
     case OPT_SCREENSHOT: o->screenshot_path = value; return EM_OK;
     case OPT_CAMERA:
         for (int c = 0; c < RENDER_CAMERA_COUNT; ++c)
@@ -273,7 +281,7 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
     if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "--avatar: expected FILE.vrm, FILE.glb, FILE.gltf or FILE.bvh, got \"%s\"",
+                       "--avatar: expected FILE.vrm, FILE.glb, FILE.gltf, FILE.fbx or FILE.bvh, got \"%s\"",
                        o->avatar_bvh);
     if (o->skeleton_json && !app_has_suffix(o->skeleton_json, ".json"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,

@@ -22,6 +22,11 @@
 #define APP_UNIT_SCALE_MIN 1e-4
 #define APP_UNIT_SCALE_MAX 100.0
 #define APP_FRAMES_MAX 1000000000L
+/* --idle-exit's range, and the silence after which --frames N gives up on a live source
+ * that stopped sending (it would otherwise wait for its N frames forever). */
+#define APP_IDLE_EXIT_MIN_S 0.1
+#define APP_IDLE_EXIT_MAX_S 86400.0
+#define APP_IDLE_EXIT_DEFAULT_S 10.0
 /* The main job without a display or a headset plays this many demo frames (10 s). */
 #define APP_HEADLESS_DEMO_FRAMES 600L
 
@@ -65,6 +70,8 @@ struct app_options {
     struct osc_vmc_in_desc vmc_in; /* --vmc-in [PORT], --vmc-role SERIAL=ROLE */
 
     long frames;                 /* --frames: stop after this many, 0 = until the end */
+    double idle_exit_s;          /* --idle-exit: stop after a live source's silence, 0 = never
+                                    (with --frames: APP_IDLE_EXIT_DEFAULT_S) */
     const char *screenshot_path; /* --screenshot: the window's image at the end */
     int camera;                  /* --camera: enum render_camera to start with */
     bool no_window;              /* --no-window */

@@ -121,6 +121,15 @@ line_of(const char *text, const char *at)
     return line;
 }
 
+static int
+column_of(const char *text, const char *at)
+{
+    const char *start = at;
+    while (start > text && start[-1] != '\n')
+        --start;
+    return (int)(at - start) + 1;
+}
+
 /* A node index from `item` (a number in [0, node_count)). */
 static enum em_result
 node_index(const char *path, const cJSON *item, const char *where, const char *bone, int node_count,
@@ -251,13 +260,14 @@ check_required(const char *path, const struct av_file *f, struct em_error *err)
     }
     if (missing_count == 0)
         return EM_OK;
-    if (f->format == AV_FORMAT_GLTF && found < 3)
+    const bool by_name = f->format == AV_FORMAT_GLTF || f->format == AV_FORMAT_FBX;
+    if (by_name && found < 3)
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: no humanoid skeleton: no VRM humanoid extension, and no node names "
                        "a humanoid rig uses (VRM, Mixamo, Unity or Blender bone names)",
                        path);
     return em_fail(err, EM_ERROR_PARSE, "%s: the %s lacks required humanoid bones: %s", path,
-                   f->format == AV_FORMAT_GLTF ? "rig (by node names)" : "VRM humanoid", missing);
+                   by_name ? "rig (by node names)" : "VRM humanoid", missing);
 }
 
 enum em_result
@@ -284,8 +294,17 @@ av_file_read(const char *path, struct av_file *out_file, struct em_error *err)
     if (!f->json) {
         const char *at = cJSON_GetErrorPtr();
         const bool inside = at && at >= json && at <= json + json_len;
-        return em_fail(err, EM_ERROR_PARSE, "%s: broken glTF JSON (line %d of the JSON)", path,
-                       inside ? line_of(json, at) : 0);
+        /* A GLB's JSON is one line: the byte says where, in the chunk and in the file. */
+        const size_t offset = inside ? (size_t)(at - json) : json_len;
+        const size_t in_file = offset + (size_t)(json - (const char *)f->bytes);
+        if (f->is_glb)
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s: broken glTF JSON near byte %zu of the JSON chunk (byte %zu of the "
+                           "file)",
+                           path, offset, in_file);
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s: broken glTF JSON near byte %zu (line %d, column %d)", path, offset,
+                       line_of(json, json + offset), column_of(json, json + offset));
     }
     if (!cJSON_IsObject(f->json))
         return em_fail(err, EM_ERROR_PARSE, "%s: the glTF JSON is not an object", path);
@@ -312,6 +331,39 @@ av_file_read(const char *path, struct av_file *out_file, struct em_error *err)
     if (r == EM_OK)
         r = check_required(path, f, err);
     return r;
+}
+
+enum em_result
+av_file_read_fbx(const char *path, struct av_file *out_file, struct em_error *err)
+{
+    memset(out_file, 0, sizeof *out_file);
+    for (int b = 0; b < SK_BONE_COUNT; ++b)
+        out_file->bone_node[b] = -1;
+    out_file->format = AV_FORMAT_FBX;
+    return read_bytes(path, out_file, err);
+}
+
+enum em_result
+av_file_bones_by_name(const char *path, struct av_file *f, const char *const *names, int count,
+                      struct em_error *err)
+{
+    /* The names as a glTF "nodes" array, so that one name map and one check serve both. */
+    cJSON_Delete(f->json);
+    f->json = cJSON_CreateObject();
+    cJSON *nodes = f->json ? cJSON_AddArrayToObject(f->json, "nodes") : NULL;
+    for (int i = 0; nodes && i < count; ++i) {
+        cJSON *node = cJSON_CreateObject();
+        if (!node || !cJSON_AddItemToArray(nodes, node) ||
+            !cJSON_AddStringToObject(node, "name", names[i]))
+            nodes = NULL;
+    }
+    if (!nodes)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
+    f->node_count = count;
+    const enum av_format format = f->format;
+    bones_by_name(f);
+    f->format = format;
+    return check_required(path, f, err);
 }
 
 void

@@ -34,6 +34,16 @@ struct av_file {
  * (VRM humanBones, else node names) and checks the required ones are there. */
 enum em_result av_file_read(const char *path, struct av_file *out_file, struct em_error *err);
 
+/* An FBX file: reads its bytes (within AV_MAX_FILE_BYTES) for assimp; the bones come
+ * later from its node names (av_file_bones_by_name). */
+enum em_result av_file_read_fbx(const char *path, struct av_file *out_file, struct em_error *err);
+
+/* Finds the bone nodes among `count` node names (assimp's, flattened parents first) with
+ * the humanoid name map, as for a glTF without a VRM extension, and checks the required
+ * ones are there. av_file_node_name then gives back these names. */
+enum em_result av_file_bones_by_name(const char *path, struct av_file *file,
+                                     const char *const *names, int count, struct em_error *err);
+
 void av_file_fini(struct av_file *file);
 
 /* The name of glTF node `index` as assimp names it. */

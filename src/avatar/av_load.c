@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <assimp/GltfMaterial.h>
 #include <assimp/cimport.h>
@@ -38,6 +39,7 @@ struct flat_node {
 
 struct loader {
     const char *path;
+    bool fbx; /* an FBX file (else glTF/GLB/VRM) */
     struct av_file file;
     const struct aiScene *scene;
     struct flat_node *nodes;
@@ -669,29 +671,49 @@ vertical_extent(const struct loader *L, const struct av_avatar *out, float *out_
     *out_top = out->vertex_count ? hi : -FLT_MAX;
 }
 
+/* An FBX has no humanoid extension: its bones are found by the node names assimp read. */
+static enum em_result
+fbx_bones(struct loader *L, struct em_error *err)
+{
+    const char **names = malloc((size_t)L->node_count * sizeof *names);
+    if (!names)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
+    for (int i = 0; i < L->node_count; ++i)
+        names[i] = L->nodes[i].node->mName.data;
+    const enum em_result r = av_file_bones_by_name(L->path, &L->file, names, L->node_count, err);
+    free(names);
+    return r;
+}
+
 static enum em_result
 load(struct loader *L, struct av_avatar *out, struct em_error *err)
 {
-    enum em_result r = av_file_read(L->path, &L->file, err);
+    enum em_result r = L->fbx ? av_file_read_fbx(L->path, &L->file, err)
+                              : av_file_read(L->path, &L->file, err);
     if (r != EM_OK)
         return r;
     out->format = L->file.format;
     const unsigned flags = aiProcess_Triangulate | aiProcess_GenSmoothNormals |
                            aiProcess_SortByPType | aiProcess_ValidateDataStructure;
-    if (L->file.is_glb)
+    if (L->fbx) /* FBX lengths are in the file's unit (often cm): the global scale makes metres */
+        L->scene = aiImportFileFromMemory((const char *)L->file.bytes, (unsigned)L->file.size,
+                                          flags | aiProcess_GlobalScale, "fbx");
+    else if (L->file.is_glb)
         L->scene = aiImportFileFromMemory((const char *)L->file.bytes, (unsigned)L->file.size,
                                           flags, "glb");
     else
         L->scene = aiImportFile(L->path, flags);
     if (!L->scene || !L->scene->mRootNode)
-        return em_fail(err, EM_ERROR_PARSE, "%s: the glTF reader (assimp) refused it: %s", L->path,
-                       aiGetErrorString());
+        return em_fail(err, EM_ERROR_PARSE, "%s: the %s reader (assimp) refused it: %s", L->path,
+                       L->fbx ? "FBX" : "glTF", aiGetErrorString());
     L->node_count = count_nodes(L->scene->mRootNode);
     L->nodes = calloc((size_t)L->node_count, sizeof *L->nodes);
     if (!L->nodes)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
     int at = 0;
     flatten(L, L->scene->mRootNode, -1, &at);
+    if (L->fbx && (r = fbx_bones(L, err)) != EM_OK)
+        return r;
     if ((r = find_bone_nodes(L, err)) != EM_OK || (r = check_size(L, err)) != EM_OK)
         return r;
     fix_facing(L);
@@ -725,7 +747,8 @@ load(struct loader *L, struct av_avatar *out, struct em_error *err)
     if ((r = build_skeleton(L, out, err)) != EM_OK)
         return r;
     out->height_m = sk_humanoid_height(&out->skeleton);
-    return EM_OK;
+    /* A person's size, as every skeleton (a file scaled to 4 m is a mistake, not a giant). */
+    return sk_humanoid_check_size(&out->skeleton, L->path, err);
 }
 
 enum em_result
@@ -744,11 +767,12 @@ av_avatar_load(const char *path, const struct av_load_desc *desc, struct av_avat
                                 : AV_MAX_VERTICES;
     const char *ext = strrchr(path, '.');
     enum em_result r;
-    if (!ext ||
-        (strcmp(ext, ".vrm") != 0 && strcmp(ext, ".glb") != 0 && strcmp(ext, ".gltf") != 0 &&
-         strcmp(ext, ".VRM") != 0 && strcmp(ext, ".GLB") != 0 && strcmp(ext, ".GLTF") != 0))
+    L.fbx = ext && strcasecmp(ext, ".fbx") == 0;
+    if (!ext || (!L.fbx && strcasecmp(ext, ".vrm") != 0 && strcasecmp(ext, ".glb") != 0 &&
+                 strcasecmp(ext, ".gltf") != 0))
         r = em_fail(err, EM_ERROR_UNSUPPORTED,
-                    "%s: not an avatar file this reader knows (expected .vrm, .glb or .gltf)",
+                    "%s: not an avatar file this reader knows (expected .vrm, .glb, .gltf or "
+                    ".fbx)",
                     path);
     else
         r = load(&L, out_avatar, err);

@@ -129,6 +129,11 @@ struct capsule {
     float ra[2], rb[2];       /* radii at a and b: across (u) and deep (v) */
     int parent, joint, child; /* for weights; -1 for none */
     int material;
+    /* An end joined to the next part of one tube (the torso): no cap there, and its ring
+     * square to `joint_dir` (the mean of both parts' directions), so that both parts give
+     * the same ring and no two surfaces lie on each other (they flickered on the chest). */
+    bool joined[2];
+    vec3 joint_dir[2];
 };
 
 /* Unit frame around a direction: u across (towards X, or Z for bones along X), v = w x u. */
@@ -159,6 +164,9 @@ add_capsule(struct mesh_builder *m, const struct capsule *c, int sides)
     const int rings = 2 * cap_rings + tube_rings;
     int first = -1;
     for (int r = 0; r <= rings; ++r) {
+        /* A joined end has no cap: its rings are left out. */
+        if ((c->joined[0] && r < cap_rings) || (c->joined[1] && r > cap_rings + tube_rings))
+            continue;
         /* The ring's place: along the axis (metres from a) and its radius scale. */
         float along, scale, t, normal_axial;
         if (r < cap_rings) {
@@ -176,17 +184,25 @@ add_capsule(struct mesh_builder *m, const struct capsule *c, int sides)
         const float rz = (c->ra[1] + (c->rb[1] - c->ra[1]) * t);
         vec3 centre;
         m_vec3_muladd(c->a, axis, t * len + along * rx, centre);
+        /* The ring's frame: the part's, or at a joined end the joint's. */
+        const int end = r == cap_rings ? 0 : r == cap_rings + tube_rings ? 1 : -1;
+        vec3 ru, rv, ring_axis;
+        m_vec3_copy(u, ru), m_vec3_copy(v, rv), m_vec3_copy(axis, ring_axis);
+        if (end >= 0 && c->joined[end]) {
+            m_vec3_copy(c->joint_dir[end], ring_axis);
+            frame_of(ring_axis, ru, rv);
+        }
         for (int s = 0; s <= sides; ++s) {
             const float ang = 2.0f * M_PI_F * (float)s / (float)sides;
             const float ca = cosf(ang), sa = sinf(ang);
             struct gen_vertex gv;
             memset(&gv, 0, sizeof gv);
             vec3 p, n;
-            m_vec3_muladd(centre, u, ca * rx * scale, p);
-            m_vec3_muladd(p, v, sa * rz * scale, p);
-            m_vec3_scale(u, ca / rx * scale, n);
-            m_vec3_muladd(n, v, sa / rz * scale, n);
-            m_vec3_muladd(n, axis, normal_axial / rx, n);
+            m_vec3_muladd(centre, ru, ca * rx * scale, p);
+            m_vec3_muladd(p, rv, sa * rz * scale, p);
+            m_vec3_scale(ru, ca / rx * scale, n);
+            m_vec3_muladd(n, rv, sa / rz * scale, n);
+            m_vec3_muladd(n, ring_axis, normal_axial / rx, n);
             m_vec3_normalize_or(n, axis, n);
             m_vec3_copy(p, gv.p);
             gv.p[1] = fmaxf(gv.p[1], 0.0f); /* flat soles: nothing below the floor */
@@ -199,7 +215,8 @@ add_capsule(struct mesh_builder *m, const struct capsule *c, int sides)
                 first = id;
         }
     }
-    for (int r = 0; r < rings; ++r)
+    const int made = rings - (c->joined[0] ? cap_rings : 0) - (c->joined[1] ? cap_rings : 0);
+    for (int r = 0; r < made; ++r)
         for (int s = 0; s < sides; ++s) {
             const int a = first + r * (sides + 1) + s, b = a + sides + 1;
             push_triangle(m, c->material, a, a + 1, b);
@@ -287,6 +304,54 @@ first_child(const struct sk_skeleton *sk, int joint)
     return -1;
 }
 
+/* True for the parts of the torso's one tube: pelvis, spine and chest (to the neck). */
+static bool
+is_torso_part(const struct sk_skeleton *sk, int joint, int child)
+{
+    float ra[2], rb[2];
+    int material;
+    const enum sk_bone b = sk->bone[joint];
+    return (b == SK_HIPS || b == SK_SPINE || b == SK_CHEST || b == SK_UPPER_CHEST) &&
+           part_style(b, sk->bone[child], ra, rb, &material);
+}
+
+/* The torso part that starts at `joint` (its child joint), or -1. */
+static int
+torso_part_from(const struct sk_skeleton *sk, int joint)
+{
+    for (int i = joint + 1; i < sk->joint_count; ++i)
+        if (sk->parent[i] == joint && is_torso_part(sk, joint, i))
+            return i;
+    return -1;
+}
+
+/* Joins the torso part p -> j to the parts before and after it (see struct capsule). */
+static void
+join_torso(const struct sk_skeleton *sk, int p, int j, struct capsule *c)
+{
+    if (!is_torso_part(sk, p, j))
+        return;
+    vec3 dir, other;
+    m_vec3_sub(sk->rest_position_m[j], sk->rest_position_m[p], dir);
+    m_vec3_normalize_or(dir, (vec3){0.0f, 1.0f, 0.0f}, dir);
+    const int before = sk->parent[p];
+    if (before >= 0 && is_torso_part(sk, before, p)) {
+        m_vec3_sub(sk->rest_position_m[p], sk->rest_position_m[before], other);
+        m_vec3_normalize_or(other, dir, other);
+        m_vec3_add(other, dir, c->joint_dir[0]);
+        m_vec3_normalize_or(c->joint_dir[0], dir, c->joint_dir[0]);
+        c->joined[0] = true;
+    }
+    const int after = torso_part_from(sk, j);
+    if (after >= 0) {
+        m_vec3_sub(sk->rest_position_m[after], sk->rest_position_m[j], other);
+        m_vec3_normalize_or(other, dir, other);
+        m_vec3_add(dir, other, c->joint_dir[1]);
+        m_vec3_normalize_or(c->joint_dir[1], dir, c->joint_dir[1]);
+        c->joined[1] = true;
+    }
+}
+
 static void
 build_body(const struct sk_skeleton *sk, int sides, struct mesh_builder *m)
 {
@@ -307,6 +372,7 @@ build_body(const struct sk_skeleton *sk, int sides, struct mesh_builder *m)
             c.ra[i] = ra[i] * k, c.rb[i] = rb[i] * k;
         if (sk->bone[p] == SK_HIPS)
             c.parent = -1;
+        join_torso(sk, p, j, &c);
         add_capsule(m, &c, sides);
     }
     const int head = sk->bone_joint[SK_HEAD], top = sk->bone_joint[SK_HEAD_TOP];

@@ -4,11 +4,21 @@
 #ifndef EMBODY_EV_INTERNAL_H
 #define EMBODY_EV_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+struct ev_options;
+struct pr_model;
 
 /* `v` in `width` columns with `precision` decimals into `buf`, or "-" when it is not
  * finite; returns `buf`. */
 const char *
 ev_format_number(char *buf, size_t size, int width, int precision, double v);
+
+/* Loads the prior the options name (--prior, or the shipped model): the body the program
+ * uses by default. On failure warns on stderr and returns false (the procedural body
+ * runs). `out` is the caller's to pr_model_fini on success. */
+bool
+ev_prior_load(const struct ev_options *options, struct pr_model *out);
 
 #endif

@@ -179,8 +179,8 @@ run_one(const struct ev_options *base, const struct pr_model *prior, const char 
 
 /* Loads the model the options name (or the shipped one); on failure warns and returns
  * false: the caller runs the procedural body. */
-static bool
-load_prior(const struct ev_options *o, struct pr_model *out)
+bool
+ev_prior_load(const struct ev_options *o, struct pr_model *out)
 {
     char found[1024];
     const char *path = o->prior_path;
@@ -286,7 +286,7 @@ ev_prior_main(const struct ev_options *options, int *out_status)
     if (options->body_mode && strcmp(options->body_mode, "procedural") == 0)
         return false;
     struct pr_model model;
-    if (!load_prior(options, &model))
+    if (!ev_prior_load(options, &model))
         return false;
     const bool both = !options->body_mode || strcmp(options->body_mode, "both") == 0;
     struct ev_report a, p;

@@ -9,10 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "embody/body.h"
 #include "embody/eval.h"
 #include "embody/m_math.h"
+#include "embody/prior.h"
 #include "embody/stream.h"
+#include "ev_internal.h"
+#include "util/u_file.h"
 
 enum em_result
 ev_trackers_parse(const char *value, struct ev_options *options, struct em_error *err)
@@ -176,6 +181,55 @@ print_targets(const struct setup_row *rows, const struct ev_options *o, FILE *ou
     return missed;
 }
 
+/* One mode's means of a setup into `parent` under `key`. */
+static bool
+add_setup_scores(cJSON *parent, const char *key, const struct setup_row *row, enum ev_method m)
+{
+    const struct ev_scores *sc = &row->means.scores[m];
+    const double truth = row->means.truth_jitter_m_s3;
+    cJSON *o = cJSON_AddObjectToObject(parent, key);
+    return o && cJSON_AddNumberToObject(o, "mpjpe_cm", sc->mpjpe_cm[EV_GROUP_ALL]) &&
+           cJSON_AddNumberToObject(o, "lower_cm", sc->mpjpe_cm[EV_GROUP_LOWER]) &&
+           cJSON_AddNumberToObject(o, "feet_cm", sc->mpjpe_cm[EV_GROUP_FEET]) &&
+           cJSON_AddNumberToObject(o, "foot_skate_cm", sc->foot_skate_cm) &&
+           cJSON_AddNumberToObject(o, "jitter_over_truth",
+                                   truth > 0.0 ? sc->jitter_m_s3 / truth : -1.0) &&
+           cJSON_AddNumberToObject(o, "worst_clip_jitter_over_truth",
+                                   isfinite(row->worst_jitter_ratio[m])
+                                       ? row->worst_jitter_ratio[m]
+                                       : -1.0) &&
+           cJSON_AddNumberToObject(o, "update_median_us", row->update_median_us[m]);
+}
+
+/* The table's figures as JSON at `path` (as the other eval paths write eval.json). */
+static bool
+write_setups_json(const struct setup_row *rows, const struct ev_options *o, const char *body,
+                  int missed, const char *path)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *setups = root ? cJSON_AddArrayToObject(root, "tracker_setups") : NULL;
+    bool ok = setups && cJSON_AddStringToObject(root, "body", body) &&
+              cJSON_AddNumberToObject(root, "clips", rows[0].means.clip_count) &&
+              cJSON_AddNumberToObject(root, "targets_missed", missed);
+    for (int s = 0; ok && s < SETUP_COUNT; ++s) {
+        cJSON *row = cJSON_CreateObject();
+        ok = row && cJSON_AddItemToArray(setups, row) &&
+             cJSON_AddStringToObject(row, "setup", k_setups[s].name);
+        for (int m = 0; ok && m < EV_DO_NOTHING; ++m)
+            if (rows[s].ran && (o->modes & (1u << m)))
+                ok = add_setup_scores(row, ev_method_key((enum ev_method)m), &rows[s],
+                                      (enum ev_method)m);
+    }
+    char *text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    struct em_error err = {{0}};
+    ok = text && u_file_write_all(path, text, strlen(text), &err) == EM_OK;
+    if (!ok)
+        fprintf(stderr, "embody eval: %s\n", text ? err.message : "out of memory");
+    cJSON_free(text);
+    return ok;
+}
+
 int
 ev_trackers_main(const struct ev_options *options)
 {
@@ -185,6 +239,13 @@ ev_trackers_main(const struct ev_options *options)
     o.json_path = "-";
     o.progress = NULL;
     o.tracker_setups = false;
+    /* The body the program uses by default: the learned prior, unless --body procedural
+     * (or the model does not load). */
+    struct pr_model model;
+    const bool procedural_asked = options->body_mode && strcmp(options->body_mode, "procedural") == 0;
+    const bool have_prior = !procedural_asked && ev_prior_load(options, &model);
+    o.prior = have_prior ? &model : NULL;
+    const char *body = have_prior ? "prior" : "procedural";
     int failed = 0;
     char dir[1024] = "";
     for (int s = 0; s < SETUP_COUNT; ++s) {
@@ -194,6 +255,8 @@ ev_trackers_main(const struct ev_options *options)
         if (ev_run(&o, &report, &err) != EM_OK) {
             fprintf(stderr, "embody eval: %s\n", err.message);
             ev_report_fini(&report);
+            if (have_prior)
+                pr_model_fini(&model);
             return 2;
         }
         collect(&report, &rows[s]);
@@ -201,22 +264,36 @@ ev_trackers_main(const struct ev_options *options)
         snprintf(dir, sizeof dir, "%s", report.clip_dir);
         o.modes = report.options.modes;
         if (!options->quiet)
-            fprintf(stderr, "setup %s: %d clips, known-body MPJPE %.2f cm\n", k_setups[s].name,
-                    report.means.clip_count,
+            fprintf(stderr, "setup %s (%s body): %d clips, known-body MPJPE %.2f cm\n",
+                    k_setups[s].name, body, report.means.clip_count,
                     report.means.scores[EV_KNOWN_BODY].mpjpe_cm[EV_GROUP_ALL]);
         ev_report_fini(&report);
     }
+    if (have_prior)
+        pr_model_fini(&model);
     printf("## Tracker setups (PROTOCOL.md section 2b), means over %d clips of %s\n\n",
            rows[0].means.clip_count, dir);
-    printf("Setups: 3 head and hands; 4 + pelvis; 6 + feet; 8 + knees; 11 + chest and "
-           "elbows.\n\n");
+    printf("Body: the %s (--body prior|procedural). Setups: 3 head and hands; 4 + pelvis; 6 + "
+           "feet; 8 + knees; 11 + chest and elbows.\n\n",
+           have_prior ? "learned prior" : "procedural estimate");
     print_rows(rows, &o, stdout);
     const int missed = print_targets(rows, &o, stdout);
     printf("\n%d target%s not met\n", missed, missed == 1 ? "" : "s");
+    int status = failed > 0 ? 1 : 0;
+    const char *json = options->json_path ? options->json_path : "eval.json";
+    if (strcmp(json, "-") != 0) {
+        if (!write_setups_json(rows, &o, body, missed, json)) {
+            status = 1;
+        } else {
+            char where[4096];
+            ev_written_where(json, where, sizeof where);
+            printf("JSON copy: %s\n", where);
+        }
+    }
     fflush(stdout);
     if (failed > 0)
         fprintf(stderr, "embody eval: %d clip runs failed\n", failed);
-    return failed > 0 ? 1 : 0;
+    return status;
 }
 
 /* ---- the known body's mounts --------------------------------------------------------- */

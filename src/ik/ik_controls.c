@@ -224,6 +224,30 @@ path_top(const struct ik_solver *s, int k)
     return k;
 }
 
+/* About the length the effector's path takes up by bending off the line from its top to
+ * the target: a joint at h from that line shortens its bone's span along it by about
+ * h^2 / (2 length). FABRIK moves a chain on that line only along it, and bends a chain
+ * close to it only slowly, so this is what slack it can absorb soon. */
+static float
+path_bend_take_up_m(const struct ik_solver *s, int tip, int top, const float *target)
+{
+    float axis[3];
+    m_vec3_sub(target, s->pos[top], axis);
+    const float axis_length = m_vec3_length(axis);
+    if (!(axis_length > 0.0f))
+        return 0.0f;
+    float take_up = 0.0f;
+    for (int k = tip; k != top; k = s->parent[k]) {
+        float d[3], across[3];
+        m_vec3_sub(s->pos[k], s->pos[top], d);
+        m_vec3_cross(d, axis, across);
+        const float h = m_vec3_length(across) / axis_length;
+        if (s->rest_length_m[k] > 0.0f)
+            take_up += h * h / (2.0f * s->rest_length_m[k]);
+    }
+    return take_up;
+}
+
 void
 ik_prepare_stretch(struct ik_solver *s)
 {
@@ -244,8 +268,12 @@ ik_prepare_stretch(struct ik_solver *s)
         if (!(beyond > 0.0f) || !(give > 0.0f))
             continue; /* within reach, or nothing may stretch */
         /* A little more than the target needs (1 % of the reach): at exactly its length the chain
-         * would be straight, where FABRIK only creeps toward the target. */
-        const float extra = beyond + fmaxf(s->tolerance_m, 0.01f * reach);
+         * would be straight, where FABRIK only creeps toward the target. But no more than
+         * the path's bend takes up: a chain on the target's line (an arm reaching straight
+         * out) cannot bend to take up slack and would overshoot by all of it. */
+        const float slack = fminf(fmaxf(s->tolerance_m, 0.01f * reach),
+                                  path_bend_take_up_m(s, tip, top, s->target[e]));
+        const float extra = beyond + slack;
         /* Each stretchy bone takes extra * (1 - stiffness) * length / give, up to its
          * allowance; a bone shared with another effector's path keeps the larger. */
         for (int k = tip; k != top; k = s->parent[k]) {

@@ -1,6 +1,6 @@
 /*
- * The bundled demo (include/embody/input.h): config/demo/demo.csv, a stream made from a
- * CMU motion capture clip (see config/demo/README.md), replayed in real time, looping.
+ * The bundled demo (include/embody/input.h): config/demo/demo.csv, a stream made from cuts of
+ * CMU motion capture clips (see config/demo/README.md), replayed in real time, looping.
  */
 #include <stdio.h>
 

@@ -580,7 +580,7 @@ truncated_and_corrupt_glb_files_are_refused(void **state)
     free(bad);
     free(bytes);
     expect_reason(OUT "no-such-file.vrm", NULL, EM_ERROR_IO, "cannot open");
-    expect_reason(OUT "avatar.fbx", NULL, EM_ERROR_UNSUPPORTED, ".vrm, .glb or .gltf");
+    expect_reason(OUT "avatar.obj", NULL, EM_ERROR_UNSUPPORTED, ".vrm, .glb, .gltf or .fbx");
 }
 
 /* Bytes changed at random (seeded: the same every run), in the JSON or anywhere: the reader

@@ -1379,6 +1379,55 @@ stretch_reaches_beyond_reach_within_its_allowance_and_not_within_reach(void **st
     sk_skeleton_fini(&chain);
 }
 
+/* An arm at rest along +x (0.30 and 0.25 m, both allowed 20 % stretch) reaching 0.62 m:
+ * straight out along itself (a player reaching straight ahead: the chain on the target's
+ * line cannot bend, and once overshot by the stretch's slack), a little off that line and
+ * well off it, each within the 1 mm tolerance. */
+static void
+stretch_reaches_a_target_straight_out_along_a_straight_arm(void **state)
+{
+    (void)state;
+    const struct sk_joint_desc arm[] = {
+        {.name = "shoulder", .offset_m = {0.0f, 1.4f, 0.0f}},
+        {.name = "elbow", .parent = "shoulder", .offset_m = {0.30f, 0.0f, 0.0f}},
+        {.name = "wrist", .parent = "elbow", .offset_m = {0.25f, 0.0f, 0.0f}},
+    };
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    assert_int_equal(sk_skeleton_create(arm, 3, "arm", &sk, &err), EM_OK);
+    struct sk_pose pose;
+    assert_int_equal(sk_pose_init(&pose, &sk), EM_OK);
+    struct ik_solver_desc d = {.skeleton = &sk, .effector_count = 1, .max_iterations = 100};
+    d.effector[0].joint = 2;
+    struct ik_solver *s = make_solver(&d);
+    assert_int_equal(ik_solver_set_stretch(s, 1, 0.2f, 0.0f), EM_OK);
+    assert_int_equal(ik_solver_set_stretch(s, 2, 0.2f, 0.0f), EM_OK);
+    /* Off the arm's line by these heights at 0.62 m (the last: straight ahead, +z). */
+    const float off_m[] = {0.0f, 1e-4f, 1e-3f, 3e-3f, 0.01f, 0.1f, 0.3f};
+    for (size_t i = 0; i <= sizeof off_m / sizeof off_m[0]; ++i) {
+        const bool ahead = i == sizeof off_m / sizeof off_m[0];
+        const float angle = ahead ? 0.0f : atan2f(off_m[i], 0.62f);
+        const float target[3] = {ahead ? 0.0f : 0.62f * cosf(angle),
+                                 ahead ? 1.4f : 1.4f + 0.62f * sinf(angle), ahead ? 0.62f : 0.0f};
+        ik_solver_set_target(s, 0, target, NULL);
+        sk_pose_set_rest(&pose, &sk);
+        sk_pose_forward_kinematics(&pose, &sk);
+        struct ik_stats stats;
+        ik_solver_solve(s, &pose, &stats);
+        if (!(stats.max_residual_m <= 1e-3f))
+            fail_msg("target %.3f m off the arm's line%s: the wrist is %.2f mm from it after %d "
+                     "iterations",
+                     (double)(ahead ? 0.62f : off_m[i]), ahead ? " (straight ahead)" : "",
+                     1000.0 * (double)stats.max_residual_m, stats.iterations);
+        for (int j = 1; j <= 2; ++j) /* within the allowance */
+            assert_true(m_vec3_distance(pose.position_m[j], pose.position_m[j - 1]) <=
+                        1.2f * sk.length_m[j] + 1e-4f);
+    }
+    ik_solver_destroy(&s);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&sk);
+}
+
 /* Clamping a bone direction into its cone never jumps: directions on either side of the
  * point opposite the axis (where the nearest rim point flips sides) end close together. */
 static void
@@ -1489,6 +1538,7 @@ main(void)
         cmocka_unit_test(subtree_solver_moves_only_its_subtree_and_ignores_effectors_above),
         cmocka_unit_test(stiff_joints_stay_still_and_locked_axes_do_not_turn),
         cmocka_unit_test(stretch_reaches_beyond_reach_within_its_allowance_and_not_within_reach),
+        cmocka_unit_test(stretch_reaches_a_target_straight_out_along_a_straight_arm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -308,53 +308,91 @@ head_frame(double t, float eye_y, bool tracked)
     return f;
 }
 
+/* The height the estimator gives for a skull base held still at `skull_m`, within its
+ * histogram's bin. */
+static double
+height_for_skull(double skull_m)
+{
+    return 0.993 * skull_m / (double)SK_HEAD_JOINT_HEIGHT_RATIO;
+}
+
 static void
-the_height_comes_from_the_standing_headset_over_the_first_seconds(void **state)
+the_height_comes_from_where_the_head_is_held_still(void **state)
 {
     (void)state;
     struct in_height_estimator e;
-    in_height_estimator_init(&e);
-    /* 60 Hz: standing at 1.40 m, a crouch of half a second, a jump, a lost headset far
-     * off, then (after the window) a ladder that must change nothing. */
-    bool full = false;
-    for (int i = 0; i < 400 && !full; ++i) {
+    in_height_estimator_init(&e, NULL, 0.0f);
+    /* 60 Hz, the skull base 8 cm below the eyes: standing still at 1.40 m (eyes), a
+     * crouch, jumping on the spot, a lost headset far off, a climb onto a 60 cm platform
+     * where the player stands still (no taller person stands like that), and standing
+     * still again, looking down 40 degrees (the eyes lower, the skull base not). */
+    bool confident = false;
+    int i = 0;
+    for (; i < 1500; ++i) {
         const double t = 10.0 + i / 60.0;
         float y = 1.40f;
-        if (i >= 30 && i < 60)
+        struct em_tracking_frame f;
+        if (i >= 90 && i < 150)
             y = 0.9f;
-        if (i == 100)
-            y = 1.9f;
+        else if (i >= 150 && i < 400)
+            y = 1.40f + 0.25f * fabsf(sinf((float)(i - 150) * 0.1f));
+        else if (i >= 400 && i < 700)
+            y = 2.00f;
         const bool tracked = !(i >= 120 && i < 130);
-        const struct em_tracking_frame f = head_frame(t, tracked ? y : 9.0f, tracked);
-        full = in_height_estimator_add(&e, &f);
+        f = head_frame(t, tracked ? y : 9.0f, tracked);
+        if (i >= 700) {
+            /* pitched down about +X: the eyes 9 cm forward drop, the skull base stays */
+            const float pitch = -0.698f;
+            f.device[EM_DEVICE_HEAD].pose.orientation[0] = sinf(pitch / 2.0f);
+            f.device[EM_DEVICE_HEAD].pose.orientation[3] = cosf(pitch / 2.0f);
+            f.device[EM_DEVICE_HEAD].pose.position_m[1] =
+                1.32f + 0.08f * cosf(pitch) + 0.09f * sinf(pitch);
+        }
+        const bool now = in_height_estimator_add(&e, &f);
+        assert_true(now || !confident); /* once confident, stays so */
+        confident = now;
     }
-    assert_true(full);
-    const struct em_tracking_frame later = head_frame(20.0, 2.4f, true);
-    assert_true(in_height_estimator_add(&e, &later));
-    float height = 0.0f, eye = 0.0f;
+    assert_true(confident);
+    float height = 0.0f, skull = 0.0f;
     struct em_error err = {{0}};
-    assert_int_equal(in_height_estimate(&e, 0.0f, 0.08f, &height, &eye, &err), EM_OK);
-    assert_near(eye, 1.40, 1e-6);
-    assert_near(height, (1.40 - 0.08) / (double)SK_HEAD_JOINT_HEIGHT_RATIO, 1e-5);
-    /* A floor at 0.2 m lowers the eye height by as much. */
-    assert_int_equal(in_height_estimate(&e, 0.2f, 0.08f, &height, &eye, &err), EM_OK);
-    assert_near(eye, 1.20, 1e-6);
+    assert_int_equal(in_height_estimate(&e, &height, &skull, &err), EM_OK);
+    assert_near(skull, 1.32, 0.006);
+    assert_near(height, height_for_skull(1.32), 0.01);
+    /* A floor at 0.2 m lowers the height by as much over the ratio. */
+    in_height_estimator_init(&e, NULL, 0.2f);
+    for (i = 0; i < 200; ++i) {
+        const struct em_tracking_frame f = head_frame(i / 60.0, 1.60f, true);
+        in_height_estimator_add(&e, &f);
+    }
+    assert_int_equal(in_height_estimate(&e, &height, &skull, &err), EM_OK);
+    assert_near(skull, 1.32, 0.006);
+
+    /* Standing with bent knees (the head still 20 cm low) in a T-pose: the grips 1.45 m
+     * apart at shoulder height say the player is at least 1.45 / 0.87 m tall. */
+    in_height_estimator_init(&e, NULL, 0.0f);
+    for (i = 0; i < 200; ++i) {
+        struct em_tracking_frame f = head_frame(i / 60.0, 1.30f, true);
+        m_vec3_set(f.device[EM_DEVICE_LEFT_HAND].pose.position_m, 0.725f, 1.12f, 0.0f);
+        m_vec3_set(f.device[EM_DEVICE_RIGHT_HAND].pose.position_m, -0.725f, 1.12f, 0.0f);
+        in_height_estimator_add(&e, &f);
+    }
+    assert_int_equal(in_height_estimate(&e, &height, &skull, &err), EM_OK);
+    assert_near(height, 1.45 / 0.87, 1e-3);
+    assert_true((double)height > height_for_skull(1.22) + 0.2);
 
     /* Sitting the whole time: not a standing height, said so. */
-    in_height_estimator_init(&e);
-    for (int i = 0; i < 200; ++i) {
+    in_height_estimator_init(&e, NULL, 0.0f);
+    for (i = 0; i < 200; ++i) {
         const struct em_tracking_frame f = head_frame(i / 60.0, 0.75f, true);
         in_height_estimator_add(&e, &f);
     }
-    assert_int_equal(in_height_estimate(&e, 0.0f, 0.08f, &height, NULL, &err),
-                     EM_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(err.message, "not a standing eye height"));
+    assert_int_equal(in_height_estimate(&e, &height, NULL, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "not a standing height"));
     /* Nothing tracked at all. */
-    in_height_estimator_init(&e);
+    in_height_estimator_init(&e, NULL, 0.0f);
     const struct em_tracking_frame lost = head_frame(0.0, 1.5f, false);
     in_height_estimator_add(&e, &lost);
-    assert_int_equal(in_height_estimate(&e, 0.0f, 0.08f, &height, NULL, &err),
-                     EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(in_height_estimate(&e, &height, NULL, &err), EM_ERROR_INVALID_ARGUMENT);
 }
 
 int
@@ -368,7 +406,7 @@ main(void)
         cmocka_unit_test(a_bad_stream_file_is_reported_with_its_line),
         cmocka_unit_test(the_demo_is_found_and_plays_its_stream_in_a_loop),
         cmocka_unit_test(a_long_gap_in_a_real_time_replay_is_shortened_and_told_once),
-        cmocka_unit_test(the_height_comes_from_the_standing_headset_over_the_first_seconds),
+        cmocka_unit_test(the_height_comes_from_where_the_head_is_held_still),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * Streams made from motion capture (PROTOCOL.md section 2): every reference stream is
- * reproduced from its clip, the bundled demo is the stream of its clip, and a clip
+ * reproduced from its clip, the bundled demo is what make_demo makes of its clips and shows
+ * what it should, and a clip
  * without the tracked joints is refused.
  */
 #include <math.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo_recipe.h"
+#include "embody/m_math.h"
 #include "embody/stream.h"
 #include "test_stream.h"
 
@@ -80,22 +83,86 @@ every_reference_stream_is_reproduced_from_its_clip(void **state)
 }
 
 static void
-the_demo_stream_is_the_stream_of_its_clip(void **state)
+the_demo_stream_is_what_make_demo_makes(void **state)
 {
     (void)state;
     struct st_stream made, demo;
-    int clip_frames = 0;
-    clip_to_stream("cmu_14_14", &made, &clip_frames);
     struct em_error err = {{0}};
+    if (demo_make(EMBODY_SOURCE_DIR "/tests/data/mocap", &made, &err) != EM_OK)
+        fail_msg("%s", err.message);
     if (st_stream_load(EMBODY_SOURCE_DIR "/config/demo/demo.csv", &demo, &err) != EM_OK)
         fail_msg("%s", err.message);
     /* Written by the exact writer, so only a change in the conversion can differ. */
     const double worst = stream_difference(&made, &demo, "demo.csv");
     if (!(worst <= 1e-6))
-        fail_msg("config/demo/demo.csv differs from cmu_14_14's stream by %g: remake it with "
-                 "make_stream",
-                 worst);
+        fail_msg("config/demo/demo.csv differs from what make_demo makes by %g: remake it", worst);
     st_stream_fini(&made);
+    st_stream_fini(&demo);
+}
+
+/* The headset's heading about +Y in degrees (0: looking along +Z, at the mirror camera). */
+static double
+heading_deg(const float *q)
+{
+    const float forward[3] = {0.0f, 0.0f, -1.0f};
+    float v[3];
+    m_quat_rotate(q, forward, v);
+    return (double)(atan2f(v[0], v[2]) * M_RAD_TO_DEG);
+}
+
+/* What `.ci/setup.sh run` shows (the demo's first 600 frames, then a screenshot): a walk
+ * with a turn, a reach above the head, a crouch, and a last frame standing still at full
+ * height facing the mirror (the last frame once was the bottom of a squat). */
+static void
+the_demo_walks_turns_reaches_crouches_and_ends_standing(void **state)
+{
+    (void)state;
+    struct st_stream demo;
+    struct em_error err = {{0}};
+    if (st_stream_load(EMBODY_SOURCE_DIR "/config/demo/demo.csv", &demo, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const int n = demo.frame_count < 600 ? demo.frame_count : 600;
+    assert_true(n >= 600);
+    double walked = 0.0, low = 1e9, high = -1e9, min_turn = 1e9, max_turn = -1e9, turn = 0.0;
+    double previous = 0.0;
+    bool reached = false;
+    for (int i = 0; i < n; ++i) {
+        const struct em_tracking_frame *f = &demo.frames[i];
+        const float *head = f->device[EM_DEVICE_HEAD].pose.position_m;
+        const double heading = heading_deg(f->device[EM_DEVICE_HEAD].pose.orientation);
+        if (i > 0) {
+            const float *before = demo.frames[i - 1].device[EM_DEVICE_HEAD].pose.position_m;
+            walked += hypot((double)(head[0] - before[0]), (double)(head[2] - before[2]));
+            double step = heading - previous; /* unwrapped */
+            step -= 360.0 * floor((step + 180.0) / 360.0);
+            turn += step;
+        }
+        previous = heading;
+        min_turn = fmin(min_turn, turn), max_turn = fmax(max_turn, turn);
+        low = fmin(low, (double)head[1]);
+        high = fmax(high, (double)head[1]);
+        for (int h = EM_DEVICE_LEFT_HAND; h <= EM_DEVICE_RIGHT_HAND; ++h)
+            reached = reached || f->device[h].pose.position_m[1] > head[1] + 0.2f;
+    }
+    if (!(walked > 2.0))
+        fail_msg("the head travels %.2f m: no walk", walked);
+    if (!(max_turn - min_turn > 120.0))
+        fail_msg("the heading spans %.0f degrees: no turn", max_turn - min_turn);
+    assert_true(reached);
+    if (!(low < 0.6 * high))
+        fail_msg("the head goes down to %.2f m of %.2f m: no crouch", low, high);
+    /* The last frame: standing, still over the last half second, facing the mirror. */
+    const struct em_tracking_frame *last = &demo.frames[n - 1];
+    const float *head = last->device[EM_DEVICE_HEAD].pose.position_m;
+    if (!((double)head[1] > high - 0.12))
+        fail_msg("the last frame's head is at %.2f m, the demo's highest %.2f m: not standing",
+                 (double)head[1], high);
+    for (int i = n - 30; i < n; ++i)
+        assert_true(fabsf(demo.frames[i].device[EM_DEVICE_HEAD].pose.position_m[1] - head[1]) <
+                    0.03f);
+    const double facing = heading_deg(last->device[EM_DEVICE_HEAD].pose.orientation);
+    if (!(fabs(facing) < 20.0))
+        fail_msg("the last frame faces %.0f degrees away from the mirror", facing);
     st_stream_fini(&demo);
 }
 
@@ -145,7 +212,8 @@ mocap_tests(size_t *out_count)
 {
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_reference_stream_is_reproduced_from_its_clip),
-        cmocka_unit_test(the_demo_stream_is_the_stream_of_its_clip),
+        cmocka_unit_test(the_demo_stream_is_what_make_demo_makes),
+        cmocka_unit_test(the_demo_walks_turns_reaches_crouches_and_ends_standing),
         cmocka_unit_test(a_60_fps_clip_keeps_every_frame),
         cmocka_unit_test(a_clip_without_the_tracked_joints_is_refused_naming_them),
     };
