@@ -42,7 +42,11 @@ struct lyr_tracker {
     struct em_tracking_frame last_frame;
     uint32_t skeleton_changed;
     struct in_height_estimator *estimator; /* while calibrating from the headset */
+    double estimate_start_s;               /* the first frame the estimator was given */
 };
+
+/* The longest the layer gathers the headset's height before it calibrates. */
+#define CALIBRATE_WITHIN_S 3.0
 
 /* The live trackers, so that a destroyed or forged handle is refused, never followed. */
 static pthread_mutex_t g_trackers_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -101,8 +105,12 @@ start_estimate(struct lyr_tracker *t)
 {
     if (!t->estimator)
         t->estimator = malloc(sizeof *t->estimator);
-    if (t->estimator)
-        in_height_estimator_init(t->estimator);
+    t->estimate_start_s = -1.0;
+    if (t->estimator) {
+        struct body_desc desc;
+        body_get_desc(t->body, &desc);
+        in_height_estimator_init(t->estimator, desc.offsets.head_position_m, desc.floor_height_m);
+    }
 }
 
 static void
@@ -201,13 +209,31 @@ calibrate_step(struct lyr_tracker *t, const struct em_tracking_frame *frame)
         free(t->estimator); /* STAGE and a fixed height: nothing to estimate */
         t->estimator = NULL;
     }
-    if (!t->estimator || !in_height_estimator_add(t->estimator, frame))
+    if (!t->estimator)
         return false;
-    const float eye_y = in_height_standing_eye_y(t->estimator);
+    if (t->estimate_start_s < 0.0)
+        t->estimate_start_s = frame->time_s;
+    /* Calibrate once the head was held still long enough, or after CALIBRATE_WITHIN_S
+     * whatever the player did (the estimate then uses every height it saw): a session
+     * must not wait for a still head that never comes. */
+    const bool confident = in_height_estimator_add(t->estimator, frame);
+    if (!confident && frame->time_s - t->estimate_start_s < CALIBRATE_WITHIN_S)
+        return false;
+    /* The headset's height when the head was held still standing: the skull base the
+     * estimator found, plus the headset's offset above it. */
+    float height_m = 0.0f, skull_m = 0.0f;
+    struct em_error estimate_err = {{0}};
+    const bool estimated =
+        in_height_estimate(t->estimator, &height_m, &skull_m, &estimate_err) == EM_OK;
     free(t->estimator);
     t->estimator = NULL;
-    if (!isfinite(eye_y))
+    if (!estimated) {
+        U_LOG_W("openxr layer: no height from the headset: %s", estimate_err.message);
         return false;
+    }
+    struct body_desc desc;
+    body_get_desc(t->body, &desc);
+    const float eye_y = desc.floor_height_m + skull_m + desc.offsets.head_position_m[1];
     if (s->local) {
         const float floor = s->floor_local_m + eye_y - body_eye_height_for(body_height(t));
         if (XR_FAILED(lyr_input_set_floor(s, floor)))
