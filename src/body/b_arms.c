@@ -36,6 +36,219 @@ b_arm_pole(const struct body *b, int side, float *out_pole_m)
     m_vec3_lerp(anatomical, from_hand, HAND_CUE_WEIGHT, out_pole_m);
 }
 
+/* The unit part of `v` square to unit `line`, and how far off the line `v` points (the
+ * sine of its angle from it; 0 for a zero `v`). */
+static float
+square_to_line(const float *v, const float *line, float *out)
+{
+    float p[3];
+    m_vec3_muladd(v, line, -m_vec3_dot(v, line), p);
+    const float length = m_vec3_length(v);
+    const float off = length > 1e-9f ? m_vec3_length(p) / length : 0.0f;
+    m_vec3_normalize_or(p, line, out);
+    return off;
+}
+
+/* 0 while a direction is within asin(0.17) (10 degrees) of the line, 1 beyond asin(0.42)
+ * (25 degrees), smooth between: how much a cue of that direction may decide a side. */
+static float
+off_line_weight(float off)
+{
+    const float t = m_clampf((off - 0.17f) / (0.42f - 0.17f), 0.0f, 1.0f);
+    return t * t * (3.0f - 2.0f * t);
+}
+
+/* The side the elbow goes out to from the shoulder-hand `line` (unit): toward the pole,
+ * or, as the pole comes near the line, toward the anatomical default (down, back and
+ * out), or, near the line too, toward the back. Every cue fades out before it
+ * degenerates, so the side is a continuous function of the pole, the line and the
+ * heading (a field of sides over all lines must vanish somewhere: here only where the
+ * three cues all fail at once, an arm straight down-back-out with the hand's own axis
+ * along it). */
+static void
+elbow_side(const struct body *b, int side, const float *pole_m, const float *line,
+           float *out)
+{
+    const float *shoulder = b->pose.position_m[b->j.upper_arm[side]];
+    float yaw_rot[4], to_pole[3], cue[3], anatomical[3], back[3];
+    b_quat_from_yaw(b->heading_rad, yaw_rot);
+    const float sign = side == 0 ? 1.0f : -1.0f;
+    const float local_anatomical[3] = {sign * 0.25f, -0.45f, -0.2f}, local_back[3] = {0, 0, -1};
+    m_vec3_sub(pole_m, shoulder, to_pole);
+    const float w_pole = off_line_weight(square_to_line(to_pole, line, to_pole));
+    m_quat_rotate(yaw_rot, local_anatomical, cue);
+    const float w_anatomical = off_line_weight(square_to_line(cue, line, anatomical));
+    m_quat_rotate(yaw_rot, local_back, cue);
+    square_to_line(cue, line, back);
+    float fallback[3];
+    m_vec3_lerp(back, anatomical, w_anatomical, fallback);
+    m_vec3_lerp(fallback, to_pole, w_pole, out);
+    m_vec3_normalize_or(out, back, out);
+}
+
+/* Of the turn from a clavicle's rest direction toward its hand target, the share the
+ * clavicle takes (within its limit) when the arm reaches without it: the shoulder girdle
+ * elevates and protracts with the arm (scapulohumeral rhythm, roughly a third of the
+ * arm's elevation). An anatomical figure, not tuned. */
+#ifndef CLAVICLE_SHARE
+#define CLAVICLE_SHARE 0.3f
+#endif
+
+/* Bisection steps for the share of the turn that brings the hand within reach. */
+#define REACH_BISECTIONS 8
+
+/* Clavicle s turned toward its hand target by `share` of the way (fading out as the hand
+ * comes behind the clavicle's own line, across the body at the other shoulder, where the
+ * shortest turn toward it would flip from one side to the other), within its limit: its
+ * local rotation, and where that puts the upper arm joint. */
+static void
+clavicle_turn(const struct body *b, int s, float share, float *out_local, float *out_upper_m)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    const struct sk_pose *pose = &b->pose;
+    const int clavicle = b->j.shoulder[s], upper = b->j.upper_arm[s];
+    const float *chest_rot = pose->rotation[sk->parent[clavicle]];
+    float rest_dir[3], to_hand[3], turn[4];
+    const float out[3] = {s == 0 ? 1.0f : -1.0f, 0, 0};
+    m_vec3_normalize_or(sk->offset_m[upper], out, rest_dir);
+    m_vec3_sub(b->hand_position_m[s], pose->position_m[clavicle], to_hand);
+    m_quat_rotate_inv(chest_rot, to_hand, to_hand);
+    m_vec3_normalize_or(to_hand, rest_dir, to_hand);
+    const float across = 0.5f * (1.0f + m_vec3_dot(rest_dir, to_hand));
+    const float identity[4] = {0, 0, 0, 1};
+    m_quat_from_to(rest_dir, to_hand, turn);
+    m_quat_slerp(identity, turn, share * across * across, out_local);
+    ik_limit_apply(&sk->limit[clavicle], rest_dir, out_local);
+    float world[4], offset[3];
+    m_quat_mul(chest_rot, out_local, world);
+    m_quat_rotate(world, sk->offset_m[upper], offset);
+    m_vec3_add(pose->position_m[clavicle], offset, out_upper_m);
+}
+
+static void
+set_clavicle(struct body *b, int s, const float *local)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    struct sk_pose *pose = &b->pose;
+    const int clavicle = b->j.shoulder[s], upper = b->j.upper_arm[s];
+    m_quat_copy(local, pose->local_rotation[clavicle]);
+    m_quat_mul(pose->rotation[sk->parent[clavicle]], local, pose->rotation[clavicle]);
+    float offset[3];
+    m_quat_rotate(pose->rotation[clavicle], sk->offset_m[upper], offset);
+    m_vec3_add(pose->position_m[clavicle], offset, pose->position_m[upper]);
+    m_quat_mul(pose->rotation[clavicle], pose->local_rotation[upper], pose->rotation[upper]);
+}
+
+void
+b_clavicles_set(struct body *b)
+{
+    for (int s = 0; s < 2; ++s) {
+        float local[4], upper[3];
+        clavicle_turn(b, s, CLAVICLE_SHARE, local, upper);
+        set_clavicle(b, s, local);
+    }
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+}
+
+/* After the solve: a hand target beyond the arm's reach from where the solved chest puts
+ * the shoulder draws the clavicle further toward it, by the least share of the way that
+ * reaches (bisection; the distance falls as the share grows), or all of it, within the
+ * clavicle's limit. */
+static void
+clavicle_reach(struct body *b, int s)
+{
+    const float reach = 0.999f * (b->m.upper_arm_m + b->m.lower_arm_m);
+    float local[4], upper[3];
+    clavicle_turn(b, s, CLAVICLE_SHARE, local, upper);
+    if (m_vec3_distance(upper, b->hand_position_m[s]) > reach) {
+        float lo = CLAVICLE_SHARE, hi = 1.0f, hi_local[4];
+        clavicle_turn(b, s, hi, hi_local, upper);
+        if (m_vec3_distance(upper, b->hand_position_m[s]) <= reach) {
+            for (int i = 0; i < REACH_BISECTIONS; ++i) {
+                const float mid = 0.5f * (lo + hi);
+                float mid_local[4];
+                clavicle_turn(b, s, mid, mid_local, upper);
+                if (m_vec3_distance(upper, b->hand_position_m[s]) <= reach) {
+                    hi = mid;
+                    m_quat_copy(mid_local, hi_local);
+                } else {
+                    lo = mid;
+                }
+            }
+        }
+        m_quat_copy(hi_local, local);
+    }
+    set_clavicle(b, s, local);
+}
+
+/* How far the upper arm's twist about its bone is beyond its range (signed: + above the
+ * top, - below the bottom; 0 within). */
+static float
+upper_arm_twist_excess(const struct body *b, int side)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    const int upper = b->j.upper_arm[side];
+    const struct sk_limit *limit = &sk->limit[upper];
+    if (limit->kind != SK_LIMIT_BALL)
+        return 0.0f;
+    float bone[3];
+    const float out[3] = {side == 0 ? 1.0f : -1.0f, 0, 0};
+    m_vec3_normalize_or(sk->offset_m[b->j.lower_arm[side]], out, bone);
+    const float twist =
+        m_quat_swing_twist(b->pose.local_rotation[upper], bone, NULL, NULL);
+    return twist > limit->max_rad ? twist - limit->max_rad
+           : twist < limit->min_rad ? twist - limit->min_rad
+                                    : 0.0f;
+}
+
+/* Swivel corrections toward the upper arm's twist range (secant steps). */
+#define TWIST_SWIVEL_STEPS 3
+/* Twist left beyond the range after them that the range takes back (0.5 degree). */
+#define TWIST_SLACK_RAD (0.5f * M_DEG_TO_RAD)
+
+void
+b_arms_solve(struct body *b)
+{
+    for (int s = 0; s < 2; ++s) {
+        clavicle_reach(b, s);
+        const int upper = b->j.upper_arm[s];
+        float line[3], side[3];
+        m_vec3_sub(b->hand_position_m[s], b->pose.position_m[upper], line);
+        const float down[3] = {0, -1, 0};
+        m_vec3_normalize_or(line, down, line);
+        elbow_side(b, s, b->elbow_pole_m[s], line, side);
+        b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], side, false);
+        /* An elbow side that would twist the upper arm beyond its range is swivelled
+         * about the shoulder-hand line until the twist is back at the range's edge: the
+         * hand stays exactly on its target, and the excess, a continuous function of
+         * the side, is removed continuously. */
+        float excess = upper_arm_twist_excess(b, s), angle = 0.0f;
+        float last_angle = 0.0f, last_excess = excess, slope = -1.0f;
+        for (int i = 0; i < TWIST_SWIVEL_STEPS && excess != 0.0f; ++i) {
+            angle -= excess / slope;
+            float turn[4], turned[3];
+            m_quat_from_axis_angle(line, angle, turn);
+            m_quat_rotate(turn, side, turned);
+            b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], turned, false);
+            excess = upper_arm_twist_excess(b, s);
+            if (fabsf(angle - last_angle) > 1e-4f && excess != last_excess)
+                slope = (excess - last_excess) / (angle - last_angle);
+            if (fabsf(slope) < 0.2f)
+                slope = slope < 0.0f ? -0.2f : 0.2f;
+            last_angle = angle;
+            last_excess = excess;
+        }
+        if (fabsf(excess) > TWIST_SLACK_RAD) {
+            /* No swivel brings it in (the bone turned near the far side of its rest
+             * direction, where its twist is ill-defined): the range wins. */
+            float turn[4], turned[3];
+            m_quat_from_axis_angle(line, angle, turn);
+            m_quat_rotate(turn, side, turned);
+            b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], turned, true);
+        }
+    }
+}
+
 void
 b_leg_pole(const struct body *b, int side, float *out_pole_m)
 {

@@ -173,6 +173,24 @@ load_default_skeleton(struct sk_skeleton *out, struct em_error *err)
     return sk_skeleton_load_json(path, out, err);
 }
 
+enum em_result
+b_torso_controls(struct body *b, struct ik_solver *ik, struct em_error *err)
+{
+    /* The clavicles are set before the solve (b_clavicles_set) and kept by it. The chest
+     * does not twist on the spine: the solver would take its twist from where its
+     * children sit, and on skeletons whose clavicles start at the neck's base (CMU) those
+     * all lie on the spine's line, where that twist is free to flip from frame to frame
+     * (upper arms 15 cm apart under +-1e-5 m of noise). */
+    enum em_result r = EM_OK;
+    for (int s = 0; s < 2 && r == EM_OK; ++s)
+        r = ik_solver_set_stiffness(ik, b->j.shoulder[s], 1.0f);
+    if (r == EM_OK)
+        r = ik_solver_set_axis_lock(ik, b->j.chest, IK_LOCK_Y);
+    if (r != EM_OK)
+        em_fail(err, r, "body: cannot set the torso's solver controls");
+    return r;
+}
+
 static enum em_result
 make_solver(struct body *b, struct em_error *err)
 {
@@ -191,7 +209,8 @@ make_solver(struct body *b, struct em_error *err)
         d.effector[n++] = (struct ik_effector_desc){.joint = b->j.hand[s], .orientation = true};
     }
     d.effector_count = n;
-    return ik_solver_create(&d, &b->ik, err);
+    const enum em_result r = ik_solver_create(&d, &b->ik, err);
+    return r == EM_OK ? b_torso_controls(b, b->ik, err) : r;
 }
 
 void
@@ -361,17 +380,16 @@ reachable_foot(const struct body *b, int side, float *out_m)
 static void
 set_targets(struct body *b, struct b_leg_targets *legs)
 {
-    float elbow_pole[2][3];
     ik_solver_set_target(b->ik, b->effector_head, b->head_position_m, b->head_rotation);
     for (int s = 0; s < 2; ++s) {
         b_quat_from_yaw(b->foot[s].yaw_rad, legs->foot_rotation[s]);
         reachable_foot(b, s, legs->ankle_m[s]);
-        b_arm_pole(b, s, elbow_pole[s]);
+        b_arm_pole(b, s, b->elbow_pole_m[s]);
         b_leg_pole(b, s, legs->knee_pole_m[s]);
         b_prior_leg_targets(b, s, legs->foot_rotation[s], legs->knee_pole_m[s]);
         ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
                              b->hand_rotation[s]);
-        ik_solver_set_pole(b->ik, b->j.lower_arm[s], elbow_pole[s]);
+        ik_solver_set_pole(b->ik, b->j.lower_arm[s], b->elbow_pole_m[s]);
     }
 }
 
@@ -443,10 +461,12 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
     m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    b_clavicles_set(b);
     struct b_leg_targets legs;
     set_targets(b, &legs);
     b_trackers_set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
+    b_arms_solve(b);
     b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
                  (const float(*)[3])legs.knee_pole_m);
     b_trackers_after_solve(b);
