@@ -204,7 +204,7 @@ void
 b_clavicles_set(struct body *body);
 
 /* The torso's controls on a body solver (the main one and the trackers' spare): stiff
- * clavicles, no chest twist on the spine. */
+ * clavicles. */
 enum em_result
 b_torso_controls(struct body *body, struct ik_solver *ik, struct em_error *err);
 

@@ -22,7 +22,9 @@
 #define DEFAULT_LOSS_BLEND_S 0.3f
 #define DEFAULT_GRIP_PALM_FRACTION 0.5f
 #define IK_TOLERANCE_M 0.002f
+#ifndef IK_MAX_ITERATIONS
 #define IK_MAX_ITERATIONS 12
+#endif
 /* A limb whose target it cannot reach (a planted foot too far) stops as soon as it is
  * nearly straight instead of creeping for all its iterations. */
 #define IK_STALL_M 0.0001f
@@ -176,16 +178,10 @@ load_default_skeleton(struct sk_skeleton *out, struct em_error *err)
 enum em_result
 b_torso_controls(struct body *b, struct ik_solver *ik, struct em_error *err)
 {
-    /* The clavicles are set before the solve (b_clavicles_set) and kept by it. The chest
-     * does not twist on the spine: the solver would take its twist from where its
-     * children sit, and on skeletons whose clavicles start at the neck's base (CMU) those
-     * all lie on the spine's line, where that twist is free to flip from frame to frame
-     * (upper arms 15 cm apart under +-1e-5 m of noise). */
+    /* The clavicles are set before the solve (b_clavicles_set) and kept by it. */
     enum em_result r = EM_OK;
     for (int s = 0; s < 2 && r == EM_OK; ++s)
         r = ik_solver_set_stiffness(ik, b->j.shoulder[s], 1.0f);
-    if (r == EM_OK)
-        r = ik_solver_set_axis_lock(ik, b->j.chest, IK_LOCK_Y);
     if (r != EM_OK)
         em_fail(err, r, "body: cannot set the torso's solver controls");
     return r;

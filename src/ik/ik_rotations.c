@@ -151,6 +151,18 @@ fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot,
         float now[3], want[3], cr[3];
         m_quat_rotate(w, s->sk->offset_m[s->joint[c]], now);
         m_vec3_sub(s->pos[c], s->pos[k], want);
+        const int g = s->solve_child[c];
+        if (g >= 0 && s->rotation_controls && s->stiffness[c] >= 1.0f) {
+            /* A child that keeps its rotation (stiff) is rigid with k down to its own
+             * child (a clavicle to its upper arm), which then says k's twist too: a
+             * child that starts on k's bone line (a CMU clavicle at the neck's base) says
+             * nothing of it by itself. */
+            float below[4], reach[3];
+            m_quat_mul(w, s->local[c], below);
+            m_quat_rotate(below, s->sk->offset_m[s->joint[g]], reach);
+            m_vec3_add(now, reach, now);
+            m_vec3_sub(s->pos[g], s->pos[k], want);
+        }
         m_vec3_muladd(now, axis, -m_vec3_dot(now, axis), now);
         m_vec3_muladd(want, axis, -m_vec3_dot(want, axis), want);
         m_vec3_cross(now, want, cr);
