@@ -181,8 +181,8 @@ clavicle_reach(struct body *b, int s)
     set_clavicle(b, s, local);
 }
 
-/* How far the upper arm's twist about its bone is beyond its range (signed: + above the
- * top, - below the bottom; 0 within). */
+/* How far the upper arm's twist about its bone is beyond its range, toward the nearer
+ * end along the circle (signed: + past the top, - past the bottom; 0 within). */
 static float
 upper_arm_twist_excess(const struct body *b, int side)
 {
@@ -194,17 +194,36 @@ upper_arm_twist_excess(const struct body *b, int side)
     float bone[3];
     const float out[3] = {side == 0 ? 1.0f : -1.0f, 0, 0};
     m_vec3_normalize_or(sk->offset_m[b->j.lower_arm[side]], out, bone);
-    const float twist =
-        m_quat_swing_twist(b->pose.local_rotation[upper], bone, NULL, NULL);
-    return twist > limit->max_rad ? twist - limit->max_rad
-           : twist < limit->min_rad ? twist - limit->min_rad
-                                    : 0.0f;
+    const float twist = m_quat_swing_twist(b->pose.local_rotation[upper], bone, NULL, NULL);
+    if (twist >= limit->min_rad && twist <= limit->max_rad)
+        return 0.0f;
+    const float over = m_angle_wrap(twist - limit->max_rad);
+    const float under = m_angle_wrap(limit->min_rad - twist);
+    if (over > 0.0f && (under <= 0.0f || over <= under))
+        return over;
+    return -under;
 }
 
-/* Swivel corrections toward the upper arm's twist range (secant steps). */
-#define TWIST_SWIVEL_STEPS 3
-/* Twist left beyond the range after them that the range takes back (0.5 degree). */
-#define TWIST_SLACK_RAD (0.5f * M_DEG_TO_RAD)
+/* Arm s built with its elbow side turned by `angle` about the shoulder-hand `line`;
+ * returns the upper arm's twist excess. */
+static float
+build_swivelled(struct body *b, int s, const float *line, const float *side, float angle,
+                bool keep_twist_limit)
+{
+    float turn[4], turned[3];
+    m_quat_from_axis_angle(line, angle, turn);
+    m_quat_rotate(turn, side, turned);
+    b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s], turned,
+                 keep_twist_limit);
+    return upper_arm_twist_excess(b, s);
+}
+
+/* Secant steps of the swivel toward the upper arm's twist range. */
+#define TWIST_SWIVEL_STEPS 4
+/* The probe that measures how the twist follows the swivel (radians). */
+#define TWIST_PROBE_RAD 0.1f
+/* Twist left beyond the range after them that the range takes back (2 degrees). */
+#define TWIST_SLACK_RAD (2.0f * M_DEG_TO_RAD)
 
 void
 b_arms_solve(struct body *b)
@@ -217,35 +236,31 @@ b_arms_solve(struct body *b)
         const float down[3] = {0, -1, 0};
         m_vec3_normalize_or(line, down, line);
         elbow_side(b, s, b->elbow_pole_m[s], line, side);
-        b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], side, false);
+        const float excess0 = build_swivelled(b, s, line, side, 0.0f, false);
+        if (excess0 == 0.0f)
+            continue;
         /* An elbow side that would twist the upper arm beyond its range is swivelled
-         * about the shoulder-hand line until the twist is back at the range's edge: the
-         * hand stays exactly on its target, and the excess, a continuous function of
-         * the side, is removed continuously. */
-        float excess = upper_arm_twist_excess(b, s), angle = 0.0f;
-        float last_angle = 0.0f, last_excess = excess, slope = -1.0f;
+         * about the shoulder-hand line until the twist is at the range's nearer end: the
+         * hand stays exactly on its target. */
+        float last_angle = TWIST_PROBE_RAD;
+        float last_excess = build_swivelled(b, s, line, side, last_angle, false);
+        float angle = 0.0f, excess = excess0, best_angle = 0.0f, best = fabsf(excess0);
         for (int i = 0; i < TWIST_SWIVEL_STEPS && excess != 0.0f; ++i) {
-            angle -= excess / slope;
-            float turn[4], turned[3];
-            m_quat_from_axis_angle(line, angle, turn);
-            m_quat_rotate(turn, side, turned);
-            b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], turned, false);
-            excess = upper_arm_twist_excess(b, s);
-            if (fabsf(angle - last_angle) > 1e-4f && excess != last_excess)
-                slope = (excess - last_excess) / (angle - last_angle);
-            if (fabsf(slope) < 0.2f)
+            float slope = (excess - last_excess) / (angle - last_angle);
+            if (!(fabsf(slope) > 0.2f))
                 slope = slope < 0.0f ? -0.2f : 0.2f;
             last_angle = angle;
             last_excess = excess;
+            angle = m_clampf(angle - excess / slope, -M_PI_F, M_PI_F);
+            excess = build_swivelled(b, s, line, side, angle, false);
+            if (fabsf(excess) < best) {
+                best = fabsf(excess);
+                best_angle = angle;
+            }
         }
-        if (fabsf(excess) > TWIST_SLACK_RAD) {
-            /* No swivel brings it in (the bone turned near the far side of its rest
-             * direction, where its twist is ill-defined): the range wins. */
-            float turn[4], turned[3];
-            m_quat_from_axis_angle(line, angle, turn);
-            m_quat_rotate(turn, side, turned);
-            b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], turned, true);
-        }
+        /* No swivel brought it in (a bone turned near the far side of its rest
+         * direction, where twist is ill-defined): the range wins over the hand. */
+        build_swivelled(b, s, line, side, best_angle, best > TWIST_SLACK_RAD);
     }
 }
 
