@@ -94,29 +94,31 @@ elbow_side(const struct body *b, int side, const float *pole_m, const float *lin
 #define CLAVICLE_SHARE 0.3f
 #endif
 
-/* Bisection steps for the share of the turn that brings the hand within reach. */
-#define REACH_BISECTIONS 8
+/* Steps and tolerance of the search for the clavicle's share (clavicle_at_distance). */
+#define REACH_STEPS 8
+#define REACH_TOLERANCE_M 0.0001f
 
-/* Clavicle s turned toward its hand target by `share` of the way (fading out as the hand
+/* Clavicle s turned toward `target_m` by `share` of the way (fading out as the target
  * comes behind the clavicle's own line, across the body at the other shoulder, where the
- * shortest turn toward it would flip from one side to the other), within its limit: its
- * local rotation, and where that puts the upper arm joint. */
+ * shortest turn toward it would flip from one side to the other; a negative share turns
+ * away), within its limit: its local rotation, and where that puts the upper arm joint. */
 static void
-clavicle_turn(const struct body *b, int s, float share, float *out_local, float *out_upper_m)
+clavicle_turn(const struct body *b, int s, const float *target_m, float share, float *out_local,
+              float *out_upper_m)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     const struct sk_pose *pose = &b->pose;
     const int clavicle = b->j.shoulder[s], upper = b->j.upper_arm[s];
     const float *chest_rot = pose->rotation[sk->parent[clavicle]];
-    float rest_dir[3], to_hand[3], turn[4];
+    float rest_dir[3], to_target[3], turn[4];
     const float out[3] = {s == 0 ? 1.0f : -1.0f, 0, 0};
     m_vec3_normalize_or(sk->offset_m[upper], out, rest_dir);
-    m_vec3_sub(b->hand_position_m[s], pose->position_m[clavicle], to_hand);
-    m_quat_rotate_inv(chest_rot, to_hand, to_hand);
-    m_vec3_normalize_or(to_hand, rest_dir, to_hand);
-    const float across = 0.5f * (1.0f + m_vec3_dot(rest_dir, to_hand));
+    m_vec3_sub(target_m, pose->position_m[clavicle], to_target);
+    m_quat_rotate_inv(chest_rot, to_target, to_target);
+    m_vec3_normalize_or(to_target, rest_dir, to_target);
+    const float across = 0.5f * (1.0f + m_vec3_dot(rest_dir, to_target));
     const float identity[4] = {0, 0, 0, 1};
-    m_quat_from_to(rest_dir, to_hand, turn);
+    m_quat_from_to(rest_dir, to_target, turn);
     m_quat_slerp(identity, turn, share * across * across, out_local);
     ik_limit_apply(&sk->limit[clavicle], rest_dir, out_local);
     float world[4], offset[3];
@@ -144,39 +146,74 @@ b_clavicles_set(struct body *b)
 {
     for (int s = 0; s < 2; ++s) {
         float local[4], upper[3];
-        clavicle_turn(b, s, CLAVICLE_SHARE, local, upper);
+        clavicle_turn(b, s, b->hand_position_m[s], CLAVICLE_SHARE, local, upper);
         set_clavicle(b, s, local);
     }
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }
 
-/* After the solve: a hand target beyond the arm's reach from where the solved chest puts
- * the shoulder draws the clavicle further toward it, by the least share of the way that
- * reaches (bisection; the distance falls as the share grows), or all of it, within the
- * clavicle's limit. */
+/* The clavicle's turn toward `target_m` by the share in [lo, hi] that leaves the upper
+ * arm joint `distance_m` from it, or the nearer end of the range when none does: false
+ * position (Illinois variant) on the distance, which falls as the share grows. */
+static void
+clavicle_at_distance(const struct body *b, int s, const float *target_m, float distance_m,
+                     float lo, float hi, float *out_local)
+{
+    float upper[3], hi_local[4];
+    clavicle_turn(b, s, target_m, lo, out_local, upper);
+    float f_lo = m_vec3_distance(upper, target_m) - distance_m;
+    if (f_lo <= 0.0f)
+        return;
+    clavicle_turn(b, s, target_m, hi, hi_local, upper);
+    float f_hi = m_vec3_distance(upper, target_m) - distance_m;
+    m_quat_copy(hi_local, out_local);
+    if (f_hi >= 0.0f)
+        return;
+    int kept = 0; /* which end stayed last time: halve its value (Illinois) */
+    for (int i = 0; i < REACH_STEPS; ++i) {
+        const float mid = hi - f_hi * (hi - lo) / (f_hi - f_lo);
+        float mid_local[4];
+        clavicle_turn(b, s, target_m, mid, mid_local, upper);
+        const float f = m_vec3_distance(upper, target_m) - distance_m;
+        m_quat_copy(mid_local, out_local);
+        if (fabsf(f) < REACH_TOLERANCE_M)
+            return;
+        if (f > 0.0f) {
+            lo = mid;
+            f_lo = f;
+            if (kept == 1)
+                f_hi *= 0.5f;
+            kept = 1;
+        } else {
+            hi = mid;
+            f_hi = f;
+            if (kept == -1)
+                f_lo *= 0.5f;
+            kept = -1;
+        }
+    }
+}
+
+/* After the solve, from where the solved chest puts it: the clavicle at its share of
+ * the way toward the hand, or, for a hand target beyond the arm's reach from there,
+ * further by the least share that reaches (or all of it), within its limit. With an
+ * elbow tracker, toward where the upper arm's length reaches the tracked elbow (turning
+ * away from it when the elbow is nearer than that), blended in by the tracker's weight:
+ * the arm, built after, then meets both the controller and the elbow. */
 static void
 clavicle_reach(struct body *b, int s)
 {
     const float reach = 0.999f * (b->m.upper_arm_m + b->m.lower_arm_m);
-    float local[4], upper[3];
-    clavicle_turn(b, s, CLAVICLE_SHARE, local, upper);
-    if (m_vec3_distance(upper, b->hand_position_m[s]) > reach) {
-        float lo = CLAVICLE_SHARE, hi = 1.0f, hi_local[4];
-        clavicle_turn(b, s, hi, hi_local, upper);
-        if (m_vec3_distance(upper, b->hand_position_m[s]) <= reach) {
-            for (int i = 0; i < REACH_BISECTIONS; ++i) {
-                const float mid = 0.5f * (lo + hi);
-                float mid_local[4];
-                clavicle_turn(b, s, mid, mid_local, upper);
-                if (m_vec3_distance(upper, b->hand_position_m[s]) <= reach) {
-                    hi = mid;
-                    m_quat_copy(mid_local, hi_local);
-                } else {
-                    lo = mid;
-                }
-            }
-        }
-        m_quat_copy(hi_local, local);
+    float local[4];
+    clavicle_at_distance(b, s, b->hand_position_m[s], reach, CLAVICLE_SHARE, 1.0f, local);
+    const int t = EM_TRACKER_LEFT_ELBOW + s;
+    const float w = b->trackers.weight[t];
+    if (w > 0.0f) {
+        float elbow_local[4];
+        clavicle_at_distance(b, s, b->trackers.bone_position_m[t], b->m.upper_arm_m, -1.0f,
+                             1.0f, elbow_local);
+        m_quat_slerp(local, elbow_local, w, local);
+        m_quat_normalize(local);
     }
     set_clavicle(b, s, local);
 }
