@@ -255,12 +255,26 @@ build_swivelled(struct body *b, int s, const float *line, const float *side, flo
     return upper_arm_twist_excess(b, s);
 }
 
-/* Secant steps of the swivel toward the upper arm's twist range. */
-#define TWIST_SWIVEL_STEPS 4
-/* The probe that measures how the twist follows the swivel (radians). */
-#define TWIST_PROBE_RAD 0.1f
-/* Twist left beyond the range after them that the range takes back (2 degrees). */
-#define TWIST_SLACK_RAD (2.0f * M_DEG_TO_RAD)
+/* The search for the nearest swivel within the upper arm's twist range: steps of this
+ * many radians both ways, then bisections of the step that enters the range. */
+#define SWIVEL_STEP_RAD (30.0f * M_DEG_TO_RAD)
+#define SWIVEL_STEPS 6
+#define SWIVEL_BISECTIONS 7
+
+/* The swivel (about `line`, from `side`) nearest to 0 whose twist is within range, by
+ * bisection of [from, to] where `from` is outside and `to` inside. */
+static float
+swivel_edge(struct body *b, int s, const float *line, const float *side, float from, float to)
+{
+    for (int i = 0; i < SWIVEL_BISECTIONS; ++i) {
+        const float mid = 0.5f * (from + to);
+        if (build_swivelled(b, s, line, side, mid, false) != 0.0f)
+            from = mid;
+        else
+            to = mid;
+    }
+    return to;
+}
 
 void
 b_arms_solve(struct body *b)
@@ -273,31 +287,30 @@ b_arms_solve(struct body *b)
         const float down[3] = {0, -1, 0};
         m_vec3_normalize_or(line, down, line);
         elbow_side(b, s, b->elbow_pole_m[s], line, side);
-        const float excess0 = build_swivelled(b, s, line, side, 0.0f, false);
-        if (excess0 == 0.0f)
+        if (build_swivelled(b, s, line, side, 0.0f, false) == 0.0f)
             continue;
         /* An elbow side that would twist the upper arm beyond its range is swivelled
-         * about the shoulder-hand line until the twist is at the range's nearer end: the
-         * hand stays exactly on its target. */
-        float last_angle = TWIST_PROBE_RAD;
-        float last_excess = build_swivelled(b, s, line, side, last_angle, false);
-        float angle = 0.0f, excess = excess0, best_angle = 0.0f, best = fabsf(excess0);
-        for (int i = 0; i < TWIST_SWIVEL_STEPS && excess != 0.0f; ++i) {
-            float slope = (excess - last_excess) / (angle - last_angle);
-            if (!(fabsf(slope) > 0.2f))
-                slope = slope < 0.0f ? -0.2f : 0.2f;
-            last_angle = angle;
-            last_excess = excess;
-            angle = m_clampf(angle - excess / slope, -M_PI_F, M_PI_F);
-            excess = build_swivelled(b, s, line, side, angle, false);
-            if (fabsf(excess) < best) {
-                best = fabsf(excess);
-                best_angle = angle;
-            }
+         * about the shoulder-hand line to the nearest side where the twist is within it
+         * (the hand stays exactly on its target): steps both ways, then bisection to the
+         * range's edge, so the swivel moves smoothly with the targets except where the
+         * two ways are equally far (a swivel into the middle of the forbidden range). */
+        float angle = 0.0f;
+        bool found = false;
+        for (int k = 1; k <= SWIVEL_STEPS && !found; ++k) {
+            const float step = (float)k * SWIVEL_STEP_RAD, before = step - SWIVEL_STEP_RAD;
+            const bool up = build_swivelled(b, s, line, side, step, false) == 0.0f;
+            const bool down_ok = build_swivelled(b, s, line, side, -step, false) == 0.0f;
+            if (!up && !down_ok)
+                continue;
+            found = true;
+            const float a_up = up ? swivel_edge(b, s, line, side, before, step) : INFINITY;
+            const float a_down =
+                down_ok ? swivel_edge(b, s, line, side, -before, -step) : -INFINITY;
+            angle = a_up <= -a_down ? a_up : a_down;
         }
-        /* No swivel brought it in (a bone turned near the far side of its rest
+        /* No swivel within the range (a bone turned near the far side of its rest
          * direction, where twist is ill-defined): the range wins over the hand. */
-        build_swivelled(b, s, line, side, best_angle, best > TWIST_SLACK_RAD);
+        build_swivelled(b, s, line, side, angle, !found);
     }
 }
 
