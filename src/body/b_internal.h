@@ -140,6 +140,7 @@ struct body {
     struct b_measures m;
 
     int effector_head, effector_hand[2];
+    int effector_neck; /* the neck's place, from the headset's turn (neck_target) */
 
     /* Time. */
     bool started;
