@@ -199,7 +199,8 @@ void
 b_arm_pole(const struct body *body, int side, float *out_pole_m);
 
 /* The clavicles (shoulder joints) turned toward the hand targets by a share of the way,
- * within their limits, from the chest where the pose has it; then forward kinematics.
+ * within their limits, from the chest where the pose has it, and the arms below moved
+ * with them.
  * The solver keeps them as set (they are stiff in it). */
 void
 b_clavicles_set(struct body *body);
