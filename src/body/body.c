@@ -39,10 +39,10 @@
 /* Where soft reach begins, as a share of the leg's length (reachable_foot). */
 #define SOFT_REACH_START 0.94f
 /* The neck bone's share of the head's turn from upright (neck_target). Chosen on
- * ../shared/mocap-train, known body (the learned prior): shares 0 (no neck target), 0.3,
- * 0.5 and 0.6 left the head joint more than 10 degrees from the headset's rotation on
- * 896, 2735, 567 and 443 of 19271 frames (every 4th clip), MPJPE 9.11, 9.12, 9.19 and
- * 9.28 cm (upper body 4.62, 4.64, 4.80, 4.99). */
+ * ../shared/mocap-train, known body, the learned prior: shares 0.3, 0.5 and 0.7 left the
+ * head joint more than 10 degrees from the headset's rotation on 3162, 568 and 362 of
+ * 19271 frames (every 4th clip; 896 without a neck target), with MPJPE 8.87, 8.97 and
+ * 9.17 cm (upper body 4.11, 4.33, 4.76). */
 #define NECK_TURN_SHARE 0.5f
 /* A teleport: the headset moved more than this in one frame, faster than this. */
 #define TELEPORT_MIN_M 0.2f
