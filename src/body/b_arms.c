@@ -289,8 +289,8 @@ build_swivelled(struct body *b, int s, const float *line, const float *side, flo
     return upper_arm_twist_excess(b, s);
 }
 
-/* The search for the nearest swivel within the upper arm's twist range: steps of this
- * many radians both ways, then bisections of the step that enters the range. */
+/* The search for the edges of the upper arm's twist range in swivel: steps of this many
+ * radians both ways, then bisections of the step that enters the range. */
 #define SWIVEL_STEP_RAD (30.0f * M_DEG_TO_RAD)
 #define SWIVEL_STEPS 6
 #define SWIVEL_BISECTIONS 7
@@ -324,23 +324,30 @@ b_arms_solve(struct body *b)
         if (build_swivelled(b, s, line, side, 0.0f, false) == 0.0f)
             continue;
         /* An elbow side that would twist the upper arm beyond its range is swivelled
-         * about the shoulder-hand line to the nearest side where the twist is within it
-         * (the hand stays exactly on its target): steps both ways, then bisection to the
-         * range's edge, so the swivel moves smoothly with the targets except where the
-         * two ways are equally far (a swivel into the middle of the forbidden range). */
-        float angle = 0.0f;
-        bool found = false;
-        for (int k = 1; k <= SWIVEL_STEPS && !found; ++k) {
+         * about the shoulder-hand line into it (the hand stays exactly on its target).
+         * The forbidden swivels form an arc (a_down, a_up) around the preferred one, 0;
+         * where 0 lies in it (u, 0 at a_down to 1 at a_up) maps onto the allowed arc
+         * the long way round, from a_down to a_up: at either end of the forbidden arc
+         * the elbow is at that edge, in its middle at the middle of the allowed one. A
+         * nearest-edge rule would jump from one edge to the other as the preferred
+         * swivel crossed the middle; this moves on continuously. Edges: steps both
+         * ways, then bisection. */
+        float a_up = INFINITY, a_down = -INFINITY;
+        for (int k = 1; k <= SWIVEL_STEPS && (isinf(a_up) || isinf(a_down)); ++k) {
             const float step = (float)k * SWIVEL_STEP_RAD, before = step - SWIVEL_STEP_RAD;
-            const bool up = build_swivelled(b, s, line, side, step, false) == 0.0f;
-            const bool down_ok = build_swivelled(b, s, line, side, -step, false) == 0.0f;
-            if (!up && !down_ok)
-                continue;
-            found = true;
-            const float a_up = up ? swivel_edge(b, s, line, side, before, step) : INFINITY;
-            const float a_down =
-                down_ok ? swivel_edge(b, s, line, side, -before, -step) : -INFINITY;
-            angle = a_up <= -a_down ? a_up : a_down;
+            if (isinf(a_up) && build_swivelled(b, s, line, side, step, false) == 0.0f)
+                a_up = swivel_edge(b, s, line, side, before, step);
+            if (isinf(a_down) && build_swivelled(b, s, line, side, -step, false) == 0.0f)
+                a_down = swivel_edge(b, s, line, side, -before, -step);
+        }
+        const bool found = !isinf(a_up) || !isinf(a_down);
+        float angle = 0.0f;
+        if (!isinf(a_up) && !isinf(a_down)) {
+            const float u = -a_down / (a_up - a_down);
+            const float allowed = 2.0f * M_PI_F - (a_up - a_down);
+            angle = a_down - u * allowed;
+        } else if (found) {
+            angle = isinf(a_up) ? a_down : a_up;
         }
         /* No swivel within the range (a bone turned near the far side of its rest
          * direction, where twist is ill-defined): the range wins over the hand. */
