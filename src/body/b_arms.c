@@ -133,10 +133,15 @@ clavicle_turn(const struct body *b, int s, const float *target_m, float share, f
     m_quat_rotate_inv(chest_rot, to_target, to_target);
     m_vec3_normalize_or(to_target, rest_dir, to_target);
     const float across = 0.5f * (1.0f + m_vec3_dot(rest_dir, to_target));
-    const float identity[4] = {0, 0, 0, 1};
-    m_quat_from_to(rest_dir, to_target, turn);
-    m_quat_slerp(identity, turn, share * across * across, out_local);
-    ik_limit_apply(&sk->limit[clavicle], rest_dir, out_local);
+    const float t = share * across * across;
+    if (t != 0.0f) {
+        const float identity[4] = {0, 0, 0, 1};
+        m_quat_from_to(rest_dir, to_target, turn);
+        m_quat_slerp(identity, turn, t, out_local);
+        ik_limit_apply(&sk->limit[clavicle], rest_dir, out_local);
+    } else {
+        m_quat_copy(b->m.clavicle_rest[s], out_local);
+    }
     float world[4], offset[3];
     m_quat_mul(chest_rot, out_local, world);
     m_quat_rotate(world, sk->offset_m[upper], offset);

@@ -54,6 +54,7 @@ struct b_measures {
     float hip_offset_m[2][3];  /* hip joints from the hips (rest) */
     float ankle_offset_m[2][3]; /* ankles from the hips (rest), standing */
     float shoulder_offset_m[2][3]; /* upper arm joints from the chest (rest) */
+    float clavicle_rest[2][4];     /* the clavicles' rest rotation, within their limits */
 };
 
 /* ---- Feet -------------------------------------------------------------------------- */

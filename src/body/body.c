@@ -173,6 +173,11 @@ take_measures(const struct sk_skeleton *sk, const struct b_joints *j, struct b_m
         m_vec3_sub(rest[j->upper_leg[s]], rest[j->hips], m->hip_offset_m[s]);
         m_vec3_sub(rest[j->foot[s]], rest[j->hips], m->ankle_offset_m[s]);
         m_vec3_sub(rest[j->upper_arm[s]], rest[j->chest], m->shoulder_offset_m[s]);
+        float clavicle_dir[3];
+        const float out[3] = {s == 0 ? 1.0f : -1.0f, 0, 0};
+        m_vec3_normalize_or(sk->offset_m[j->upper_arm[s]], out, clavicle_dir);
+        m_quat_identity(m->clavicle_rest[s]);
+        ik_limit_apply(&sk->limit[j->shoulder[s]], clavicle_dir, m->clavicle_rest[s]);
     }
 }
 
