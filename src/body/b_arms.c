@@ -1,9 +1,15 @@
 /*
- * Where elbows and knees point. An elbow is predicted from how the hand is held (the
- * forearm leaves the wrist along the hand's own axis when the wrist is straight), blended
- * with an anatomical default (down, back and out from the shoulder). A knee points over
- * its foot. After the solve, the forearm takes half of the hand's twist (pronation), so a
- * skinned forearm turns along its length instead of at the wrist alone.
+ * The arms, and where elbows and knees point. An elbow is predicted from how the hand is
+ * held (the forearm leaves the wrist along the hand's own axis when the wrist is
+ * straight), blended with an anatomical default (down, back and out from the shoulder).
+ * A knee points over its foot.
+ *
+ * The clavicles are set before the solve (which keeps them) and, after it, drawn toward a
+ * hand out of the arm's reach, or to where an elbow tracker says; then each arm is the
+ * exact two-bone answer from the solved shoulder (b_limb_build), its elbow out toward its
+ * pole with a swivel continuous in the inputs, turned to the nearest side that keeps the
+ * upper arm's twist within range. Finally the forearm takes half of the hand's twist
+ * (pronation), so a skinned forearm turns along its length instead of at the wrist alone.
  */
 #include <stddef.h>
 
@@ -19,6 +25,20 @@
 /* How much the hand's orientation decides the elbow, against the anatomical default. */
 #define HAND_CUE_WEIGHT 0.8f
 
+/* The anatomical default of the left elbow from the shoulder, in the heading's frame
+ * (down, back and out; the right one mirrors it). */
+static const float k_elbow_default_m[3] = {0.25f, -0.45f, -0.2f};
+
+static void
+elbow_default(const struct body *b, int side, float *out_m)
+{
+    float yaw_rot[4];
+    const float local[3] = {side == 0 ? k_elbow_default_m[0] : -k_elbow_default_m[0],
+                            k_elbow_default_m[1], k_elbow_default_m[2]};
+    b_quat_from_yaw(b->heading_rad, yaw_rot);
+    m_quat_rotate(yaw_rot, local, out_m);
+}
+
 void
 b_arm_pole(const struct body *b, int side, float *out_pole_m)
 {
@@ -27,13 +47,317 @@ b_arm_pole(const struct body *b, int side, float *out_pole_m)
     /* The wrist's rest offset from the elbow, turned as the hand is turned. */
     m_quat_rotate(b->hand_rotation[side], sk->offset_m[b->j.hand[side]], forearm);
     m_vec3_sub(b->hand_position_m[side], forearm, from_hand);
-    float yaw_rot[4], anatomical[3];
-    b_quat_from_yaw(b->heading_rad, yaw_rot);
-    const float sign = side == 0 ? 1.0f : -1.0f;
-    const float local[3] = {sign * 0.25f, -0.45f, -0.2f};
-    m_quat_rotate(yaw_rot, local, anatomical);
+    float anatomical[3];
+    elbow_default(b, side, anatomical);
     m_vec3_add(b->pose.position_m[b->j.upper_arm[side]], anatomical, anatomical);
     m_vec3_lerp(anatomical, from_hand, HAND_CUE_WEIGHT, out_pole_m);
+}
+
+/* The unit part of `v` square to unit `line`, and how far off the line `v` points (the
+ * sine of its angle from it; 0 for a zero `v`). */
+static float
+square_to_line(const float *v, const float *line, float *out)
+{
+    float p[3];
+    m_vec3_muladd(v, line, -m_vec3_dot(v, line), p);
+    const float length = m_vec3_length(v);
+    const float off = length > 1e-9f ? m_vec3_length(p) / length : 0.0f;
+    m_vec3_normalize_or(p, line, out);
+    return off;
+}
+
+/* 0 while a direction is within asin(0.17) (10 degrees) of the line, 1 beyond asin(0.42)
+ * (25 degrees), smooth between: how much a cue of that direction may decide a side. */
+static float
+off_line_weight(float off)
+{
+    const float t = m_clampf((off - 0.17f) / (0.42f - 0.17f), 0.0f, 1.0f);
+    return t * t * (3.0f - 2.0f * t);
+}
+
+/* The side the elbow goes out to from the shoulder-hand `line` (unit): toward the pole,
+ * or, as the pole comes near the line, toward the anatomical default (down, back and
+ * out), or, near the line too, toward the back. Every cue fades out before it
+ * degenerates, so the side is a continuous function of the pole, the line and the
+ * heading (a field of sides over all lines must vanish somewhere: here only where the
+ * three cues all fail at once, an arm straight down-back-out with the hand's own axis
+ * along it). */
+static void
+elbow_side(const struct body *b, int side, const float *pole_m, const float *line,
+           float *out)
+{
+    const float *shoulder = b->pose.position_m[b->j.upper_arm[side]];
+    float yaw_rot[4], to_pole[3], cue[3], anatomical[3], back[3];
+    const float local_back[3] = {0, 0, -1};
+    m_vec3_sub(pole_m, shoulder, to_pole);
+    const float w_pole = off_line_weight(square_to_line(to_pole, line, to_pole));
+    elbow_default(b, side, cue);
+    const float w_anatomical = off_line_weight(square_to_line(cue, line, anatomical));
+    b_quat_from_yaw(b->heading_rad, yaw_rot);
+    m_quat_rotate(yaw_rot, local_back, cue);
+    square_to_line(cue, line, back);
+    float fallback[3];
+    m_vec3_lerp(back, anatomical, w_anatomical, fallback);
+    m_vec3_lerp(fallback, to_pole, w_pole, out);
+    m_vec3_normalize_or(out, back, out);
+}
+
+/* Of the turn from a clavicle's rest direction toward its hand target, the share the
+ * clavicle takes (within its limit) when the arm reaches without more. Chosen on
+ * ../shared/mocap-train (embody eval, learned prior): shares 0, 0.08, 0.15, 0.3 and 0.45
+ * gave known-body MPJPE 8.97, 9.01, 9.06, 9.20 and 9.36 cm (upper body 4.33 to 5.16),
+ * mean reachable misses 5.13 to 5.24 %: the clavicle stays at rest until a hand is out
+ * of the arm's reach (clavicle_reach). */
+#define CLAVICLE_SHARE 0.0f
+
+/* Steps and tolerance of the search for the clavicle's share (clavicle_at_distance). */
+#define REACH_STEPS 8
+#define REACH_TOLERANCE_M 0.0001f
+
+/* Clavicle s turned toward `target_m` by `share` of the way (fading out as the target
+ * comes behind the clavicle's own line, across the body at the other shoulder, where the
+ * shortest turn toward it would flip from one side to the other; a negative share turns
+ * away), within its limit: its local rotation, and where that puts the upper arm joint. */
+static void
+clavicle_turn(const struct body *b, int s, const float *target_m, float share, float *out_local,
+              float *out_upper_m)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    const struct sk_pose *pose = &b->pose;
+    const int clavicle = b->j.shoulder[s], upper = b->j.upper_arm[s];
+    const float *chest_rot = pose->rotation[sk->parent[clavicle]];
+    float rest_dir[3], to_target[3], turn[4];
+    const float out[3] = {s == 0 ? 1.0f : -1.0f, 0, 0};
+    m_vec3_normalize_or(sk->offset_m[upper], out, rest_dir);
+    m_vec3_sub(target_m, pose->position_m[clavicle], to_target);
+    m_quat_rotate_inv(chest_rot, to_target, to_target);
+    m_vec3_normalize_or(to_target, rest_dir, to_target);
+    const float across = 0.5f * (1.0f + m_vec3_dot(rest_dir, to_target));
+    const float t = share * across * across;
+    if (t != 0.0f) {
+        const float identity[4] = {0, 0, 0, 1};
+        m_quat_from_to(rest_dir, to_target, turn);
+        m_quat_slerp(identity, turn, t, out_local);
+        ik_limit_apply(&sk->limit[clavicle], rest_dir, out_local);
+    } else {
+        m_quat_copy(b->m.clavicle_rest[s], out_local);
+    }
+    float world[4], offset[3];
+    m_quat_mul(chest_rot, out_local, world);
+    m_quat_rotate(world, sk->offset_m[upper], offset);
+    m_vec3_add(pose->position_m[clavicle], offset, out_upper_m);
+}
+
+static void
+set_clavicle(struct body *b, int s, const float *local)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    struct sk_pose *pose = &b->pose;
+    const int clavicle = b->j.shoulder[s], upper = b->j.upper_arm[s];
+    m_quat_copy(local, pose->local_rotation[clavicle]);
+    m_quat_mul(pose->rotation[sk->parent[clavicle]], local, pose->rotation[clavicle]);
+    float offset[3];
+    m_quat_rotate(pose->rotation[clavicle], sk->offset_m[upper], offset);
+    m_vec3_add(pose->position_m[clavicle], offset, pose->position_m[upper]);
+    m_quat_mul(pose->rotation[clavicle], pose->local_rotation[upper], pose->rotation[upper]);
+}
+
+/* Global positions and rotations of the joints below `top` (its own are set). */
+static void
+update_below(const struct sk_skeleton *sk, struct sk_pose *pose, int top)
+{
+    for (int j = top + 1; j < sk->joint_count; ++j) {
+        int a = sk->parent[j];
+        while (a > top)
+            a = sk->parent[a];
+        if (a != top)
+            continue;
+        const int p = sk->parent[j];
+        float off[3];
+        m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
+        m_quat_rotate(pose->rotation[p], sk->offset_m[j], off);
+        m_vec3_add(pose->position_m[p], off, pose->position_m[j]);
+    }
+}
+
+void
+b_clavicles_set(struct body *b)
+{
+    for (int s = 0; s < 2; ++s) {
+        float local[4], upper[3];
+        clavicle_turn(b, s, b->hand_position_m[s], CLAVICLE_SHARE, local, upper);
+        set_clavicle(b, s, local);
+        update_below(&b->skeleton, &b->pose, b->j.upper_arm[s]);
+    }
+}
+
+/* The clavicle's turn toward `target_m` by the share in [lo, hi] that leaves the upper
+ * arm joint `distance_m` from it, or the nearer end of the range when none does: false
+ * position (Illinois variant) on the distance, which falls as the share grows. */
+static void
+clavicle_at_distance(const struct body *b, int s, const float *target_m, float distance_m,
+                     float lo, float hi, float *out_local)
+{
+    float upper[3], hi_local[4];
+    clavicle_turn(b, s, target_m, lo, out_local, upper);
+    float f_lo = m_vec3_distance(upper, target_m) - distance_m;
+    if (f_lo <= 0.0f)
+        return;
+    clavicle_turn(b, s, target_m, hi, hi_local, upper);
+    float f_hi = m_vec3_distance(upper, target_m) - distance_m;
+    m_quat_copy(hi_local, out_local);
+    if (f_hi >= 0.0f)
+        return;
+    int kept = 0; /* which end stayed last time: halve its value (Illinois) */
+    for (int i = 0; i < REACH_STEPS; ++i) {
+        const float mid = hi - f_hi * (hi - lo) / (f_hi - f_lo);
+        float mid_local[4];
+        clavicle_turn(b, s, target_m, mid, mid_local, upper);
+        const float f = m_vec3_distance(upper, target_m) - distance_m;
+        m_quat_copy(mid_local, out_local);
+        if (fabsf(f) < REACH_TOLERANCE_M)
+            return;
+        if (f > 0.0f) {
+            lo = mid;
+            f_lo = f;
+            if (kept == 1)
+                f_hi *= 0.5f;
+            kept = 1;
+        } else {
+            hi = mid;
+            f_hi = f;
+            if (kept == -1)
+                f_lo *= 0.5f;
+            kept = -1;
+        }
+    }
+}
+
+/* After the solve, from where the solved chest puts it: the clavicle at its share of
+ * the way toward the hand, or, for a hand target beyond the arm's reach from there,
+ * further by the least share that reaches (or all of it), within its limit. With an
+ * elbow tracker, toward where the upper arm's length reaches the tracked elbow (turning
+ * away from it when the elbow is nearer than that), blended in by the tracker's weight:
+ * the arm, built after, then meets both the controller and the elbow. */
+static void
+clavicle_reach(struct body *b, int s)
+{
+    const float reach = 0.999f * (b->m.upper_arm_m + b->m.lower_arm_m);
+    float local[4];
+    clavicle_at_distance(b, s, b->hand_position_m[s], reach, CLAVICLE_SHARE, 1.0f, local);
+    const int t = EM_TRACKER_LEFT_ELBOW + s;
+    const float w = b->trackers.weight[t];
+    if (w > 0.0f) {
+        float elbow_local[4];
+        clavicle_at_distance(b, s, b->trackers.bone_position_m[t], b->m.upper_arm_m, -1.0f,
+                             1.0f, elbow_local);
+        m_quat_slerp(local, elbow_local, w, local);
+        m_quat_normalize(local);
+    }
+    set_clavicle(b, s, local);
+}
+
+/* How far the upper arm's twist about its bone is beyond its range, toward the nearer
+ * end along the circle (signed: + past the top, - past the bottom; 0 within). */
+static float
+upper_arm_twist_excess(const struct body *b, int side)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    const int upper = b->j.upper_arm[side];
+    const struct sk_limit *limit = &sk->limit[upper];
+    if (limit->kind != SK_LIMIT_BALL)
+        return 0.0f;
+    float bone[3];
+    const float out[3] = {side == 0 ? 1.0f : -1.0f, 0, 0};
+    m_vec3_normalize_or(sk->offset_m[b->j.lower_arm[side]], out, bone);
+    const float twist = m_quat_swing_twist(b->pose.local_rotation[upper], bone, NULL, NULL);
+    if (twist >= limit->min_rad && twist <= limit->max_rad)
+        return 0.0f;
+    const float over = m_angle_wrap(twist - limit->max_rad);
+    const float under = m_angle_wrap(limit->min_rad - twist);
+    if (over > 0.0f && (under <= 0.0f || over <= under))
+        return over;
+    return -under;
+}
+
+/* Arm s built with its elbow side turned by `angle` about the shoulder-hand `line`;
+ * returns the upper arm's twist excess. */
+static float
+build_swivelled(struct body *b, int s, const float *line, const float *side, float angle,
+                bool keep_twist_limit)
+{
+    float turn[4], turned[3];
+    m_quat_from_axis_angle(line, angle, turn);
+    m_quat_rotate(turn, side, turned);
+    b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s], turned,
+                 keep_twist_limit);
+    return upper_arm_twist_excess(b, s);
+}
+
+/* The search for the edges of the upper arm's twist range in swivel: steps of this many
+ * radians both ways, then bisections of the step that enters the range. */
+#define SWIVEL_STEP_RAD (30.0f * M_DEG_TO_RAD)
+#define SWIVEL_STEPS 6
+#define SWIVEL_BISECTIONS 7
+
+/* The swivel (about `line`, from `side`) nearest to 0 whose twist is within range, by
+ * bisection of [from, to] where `from` is outside and `to` inside. */
+static float
+swivel_edge(struct body *b, int s, const float *line, const float *side, float from, float to)
+{
+    for (int i = 0; i < SWIVEL_BISECTIONS; ++i) {
+        const float mid = 0.5f * (from + to);
+        if (build_swivelled(b, s, line, side, mid, false) != 0.0f)
+            from = mid;
+        else
+            to = mid;
+    }
+    return to;
+}
+
+void
+b_arms_solve(struct body *b)
+{
+    for (int s = 0; s < 2; ++s) {
+        clavicle_reach(b, s);
+        const int upper = b->j.upper_arm[s];
+        float line[3], side[3];
+        m_vec3_sub(b->hand_position_m[s], b->pose.position_m[upper], line);
+        const float down[3] = {0, -1, 0};
+        m_vec3_normalize_or(line, down, line);
+        elbow_side(b, s, b->elbow_pole_m[s], line, side);
+        if (build_swivelled(b, s, line, side, 0.0f, false) == 0.0f)
+            continue;
+        /* An elbow side that would twist the upper arm beyond its range is swivelled
+         * about the shoulder-hand line into it (the hand stays exactly on its target).
+         * The forbidden swivels form an arc (a_down, a_up) around the preferred one, 0;
+         * where 0 lies in it (u, 0 at a_down to 1 at a_up) maps onto the allowed arc
+         * the long way round, from a_down to a_up: at either end of the forbidden arc
+         * the elbow is at that edge, in its middle at the middle of the allowed one. A
+         * nearest-edge rule would jump from one edge to the other as the preferred
+         * swivel crossed the middle; this moves on continuously. Edges: steps both
+         * ways, then bisection. */
+        float a_up = INFINITY, a_down = -INFINITY;
+        for (int k = 1; k <= SWIVEL_STEPS && (isinf(a_up) || isinf(a_down)); ++k) {
+            const float step = (float)k * SWIVEL_STEP_RAD, before = step - SWIVEL_STEP_RAD;
+            if (isinf(a_up) && build_swivelled(b, s, line, side, step, false) == 0.0f)
+                a_up = swivel_edge(b, s, line, side, before, step);
+            if (isinf(a_down) && build_swivelled(b, s, line, side, -step, false) == 0.0f)
+                a_down = swivel_edge(b, s, line, side, -before, -step);
+        }
+        const bool found = !isinf(a_up) || !isinf(a_down);
+        float angle = 0.0f;
+        if (!isinf(a_up) && !isinf(a_down)) {
+            const float u = -a_down / (a_up - a_down);
+            const float allowed = 2.0f * M_PI_F - (a_up - a_down);
+            angle = a_down - u * allowed;
+        } else if (found) {
+            angle = isinf(a_up) ? a_down : a_up;
+        }
+        /* No swivel within the range (a bone turned near the far side of its rest
+         * direction, where twist is ill-defined): the range wins over the hand. */
+        build_swivelled(b, s, line, side, angle, !found);
+    }
 }
 
 void

@@ -54,6 +54,7 @@ struct b_measures {
     float hip_offset_m[2][3];  /* hip joints from the hips (rest) */
     float ankle_offset_m[2][3]; /* ankles from the hips (rest), standing */
     float shoulder_offset_m[2][3]; /* upper arm joints from the chest (rest) */
+    float clavicle_rest[2][4];     /* the clavicles' rest rotation, within their limits */
 };
 
 /* ---- Feet -------------------------------------------------------------------------- */
@@ -140,6 +141,7 @@ struct body {
     struct b_measures m;
 
     int effector_head, effector_hand[2];
+    int effector_neck; /* the neck's place, from the headset's turn (neck_target) */
 
     /* Time. */
     bool started;
@@ -157,6 +159,7 @@ struct body {
     /* Per frame: bone targets from the devices. */
     float head_position_m[3], head_rotation[4];
     float hand_position_m[2][3], hand_rotation[2][4];
+    float elbow_pole_m[2][3]; /* where each elbow points (b_arm_pole, trackers) */
 
     /* The ground under the feet (the floor, or higher on steps). */
     float ground_height_m;
@@ -196,6 +199,25 @@ b_feet_reset(struct body *body);
 void
 b_arm_pole(const struct body *body, int side, float *out_pole_m);
 
+/* The clavicles (shoulder joints) turned toward the hand targets by a share of the way,
+ * within their limits, from the chest where the pose has it, and the arms below moved
+ * with them.
+ * The solver keeps them as set (they are stiff in it). */
+void
+b_clavicles_set(struct body *body);
+
+/* The torso's controls on a body solver (the main one and the trackers' spare): stiff
+ * clavicles. */
+enum em_result
+b_torso_controls(struct body *body, struct ik_solver *ik, struct em_error *err);
+
+/* Both arms in closed form from the solved shoulders (the upper arm joints where the
+ * solve left them): each hand exactly on its target when the arm reaches it, the elbow
+ * out toward body->elbow_pole_m, its swivel continuous in the inputs. Local rotations
+ * only (forward kinematics follows in b_legs_solve). */
+void
+b_arms_solve(struct body *body);
+
 /* Moves half of each hand's twist about the forearm into the forearm (lowerArm) joint,
  * keeping the hand's position and world rotation. */
 void
@@ -213,6 +235,16 @@ struct b_leg_targets {
 void
 b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
              const float (*knee_pole)[3]);
+
+/* A two-bone limb (upper joint, middle hinge, end joint) built in closed form toward
+ * `end_target`, its middle joint out to unit `side` (square to the line to the target)
+ * from that line, and the end turned to `end_rotation` within its limit (b_legs.c). With
+ * `keep_twist_limit` the upper joint's twist is clamped to its range, which may leave the
+ * end short of its target; without, the end meets a reachable target exactly. Sets local
+ * rotations only (forward kinematics is the caller's). */
+void
+b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
+             const float *side, bool keep_twist_limit);
 
 /* Knee pole for side s. */
 void

@@ -94,24 +94,19 @@ clamp_twist(const struct sk_limit *limit, const float *bone, float *local)
     return true;
 }
 
-/* A two-bone limb (upper joint, middle hinge, end joint) built toward `end_target` with
- * its middle joint toward `pole`, and the end turned to `end_rotation` within its limit. */
-static void
-solve_limb(struct body *b, int upper, const float *end_target, const float *end_rotation,
-           const float *pole)
+void
+b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
+             const float *side, bool keep_twist_limit)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     struct sk_pose *pose = &b->pose;
     const int mid = sk->primary_child[upper], end = sk->primary_child[mid];
     const float *upper_m = pose->position_m[upper];
     const float *parent_rot = pose->rotation[sk->parent[upper]];
-    /* The side the middle joint goes out to from the line to the target, then the exact
-     * two-bone positions on that side. */
-    float bend[3], line[3], side[3], mid_m[3], end_m[3];
-    m_vec3_sub(pole, upper_m, bend);
+    /* The exact two-bone positions on the given side of the line to the target. */
+    float line[3], mid_m[3], end_m[3];
     m_vec3_sub(end_target, upper_m, line);
-    m_vec3_normalize_or(line, bend, line);
-    knee_side(bend, line, side);
+    m_vec3_normalize_or(line, side, line);
     ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
                           mid_m, end_m);
     /* The hinge axis in the world: square to the limb's plane, on the side that bends the
@@ -137,7 +132,8 @@ solve_limb(struct body *b, int upper, const float *end_target, const float *end_
     rotation_between_frames(upper_dir, rest_axis, u, axis_w, upper_rot);
     m_quat_conjugate(parent_rot, parent_inv);
     m_quat_mul(parent_inv, upper_rot, pose->local_rotation[upper]);
-    if (clamp_twist(&sk->limit[upper], upper_dir, pose->local_rotation[upper]))
+    if (keep_twist_limit &&
+        clamp_twist(&sk->limit[upper], upper_dir, pose->local_rotation[upper]))
         m_quat_mul(parent_rot, pose->local_rotation[upper], upper_rot);
     /* Middle: about its hinge, from the lower bone's rest direction to v. */
     float lower_dir[3], v_upper[3];
@@ -168,7 +164,14 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
         for (int j = b->j.foot[s] + 1; j < b->pose.joint_count; ++j)
             if (b->skeleton.parent[j] == b->j.foot[s] || b->skeleton.parent[j] == b->j.toes[s])
                 m_quat_identity(b->pose.local_rotation[j]);
-        solve_limb(b, b->j.upper_leg[s], ankle_target[s], foot_rotation[s], knee_pole[s]);
+        /* The side the knee goes out to from the line to the ankle target. */
+        const float *hip = b->pose.position_m[b->j.upper_leg[s]];
+        float bend[3], line[3], side[3];
+        m_vec3_sub(knee_pole[s], hip, bend);
+        m_vec3_sub(ankle_target[s], hip, line);
+        m_vec3_normalize_or(line, bend, line);
+        knee_side(bend, line, side);
+        b_limb_build(b, b->j.upper_leg[s], ankle_target[s], foot_rotation[s], side, true);
     }
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }

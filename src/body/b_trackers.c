@@ -135,7 +135,8 @@ b_trackers_setup(struct body *b, struct em_error *err)
         d.effector[d.effector_count++] =
             (struct ik_effector_desc){.joint = b->j.lower_arm[s], .weight = LIMB_JOINT_WEIGHT};
     }
-    return ik_solver_create(&d, &T->spare_ik, err);
+    const enum em_result r = ik_solver_create(&d, &T->spare_ik, err);
+    return r == EM_OK ? b_torso_controls(b, T->spare_ik, err) : r;
 }
 
 void
@@ -454,10 +455,11 @@ set_arm_targets(struct body *b, int s)
         return;
     float pole[3];
     const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
-    b_arm_pole(b, s, pole);
+    m_vec3_copy(b->elbow_pole_m[s], pole);
     if (w > 0.0f) {
         blend_pole(shoulder, b->hand_position_m[s], pole, T->bone_position_m[t], w, pole);
         ik_solver_set_pole(b->ik, b->j.lower_arm[s], pole);
+        m_vec3_copy(pole, b->elbow_pole_m[s]);
     }
     if (T->full_solver_in_use) {
         /* The elbow: its tracker, or (not worn) the two-bone answer toward the pole. */

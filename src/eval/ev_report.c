@@ -162,7 +162,8 @@ summary_for_mode(const struct ev_report *r, enum ev_method m, double mpjpe_targe
     const char *name = ev_method_name(m);
     char measure[64], value[64], target[64];
     snprintf(measure, sizeof measure, "%s: MPJPE", name);
-    snprintf(value, sizeof value, "%.2f cm", s->mpjpe_cm[0]);
+    snprintf(value, sizeof value, "%.2f cm (upper body %.2f)", s->mpjpe_cm[0],
+             s->mpjpe_cm[EV_GROUP_UPPER]);
     snprintf(target, sizeof target, "<= %.1f cm", mpjpe_target);
     summary_row(out, measure, value, target, met(s->mpjpe_cm[0], mpjpe_target));
     snprintf(measure, sizeof measure, "%s: lower body MPJPE", name);
@@ -406,8 +407,8 @@ print_summary(const struct ev_report *r, FILE *out)
     if (ran(r, EV_HEIGHT_ONLY))
         summary_for_mode(r, EV_HEIGHT_ONLY, TARGET_MPJPE_HEIGHT_CM, out);
     char value[64], target[64];
-    snprintf(value, sizeof value, "%.2f us (mean %.2f)", r->timing_all.median_us,
-             r->timing_all.mean_us);
+    snprintf(value, sizeof value, "%.2f us (mean %.2f, p99 %.2f)", r->timing_all.median_us,
+             r->timing_all.mean_us, r->timing_all.p99_us);
     snprintf(target, sizeof target, "<= %.1f us", TARGET_UPDATE_US);
     summary_row(out, "body_update, median per avatar-frame", value, target,
                 met(r->timing_all.median_us, TARGET_UPDATE_US));

@@ -254,11 +254,11 @@ ik_in_subtree(const struct sk_skeleton *sk, int j, int root)
 int
 ik_solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g);
 
+/* ---- Rotations (ik_rotations.c; the passes call them, never the other way) ---------- */
+
 /* Moves hinge node `hinge` into the half-plane of its pole (when one is set). */
 void
 ik_swing_toward_pole(struct ik_solver *s, int hinge);
-
-/* ---- Rotations (ik_rotations.c) ------------------------------------------------------- */
 
 /* Backward reaching with limits: each node turned as a rigid frame, within its limit. */
 void

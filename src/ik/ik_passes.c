@@ -1,8 +1,9 @@
 /*
  * The FABRIK passes on positions (Aristidou and Lasenby 2011) and the iterations over a
  * group: forward reaching with sub-bases, backward reaching without limits (the limited
- * one is in ik_rotations.c), a plain chain's textbook loop, the prediction of warm
- * starts, and the pole swing of hinge nodes.
+ * one is in ik_rotations.c), a plain chain's textbook loop and the prediction of warm
+ * starts. The passes call into ik_rotations.c (the limited backward pass, the pole swing
+ * of hinge nodes); nothing there calls back.
  */
 #include "embody/ik.h"
 #include "embody/m_math.h"
@@ -123,37 +124,6 @@ reach_forward(struct ik_solver *s, const struct ik_group *g)
         reach_forward_with(s, g, false);
     else
         reach_forward_with(s, g, true);
-}
-
-/* Moves a hinge node (elbow, knee) into the half-plane of its pole, about the line from
- * its parent to its child, keeping its distances to both. */
-void
-ik_swing_toward_pole(struct ik_solver *s, int hinge)
-{
-    const int slot = s->pole[hinge];
-    if (slot < 0 || !s->pole_set[slot] || s->parent[hinge] < 0 || s->solve_child[hinge] < 0)
-        return;
-    const float *a = s->pos[s->parent[hinge]];
-    const float *b = s->pos[s->solve_child[hinge]];
-    float axis[3], rel[3], along[3], off[3], pole_off[3];
-    m_vec3_sub(b, a, axis);
-    if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
-        return;
-    m_vec3_sub(s->pos[hinge], a, rel);
-    m_vec3_scale(axis, m_vec3_dot(rel, axis), along);
-    m_vec3_sub(rel, along, off);
-    if (s->pole_is_direction[slot])
-        m_vec3_copy(s->pole_position[slot], pole_off);
-    else
-        m_vec3_sub(s->pole_position[slot], a, pole_off);
-    m_vec3_muladd(pole_off, axis, -m_vec3_dot(pole_off, axis), pole_off);
-    const float radius = m_vec3_length(off);
-    if (!(m_vec3_normalize_or(pole_off, pole_off, pole_off) > M_TINY))
-        return;
-    /* A straight limb keeps a small bend toward the pole, so it knows its side. */
-    const float r = radius > 1e-4f * s->length_m[hinge] ? radius : 1e-4f * s->length_m[hinge];
-    for (int i = 0; i < 3; ++i)
-        s->pos[hinge][i] = a[i] + along[i] + pole_off[i] * r;
 }
 
 /* Backward reaching without limits: each node back at its bone's length from its

@@ -1,8 +1,9 @@
 /*
  * Rotations: the backward pass with limits (each joint turned as a rigid frame toward
  * where the forward pass put its children, twisted so a hinge below can bend onto its
- * target, kept within its limit), orientation targets, and the rotations derived from
- * positions when limits are off.
+ * target, kept within its limit), orientation targets, the rotations derived from
+ * positions when limits are off, and the pole swing of hinge nodes (which the passes in
+ * ik_passes.c use too: the dependency goes one way, passes -> rotations).
  */
 #include "embody/ik.h"
 #include "embody/m_math.h"
@@ -16,6 +17,37 @@
 #define SWIVEL_STEP_DEG 30.0f
 #define SWIVEL_STEPS 6
 #define SWIVEL_BISECTIONS 6
+
+/* Moves a hinge node (elbow, knee) into the half-plane of its pole, about the line from
+ * its parent to its child, keeping its distances to both. */
+void
+ik_swing_toward_pole(struct ik_solver *s, int hinge)
+{
+    const int slot = s->pole[hinge];
+    if (slot < 0 || !s->pole_set[slot] || s->parent[hinge] < 0 || s->solve_child[hinge] < 0)
+        return;
+    const float *a = s->pos[s->parent[hinge]];
+    const float *b = s->pos[s->solve_child[hinge]];
+    float axis[3], rel[3], along[3], off[3], pole_off[3];
+    m_vec3_sub(b, a, axis);
+    if (!(m_vec3_normalize_or(axis, axis, axis) > M_TINY))
+        return;
+    m_vec3_sub(s->pos[hinge], a, rel);
+    m_vec3_scale(axis, m_vec3_dot(rel, axis), along);
+    m_vec3_sub(rel, along, off);
+    if (s->pole_is_direction[slot])
+        m_vec3_copy(s->pole_position[slot], pole_off);
+    else
+        m_vec3_sub(s->pole_position[slot], a, pole_off);
+    m_vec3_muladd(pole_off, axis, -m_vec3_dot(pole_off, axis), pole_off);
+    const float radius = m_vec3_length(off);
+    if (!(m_vec3_normalize_or(pole_off, pole_off, pole_off) > M_TINY))
+        return;
+    /* A straight limb keeps a small bend toward the pole, so it knows its side. */
+    const float r = radius > 1e-4f * s->length_m[hinge] ? radius : 1e-4f * s->length_m[hinge];
+    for (int i = 0; i < 3; ++i)
+        s->pos[hinge][i] = a[i] + along[i] + pole_off[i] * r;
+}
 
 /* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
  * can bend onto the direction e the forward pass asks of the hinge's own bone.
@@ -151,6 +183,18 @@ fit_twist_to_children(const struct ik_solver *s, int k, const float *parent_rot,
         float now[3], want[3], cr[3];
         m_quat_rotate(w, s->sk->offset_m[s->joint[c]], now);
         m_vec3_sub(s->pos[c], s->pos[k], want);
+        const int g = s->solve_child[c];
+        if (g >= 0 && s->rotation_controls && s->stiffness[c] >= 1.0f) {
+            /* A child that keeps its rotation (stiff) is rigid with k down to its own
+             * child (a clavicle to its upper arm), which then says k's twist too: a
+             * child that starts on k's bone line (a CMU clavicle at the neck's base) says
+             * nothing of it by itself. */
+            float below[4], reach[3];
+            m_quat_mul(w, s->local[c], below);
+            m_quat_rotate(below, s->sk->offset_m[s->joint[g]], reach);
+            m_vec3_add(now, reach, now);
+            m_vec3_sub(s->pos[g], s->pos[k], want);
+        }
         m_vec3_muladd(now, axis, -m_vec3_dot(now, axis), now);
         m_vec3_muladd(want, axis, -m_vec3_dot(want, axis), want);
         m_vec3_cross(now, want, cr);

@@ -1,0 +1,292 @@
+/*
+ * The arms on real motion (public CMU clips, each with its own skeleton or the default
+ * proportions fitted to its height, and the shipped learned prior): hands on their
+ * controllers wherever the shoulder can reach them, arms that do not jump under noise
+ * far below any tracker's, elbow trackers that set the elbow without taking the hands
+ * off the controllers, and a head that turns with the headset (issue 17).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "embody/body.h"
+#include "embody/eval.h"
+#include "embody/m_math.h"
+#include "embody/prior.h"
+#include "embody/skeleton.h"
+
+#define CLIP_DIR EMBODY_SOURCE_DIR "/tests/data/mocap/"
+#define PRIOR EMBODY_SOURCE_DIR "/config/prior/body-prior-v1.bin"
+
+/* A hand counts as on its controller within this (the issue's bound). */
+#define HAND_ON_M 0.002f
+
+struct arm_run {
+    int frames;
+    int reachable;      /* hand-frames whose target the solved shoulder's arm reaches */
+    int reachable_off;  /* of those, hands more than HAND_ON_M off their target */
+    int off_2cm;        /* hand-frames more than 2 cm off, reachable from the hips or not */
+    double worst_reachable_m;
+    double sum_miss_m, hand_frames;
+};
+
+static void
+load(const char *name, uint32_t trackers, struct ev_clip *clip)
+{
+    struct em_error err;
+    char path[1024];
+    snprintf(path, sizeof path, "%s%s", CLIP_DIR, name);
+    if (ev_clip_load(path, 0, clip, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    for (int i = 0; i < clip->stream.frame_count; ++i)
+        clip->stream.frames[i].tracker_present &= trackers;
+}
+
+static struct body *
+make_body(const struct ev_clip *clip, bool known, const struct pr_model *prior)
+{
+    struct body_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.prior = prior;
+    if (known) {
+        desc.skeleton = &clip->skeleton;
+        ev_trackers_known_mounts(clip, desc.tracker_mount);
+    } else {
+        desc.height_m = clip->height_m;
+    }
+    struct body *body = NULL;
+    struct em_error err;
+    if (body_create(&desc, &body, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    return body;
+}
+
+/* Each hand's distance to its target after every frame, and whether the arm from the
+ * solved shoulder (the upper arm joint) could reach it. */
+static void
+run_hands(const struct ev_clip *clip, bool known, const struct pr_model *prior,
+          struct arm_run *out)
+{
+    memset(out, 0, sizeof *out);
+    struct body *body = make_body(clip, known, prior);
+    const struct sk_skeleton *sk = body_skeleton(body);
+    for (int row = 0; row < clip->stream.frame_count; ++row) {
+        body_update(body, &clip->stream.frames[row]);
+        const struct sk_pose *pose = body_pose(body);
+        struct body_status st;
+        body_get_status(body, &st);
+        for (int s = 0; s < 2; ++s) {
+            const int e = 1 + s; /* body_get_status: head, left hand, right hand */
+            const int upper = sk->bone_joint[s ? SK_RIGHT_UPPER_ARM : SK_LEFT_UPPER_ARM];
+            const int elbow = sk->bone_joint[s ? SK_RIGHT_LOWER_ARM : SK_LEFT_LOWER_ARM];
+            const int hand = sk->bone_joint[s ? SK_RIGHT_HAND : SK_LEFT_HAND];
+            const float arm = sk->length_m[elbow] + sk->length_m[hand];
+            const float miss = m_vec3_distance(st.target_m[e], st.reached_m[e]);
+            out->sum_miss_m += (double)miss;
+            out->hand_frames += 1.0;
+            if (miss > 0.02f)
+                out->off_2cm++;
+            if (m_vec3_distance(st.target_m[e], pose->position_m[upper]) <= 0.998f * arm) {
+                out->reachable++;
+                if (miss > HAND_ON_M)
+                    out->reachable_off++;
+                out->worst_reachable_m = fmax(out->worst_reachable_m, (double)miss);
+            }
+        }
+        out->frames++;
+    }
+    body_destroy(&body);
+}
+
+static void
+load_prior(struct pr_model *model)
+{
+    struct em_error err;
+    if (pr_model_load(PRIOR, model, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+/* The dance with the arms held high (cmu_05_04, its own skeleton): every hand the
+ * solved shoulder can reach is on its controller to 2 mm, on every frame, and few hands
+ * are more than 2 cm off. Before the arms were built in closed form: 9 reachable
+ * hand-frames up to 19.9 mm off, 70 of 1200 hand-frames over 2 cm. */
+static void
+hands_are_on_their_controllers_on_an_arms_high_dance(void **state)
+{
+    (void)state;
+    struct pr_model prior;
+    load_prior(&prior);
+    struct ev_clip clip;
+    load("cmu_05_04.bvh", 0, &clip);
+    struct arm_run run;
+    run_hands(&clip, true, &prior, &run);
+    print_message("%d of %d reachable hand-frames off by more than 2 mm (worst %.2f mm), "
+                  "%d of %.0f hand-frames over 2 cm\n",
+                  run.reachable_off, run.reachable, 1e3 * run.worst_reachable_m, run.off_2cm,
+                  run.hand_frames);
+    if (run.reachable_off > 0)
+        fail_msg("%d hand-frames within the arm's reach are more than 2 mm off (worst %.1f mm)",
+                 run.reachable_off, 1e3 * run.worst_reachable_m);
+    if (!(run.off_2cm <= 0.05 * run.hand_frames))
+        fail_msg("%d of %.0f hand-frames are more than 2 cm off", run.off_2cm, run.hand_frames);
+    ev_clip_fini(&clip);
+    pr_model_fini(&prior);
+}
+
+/* The arm joints' displacement when the stream moves by +-1e-5 m, on the clip whose
+ * upper arms moved most (cmu_14_07, reaching and picking up, its own skeleton, whose
+ * clavicles start at the neck's base): before, 4010 of 6654 arm joint positions moved
+ * more than 1 mm, the worst 147 mm. */
+static void
+arms_do_not_jump_under_tiny_noise(void **state)
+{
+    (void)state;
+    struct pr_model prior;
+    load_prior(&prior);
+    struct ev_clip clip;
+    load("cmu_14_07.bvh", 0, &clip);
+    struct body *clean = make_body(&clip, true, &prior);
+    struct body *noisy = make_body(&clip, true, &prior);
+    const struct sk_skeleton *sk = body_skeleton(clean);
+    const enum sk_bone arm_bones[6] = {SK_LEFT_UPPER_ARM, SK_LEFT_LOWER_ARM, SK_LEFT_HAND,
+                                       SK_RIGHT_UPPER_ARM, SK_RIGHT_LOWER_ARM, SK_RIGHT_HAND};
+    const int n = clip.stream.frame_count;
+    double *moved = calloc((size_t)n * 6, sizeof *moved);
+    assert_non_null(moved);
+    uint64_t seed = 0x2545F4914F6CDD1DULL;
+    for (int row = 0; row < n; ++row) {
+        struct em_tracking_frame f = clip.stream.frames[row];
+        body_update(clean, &f);
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+            struct em_pose *p = &f.device[d].pose;
+            for (int k = 0; k < 7; ++k) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                const float u = (float)((double)(seed >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+                if (k < 3)
+                    p->position_m[k] += 1e-5f * u;
+                else
+                    p->orientation[k - 3] += 1e-5f * u;
+            }
+            m_quat_normalize(p->orientation);
+        }
+        body_update(noisy, &f);
+        for (int b = 0; b < 6; ++b) {
+            const int j = sk->bone_joint[arm_bones[b]];
+            moved[row * 6 + b] = (double)m_vec3_distance(body_pose(clean)->position_m[j],
+                                                        body_pose(noisy)->position_m[j]);
+        }
+    }
+    double worst = 0.0;
+    int over_1mm = 0;
+    for (int i = 0; i < n * 6; ++i) {
+        worst = fmax(worst, moved[i]);
+        over_1mm += moved[i] > 0.001;
+    }
+    print_message("arm joints: %d of %d over 1 mm, worst %.2f mm\n", over_1mm, n * 6,
+                  1e3 * worst);
+    /* The issue's bounds: the 99th percentile within 1 mm, none beyond 20 mm. */
+    if (over_1mm > n * 6 / 100)
+        fail_msg("%d of %d arm joint positions moved more than 1 mm", over_1mm, n * 6);
+    if (!(worst <= 0.020))
+        fail_msg("an arm joint moved %.1f mm", 1e3 * worst);
+    free(moved);
+    body_destroy(&clean);
+    body_destroy(&noisy);
+    ev_clip_fini(&clip);
+    pr_model_fini(&prior);
+}
+
+/* Height only (the default proportions fitted to the clip), elbow trackers besides the
+ * headset and controllers: the elbows are the player's, the hands stay on the
+ * controllers (before: 36 mm off on average on cmu_91_04, every frame over 2 mm). */
+static void
+elbow_trackers_leave_the_hands_on_the_controllers(void **state)
+{
+    (void)state;
+    struct pr_model prior;
+    load_prior(&prior);
+    const char *clips[] = {"cmu_91_04.bvh", "cmu_14_24.bvh"};
+    const uint32_t elbows =
+        EM_TRACKER_BIT(EM_TRACKER_LEFT_ELBOW) | EM_TRACKER_BIT(EM_TRACKER_RIGHT_ELBOW);
+    for (size_t c = 0; c < sizeof clips / sizeof clips[0]; ++c) {
+        struct ev_clip clip;
+        load(clips[c], elbows, &clip);
+        assert_int_equal(clip.stream.frames[0].tracker_present, elbows);
+        struct arm_run run;
+        run_hands(&clip, false, &prior, &run);
+        const double mean_mm = 1e3 * run.sum_miss_m / run.hand_frames;
+        print_message("%s: hands %.2f mm off on average, %d of %.0f hand-frames over 2 cm, "
+                      "%d of %d reachable over 2 mm\n",
+                      clips[c], mean_mm, run.off_2cm, run.hand_frames, run.reachable_off,
+                      run.reachable);
+        if (run.reachable_off > 0)
+            fail_msg("%s: %d reachable hand-frames more than 2 mm off (worst %.1f mm)",
+                     clips[c], run.reachable_off, 1e3 * run.worst_reachable_m);
+        if (!(mean_mm <= 2.0))
+            fail_msg("%s: hands %.2f mm off their controllers on average", clips[c], mean_mm);
+        ev_clip_fini(&clip);
+    }
+    pr_model_fini(&prior);
+}
+
+/* The head joint turns with the headset: the sit-to-stand clip (cmu_14_27, its own
+ * skeleton), whose player looks down as they sit and rise. The head bone's rotation the
+ * headset says is the device's times its offset's inverse (device = bone * offset).
+ * Before the neck took its share of the turn: 53 frames more than 10 degrees off, the
+ * worst 18.6. */
+static void
+the_head_turns_with_the_headset_when_looking_down(void **state)
+{
+    (void)state;
+    struct pr_model prior;
+    load_prior(&prior);
+    struct ev_clip clip;
+    load("cmu_14_27.bvh", 0, &clip);
+    struct body *body = make_body(&clip, true, &prior);
+    struct body_desc desc;
+    body_get_desc(body, &desc);
+    const int head = body_skeleton(body)->bone_joint[SK_HEAD];
+    int off = 0;
+    float worst = 0.0f;
+    for (int row = 0; row < clip.stream.frame_count; ++row) {
+        const struct em_tracking_frame *f = &clip.stream.frames[row];
+        body_update(body, f);
+        float want[4], diff[4];
+        const float *device = f->device[EM_DEVICE_HEAD].pose.orientation;
+        float offset_inv[4];
+        m_quat_conjugate(desc.offsets.head_rotation, offset_inv);
+        m_quat_mul(device, offset_inv, want);
+        m_quat_mul_conj_first(want, body_pose(body)->rotation[head], diff);
+        const float deg = m_quat_angle(diff) / M_DEG_TO_RAD;
+        worst = fmaxf(worst, deg);
+        off += deg > 10.0f;
+    }
+    print_message("head: %d of %d frames more than 10 degrees from the headset, worst %.1f\n",
+                  off, clip.stream.frame_count, (double)worst);
+    if (off > 0)
+        fail_msg("%d frames with the head more than 10 degrees from the headset (worst %.1f)",
+                 off, (double)worst);
+    body_destroy(&body);
+    ev_clip_fini(&clip);
+    pr_model_fini(&prior);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hands_are_on_their_controllers_on_an_arms_high_dance),
+        cmocka_unit_test(arms_do_not_jump_under_tiny_noise),
+        cmocka_unit_test(elbow_trackers_leave_the_hands_on_the_controllers),
+        cmocka_unit_test(the_head_turns_with_the_headset_when_looking_down),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
