@@ -219,6 +219,7 @@ struct pr_train_report {
     double validation_hips_cm, validation_knee_cm, validation_ankle_cm, validation_toes_cm;
     double validation_contact_accuracy;
     char holdout[64];
+    long glitch_rows; /* rows (60 Hz, each clip as recorded) left out for glitches */
 };
 
 /* Trains a prior on every clip of the folder: the 3-point stream of each clip
@@ -249,6 +250,7 @@ struct pr_joint_errors {
 
 struct pr_fold_report {
     int subject_count, subject[PR_MAX_HOLDOUT_SUBJECTS]; /* left out of this fold's training */
+    int trained_subject_count, trained_subject[PR_MAX_SUBJECTS]; /* its training rows' */
     int clips, best_epoch;
     double minutes;
     struct pr_joint_errors unseen; /* on its left-out people (clips as recorded) */

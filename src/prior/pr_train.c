@@ -1182,6 +1182,7 @@ struct corpus {
     struct clip_list list;
     struct dataset data;
     double *minutes; /* [clip] */
+    long glitch_rows;
 };
 
 static void
@@ -1214,6 +1215,7 @@ load_corpus(const struct pr_train_options *o, struct rng *r, struct corpus *out,
         res = add_clip(o, e, i, r, &out->data, &out->minutes[i], &skipped, err);
         if (res != EM_OK)
             break;
+        out->glitch_rows += skipped;
         report_line(o, "[%d/%d] %s: subject %d, %s, %.2f min, %ld samples%s%.0ld%s", i + 1,
                     out->list.count, e->name, e->subject, e->category, out->minutes[i],
                     out->data.count - before, skipped ? "; left out for glitches: " : "",
@@ -1273,6 +1275,7 @@ make_split(const struct corpus *c, const struct holdout *hold, struct split *out
     }
     rep->train_samples = out->train_count;
     rep->validation_samples = out->val_count;
+    rep->glitch_rows = c->glitch_rows;
     return EM_OK;
 }
 
@@ -1572,6 +1575,14 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         res = pr_model_init(&m, o.hidden, err);
         if (res == EM_OK)
             res = train_split(&o, &c, &sp, &m, &rep, err);
+        for (long k = 0; k < sp.train_count && res == EM_OK; ++k) {
+            const int subject = c.list.e[c.data.clip[sp.train[k]]].subject;
+            int i = 0;
+            while (i < fr->trained_subject_count && fr->trained_subject[i] != subject)
+                ++i;
+            if (i == fr->trained_subject_count && i < PR_MAX_SUBJECTS)
+                fr->trained_subject[fr->trained_subject_count++] = subject;
+        }
         if (res == EM_OK) {
             fr->clips = rep.validation_clips;
             fr->best_epoch = rep.best_epoch;
