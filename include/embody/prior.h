@@ -200,11 +200,18 @@ struct pr_train_options {
     /* Each augmented copy retargeted to other proportions: legs, torso (hips to head) and
      * arms each times a factor uniform in 1 -+ spread; default 0.06; < 0 none. */
     float proportion_spread;
+    /* Keep the model of this epoch (1-based) rather than the best on validation (or,
+     * without validation clips, the last): the epoch cross-validation chose; 0 = none. */
+    int keep_epoch;
     /* More folders of clips after clip_dir (each with its subfolders and MANIFEST.tsv). */
     const char *const *more_clip_dirs;
     int more_clip_dir_count;
     pr_progress_fn progress;
     void *progress_user;
+};
+
+struct pr_joint_errors {
+    double hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
 };
 
 struct pr_train_report {
@@ -220,6 +227,7 @@ struct pr_train_report {
     double validation_contact_accuracy;
     char holdout[64];
     long glitch_rows; /* rows (60 Hz, each clip as recorded) left out for glitches */
+    struct pr_joint_errors validation_by_epoch[PR_MAX_EPOCHS];
 };
 
 /* Trains a prior on every clip of the folder: the 3-point stream of each clip
@@ -244,9 +252,6 @@ enum em_result pr_train(const struct pr_train_options *options, struct pr_model 
  * person moves so; marker swaps in the capture do. */
 #define PR_GLITCH_SPEED_M_S 12.0
 
-struct pr_joint_errors {
-    double hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
-};
 
 struct pr_fold_report {
     int subject_count, subject[PR_MAX_HOLDOUT_SUBJECTS]; /* left out of this fold's training */
@@ -268,6 +273,10 @@ struct pr_cv_report {
     int fold_count;
     struct pr_fold_report fold[PR_MAX_FOLDS];
     struct pr_joint_errors unseen, seen; /* means over folds */
+    int epochs;
+    double validation_loss[PR_MAX_EPOCHS]; /* by epoch, mean over folds */
+    int best_epoch;                        /* of that mean: the epochs to train for */
+    struct pr_joint_errors unseen_at_best; /* people left out, every fold at best_epoch */
     int category_count;
     struct pr_category_score category[PR_MAX_CATEGORIES];
 };
@@ -280,7 +289,7 @@ enum em_result pr_cross_validate(const struct pr_train_options *options, int fol
                                  struct pr_cv_report *out_report, struct em_error *err);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v1.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v2.bin"
 
 #ifdef __cplusplus
 }

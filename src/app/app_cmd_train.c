@@ -29,6 +29,7 @@ enum {
     OPT_QUIET,
     OPT_CROSS_VALIDATE,
     OPT_PROPORTIONS,
+    OPT_KEEP_EPOCH,
     OPT_HELP
 };
 #define MAX_MORE_DIRS 7
@@ -43,6 +44,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_DECAY, "weight-decay", 0, APP_ARG_VALUE}, {OPT_TEMPO, "tempo-copies", 0, APP_ARG_VALUE},
     {OPT_CROSS_VALIDATE, "cross-validate", 0, APP_ARG_VALUE},
     {OPT_PROPORTIONS, "proportions", 0, APP_ARG_VALUE},
+    {OPT_KEEP_EPOCH, "keep-epoch", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -68,6 +70,8 @@ print_help(void)
           "                         on all but one fold each time and print the errors on\n"
           "                         the fold's people, per fold and per category (no model\n"
           "                         written)\n"
+          "  --keep-epoch N         keep the model of epoch N (the one cross-validation\n"
+          "                         chose) rather than the best on --holdout or the last\n"
           "  --proportions X        retarget each augmented copy to legs, torso and arms\n"
           "                         each 1 -+ X times as long (default 0.06; 0 for none)\n"
           "  --holdout LIST         subjects kept out for validation (default " PR_DEFAULT_HOLDOUT
@@ -131,6 +135,8 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         return EM_OK;
     case OPT_CROSS_VALIDATE:
         return count_value(name, value, 2, PR_MAX_FOLDS, "folds", &a->cross_validate, err);
+    case OPT_KEEP_EPOCH:
+        return count_value(name, value, 1, PR_MAX_EPOCHS, "an epoch", &a->o.keep_epoch, err);
     case OPT_PROPORTIONS:
         r = app_parse_number(name, value, 0.0, 0.3, "a spread", &x, err);
         a->o.proportion_spread = x > 0.0 ? (float)x : -1.0f;
@@ -215,13 +221,22 @@ cross_validate(struct train_args *a)
                fr->unseen.knee_cm, fr->unseen.ankle_cm, fr->unseen.toes_cm,
                100.0 * fr->unseen.contact_accuracy, fr->seen.ankle_cm);
     }
+    printf("\n(rows 1-2: each fold at its own best epoch; row 3: every fold at the epoch whose "
+           "mean validation loss is lowest, the epochs to train the model for)\n");
     printf("\n| mean over folds        | hips  | knees | ankles | toes  | contact |\n");
     printf("|------------------------|-------|-------|--------|-------|---------|\n");
     print_errors_row("people left out", &rep->unseen);
     print_errors_row("people trained on", &rep->seen);
+    char at_best[64];
+    snprintf(at_best, sizeof at_best, "left out, epoch %d", rep->best_epoch);
+    print_errors_row(at_best, &rep->unseen_at_best);
     printf("\ngap (left out - trained on): hips %.2f, knees %.2f, ankles %.2f, toes %.2f cm\n",
            rep->unseen.hips_cm - rep->seen.hips_cm, rep->unseen.knee_cm - rep->seen.knee_cm,
            rep->unseen.ankle_cm - rep->seen.ankle_cm, rep->unseen.toes_cm - rep->seen.toes_cm);
+    printf("\nmean validation loss over folds by epoch:");
+    for (int e = 0; e < rep->epochs; ++e)
+        printf(" %d: %.4f%s", e + 1, rep->validation_loss[e], e + 1 == rep->best_epoch ? " (best)" : "");
+    printf("\n");
     printf("\n| category (people left out) | clips | min   | hips  | knees | ankles | toes  |\n");
     printf("|----------------------------|-------|-------|-------|-------|--------|-------|\n");
     for (int i = 0; i < rep->category_count; ++i) {

@@ -57,7 +57,7 @@
 /* The pelvis (blend_pelvis_position): the prior's share when it is sure, and the
  * disagreement of its pelvis-to-head distance with the spine's at which that share has
  * fallen to 1/e. */
-#define PELVIS_PRIOR_SHARE 0.7f
+#define PELVIS_PRIOR_SHARE 0.0f
 #define PELVIS_UNSURE_M 0.08f
 #define PELVIS_MIN_CUTOFF_HZ 1.5f
 #define PELVIS_BETA 2.0f

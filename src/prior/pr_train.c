@@ -409,6 +409,37 @@ quat_from_double(const double *q, float *out)
         out[k] = (float)q[k];
 }
 
+static void rotate(const float *q, const float *v, float *out);
+
+/* CMU's Hips joint (and the 3ds Max conversion's, of the same skeleton) sits about
+ * 10 cm above the hip joints and 4 cm behind them; the Daz and CC3 rigs put theirs at
+ * the hip joints' height. The prior learns CMU's, as the body and the evaluation use. */
+#define CMU_HIPS_ABOVE_THIGHS_M 0.10
+#define CMU_HIPS_BEHIND_THIGHS_M 0.04
+
+static bool
+hips_joint_is_cmus(const struct st_mocap_rig *rig)
+{
+    return rig->map == SK_NAMES_CMU || rig->map == SK_NAMES_MAX;
+}
+
+/* Where CMU's Hips would be on this rig: between the hip joints, raised and moved back in
+ * the pelvis's frame (`hips_q`, the convention's), scaled with the body's height. */
+static void
+place_cmu_hips(const double (*pos)[3], const struct st_mocap_rig *rig, const double *hips_q,
+               double unit, float height_m, float *out_m)
+{
+    const double scale = (double)height_m / (double)PR_REFERENCE_HEIGHT_M;
+    const float q[4] = {(float)hips_q[0], (float)hips_q[1], (float)hips_q[2], (float)hips_q[3]};
+    const float local[3] = {0.0f, (float)(CMU_HIPS_ABOVE_THIGHS_M * scale),
+                            (float)(-CMU_HIPS_BEHIND_THIGHS_M * scale)};
+    float offset[3];
+    rotate(q, local, offset);
+    const int l = rig->joint[SK_LEFT_UPPER_LEG], r = rig->joint[SK_RIGHT_UPPER_LEG];
+    for (int k = 0; k < 3; ++k)
+        out_m[k] = (float)(0.5 * (pos[l][k] + pos[r][k]) * unit) + offset[k];
+}
+
 static enum em_result
 fill_truth(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit, int step,
            struct clip *c, const char *path, struct em_error *err)
@@ -441,6 +472,8 @@ fill_truth(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit
         double hips_q[4];
         st_mocap_rig_fix_quat(rig, ST_RIG_HIPS, rot[joint[J_HIPS]], hips_q);
         quat_from_double(hips_q, t->hips_rotation);
+        if (!hips_joint_is_cmus(rig))
+            place_cmu_hips(pos, rig, hips_q, unit, c->height_m, t->hips_m);
     }
     free(pos);
     free(rot);
@@ -619,8 +652,6 @@ make_clip(const struct st_bvh *recorded, const struct st_mocap_rig *rig, double 
     r = st_mocap_to_stream(bvh, unit, path, &out->stream, err);
     if (r == EM_OK && frame_limit > 0 && out->stream.frame_count > frame_limit)
         out->stream.frame_count = frame_limit;
-    if (r == EM_OK)
-        r = fill_truth(bvh, rig, unit, (int)clip_step(bvh), out, path, err);
     if (r == EM_OK) {
         struct sk_skeleton sk;
         r = st_bvh_to_humanoid(bvh, rig->map, unit, path, &sk, err);
@@ -632,6 +663,8 @@ make_clip(const struct st_bvh *recorded, const struct st_mocap_rig *rig, double 
                             (double)out->height_m);
         }
     }
+    if (r == EM_OK)
+        r = fill_truth(bvh, rig, unit, (int)clip_step(bvh), out, path, err);
     if (prop)
         st_bvh_fini(&scaled);
     if (r != EM_OK)
@@ -1346,8 +1379,14 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
         struct validation v;
         validate(m, &c->data, sp->val, sp->val_count, a, &v);
         rep->validation_loss[e] = v.loss;
+        rep->validation_by_epoch[e] = (struct pr_joint_errors){v.hips_cm, v.knee_cm, v.ankle_cm,
+                                                               v.toes_cm, v.contact_accuracy};
         rep->epochs_run = e + 1;
-        const double score = sp->val_count > 0 ? v.loss : rep->train_loss[e];
+        double score = sp->val_count > 0 ? v.loss : rep->train_loss[e];
+        if (o->keep_epoch > 0) /* the epoch chosen beforehand, whatever this split says */
+            score = e + 1 == o->keep_epoch || (e + 1 == o->epochs && o->keep_epoch > o->epochs)
+                        ? -1.0
+                        : (double)INFINITY;
         if (score < best_loss) {
             best_loss = score;
             rep->best_epoch = e + 1;
@@ -1553,6 +1592,9 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         return res;
     res = deal_folds(&c, folds, out, err);
     struct activations *a = calloc(1, sizeof *a);
+    struct pr_joint_errors *by_epoch = calloc(PR_MAX_EPOCHS, sizeof *by_epoch);
+    if (res == EM_OK && !by_epoch)
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
     if (res == EM_OK && !a)
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
     for (int f = 0; f < folds && res == EM_OK; ++f) {
@@ -1589,10 +1631,21 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
             score_fold(&c, &sp, &m, a, fr, out);
             add_errors(&out->unseen, &fr->unseen, 1.0 / folds);
             add_errors(&out->seen, &fr->seen, 1.0 / folds);
+            out->epochs = rep.epochs_run;
+            for (int e = 0; e < rep.epochs_run; ++e) {
+                out->validation_loss[e] += rep.validation_loss[e] / folds;
+                add_errors(&by_epoch[e], &rep.validation_by_epoch[e], 1.0 / folds);
+            }
         }
         pr_model_fini(&m);
         split_fini(&sp);
     }
+    for (int e = 0; e < out->epochs; ++e)
+        if (out->best_epoch == 0 || out->validation_loss[e] < out->validation_loss[out->best_epoch - 1])
+            out->best_epoch = e + 1;
+    if (out->best_epoch > 0)
+        out->unseen_at_best = by_epoch[out->best_epoch - 1];
+    free(by_epoch);
     for (int i = 0; i < out->category_count; ++i) {
         struct pr_category_score *cat = &out->category[i];
         const double n = cat->rows > 0 ? (double)cat->rows : 1.0;

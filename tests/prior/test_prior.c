@@ -481,6 +481,25 @@ features_do_not_depend_on_where_or_which_way_the_player_stands(void **state)
 }
 
 static void
+the_previous_model_file_still_loads(void **state)
+{
+    (void)state;
+    /* body-prior-v1.bin (the first shipped model) is of the same file format: a user
+     * who picks it with --prior gets it, not a refusal. */
+    struct pr_model v1, v2;
+    struct em_error err = {{0}};
+    if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v1.bin", &v1, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    if (pr_model_load(SHIPPED, &v2, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(v1.feature_count, v2.feature_count);
+    assert_int_equal(v1.output_count, v2.output_count);
+    assert_string_equal(v1.holdout, "02,07,35");
+    pr_model_fini(&v1);
+    pr_model_fini(&v2);
+}
+
+static void
 a_body_on_the_shipped_prior_keeps_planted_feet_still(void **state)
 {
     (void)state;
@@ -568,6 +587,7 @@ main(void)
         cmocka_unit_test(every_bad_model_file_is_refused_with_its_reason),
         cmocka_unit_test(the_evaluation_falls_back_to_the_procedural_body_on_a_bad_model),
         cmocka_unit_test(features_do_not_depend_on_where_or_which_way_the_player_stands),
+        cmocka_unit_test(the_previous_model_file_still_loads),
         cmocka_unit_test(a_body_on_the_shipped_prior_keeps_planted_feet_still),
         cmocka_unit_test(a_body_on_the_prior_survives_lost_devices_garbage_gaps_and_calibration),
     };
