@@ -294,7 +294,12 @@ app_cmd_train(int argc, char **argv)
         return r == EM_ERROR_INVALID_ARGUMENT || r == EM_ERROR_PARSE ? APP_EXIT_USAGE
                                                                      : APP_EXIT_FAILURE;
     }
-    fprintf(stderr,
+    if (rep->validation_clips == 0)
+        fprintf(stderr, "embody train: wrote %s (epoch %d of %d; no validation clips) in %.0f s\n",
+                a.output, rep->best_epoch, rep->epochs_run,
+                (double)(u_time_now_ns() - start) * 1e-9);
+    else
+        fprintf(stderr,
             "embody train: wrote %s (best epoch %d of %d; validation on subjects %s: hips "
             "%.1f, knees %.1f, ankles %.1f, toes %.1f cm, contact %.0f %%) in %.0f s\n",
             a.output, rep->best_epoch, rep->epochs_run, rep->holdout, rep->validation_hips_cm,

@@ -1397,7 +1397,11 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
             rep->validation_toes_cm = v.toes_cm;
             rep->validation_contact_accuracy = v.contact_accuracy;
         }
-        report_line(o,
+        if (sp->val_count == 0)
+            report_line(o, "epoch %3d/%d  train %.4f  (no validation clips)  %.1f s", e + 1,
+                        o->epochs, rep->train_loss[e], (double)(u_time_now_ns() - start) * 1e-9);
+        else
+            report_line(o,
                     "epoch %3d/%d  train %.4f  validation %.4f  (hips %.1f, knees %.1f, ankles "
                     "%.1f, toes %.1f cm; contact %.0f %%)  %.1f s",
                     e + 1, o->epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm,
