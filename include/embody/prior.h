@@ -197,6 +197,9 @@ struct pr_train_options {
     int tempo_copies;     /* more copies (each also mirrored) at random tempos 0.8-1.25x */
     float offset_noise_m; /* device offset noise (deviation), default 0.01; < 0 none */
     float height_noise;   /* relative error of the height told, default 0.02; < 0 none */
+    /* Each augmented copy's devices turned by a fixed random rotation of this deviation
+     * (degrees; how a person holds the controllers and wears the headset); 0 = none. */
+    float rotation_noise_deg;
     /* Each augmented copy retargeted to other proportions: legs, torso (hips to head) and
      * arms each times a factor uniform in 1 -+ spread; default 0.06; < 0 none. */
     float proportion_spread;

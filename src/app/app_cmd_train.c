@@ -30,6 +30,7 @@ enum {
     OPT_CROSS_VALIDATE,
     OPT_PROPORTIONS,
     OPT_KEEP_EPOCH,
+    OPT_ROTATION_NOISE,
     OPT_HELP
 };
 #define MAX_MORE_DIRS 7
@@ -45,6 +46,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_CROSS_VALIDATE, "cross-validate", 0, APP_ARG_VALUE},
     {OPT_PROPORTIONS, "proportions", 0, APP_ARG_VALUE},
     {OPT_KEEP_EPOCH, "keep-epoch", 0, APP_ARG_VALUE},
+    {OPT_ROTATION_NOISE, "rotation-noise", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -70,6 +72,8 @@ print_help(void)
           "                         on all but one fold each time and print the errors on\n"
           "                         the fold's people, per fold and per category (no model\n"
           "                         written)\n"
+          "  --rotation-noise DEG   turn each augmented copy's headset and controllers by a\n"
+          "                         fixed random rotation of DEG deviation (default 0)\n"
           "  --keep-epoch N         keep the model of epoch N (the one cross-validation\n"
           "                         chose) rather than the best on --holdout or the last\n"
           "  --proportions X        retarget each augmented copy to legs, torso and arms\n"
@@ -135,6 +139,10 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         return EM_OK;
     case OPT_CROSS_VALIDATE:
         return count_value(name, value, 2, PR_MAX_FOLDS, "folds", &a->cross_validate, err);
+    case OPT_ROTATION_NOISE:
+        r = app_parse_number(name, value, 0.0, 45.0, "degrees", &x, err);
+        a->o.rotation_noise_deg = (float)x;
+        return r;
     case OPT_KEEP_EPOCH:
         return count_value(name, value, 1, PR_MAX_EPOCHS, "an epoch", &a->o.keep_epoch, err);
     case OPT_PROPORTIONS:

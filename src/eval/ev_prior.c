@@ -109,7 +109,7 @@ print_worse_than_procedural(FILE *out, const struct ev_report *a, const struct e
                             enum ev_method m)
 {
     int worse = 0, worst = -1;
-    double worst_cm = -INFINITY;
+    double worst_cm = -(double)INFINITY;
     for (int c = 0; c < p->clip_count && c < a->clip_count; ++c) {
         const struct ev_clip_result *ca = &a->clips[c], *cp = &p->clips[c];
         if (!ca->ok || !cp->ok || !ca->has[m] || !cp->has[m])

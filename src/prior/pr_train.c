@@ -740,6 +740,7 @@ rotate(const float *q, const float *v, float *out)
 struct augment {
     bool mirror;
     float device_offset_m[EM_DEVICE_COUNT][3]; /* in each device's own frame */
+    float device_turn[EM_DEVICE_COUNT][4];     /* each device's orientation times this */
     float height_factor;
     float tempo; /* played this many times as fast (1 = as recorded) */
 };
@@ -749,6 +750,33 @@ lerp3(const float *a, const float *b, float w, float *out)
 {
     for (int k = 0; k < 3; ++k)
         out[k] = a[k] + w * (b[k] - a[k]);
+}
+
+/* out = a * b (x, y, z, w); out may alias a or b. */
+static void
+quat_mul(const float *a, const float *b, float *out)
+{
+    const float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
+    const float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
+    const float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
+    const float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+    out[3] = w;
+}
+
+/* A small rotation: about a random axis (normal components), by a normal angle of
+ * deviation `deg`. */
+static void
+random_turn(struct rng *r, float deg, float *out)
+{
+    float axis[3] = {rng_normal(r), rng_normal(r), rng_normal(r)};
+    const float n = sqrtf(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    const float half = 0.5f * deg * 0.017453292f * rng_normal(r);
+    for (int k = 0; k < 3; ++k)
+        out[k] = n > 1e-6f ? axis[k] / n * sinf(half) : 0.0f;
+    out[3] = cosf(half);
 }
 
 /* Normalised linear blend of unit quaternions, along the shorter way. */
@@ -822,6 +850,9 @@ add_copy(const struct clip *c, const struct augment *a, const bool *skip, int cl
             rotate(f.device[dev].pose.orientation, a->device_offset_m[dev], off);
             for (int k = 0; k < 3; ++k)
                 f.device[dev].pose.position_m[k] += off[k];
+            if (a->device_turn[dev][3] != 0.0f) /* how this person holds or wears it */
+                quat_mul(f.device[dev].pose.orientation, a->device_turn[dev],
+                         f.device[dev].pose.orientation);
         }
         if (a->mirror)
             mirror_frame(&f, &t);
@@ -1189,6 +1220,9 @@ add_clip(const struct pr_train_options *o, const struct clip_entry *e, int index
                 a.device_offset_m[dv][j] = dev * rng_normal(r);
         if (o->height_noise > 0.0f)
             a.height_factor = 1.0f + o->height_noise * rng_normal(r);
+        if (o->rotation_noise_deg > 0.0f)
+            for (int dv = 0; dv < EM_DEVICE_COUNT; ++dv)
+                random_turn(r, o->rotation_noise_deg, a.device_turn[dv]);
         struct clip copy;
         const struct clip *use = &plain;
         if (o->proportion_spread > 0.0f) {
