@@ -332,7 +332,9 @@ st_mocap_rig_fix_quat(const struct st_mocap_rig *rig, enum st_rig_frame frame, c
  * knuckles with the grip axes of the protocol; every device valid. Each quaternion's sign
  * is the one Shepperd's branches give (as m_quat_from_columns, but in double): w > 0
  * when the rotation matrix's trace is positive, otherwise the component of the largest
- * diagonal element is positive. This reproduces eval/streams/ to about 1e-6. Missing
+ * diagonal element is positive. This reproduces eval/streams/ to about 1e-6. Clips on
+ * other skeletons are read through st_mocap_rig (their names for head, hands and
+ * knuckles; their frames turned to CMU's where the rest pose is not its T-pose). Missing
  * joints are an error naming them. `out_stream` is the caller's to st_stream_fini. */
 enum em_result
 st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *source,
@@ -342,7 +344,9 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
  * section 2b): each at its CMU joint (Hips, Spine1, LeftFoot, RightFoot, LeftLeg,
  * RightLeg, LeftForeArm, RightForeArm) plus R_joint times its mount offset, with the
  * joint's rotation R_joint, valid on every row; every frame's tracker_present is the
- * mask. Missing joints are an error naming them and their trackers. Reproduces
+ * mask. On rigs with other names in CMU's T-pose the same humanoid joints carry them;
+ * on rigs not in that pose trackers are refused (their mounts are in CMU's frames).
+ * Missing joints are an error naming them and their trackers. Reproduces
  * eval/streams-trackers/ to about 1e-6. */
 enum em_result st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale,
                                            uint32_t tracker_mask, const char *source,

@@ -27,12 +27,17 @@ static const double eye_offset_m[3] = {0.0, 0.08, 0.09};
  * on it (metres, in the joint's frame), in enum em_tracker order. */
 static const struct {
     const char *joint;
+    enum sk_bone bone; /* the same joint on rigs with other names */
     double offset_m[3];
 } k_trackers[EM_TRACKER_COUNT] = {
-    {"Hips", {0.0, 0.05, -0.12}},       {"Spine1", {0.0, 0.0, 0.10}},
-    {"LeftFoot", {0.0, -0.02, 0.07}},   {"RightFoot", {0.0, -0.02, 0.07}},
-    {"LeftLeg", {0.0, -0.10, 0.06}},    {"RightLeg", {0.0, -0.10, 0.06}},
-    {"LeftForeArm", {0.0, 0.0, -0.05}}, {"RightForeArm", {0.0, 0.0, -0.05}},
+    {"Hips", SK_HIPS, {0.0, 0.05, -0.12}},
+    {"Spine1", SK_CHEST, {0.0, 0.0, 0.10}},
+    {"LeftFoot", SK_LEFT_FOOT, {0.0, -0.02, 0.07}},
+    {"RightFoot", SK_RIGHT_FOOT, {0.0, -0.02, 0.07}},
+    {"LeftLeg", SK_LEFT_LOWER_LEG, {0.0, -0.10, 0.06}},
+    {"RightLeg", SK_RIGHT_LOWER_LEG, {0.0, -0.10, 0.06}},
+    {"LeftForeArm", SK_LEFT_LOWER_ARM, {0.0, 0.0, -0.05}},
+    {"RightForeArm", SK_RIGHT_LOWER_ARM, {0.0, 0.0, -0.05}},
 };
 
 void
@@ -45,9 +50,12 @@ st_mocap_tracker_mount(enum em_tracker tracker, const char **out_joint, float *o
             out_offset_m[k] = (float)k_trackers[tracker].offset_m[k];
 }
 
+/* Each tracker's joint: CMU's name, or on a rig in CMU's T-pose with other names the
+ * joint its name map gives the same humanoid bone. */
 static enum em_result
-find_tracker_joints(const struct st_bvh *bvh, uint32_t tracker_mask, const char *source,
-                    int *out_index, struct em_error *err)
+find_tracker_joints(const struct st_bvh *bvh, const struct st_mocap_rig *rig,
+                    uint32_t tracker_mask, const char *source, int *out_index,
+                    struct em_error *err)
 {
     char missing[200] = "";
     for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
@@ -55,6 +63,8 @@ find_tracker_joints(const struct st_bvh *bvh, uint32_t tracker_mask, const char 
         if (!(tracker_mask & EM_TRACKER_BIT(t)))
             continue;
         out_index[t] = st_bvh_find(bvh, k_trackers[t].joint);
+        if (out_index[t] < 0)
+            out_index[t] = rig->joint[k_trackers[t].bone];
         if (out_index[t] < 0) {
             const size_t used = strlen(missing);
             snprintf(missing + used, sizeof missing - used, "%s\"%s\" (for the %s tracker)",
@@ -211,7 +221,7 @@ st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale, uint32_
                     "pose is not CMU's T-pose",
                     source);
     if (r == EM_OK)
-        r = find_tracker_joints(bvh, tracker_mask, source, tracker_joint, err);
+        r = find_tracker_joints(bvh, &rig, tracker_mask, source, tracker_joint, err);
     if (r != EM_OK)
         return r;
     /* Keep every step-th frame to come down to 60 Hz (120 fps clips: every second). */
