@@ -92,13 +92,14 @@ print_mode_row(FILE *out, const struct ev_report *r, enum ev_method m, const cha
 {
     char b[10][32];
     const struct ev_scores *s = &r->means.scores[m];
-    fprintf(out, "| %-11s | %-10s | %s | %s | %s | %s | %s | %s | %s | %s | %4d of %-3d | %s |\n",
+    fprintf(out,
+            "| %-11s | %-10s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %4d of %-3d | %s |\n",
             ev_method_name(m), body, N(0, 5, 2, s->mpjpe_cm[EV_GROUP_ALL]),
             N(1, 5, 2, s->mpjpe_cm[EV_GROUP_UPPER]), N(2, 5, 2, s->mpjpe_cm[EV_GROUP_LOWER]),
             N(3, 5, 2, s->mpjpe_cm[EV_GROUP_HANDS]), N(4, 5, 2, s->mpjpe_cm[EV_GROUP_FEET]),
             N(8, 5, 2, s->joint_mpjpe_cm[EV_HIPS]), N(5, 7, 1, s->jitter_m_s3),
-            N(6, 5, 2, s->foot_skate_cm), jittery_clips(r, m), r->means.clip_count,
-            N(7, 6, 2, r->timing[m].median_us));
+            N(6, 5, 2, s->foot_skate_cm), N(9, 6, 1, s->lag_ms), jittery_clips(r, m),
+            r->means.clip_count, N(7, 6, 2, r->timing[m].median_us));
 }
 
 /* The clips where the prior's MPJPE is above the procedural body's by more than
@@ -138,9 +139,9 @@ print_side_by_side(FILE *out, const char *title, const struct ev_report *a,
     fprintf(out, "\n## %s\n\n%s: %d clips; truth jitter %s m/s^3 (mean)\n\n", title, any->clip_dir,
             any->means.clip_count, N(0, 1, 1, any->means.truth_jitter_m_s3));
     fprintf(out, "| mode        | body       | MPJPE | upper | lower | hands | feet  | hips  "
-                 "| jitter  | skate | > 1.5x jitter | us med |\n");
+                 "| jitter  | skate | lag ms | > 1.5x jitter | us med |\n");
     fprintf(out, "|-------------|------------|-------|-------|-------|-------|-------|-------"
-                 "|---------|-------|---------------|--------|\n");
+                 "|---------|-------|--------|---------------|--------|\n");
     for (int m = 0; m < EV_DO_NOTHING; ++m) {
         if (!(any->options.modes & (1u << m)))
             continue;
@@ -151,12 +152,12 @@ print_side_by_side(FILE *out, const char *title, const struct ev_report *a,
     }
     const struct ev_scores *d = &any->means.scores[EV_DO_NOTHING];
     fprintf(out,
-            "| do-nothing  |            | %s | %s | %s | %s | %s | %s | %s | %s |               "
-            "|        |\n",
+            "| do-nothing  |            | %s | %s | %s | %s | %s | %s | %s | %s | %s |         "
+            "      |        |\n",
             N(0, 5, 2, d->mpjpe_cm[EV_GROUP_ALL]), N(1, 5, 2, d->mpjpe_cm[EV_GROUP_UPPER]),
             N(2, 5, 2, d->mpjpe_cm[EV_GROUP_LOWER]), N(3, 5, 2, d->mpjpe_cm[EV_GROUP_HANDS]),
             N(4, 5, 2, d->mpjpe_cm[EV_GROUP_FEET]), N(7, 5, 2, d->joint_mpjpe_cm[EV_HIPS]),
-            N(5, 7, 1, d->jitter_m_s3), N(6, 5, 2, d->foot_skate_cm));
+            N(5, 7, 1, d->jitter_m_s3), N(6, 5, 2, d->foot_skate_cm), N(8, 6, 1, d->lag_ms));
     if (a && p) {
         fprintf(out, "\n");
         for (int m = 0; m < EV_DO_NOTHING; ++m)
