@@ -129,7 +129,13 @@ struct ev_scores {
     double jitter_m_s3;   /* of ours */
     double foot_skate_cm; /* NaN when no frame was planted */
     long planted_count;
+    /* The feet's delay behind the truth (ms, 60 Hz rows, parabola-refined): the time
+     * shift, within EV_MAX_LAG_ROWS rows either way, that brings our feet closest to the
+     * true ones; negative when ahead. NaN for clips too short to tell. */
+    double lag_ms;
 };
+
+#define EV_MAX_LAG_ROWS 12
 
 /* Every metric of `ours` against `truth`. */
 void

@@ -197,8 +197,24 @@ struct pr_train_options {
     int tempo_copies;     /* more copies (each also mirrored) at random tempos 0.8-1.25x */
     float offset_noise_m; /* device offset noise (deviation), default 0.01; < 0 none */
     float height_noise;   /* relative error of the height told, default 0.02; < 0 none */
+    /* Each augmented copy's devices turned by a fixed random rotation of this deviation
+     * (degrees; how a person holds the controllers and wears the headset); 0 = none. */
+    float rotation_noise_deg;
+    /* Each augmented copy retargeted to other proportions: legs, torso (hips to head) and
+     * arms each times a factor uniform in 1 -+ spread; default 0.06; < 0 none. */
+    float proportion_spread;
+    /* Keep the model of this epoch (1-based) rather than the best on validation (or,
+     * without validation clips, the last): the epoch cross-validation chose; 0 = none. */
+    int keep_epoch;
+    /* More folders of clips after clip_dir (each with its subfolders and MANIFEST.tsv). */
+    const char *const *more_clip_dirs;
+    int more_clip_dir_count;
     pr_progress_fn progress;
     void *progress_user;
+};
+
+struct pr_joint_errors {
+    double hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
 };
 
 struct pr_train_report {
@@ -213,6 +229,8 @@ struct pr_train_report {
     double validation_hips_cm, validation_knee_cm, validation_ankle_cm, validation_toes_cm;
     double validation_contact_accuracy;
     char holdout[64];
+    long glitch_rows; /* rows (60 Hz, each clip as recorded) left out for glitches */
+    struct pr_joint_errors validation_by_epoch[PR_MAX_EPOCHS];
 };
 
 /* Trains a prior on every clip of the folder: the 3-point stream of each clip
@@ -226,8 +244,55 @@ struct pr_train_report {
 enum em_result pr_train(const struct pr_train_options *options, struct pr_model *out_model,
                         struct pr_train_report *out_report, struct em_error *err);
 
+/* ---- Leave-people-out cross-validation ---- */
+
+#define PR_MAX_FOLDS 12
+#define PR_MAX_SUBJECTS 64
+#define PR_MAX_HOLDOUT_SUBJECTS 16
+#define PR_MAX_CATEGORIES 32
+#define PR_CATEGORY_MAX 24
+/* Training leaves out rows that see a head, hand or foot faster than this (m/s): no
+ * person moves so; marker swaps in the capture do. */
+#define PR_GLITCH_SPEED_M_S 12.0
+
+
+struct pr_fold_report {
+    int subject_count, subject[PR_MAX_HOLDOUT_SUBJECTS]; /* left out of this fold's training */
+    int trained_subject_count, trained_subject[PR_MAX_SUBJECTS]; /* its training rows' */
+    int clips, best_epoch;
+    double minutes;
+    struct pr_joint_errors unseen; /* on its left-out people (clips as recorded) */
+    struct pr_joint_errors seen;   /* on the people it trained on (as recorded) */
+};
+
+struct pr_category_score {
+    char name[PR_CATEGORY_MAX]; /* MANIFEST.tsv's category; "?" without one */
+    int clips;
+    long rows;
+    double minutes, hips_cm, knee_cm, ankle_cm, toes_cm; /* people left out */
+};
+
+struct pr_cv_report {
+    int fold_count;
+    struct pr_fold_report fold[PR_MAX_FOLDS];
+    struct pr_joint_errors unseen, seen; /* means over folds */
+    int epochs;
+    double validation_loss[PR_MAX_EPOCHS]; /* by epoch, mean over folds */
+    int best_epoch;                        /* of that mean: the epochs to train for */
+    struct pr_joint_errors unseen_at_best; /* people left out, every fold at best_epoch */
+    int category_count;
+    struct pr_category_score category[PR_MAX_CATEGORIES];
+};
+
+/* k-fold cross-validation by subject: the subjects are dealt into `folds` folds of about
+ * equal minutes; for each fold a model is trained (the options of pr_train, its holdout
+ * ignored) on every other subject and scored on the fold's own clips as recorded, and on
+ * the trained people's. No subject is on both sides of a fold. */
+enum em_result pr_cross_validate(const struct pr_train_options *options, int folds,
+                                 struct pr_cv_report *out_report, struct em_error *err);
+
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v1.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v2.bin"
 
 #ifdef __cplusplus
 }

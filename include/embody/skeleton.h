@@ -222,11 +222,18 @@ enum sk_name_map {
     SK_NAMES_VRM = 0,   /* VRM humanoid names: hips, leftUpperArm, ... */
     SK_NAMES_CMU = 1,   /* CMU mocap BVH: Hips, LeftArm, LeftForeArm, ... */
     SK_NAMES_MIXAMO = 2, /* Mixamo: mixamorig:Hips, mixamorig:LeftArm, ... */
+    SK_NAMES_DAZ = 3,    /* Daz-friendly BVH: hip, abdomen, chest, lShldr, lThigh, ... */
+    SK_NAMES_MAX = 4,    /* 3ds Max BVH: Hips, Chest, LeftShoulder (upper arm), LeftHip, ... */
+    SK_NAMES_CC3 = 5,    /* Character Creator 3 / iClone: CC_Base_Hip, CC_Base_L_Thigh, ... */
 };
 
 /* The humanoid bone a joint called `name` is in `map`, or SK_BONE_NONE. */
 enum sk_bone
 sk_bone_from_mapped_name(enum sk_name_map map, const char *name);
+
+/* The name `map` gives `bone` (the first, where several do), or NULL. */
+const char *
+sk_mapped_name(enum sk_name_map map, enum sk_bone bone);
 
 /* Guesses the convention of a set of joint names (the one that maps most of them). */
 enum sk_name_map

@@ -270,6 +270,56 @@ st_bvh_writer_close(struct st_bvh_writer *writer, struct em_error *err);
 void
 st_bvh_writer_abort(struct st_bvh_writer *writer);
 
+/* ---- Which joint of a motion capture clip is which (any naming convention) -------- */
+
+/* The joints whose frames a rig may need turned to CMU's convention. */
+enum st_rig_frame {
+    ST_RIG_HEAD = 0,
+    ST_RIG_LEFT_HAND,
+    ST_RIG_RIGHT_HAND,
+    ST_RIG_HIPS,
+    ST_RIG_FRAME_COUNT,
+};
+
+/* A clip's joints as a person's. `joint` gives the BVH joint of each humanoid bone under
+ * the guessed naming convention (CMU, Daz-friendly, 3ds Max, CC3/iClone, Mixamo, VRM),
+ * -1 for none; the toes are the toes joint or, where the rig has none, the End Site of
+ * the foot (placed there by the rig's author at the ball of the foot).
+ *
+ * The protocol's device poses are defined in CMU's joint frames, which at rest stand in
+ * a T-pose aligned with the world (the head's +Y up and +Z forward; a hand's fingers
+ * along +X for the left and -X for the right, thumb forward). When a rig's rest pose is
+ * such a T-pose (CMU, Daz) its frames are used as they are (`frames_aligned`); otherwise
+ * (arms hanging, or bones along their own +Y as CC3's) `fix[f]` is the constant rotation
+ * (row-major, the joint's frame from the convention's) that best turns the joint's
+ * frame into the one its geometry shows over the clip: for the head, up from the neck
+ * and left from the eyes or the shoulders; for a hand, the fingers from wrist to
+ * knuckles and the thumb; for the hips, up to the spine and left between the thighs. */
+struct st_mocap_rig {
+    enum sk_name_map map;
+    int joint[SK_BONE_COUNT];
+    bool frames_aligned;
+    double fix[ST_RIG_FRAME_COUNT][3][3];
+};
+
+/* Reads the rig of `bvh` (its names and, when needed, its motion for the frame fixes).
+ * Fails naming the humanoid joints it lacks and the names it read them as: the 3-point
+ * stream and training need the hips, head, both hands and their knuckles (the hand's
+ * end), both legs and feet. */
+enum em_result
+st_mocap_rig_init(const struct st_bvh *bvh, const char *source, struct st_mocap_rig *out_rig,
+                  struct em_error *err);
+
+/* The rig's naming convention's name for `bone`, or NULL. */
+const char *
+st_mocap_rig_name(const struct st_mocap_rig *rig, enum sk_bone bone);
+
+/* The joint's rotation in the convention's frame: q * fix (x, y, z, w), q from
+ * st_bvh_frame_pose. `out_q` may alias `q`. */
+void
+st_mocap_rig_fix_quat(const struct st_mocap_rig *rig, enum st_rig_frame frame, const double *q,
+                      double *out_q);
+
 /* ---- From motion capture to a 3-point stream (PROTOCOL section 2) --------------- */
 
 /* Makes the stream a headset and two controllers would have reported for a CMU clip
@@ -282,7 +332,9 @@ st_bvh_writer_abort(struct st_bvh_writer *writer);
  * knuckles with the grip axes of the protocol; every device valid. Each quaternion's sign
  * is the one Shepperd's branches give (as m_quat_from_columns, but in double): w > 0
  * when the rotation matrix's trace is positive, otherwise the component of the largest
- * diagonal element is positive. This reproduces eval/streams/ to about 1e-6. Missing
+ * diagonal element is positive. This reproduces eval/streams/ to about 1e-6. Clips on
+ * other skeletons are read through st_mocap_rig (their names for head, hands and
+ * knuckles; their frames turned to CMU's where the rest pose is not its T-pose). Missing
  * joints are an error naming them. `out_stream` is the caller's to st_stream_fini. */
 enum em_result
 st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *source,
@@ -292,7 +344,9 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
  * section 2b): each at its CMU joint (Hips, Spine1, LeftFoot, RightFoot, LeftLeg,
  * RightLeg, LeftForeArm, RightForeArm) plus R_joint times its mount offset, with the
  * joint's rotation R_joint, valid on every row; every frame's tracker_present is the
- * mask. Missing joints are an error naming them and their trackers. Reproduces
+ * mask. On rigs with other names in CMU's T-pose the same humanoid joints carry them;
+ * on rigs not in that pose trackers are refused (their mounts are in CMU's frames).
+ * Missing joints are an error naming them and their trackers. Reproduces
  * eval/streams-trackers/ to about 1e-6. */
 enum em_result st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale,
                                            uint32_t tracker_mask, const char *source,

@@ -27,8 +27,13 @@ enum {
     OPT_NO_MIRROR,
     OPT_TEMPO,
     OPT_QUIET,
+    OPT_CROSS_VALIDATE,
+    OPT_PROPORTIONS,
+    OPT_KEEP_EPOCH,
+    OPT_ROTATION_NOISE,
     OPT_HELP
 };
+#define MAX_MORE_DIRS 7
 
 static const struct app_arg_spec k_specs[] = {
     {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE},    {OPT_SEED, "seed", 0, APP_ARG_VALUE},
@@ -38,21 +43,41 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_FRAMES, "frames", 0, APP_ARG_VALUE},      {OPT_NO_MIRROR, "no-mirror", 0, APP_ARG_FLAG},
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},       {OPT_HELP, "help", 'h', APP_ARG_FLAG},
     {OPT_DECAY, "weight-decay", 0, APP_ARG_VALUE}, {OPT_TEMPO, "tempo-copies", 0, APP_ARG_VALUE},
+    {OPT_CROSS_VALIDATE, "cross-validate", 0, APP_ARG_VALUE},
+    {OPT_PROPORTIONS, "proportions", 0, APP_ARG_VALUE},
+    {OPT_KEEP_EPOCH, "keep-epoch", 0, APP_ARG_VALUE},
+    {OPT_ROTATION_NOISE, "rotation-noise", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
 static void
 print_help(void)
 {
-    fputs("usage: embody train CLIP_DIR -o MODEL [options]\n"
+    fputs("usage: embody train CLIP_DIR [CLIP_DIR...] -o MODEL [options]\n"
+          "       embody train CLIP_DIR [CLIP_DIR...] --cross-validate K [options]\n"
           "\n"
           "Learns the body-pose prior (pelvis, knees, feet and foot contact from the last\n"
-          "0.73 s of headset and controller motion) from CMU BVH clips named\n"
-          "cmu_SUBJECT_TRIAL.bvh, such as ../shared/mocap-train. The features come from the\n"
-          "3-point stream each clip makes (as `embody mocap2stream`), the targets from its\n"
-          "true joints. Never train on the evaluation clips (../shared/mocap).\n"
+          "0.73 s of headset and controller motion) from BVH clips named\n"
+          "cmu_SUBJECT_TRIAL.bvh, such as ../shared/mocap-train and\n"
+          "../shared/mocap-train-extra (subfolders too; a MANIFEST.tsv with columns file,\n"
+          "subject and category gives subjects and categories). Skeletons: CMU, Daz-friendly,\n"
+          "3ds Max, CC3/iClone, Mixamo names; units and T-pose or not are recognised. The\n"
+          "features come from the 3-point stream each clip makes (as `embody mocap2stream`),\n"
+          "the targets from its true joints; rows around a head, hand or foot faster than\n"
+          "12 m/s (capture glitches) are left out. Never train on the evaluation clips\n"
+          "(../shared/mocap).\n"
           "\n"
-          "  -o, --output MODEL     the model file to write (required)\n"
+          "  -o, --output MODEL     the model file to write (required unless cross-validating)\n"
+          "  --cross-validate K     leave people out: deal the subjects into K folds, train\n"
+          "                         on all but one fold each time and print the errors on\n"
+          "                         the fold's people, per fold and per category (no model\n"
+          "                         written)\n"
+          "  --rotation-noise DEG   turn each augmented copy's headset and controllers by a\n"
+          "                         fixed random rotation of DEG deviation (default 0)\n"
+          "  --keep-epoch N         keep the model of epoch N (the one cross-validation\n"
+          "                         chose) rather than the best on --holdout or the last\n"
+          "  --proportions X        retarget each augmented copy to legs, torso and arms\n"
+          "                         each 1 -+ X times as long (default 0.06; 0 for none)\n"
           "  --holdout LIST         subjects kept out for validation (default " PR_DEFAULT_HOLDOUT
           ";\n"
           "                         none for none); the best epoch on them is kept\n"
@@ -75,7 +100,9 @@ print_help(void)
 
 struct train_args {
     struct pr_train_options o;
+    const char *more_dirs[MAX_MORE_DIRS];
     const char *output;
+    int cross_validate;
     bool quiet, help;
 };
 
@@ -99,12 +126,29 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
     enum em_result r = EM_OK;
     switch (id) {
     case 0:
-        if (a->o.clip_dir)
+        if (!a->o.clip_dir) {
+            a->o.clip_dir = value;
+            return EM_OK;
+        }
+        if (a->o.more_clip_dir_count == MAX_MORE_DIRS)
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "one clip folder: \"%s\" and \"%s\" (see %s)", a->o.clip_dir, value,
-                           HELP_HINT);
-        a->o.clip_dir = value;
+                           "at most %d clip folders (\"%s\" is one more; see %s)",
+                           MAX_MORE_DIRS + 1, value, HELP_HINT);
+        a->more_dirs[a->o.more_clip_dir_count++] = value;
+        a->o.more_clip_dirs = a->more_dirs;
         return EM_OK;
+    case OPT_CROSS_VALIDATE:
+        return count_value(name, value, 2, PR_MAX_FOLDS, "folds", &a->cross_validate, err);
+    case OPT_ROTATION_NOISE:
+        r = app_parse_number(name, value, 0.0, 45.0, "degrees", &x, err);
+        a->o.rotation_noise_deg = (float)x;
+        return r;
+    case OPT_KEEP_EPOCH:
+        return count_value(name, value, 1, PR_MAX_EPOCHS, "an epoch", &a->o.keep_epoch, err);
+    case OPT_PROPORTIONS:
+        r = app_parse_number(name, value, 0.0, 0.3, "a spread", &x, err);
+        a->o.proportion_spread = x > 0.0 ? (float)x : -1.0f;
+        return r;
     case OPT_OUTPUT: a->output = value; return EM_OK;
     case OPT_SEED:
         r = app_parse_count(name, value, 1, 2147483647L, "a seed", &n, err);
@@ -139,6 +183,81 @@ print_line(void *user, const char *line)
     fflush(stderr);
 }
 
+static void
+print_errors_row(const char *label, const struct pr_joint_errors *e)
+{
+    printf("| %-22s | %5.2f | %5.2f | %6.2f | %5.2f | %5.1f %% |\n", label, e->hips_cm, e->knee_cm,
+           e->ankle_cm, e->toes_cm, 100.0 * e->contact_accuracy);
+}
+
+/* The cross-validation's tables on standard output: per fold, the means, per category. */
+static int
+cross_validate(struct train_args *a)
+{
+    struct pr_cv_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    if (!rep) {
+        fprintf(stderr, "embody train: error: out of memory\n");
+        return APP_EXIT_FAILURE;
+    }
+    const int64_t start = u_time_now_ns();
+    const enum em_result r = pr_cross_validate(&a->o, a->cross_validate, rep, &err);
+    if (r != EM_OK) {
+        fprintf(stderr, "embody train: error: %s\n", err.message);
+        free(rep);
+        return r == EM_ERROR_INVALID_ARGUMENT || r == EM_ERROR_PARSE ? APP_EXIT_USAGE
+                                                                     : APP_EXIT_FAILURE;
+    }
+    printf("Leave-people-out cross-validation, %d folds (prior's own joints, cm; people left "
+           "out unless marked)\n\n",
+           rep->fold_count);
+    printf("| fold: subjects left out | clips | min   | best epoch | hips  | knees | ankles | "
+           "toes  | contact | trained people: ankles |\n");
+    printf("|-------------------------|-------|-------|------------|-------|-------|--------|"
+           "-------|---------|------------------------|\n");
+    for (int f = 0; f < rep->fold_count; ++f) {
+        const struct pr_fold_report *fr = &rep->fold[f];
+        char subjects[96] = "";
+        for (int i = 0; i < fr->subject_count; ++i) {
+            const size_t used = strlen(subjects);
+            snprintf(subjects + used, sizeof subjects - used, "%s%02d", i ? "," : "",
+                     fr->subject[i]);
+        }
+        printf("| %d: %-20s | %5d | %5.2f | %10d | %5.2f | %5.2f | %6.2f | %5.2f | %5.1f %%  | "
+               "%22.2f |\n",
+               f + 1, subjects, fr->clips, fr->minutes, fr->best_epoch, fr->unseen.hips_cm,
+               fr->unseen.knee_cm, fr->unseen.ankle_cm, fr->unseen.toes_cm,
+               100.0 * fr->unseen.contact_accuracy, fr->seen.ankle_cm);
+    }
+    printf("\n(rows 1-2: each fold at its own best epoch; row 3: every fold at the epoch whose "
+           "mean validation loss is lowest, the epochs to train the model for)\n");
+    printf("\n| mean over folds        | hips  | knees | ankles | toes  | contact |\n");
+    printf("|------------------------|-------|-------|--------|-------|---------|\n");
+    print_errors_row("people left out", &rep->unseen);
+    print_errors_row("people trained on", &rep->seen);
+    char at_best[64];
+    snprintf(at_best, sizeof at_best, "left out, epoch %d", rep->best_epoch);
+    print_errors_row(at_best, &rep->unseen_at_best);
+    printf("\ngap (left out - trained on): hips %.2f, knees %.2f, ankles %.2f, toes %.2f cm\n",
+           rep->unseen.hips_cm - rep->seen.hips_cm, rep->unseen.knee_cm - rep->seen.knee_cm,
+           rep->unseen.ankle_cm - rep->seen.ankle_cm, rep->unseen.toes_cm - rep->seen.toes_cm);
+    printf("\nmean validation loss over folds by epoch:");
+    for (int e = 0; e < rep->epochs; ++e)
+        printf(" %d: %.4f%s", e + 1, rep->validation_loss[e], e + 1 == rep->best_epoch ? " (best)" : "");
+    printf("\n");
+    printf("\n| category (people left out) | clips | min   | hips  | knees | ankles | toes  |\n");
+    printf("|----------------------------|-------|-------|-------|-------|--------|-------|\n");
+    for (int i = 0; i < rep->category_count; ++i) {
+        const struct pr_category_score *c = &rep->category[i];
+        printf("| %-26s | %5d | %5.2f | %5.2f | %5.2f | %6.2f | %5.2f |\n", c->name, c->clips,
+               c->minutes, c->hips_cm, c->knee_cm, c->ankle_cm, c->toes_cm);
+    }
+    fprintf(stderr, "embody train: cross-validation in %.0f s\n",
+            (double)(u_time_now_ns() - start) * 1e-9);
+    free(rep);
+    return APP_EXIT_OK;
+}
+
 int
 app_cmd_train(int argc, char **argv)
 {
@@ -150,9 +269,9 @@ app_cmd_train(int argc, char **argv)
     if (r == EM_OK && !a.help && !a.o.clip_dir)
         r = em_fail(&err, EM_ERROR_INVALID_ARGUMENT, "expected a folder of clips (see %s)",
                     HELP_HINT);
-    if (r == EM_OK && !a.help && !a.output)
+    if (r == EM_OK && !a.help && !a.output && !a.cross_validate)
         r = em_fail(&err, EM_ERROR_INVALID_ARGUMENT, "expected -o MODEL (see %s)", HELP_HINT);
-    if (r == EM_OK && !a.help)
+    if (r == EM_OK && !a.help && a.output)
         r = app_check_writable("-o", a.output, &err);
     if (r != EM_OK) {
         fprintf(stderr, "embody train: error: %s\n", err.message);
@@ -164,6 +283,8 @@ app_cmd_train(int argc, char **argv)
     }
     if (!a.quiet)
         a.o.progress = print_line;
+    if (a.cross_validate)
+        return cross_validate(&a);
     struct pr_model model;
     struct pr_train_report *rep = calloc(1, sizeof *rep);
     if (!rep) {
@@ -181,7 +302,12 @@ app_cmd_train(int argc, char **argv)
         return r == EM_ERROR_INVALID_ARGUMENT || r == EM_ERROR_PARSE ? APP_EXIT_USAGE
                                                                      : APP_EXIT_FAILURE;
     }
-    fprintf(stderr,
+    if (rep->validation_clips == 0)
+        fprintf(stderr, "embody train: wrote %s (epoch %d of %d; no validation clips) in %.0f s\n",
+                a.output, rep->best_epoch, rep->epochs_run,
+                (double)(u_time_now_ns() - start) * 1e-9);
+    else
+        fprintf(stderr,
             "embody train: wrote %s (best epoch %d of %d; validation on subjects %s: hips "
             "%.1f, knees %.1f, ankles %.1f, toes %.1f cm, contact %.0f %%) in %.0f s\n",
             a.output, rep->best_epoch, rep->epochs_run, rep->holdout, rep->validation_hips_cm,

@@ -12,13 +12,17 @@
  * letting go blend smoothly with the contact probability (no switch a tiny input change
  * could flip). Knee planes and feet stay within the thigh's twist of the pelvis's facing.
  *
- * PELVIS: the prior predicts the pelvis's position too, but on the validation subjects
- * (02, 07, 35 of mocap-train, known body) taking it made things worse: MPJPE 8.86 cm with
- * its position against 7.74 with the procedural one (upright under the neck), and the arms
- * jittered 3 to 4 times the truth's, because a pelvis that is not a spine's length under
- * the neck leaves the solver a bent spine to settle differently every frame. So the
- * pelvis keeps the procedural position and takes the prior's rotation (tilt and yaw:
- * 7.74 against 7.85 cm without it).
+ * PELVIS: the prior predicts the pelvis's position too. Taken as it is, it made things
+ * worse (v1 on the validation subjects 02, 07, 35, known body: MPJPE 8.86 cm against 7.74
+ * with the procedural one, upright under the neck), and the arms jittered 3 to 4 times
+ * the truth's, because a pelvis that is not a spine's length from the head leaves the
+ * solver a bent spine to settle differently every frame. So the prior's pelvis is taken
+ * at the procedural one's distance from the head (its direction from the head is what
+ * the prior knows: a torso leaning over, sitting back) and blended with the procedural
+ * pelvis by how sure the prior is, read from how well its own pelvis-to-head distance
+ * agrees with the spine's: a prediction that stretches or squashes the spine is one the
+ * network is unsure of (blend_pelvis_position). The rotation (tilt and yaw) is the
+ * prior's.
  */
 #include <math.h>
 #include <string.h>
@@ -50,6 +54,17 @@
 /* A knee this close to the hip-ankle line says little about its direction. */
 #define KNEE_BEND_FULL_M 0.05f
 #define KNEE_POLE_DISTANCE_M 0.5f
+/* The pelvis (blend_pelvis_position): the prior's share when it is sure, and the
+ * disagreement of its pelvis-to-head distance with the spine's at which that share has
+ * fallen to 1/e. Chosen on subjects 02, 07, 35 with a v2-recipe model that held them out
+ * (known body MPJPE / pelvis cm): share 0 7.42 / 5.74, 0.2 7.45 / 5.96, 0.4 7.58 / 6.40,
+ * 0.7 7.85 / 7.34 (0.4 with 0.04 m: 7.57). On people it has not seen, the prior's pelvis
+ * (9.3 cm off, cross-validated) is worse than the one upright under the neck, so its
+ * share is 0 until a model predicts it better; the rotation is still the prior's. */
+#define PELVIS_PRIOR_SHARE 0.0f
+#define PELVIS_UNSURE_M 0.08f
+#define PELVIS_MIN_CUTOFF_HZ 1.5f
+#define PELVIS_BETA 2.0f
 /* Soft reach (soften_reach): on the validation subjects, known body, no softening gave
  * MPJPE 7.49 cm and jitter 994 m/s^3, 0.95 7.45 and 935, 0.9 7.40 and 932 (knee jitter
  * 2500 -> 1570, truth 1050), 0.85 7.42 and 931. */
@@ -95,6 +110,8 @@ decode(struct body *b, float dt_s)
     else
         m_quat_copy(pose.hips_rotation, p->hips_rotation);
     m_quat_normalize(p->hips_rotation);
+    b_filter_position(&p->filter_hips, pose.hips_m, filter_dt, PELVIS_MIN_CUTOFF_HZ, PELVIS_BETA);
+    m_vec3_copy(pose.hips_m, p->hips_m);
     for (int s = 0; s < 2; ++s) {
         b_filter_position(&p->filter_ankle[s], pose.ankle_m[s], filter_dt, FOOT_MIN_CUTOFF_HZ,
                           FOOT_BETA);
@@ -164,6 +181,27 @@ place_foot(struct body *b, int s, float dt_s)
     p->planted[s] = follow < 0.5f;
 }
 
+/* The pelvis position: the procedural one (upright under the neck, b_pelvis.c) moved
+ * toward the prior's, taken at the procedural one's distance from the head, by
+ * PELVIS_PRIOR_SHARE times the prior's confidence (see PELVIS above); a pelvis tracker's
+ * weight is left alone. */
+static void
+blend_pelvis_position(struct body *b)
+{
+    const float tracked = b->trackers.weight[EM_TRACKER_PELVIS];
+    float from_head[3], prior[3];
+    m_vec3_sub(b->hips_position_m, b->head_position_m, from_head);
+    m_vec3_sub(b->prior.hips_m, b->head_position_m, prior);
+    const float spine = m_vec3_length(from_head), reach = m_vec3_length(prior);
+    if (!(reach > 1e-3f) || tracked >= 1.0f)
+        return;
+    const float miss = (reach - spine) / PELVIS_UNSURE_M;
+    const float share = PELVIS_PRIOR_SHARE * expf(-miss * miss) * (1.0f - fmaxf(tracked, 0.0f));
+    float at_spine[3];
+    m_vec3_muladd(b->head_position_m, prior, spine / reach, at_spine);
+    m_vec3_lerp(b->hips_position_m, at_spine, share, b->hips_position_m);
+}
+
 /* Near full extension a small change of the hip-ankle distance swings the knee far, so an
  * ankle target near the edge of the leg's reach is pulled in smoothly (soft IK): up to
  * SOFT_REACH_SHARE of the leg's length it is kept, beyond that the distance approaches
@@ -201,9 +239,10 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     for (int s = 0; s < 2; ++s)
         place_foot(b, s, p->started ? dt_s : 0.0f);
     p->started = true;
-    /* The pelvis keeps the procedural position (upright under the neck, b_pelvis.c) and
-     * takes the prior's rotation: see PELVIS above. */
+    /* The pelvis: the prior's rotation, its position blended with the procedural one
+     * (see PELVIS above). */
     m_quat_copy(p->hips_rotation, b->hips_rotation);
+    blend_pelvis_position(b);
     const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(p->foot_ankle_m[s], b->foot[s].position_m);

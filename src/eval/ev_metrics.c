@@ -180,10 +180,53 @@ ev_foot_skate_cm(const struct ev_motion *ours, const struct ev_motion *truth,
     return planted > 0 ? 100.0 * sum / (double)planted : (double)NAN;
 }
 
+/* Mean distance of our feet at row f from the true feet at row f - shift. */
+static double
+shifted_feet_error(const struct ev_motion *ours, const struct ev_motion *truth, int frames,
+                   int shift)
+{
+    double sum = 0.0;
+    long n = 0;
+    for (int f = EV_MAX_LAG_ROWS; f < frames - EV_MAX_LAG_ROWS; ++f)
+        for (int j = 0; j < EV_JOINT_COUNT; ++j)
+            if (is_foot((enum ev_joint)j)) {
+                sum += distance3(ours->position_m[f][j], truth->position_m[f - shift][j]);
+                n++;
+            }
+    return n > 0 ? sum / (double)n : (double)NAN;
+}
+
+/* The best-fit time shift of our feet against the truth (see ev_scores.lag_ms): the
+ * shift of least error, refined by the parabola through it and its neighbours. */
+static double
+feet_lag_ms(const struct ev_motion *ours, const struct ev_motion *truth)
+{
+    const int frames = ours->frame_count < truth->frame_count ? ours->frame_count
+                                                               : truth->frame_count;
+    if (frames < 4 * EV_MAX_LAG_ROWS)
+        return (double)NAN;
+    double e[2 * EV_MAX_LAG_ROWS + 1];
+    int best = 0;
+    for (int s = -EV_MAX_LAG_ROWS; s <= EV_MAX_LAG_ROWS; ++s) {
+        e[s + EV_MAX_LAG_ROWS] = shifted_feet_error(ours, truth, frames, s);
+        if (e[s + EV_MAX_LAG_ROWS] < e[best])
+            best = s + EV_MAX_LAG_ROWS;
+    }
+    double shift = best - EV_MAX_LAG_ROWS;
+    if (best > 0 && best < 2 * EV_MAX_LAG_ROWS) {
+        const double a = e[best - 1], b = e[best], c = e[best + 1];
+        const double curve = a - 2.0 * b + c;
+        if (curve > 1e-12)
+            shift += 0.5 * (a - c) / curve;
+    }
+    return shift * 1000.0 / 60.0;
+}
+
 void
 ev_score(const struct ev_motion *ours, const struct ev_motion *truth, struct ev_scores *out)
 {
     ev_mpjpe_cm(ours, truth, out->mpjpe_cm, out->joint_mpjpe_cm);
+    out->lag_ms = feet_lag_ms(ours, truth);
     out->jitter_m_s3 = ev_jitter_m_s3(ours);
     out->foot_skate_cm = ev_foot_skate_cm(ours, truth, &out->planted_count);
 }

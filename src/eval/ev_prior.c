@@ -92,12 +92,40 @@ print_mode_row(FILE *out, const struct ev_report *r, enum ev_method m, const cha
 {
     char b[10][32];
     const struct ev_scores *s = &r->means.scores[m];
-    fprintf(out, "| %-11s | %-10s | %s | %s | %s | %s | %s | %s | %s | %4d of %-3d | %s |\n",
+    fprintf(out,
+            "| %-11s | %-10s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %4d of %-3d | %s |\n",
             ev_method_name(m), body, N(0, 5, 2, s->mpjpe_cm[EV_GROUP_ALL]),
             N(1, 5, 2, s->mpjpe_cm[EV_GROUP_UPPER]), N(2, 5, 2, s->mpjpe_cm[EV_GROUP_LOWER]),
             N(3, 5, 2, s->mpjpe_cm[EV_GROUP_HANDS]), N(4, 5, 2, s->mpjpe_cm[EV_GROUP_FEET]),
-            N(5, 7, 1, s->jitter_m_s3), N(6, 5, 2, s->foot_skate_cm), jittery_clips(r, m),
+            N(8, 5, 2, s->joint_mpjpe_cm[EV_HIPS]), N(5, 7, 1, s->jitter_m_s3),
+            N(6, 5, 2, s->foot_skate_cm), N(9, 6, 1, s->lag_ms), jittery_clips(r, m),
             r->means.clip_count, N(7, 6, 2, r->timing[m].median_us));
+}
+
+/* The clips where the prior's MPJPE is above the procedural body's by more than
+ * NO_WORSE_CM, and the worst difference. */
+#define NO_WORSE_CM 0.3
+static void
+print_worse_than_procedural(FILE *out, const struct ev_report *a, const struct ev_report *p,
+                            enum ev_method m)
+{
+    int worse = 0, worst = -1;
+    double worst_cm = -(double)INFINITY;
+    for (int c = 0; c < p->clip_count && c < a->clip_count; ++c) {
+        const struct ev_clip_result *ca = &a->clips[c], *cp = &p->clips[c];
+        if (!ca->ok || !cp->ok || !ca->has[m] || !cp->has[m])
+            continue;
+        const double d = cp->scores[m].mpjpe_cm[0] - ca->scores[m].mpjpe_cm[0];
+        worse += d > NO_WORSE_CM;
+        if (d > worst_cm) {
+            worst_cm = d;
+            worst = c;
+        }
+    }
+    if (worst >= 0)
+        fprintf(out, "%s: prior worse than procedural by more than %.1f cm on %d clips "
+                     "(largest difference %+.2f cm, %s)\n",
+                ev_method_name(m), NO_WORSE_CM, worse, worst_cm, p->clips[worst].file);
 }
 
 /* Both bodies by mode, then by category. `a` is procedural, `b` the prior; either may be
@@ -110,10 +138,10 @@ print_side_by_side(FILE *out, const char *title, const struct ev_report *a,
     char b[10][32];
     fprintf(out, "\n## %s\n\n%s: %d clips; truth jitter %s m/s^3 (mean)\n\n", title, any->clip_dir,
             any->means.clip_count, N(0, 1, 1, any->means.truth_jitter_m_s3));
-    fprintf(out, "| mode        | body       | MPJPE | upper | lower | hands | feet  | jitter  "
-                 "| skate | > 1.5x jitter | us med |\n");
-    fprintf(out, "|-------------|------------|-------|-------|-------|-------|-------|---------"
-                 "|-------|---------------|--------|\n");
+    fprintf(out, "| mode        | body       | MPJPE | upper | lower | hands | feet  | hips  "
+                 "| jitter  | skate | lag ms | > 1.5x jitter | us med |\n");
+    fprintf(out, "|-------------|------------|-------|-------|-------|-------|-------|-------"
+                 "|---------|-------|--------|---------------|--------|\n");
     for (int m = 0; m < EV_DO_NOTHING; ++m) {
         if (!(any->options.modes & (1u << m)))
             continue;
@@ -124,12 +152,18 @@ print_side_by_side(FILE *out, const char *title, const struct ev_report *a,
     }
     const struct ev_scores *d = &any->means.scores[EV_DO_NOTHING];
     fprintf(out,
-            "| do-nothing  |            | %s | %s | %s | %s | %s | %s | %s |               "
-            "|        |\n",
+            "| do-nothing  |            | %s | %s | %s | %s | %s | %s | %s | %s | %s |         "
+            "      |        |\n",
             N(0, 5, 2, d->mpjpe_cm[EV_GROUP_ALL]), N(1, 5, 2, d->mpjpe_cm[EV_GROUP_UPPER]),
             N(2, 5, 2, d->mpjpe_cm[EV_GROUP_LOWER]), N(3, 5, 2, d->mpjpe_cm[EV_GROUP_HANDS]),
-            N(4, 5, 2, d->mpjpe_cm[EV_GROUP_FEET]), N(5, 7, 1, d->jitter_m_s3),
-            N(6, 5, 2, d->foot_skate_cm));
+            N(4, 5, 2, d->mpjpe_cm[EV_GROUP_FEET]), N(7, 5, 2, d->joint_mpjpe_cm[EV_HIPS]),
+            N(5, 7, 1, d->jitter_m_s3), N(6, 5, 2, d->foot_skate_cm), N(8, 6, 1, d->lag_ms));
+    if (a && p) {
+        fprintf(out, "\n");
+        for (int m = 0; m < EV_DO_NOTHING; ++m)
+            if (any->options.modes & (1u << m))
+                print_worse_than_procedural(out, a, p, (enum ev_method)m);
+    }
     if (!a || !p || any->category_count == 0)
         return;
     fprintf(out, "\nBy category (MPJPE / lower body cm; procedural -> prior):\n\n");

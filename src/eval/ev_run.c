@@ -339,12 +339,14 @@ static void
 compute_means(const struct ev_report *r, const char *category, struct ev_means *out)
 {
     struct mean_sum mpjpe[EV_METHOD_COUNT][EV_GROUP_COUNT], jitter[EV_METHOD_COUNT],
-        skate[EV_METHOD_COUNT], joint[EV_METHOD_COUNT][EV_JOINT_COUNT], truth_jitter = {0};
+        skate[EV_METHOD_COUNT], joint[EV_METHOD_COUNT][EV_JOINT_COUNT], truth_jitter = {0},
+        lag[EV_METHOD_COUNT];
     long planted[EV_METHOD_COUNT] = {0};
     memset(mpjpe, 0, sizeof mpjpe);
     memset(joint, 0, sizeof joint);
     memset(jitter, 0, sizeof jitter);
     memset(skate, 0, sizeof skate);
+    memset(lag, 0, sizeof lag);
     memset(out, 0, sizeof *out);
     for (int c = 0; c < r->clip_count; ++c) {
         const struct ev_clip_result *clip = &r->clips[c];
@@ -361,6 +363,7 @@ compute_means(const struct ev_report *r, const char *category, struct ev_means *
                 mean_add(&joint[m][j], clip->scores[m].joint_mpjpe_cm[j]);
             mean_add(&jitter[m], clip->scores[m].jitter_m_s3);
             mean_add(&skate[m], clip->scores[m].foot_skate_cm);
+            mean_add(&lag[m], clip->scores[m].lag_ms);
             planted[m] += clip->scores[m].planted_count;
         }
     }
@@ -372,6 +375,7 @@ compute_means(const struct ev_report *r, const char *category, struct ev_means *
             out->scores[m].joint_mpjpe_cm[j] = mean_of(&joint[m][j]);
         out->scores[m].jitter_m_s3 = mean_of(&jitter[m]);
         out->scores[m].foot_skate_cm = mean_of(&skate[m]);
+        out->scores[m].lag_ms = mean_of(&lag[m]);
         out->scores[m].planted_count = planted[m];
     }
 }

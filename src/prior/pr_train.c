@@ -34,7 +34,8 @@
 #define DEFAULT_BATCH 128
 #define DEFAULT_OFFSET_NOISE_M 0.01f
 #define DEFAULT_HEIGHT_NOISE 0.02f
-#define MAX_HOLDOUT 16
+#define MAX_HOLDOUT PR_MAX_HOLDOUT_SUBJECTS
+#define DEFAULT_PROPORTION_SPREAD 0.06f
 /* A foot is planted (contact target 1) when its ankle moved at most this far since the
  * previous 60 Hz row: the evaluation's own planted test (eval.h). */
 #define PLANTED_MAX_STEP_M 0.01f
@@ -77,6 +78,8 @@ struct dataset {
     float *x;     /* [count][PR_FEATURE_COUNT] */
     float *y;     /* [count][PR_OUTPUT_COUNT] */
     float *scale; /* metres per unit of the outputs' lengths */
+    int *clip;    /* the clip each row came from (index into the clip list) */
+    bool *plain;  /* the row is of the copy as recorded (validation), not an augmented one */
 };
 
 static void
@@ -85,6 +88,8 @@ dataset_fini(struct dataset *d)
     free(d->x);
     free(d->y);
     free(d->scale);
+    free(d->clip);
+    free(d->plain);
     memset(d, 0, sizeof *d);
 }
 
@@ -105,7 +110,13 @@ dataset_reserve(struct dataset *d, long more)
     float *s = realloc(d->scale, (size_t)cap * sizeof *s);
     if (s)
         d->scale = s;
-    if (!x || !y || !s)
+    int *c = realloc(d->clip, (size_t)cap * sizeof *c);
+    if (c)
+        d->clip = c;
+    bool *pl = realloc(d->plain, (size_t)cap * sizeof *pl);
+    if (pl)
+        d->plain = pl;
+    if (!x || !y || !s || !c || !pl)
         return false;
     d->capacity = cap;
     return true;
@@ -113,17 +124,26 @@ dataset_reserve(struct dataset *d, long more)
 
 /* ---- Clips ---- */
 
+/* One clip file: where it is, whose motion it is and what kind (MANIFEST.tsv). */
+struct clip_entry {
+    char *path, *name; /* name: relative to its folder ("acrnn/cmu_60_01.bvh") */
+    int subject;       /* -1: unknown */
+    char category[PR_CATEGORY_MAX];
+};
+
 struct clip_list {
-    int count;
-    char **names;
+    int count, capacity;
+    struct clip_entry *e;
 };
 
 static void
 clip_list_fini(struct clip_list *l)
 {
-    for (int i = 0; i < l->count; ++i)
-        free(l->names[i]);
-    free(l->names);
+    for (int i = 0; i < l->count; ++i) {
+        free(l->e[i].path);
+        free(l->e[i].name);
+    }
+    free(l->e);
     memset(l, 0, sizeof *l);
 }
 
@@ -133,47 +153,195 @@ compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static enum em_result
-list_clips(const char *dir, struct clip_list *out, struct em_error *err)
-{
-    memset(out, 0, sizeof *out);
-    DIR *d = opendir(dir);
-    if (!d)
-        return em_fail(err, EM_ERROR_IO, "%s: cannot open the clip folder", dir);
-    int cap = 0;
-    for (struct dirent *e = readdir(d); e; e = readdir(d)) {
-        const size_t n = strlen(e->d_name);
-        if (n < 5 || strcasecmp(e->d_name + n - 4, ".bvh") != 0)
-            continue;
-        if (out->count == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **grown = realloc(out->names, (size_t)cap * sizeof *grown);
-            if (!grown) {
-                closedir(d);
-                clip_list_fini(out);
-                return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", dir);
-            }
-            out->names = grown;
-        }
-        out->names[out->count] = strdup(e->d_name);
-        if (out->names[out->count])
-            out->count++;
-    }
-    closedir(d);
-    if (out->count == 0)
-        return em_fail(err, EM_ERROR_IO, "%s: no clips (*.bvh files) in the folder", dir);
-    qsort(out->names, (size_t)out->count, sizeof *out->names, compare_names);
-    return EM_OK;
-}
-
-/* The subject of "cmu_SS_TT.bvh" (SS), or -1 when the name is not of that form. */
+/* The subject of "cmu_SS_TT.bvh" (SS; TT may be any text), or -1. */
 static int
 clip_subject(const char *name)
 {
-    int subject = -1, trial = -1;
-    if (sscanf(name, "cmu_%d_%d", &subject, &trial) == 2 && subject >= 0)
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    int subject = -1;
+    if (sscanf(base, "cmu_%d_", &subject) == 1 && subject >= 0)
         return subject;
     return -1;
+}
+
+/* The *.bvh names in `dir` (sorted), with `prefix` ("sub/") before each. */
+static enum em_result
+list_folder(const char *dir, const char *prefix, char ***out_names, int *out_count,
+            struct em_error *err)
+{
+    *out_names = NULL;
+    *out_count = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return em_fail(err, EM_ERROR_IO, "%s: cannot open the clip folder", dir);
+    int cap = 0, n = 0;
+    char **names = NULL;
+    for (struct dirent *e = readdir(d); e; e = readdir(d)) {
+        const size_t len = strlen(e->d_name);
+        if (len < 5 || strcasecmp(e->d_name + len - 4, ".bvh") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = realloc(names, (size_t)cap * sizeof *grown);
+            if (!grown)
+                break;
+            names = grown;
+        }
+        const size_t size = strlen(prefix) + len + 1;
+        if ((names[n] = malloc(size)) != NULL)
+            snprintf(names[n++], size, "%s%s", prefix, e->d_name);
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(names, (size_t)n, sizeof *names, compare_names);
+    *out_names = names;
+    *out_count = n;
+    return EM_OK;
+}
+
+static bool
+clip_list_add(struct clip_list *l, const char *dir, char *name)
+{
+    if (l->count == l->capacity) {
+        const int cap = l->capacity ? 2 * l->capacity : 256;
+        struct clip_entry *grown = realloc(l->e, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return false;
+        l->e = grown;
+        l->capacity = cap;
+    }
+    struct clip_entry *c = &l->e[l->count];
+    memset(c, 0, sizeof *c);
+    const size_t size = strlen(dir) + strlen(name) + 2;
+    c->path = malloc(size);
+    if (!c->path)
+        return false;
+    snprintf(c->path, size, "%s/%s", dir, name);
+    c->name = name;
+    c->subject = clip_subject(name);
+    snprintf(c->category, sizeof c->category, "%s", "?");
+    l->count++;
+    return true;
+}
+
+/* Fills subject and category from the folder's MANIFEST.tsv (columns named file,
+ * subject and category in its first line), where there is one. */
+static enum em_result
+read_manifest(const char *dir, struct clip_list *l, int first, struct em_error *err)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return EM_OK;
+    char line[4096];
+    int col_file = -1, col_subject = -1, col_category = -1, line_no = 0;
+    enum em_result r = EM_OK;
+    while (r == EM_OK && fgets(line, sizeof line, f)) {
+        line_no++;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *field[32];
+        int n = 0;
+        for (char *p = line; n < 32;) {
+            field[n++] = p;
+            char *tab = strchr(p, '\t');
+            if (!tab)
+                break;
+            *tab = '\0';
+            p = tab + 1;
+        }
+        if (line_no == 1) {
+            for (int i = 0; i < n; ++i) {
+                if (strcmp(field[i], "file") == 0)
+                    col_file = i;
+                else if (strcmp(field[i], "subject") == 0)
+                    col_subject = i;
+                else if (strcmp(field[i], "category") == 0)
+                    col_category = i;
+            }
+            if (col_file < 0)
+                r = em_fail(err, EM_ERROR_PARSE, "%s:1: no column named \"file\"", path);
+            continue;
+        }
+        if (n <= col_file || !field[col_file][0])
+            continue;
+        for (int i = first; i < l->count; ++i) {
+            if (strcmp(l->e[i].name, field[col_file]) != 0)
+                continue;
+            if (col_subject >= 0 && col_subject < n) {
+                char *end = NULL;
+                const long v = strtol(field[col_subject], &end, 10);
+                if (end == field[col_subject] || *end || v < 0 || v > 100000)
+                    r = em_fail(err, EM_ERROR_PARSE,
+                                "%s:%d: subject \"%s\" is not a subject number", path, line_no,
+                                field[col_subject]);
+                else
+                    l->e[i].subject = (int)v;
+            }
+            if (col_category >= 0 && col_category < n && field[col_category][0])
+                snprintf(l->e[i].category, sizeof l->e[i].category, "%s", field[col_category]);
+        }
+    }
+    fclose(f);
+    return r;
+}
+
+/* The clips of one folder: its *.bvh files and those of its subfolders, names sorted. */
+static enum em_result
+list_clips(const char *dir, struct clip_list *out, struct em_error *err)
+{
+    const int first = out->count;
+    char **names = NULL;
+    int n = 0;
+    enum em_result r = list_folder(dir, "", &names, &n, err);
+    for (int i = 0; i < n; ++i)
+        if (!clip_list_add(out, dir, names[i]))
+            free(names[i]);
+    free(names);
+    if (r != EM_OK)
+        return r;
+    DIR *d = opendir(dir);
+    char **subs = NULL;
+    int sub_count = 0, sub_cap = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[2048];
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *probe = opendir(sub);
+        if (!probe)
+            continue;
+        closedir(probe);
+        if (sub_count == sub_cap) {
+            sub_cap = sub_cap ? 2 * sub_cap : 16;
+            char **grown = realloc(subs, (size_t)sub_cap * sizeof *grown);
+            if (!grown)
+                break;
+            subs = grown;
+        }
+        subs[sub_count++] = strdup(e->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (sub_count > 1)
+        qsort(subs, (size_t)sub_count, sizeof *subs, compare_names);
+    for (int s = 0; s < sub_count; ++s) {
+        char sub[2048], prefix[1024];
+        snprintf(sub, sizeof sub, "%s/%s", dir, subs[s]);
+        snprintf(prefix, sizeof prefix, "%s/", subs[s]);
+        if (list_folder(sub, prefix, &names, &n, err) == EM_OK) {
+            for (int i = 0; i < n; ++i)
+                if (!clip_list_add(out, dir, names[i]))
+                    free(names[i]);
+            free(names);
+        }
+        free(subs[s]);
+    }
+    free(subs);
+    if (out->count == first)
+        return em_fail(err, EM_ERROR_IO, "%s: no clips (*.bvh files) in the folder", dir);
+    return read_manifest(dir, out, first, err);
 }
 
 struct holdout {
@@ -213,10 +381,11 @@ held_out(const struct holdout *h, int subject)
     return false;
 }
 
-/* The joints the targets come from. */
+/* The joints the targets come from (humanoid bones; the rig finds them by any names). */
 enum { J_HIPS, J_ANKLE, J_TOES = J_ANKLE + 2, J_KNEE = J_TOES + 2, J_COUNT = J_KNEE + 2 };
-static const char *const joint_names[J_COUNT] = {
-    "Hips", "LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "LeftLeg", "RightLeg"};
+static const enum sk_bone joint_bones[J_COUNT] = {
+    SK_HIPS, SK_LEFT_FOOT, SK_RIGHT_FOOT, SK_LEFT_TOES, SK_RIGHT_TOES, SK_LEFT_LOWER_LEG,
+    SK_RIGHT_LOWER_LEG};
 
 /* One clip in memory: its stream and the true joints at its rows. */
 struct clip {
@@ -240,14 +409,46 @@ quat_from_double(const double *q, float *out)
         out[k] = (float)q[k];
 }
 
+static void rotate(const float *q, const float *v, float *out);
+
+/* CMU's Hips joint (and the 3ds Max conversion's, of the same skeleton) sits about
+ * 10 cm above the hip joints and 4 cm behind them; the Daz and CC3 rigs put theirs at
+ * the hip joints' height. The prior learns CMU's, as the body and the evaluation use. */
+#define CMU_HIPS_ABOVE_THIGHS_M 0.10
+#define CMU_HIPS_BEHIND_THIGHS_M 0.04
+
+static bool
+hips_joint_is_cmus(const struct st_mocap_rig *rig)
+{
+    return rig->map == SK_NAMES_CMU || rig->map == SK_NAMES_MAX;
+}
+
+/* Where CMU's Hips would be on this rig: between the hip joints, raised and moved back in
+ * the pelvis's frame (`hips_q`, the convention's), scaled with the body's height. */
+static void
+place_cmu_hips(const double (*pos)[3], const struct st_mocap_rig *rig, const double *hips_q,
+               double unit, float height_m, float *out_m)
+{
+    const double scale = (double)height_m / (double)PR_REFERENCE_HEIGHT_M;
+    const float q[4] = {(float)hips_q[0], (float)hips_q[1], (float)hips_q[2], (float)hips_q[3]};
+    const float local[3] = {0.0f, (float)(CMU_HIPS_ABOVE_THIGHS_M * scale),
+                            (float)(-CMU_HIPS_BEHIND_THIGHS_M * scale)};
+    float offset[3];
+    rotate(q, local, offset);
+    const int l = rig->joint[SK_LEFT_UPPER_LEG], r = rig->joint[SK_RIGHT_UPPER_LEG];
+    for (int k = 0; k < 3; ++k)
+        out_m[k] = (float)(0.5 * (pos[l][k] + pos[r][k]) * unit) + offset[k];
+}
+
 static enum em_result
-fill_truth(const struct st_bvh *bvh, double unit, int step, struct clip *c, const char *path,
-           struct em_error *err)
+fill_truth(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit, int step,
+           struct clip *c, const char *path, struct em_error *err)
 {
     int joint[J_COUNT];
     for (int j = 0; j < J_COUNT; ++j)
-        if ((joint[j] = st_bvh_find(bvh, joint_names[j])) < 0)
-            return em_fail(err, EM_ERROR_PARSE, "%s: no joint named \"%s\"", path, joint_names[j]);
+        if ((joint[j] = rig->joint[joint_bones[j]]) < 0)
+            return em_fail(err, EM_ERROR_PARSE, "%s: no joint for the humanoid \"%s\"", path,
+                           sk_bone_name(joint_bones[j]));
     const size_t n = (size_t)bvh->joint_count;
     double(*pos)[3] = malloc(n * sizeof *pos);
     double(*rot)[4] = malloc(n * sizeof *rot);
@@ -268,7 +469,11 @@ fill_truth(const struct st_bvh *bvh, double unit, int step, struct clip *c, cons
                 t->knee_m[s][k] = (float)(pos[joint[J_KNEE + s]][k] * unit);
             }
         }
-        quat_from_double(rot[joint[J_HIPS]], t->hips_rotation);
+        double hips_q[4];
+        st_mocap_rig_fix_quat(rig, ST_RIG_HIPS, rot[joint[J_HIPS]], hips_q);
+        quat_from_double(hips_q, t->hips_rotation);
+        if (!hips_joint_is_cmus(rig))
+            place_cmu_hips(pos, rig, hips_q, unit, c->height_m, t->hips_m);
     }
     free(pos);
     free(rot);
@@ -288,26 +493,168 @@ fill_truth(const struct st_bvh *bvh, double unit, int step, struct clip *c, cons
     return EM_OK;
 }
 
+static long
+clip_step(const struct st_bvh *bvh)
+{
+    const long step = lround(1.0 / (bvh->frame_time_s * 60.0));
+    return step < 1 ? 1 : step;
+}
+
+/* The rows (60 Hz) that see a glitch: a head, hand or foot moving faster than a person
+ * can (PR_GLITCH_SPEED_M_S, marker swaps in the capture) in that row, in the row before
+ * (its target) or in the history the row's features hold. `out_skip` has a flag per row;
+ * returns how many are set. */
+static long
+mark_glitches(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit, int rows,
+              bool *out_skip)
+{
+    static const enum sk_bone watched[] = {SK_HEAD, SK_LEFT_HAND, SK_RIGHT_HAND, SK_LEFT_FOOT,
+                                           SK_RIGHT_FOOT};
+    enum { WATCHED = sizeof watched / sizeof watched[0] };
+    memset(out_skip, 0, (size_t)rows * sizeof *out_skip);
+    const size_t n = (size_t)bvh->joint_count;
+    double(*pos)[3] = malloc(n * sizeof *pos);
+    double(*rot)[4] = malloc(n * sizeof *rot);
+    if (!pos || !rot || !(bvh->frame_time_s > 0.0)) {
+        free(pos);
+        free(rot);
+        return 0;
+    }
+    const long step = clip_step(bvh);
+    double last[WATCHED][3];
+    const double max_step = PR_GLITCH_SPEED_M_S * bvh->frame_time_s / unit;
+    for (int f = 0; f < bvh->frame_count; ++f) {
+        st_bvh_frame_pose(bvh, f, pos, rot);
+        bool glitch = false;
+        for (int w = 0; w < WATCHED; ++w) {
+            const double *p = pos[rig->joint[watched[w]]];
+            if (f > 0) {
+                const double dx = p[0] - last[w][0], dy = p[1] - last[w][1],
+                             dz = p[2] - last[w][2];
+                glitch |= dx * dx + dy * dy + dz * dz > max_step * max_step;
+            }
+            memcpy(last[w], p, sizeof last[w]);
+        }
+        if (!glitch)
+            continue;
+        /* Rows from the one before the jump to those whose history still holds it. */
+        const long first = (f - 1) / step - 1, end = f / step + PR_HISTORY_FRAMES + 1;
+        for (long r = first < 0 ? 0 : first; r < end && r < rows; ++r)
+            out_skip[r] = true;
+    }
+    free(pos);
+    free(rot);
+    long count = 0;
+    for (int r = 0; r < rows; ++r)
+        count += out_skip[r];
+    return count;
+}
+
+/* Body proportions of an augmented copy: each a factor on the bones' lengths. */
+struct proportions {
+    float legs, torso, arms;
+};
+
+/* The nearest mapped joint above `j` (not `j` itself), as a humanoid bone. */
+static enum sk_bone
+mapped_ancestor(const struct st_bvh *bvh, const enum sk_bone *bone_of, int j)
+{
+    for (int a = bvh->joints[j].parent; a >= 0; a = bvh->joints[a].parent)
+        if (bone_of[a] != SK_BONE_NONE)
+            return bone_of[a];
+    return SK_BONE_NONE;
+}
+
+/* Retargets the clip to other proportions: thighs and shins times `legs` (and the root's
+ * path with them, so that strides and the hips' height follow the legs), the spine from
+ * the hips to the head times `torso`, upper arms and forearms times `arms`. The joint
+ * rotations stay: the same motion on another person's build. */
+static void
+scale_proportions(struct st_bvh *bvh, const struct st_mocap_rig *rig,
+                  const struct proportions *p)
+{
+    enum sk_bone *bone_of = malloc((size_t)bvh->joint_count * sizeof *bone_of);
+    bool *on_spine = calloc((size_t)bvh->joint_count, sizeof *on_spine);
+    if (!bone_of || !on_spine) {
+        free(bone_of);
+        free(on_spine);
+        return;
+    }
+    for (int i = 0; i < bvh->joint_count; ++i)
+        bone_of[i] = SK_BONE_NONE;
+    for (int b = 0; b < SK_BONE_COUNT; ++b)
+        if (rig->joint[b] >= 0)
+            bone_of[rig->joint[b]] = (enum sk_bone)b;
+    for (int a = rig->joint[SK_HEAD]; a > 0; a = bvh->joints[a].parent)
+        on_spine[a] = true;
+    for (int i = 1; i < bvh->joint_count; ++i) {
+        const enum sk_bone up = mapped_ancestor(bvh, bone_of, i);
+        float f = 1.0f;
+        if (on_spine[i])
+            f = p->torso;
+        else if (up == SK_LEFT_UPPER_LEG || up == SK_LEFT_LOWER_LEG ||
+                 up == SK_RIGHT_UPPER_LEG || up == SK_RIGHT_LOWER_LEG)
+            f = p->legs;
+        else if (up == SK_LEFT_UPPER_ARM || up == SK_LEFT_LOWER_ARM ||
+                 up == SK_RIGHT_UPPER_ARM || up == SK_RIGHT_LOWER_ARM)
+            f = p->arms;
+        for (int k = 0; k < 3; ++k)
+            bvh->joints[i].offset[k] *= (double)f;
+    }
+    const struct st_bvh_joint *root = &bvh->joints[0];
+    for (int k = 0; k < 3; ++k)
+        bvh->joints[0].offset[k] *= (double)p->legs;
+    for (int fr = 0; fr < bvh->frame_count; ++fr) {
+        double *row = bvh->motion + (size_t)fr * (size_t)bvh->channel_count;
+        for (int c = 0; c < root->channel_count; ++c)
+            if (root->channel[c] <= ST_BVH_ZPOS)
+                row[root->first_channel + c] *= (double)p->legs;
+    }
+    free(bone_of);
+    free(on_spine);
+}
+
 static enum em_result
-load_clip(const char *path, int frame_limit, struct clip *out, struct em_error *err)
+copy_bvh(const struct st_bvh *in, struct st_bvh *out, const char *path, struct em_error *err)
+{
+    *out = *in;
+    const size_t values = (size_t)in->frame_count * (size_t)in->channel_count;
+    out->joints = malloc((size_t)in->joint_count * sizeof *out->joints);
+    out->motion = malloc((values > 0 ? values : 1) * sizeof *out->motion);
+    if (!out->joints || !out->motion) {
+        free(out->joints);
+        free(out->motion);
+        memset(out, 0, sizeof *out);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    memcpy(out->joints, in->joints, (size_t)in->joint_count * sizeof *out->joints);
+    memcpy(out->motion, in->motion, values * sizeof *out->motion);
+    return EM_OK;
+}
+
+/* One copy of a clip: its stream, truth and height, on its own proportions (NULL: as
+ * recorded). */
+static enum em_result
+make_clip(const struct st_bvh *recorded, const struct st_mocap_rig *rig, double unit,
+          const struct proportions *prop, const char *path, int frame_limit, struct clip *out,
+          struct em_error *err)
 {
     memset(out, 0, sizeof *out);
-    struct st_bvh bvh;
-    enum em_result r = st_bvh_load(path, &bvh, err);
-    if (r != EM_OK)
-        return r;
-    const double unit = st_bvh_guess_unit_scale(&bvh);
-    r = st_mocap_to_stream(&bvh, unit, path, &out->stream, err);
-    long step = lround(1.0 / (bvh.frame_time_s * 60.0));
-    if (step < 1)
-        step = 1;
+    struct st_bvh scaled = {0};
+    const struct st_bvh *bvh = recorded;
+    enum em_result r = EM_OK;
+    if (prop) {
+        if ((r = copy_bvh(recorded, &scaled, path, err)) != EM_OK)
+            return r;
+        scale_proportions(&scaled, rig, prop);
+        bvh = &scaled;
+    }
+    r = st_mocap_to_stream(bvh, unit, path, &out->stream, err);
     if (r == EM_OK && frame_limit > 0 && out->stream.frame_count > frame_limit)
         out->stream.frame_count = frame_limit;
-    if (r == EM_OK)
-        r = fill_truth(&bvh, unit, (int)step, out, path, err);
     if (r == EM_OK) {
         struct sk_skeleton sk;
-        r = st_bvh_to_humanoid(&bvh, SK_NAMES_CMU, unit, path, &sk, err);
+        r = st_bvh_to_humanoid(bvh, rig->map, unit, path, &sk, err);
         if (r == EM_OK) {
             out->height_m = sk_humanoid_height(&sk);
             sk_skeleton_fini(&sk);
@@ -316,7 +663,10 @@ load_clip(const char *path, int frame_limit, struct clip *out, struct em_error *
                             (double)out->height_m);
         }
     }
-    st_bvh_fini(&bvh);
+    if (r == EM_OK)
+        r = fill_truth(bvh, rig, unit, (int)clip_step(bvh), out, path, err);
+    if (prop)
+        st_bvh_fini(&scaled);
     if (r != EM_OK)
         clip_fini(out);
     return r;
@@ -390,6 +740,7 @@ rotate(const float *q, const float *v, float *out)
 struct augment {
     bool mirror;
     float device_offset_m[EM_DEVICE_COUNT][3]; /* in each device's own frame */
+    float device_turn[EM_DEVICE_COUNT][4];     /* each device's orientation times this */
     float height_factor;
     float tempo; /* played this many times as fast (1 = as recorded) */
 };
@@ -399,6 +750,33 @@ lerp3(const float *a, const float *b, float w, float *out)
 {
     for (int k = 0; k < 3; ++k)
         out[k] = a[k] + w * (b[k] - a[k]);
+}
+
+/* out = a * b (x, y, z, w); out may alias a or b. */
+static void
+quat_mul(const float *a, const float *b, float *out)
+{
+    const float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
+    const float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
+    const float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
+    const float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+    out[3] = w;
+}
+
+/* A small rotation: about a random axis (normal components), by a normal angle of
+ * deviation `deg`. */
+static void
+random_turn(struct rng *r, float deg, float *out)
+{
+    float axis[3] = {rng_normal(r), rng_normal(r), rng_normal(r)};
+    const float n = sqrtf(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    const float half = 0.5f * deg * 0.017453292f * rng_normal(r);
+    for (int k = 0; k < 3; ++k)
+        out[k] = n > 1e-6f ? axis[k] / n * sinf(half) : 0.0f;
+    out[3] = cosf(half);
 }
 
 /* Normalised linear blend of unit quaternions, along the shorter way. */
@@ -449,9 +827,11 @@ sample_clip(const struct clip *c, double x, struct em_tracking_frame *f, struct 
     }
 }
 
-/* Samples of one copy of a clip, appended to `d`. */
+/* Samples of one copy of a clip, appended to `d` (rows that `skip` marks left out:
+ * their history still goes in, as it would at run time). */
 static enum em_result
-add_copy(const struct clip *c, const struct augment *a, struct dataset *d)
+add_copy(const struct clip *c, const struct augment *a, const bool *skip, int clip_index,
+         bool plain, struct dataset *d)
 {
     const int n = (int)floor((double)(c->stream.frame_count - 1) / (double)a->tempo) + 1;
     if (!dataset_reserve(d, n))
@@ -470,12 +850,22 @@ add_copy(const struct clip *c, const struct augment *a, struct dataset *d)
             rotate(f.device[dev].pose.orientation, a->device_offset_m[dev], off);
             for (int k = 0; k < 3; ++k)
                 f.device[dev].pose.position_m[k] += off[k];
+            if (a->device_turn[dev][3] != 0.0f) /* how this person holds or wears it */
+                quat_mul(f.device[dev].pose.orientation, a->device_turn[dev],
+                         f.device[dev].pose.orientation);
         }
         if (a->mirror)
             mirror_frame(&f, &t);
         f.time_s = row / PR_RATE_HZ; /* the prior samples at 60 Hz ticks */
         pr_history_push(h, &f);
+        const double x = row * (double)a->tempo;
+        const int below = (int)floor(x), above = (int)ceil(x);
+        if (skip[below < c->stream.frame_count ? below : c->stream.frame_count - 1] ||
+            skip[above < c->stream.frame_count ? above : c->stream.frame_count - 1])
+            continue;
         const long i = d->count++;
+        d->clip[i] = clip_index;
+        d->plain[i] = plain;
         float yaw;
         pr_features(h, told_height, 0.0f, d->x + i * PR_FEATURE_COUNT, &yaw);
         const float *head = h->sample[h->newest].head_position_m;
@@ -511,19 +901,19 @@ init_weights(struct pr_model *m, struct rng *r)
         m->w3[i] = s3 * rng_normal(r);
 }
 
-/* Mean and deviation of each column over the data set. */
+/* Mean and deviation of each column over the rows `rows` of the data. */
 static void
-column_stats(const float *data, long rows, int cols, float *mean, float *std)
+column_stats(const float *data, const long *rows, long count, int cols, float *mean, float *std)
 {
     for (int j = 0; j < cols; ++j) {
         double s = 0.0, ss = 0.0;
-        for (long i = 0; i < rows; ++i) {
-            const double v = (double)data[i * cols + j];
+        for (long k = 0; k < count; ++k) {
+            const double v = (double)data[rows[k] * cols + j];
             s += v;
             ss += v * v;
         }
-        const double mu = rows > 0 ? s / (double)rows : 0.0;
-        const double var = rows > 0 ? ss / (double)rows - mu * mu : 1.0;
+        const double mu = count > 0 ? s / (double)count : 0.0;
+        const double var = count > 0 ? ss / (double)count - mu * mu : 1.0;
         mean[j] = (float)mu;
         std[j] = var > (double)MIN_DEVIATION * (double)MIN_DEVIATION ? (float)sqrt(var) : 1.0f;
     }
@@ -664,41 +1054,53 @@ point_error(const float *p, const float *q)
     return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
+/* Errors of one row, added to `v` (not yet divided by the rows). */
 static void
-validate(const struct pr_model *m, const struct dataset *d, struct activations *a,
-         struct validation *out)
+score_row(const struct pr_model *m, const struct dataset *d, long i, struct activations *a,
+          struct validation *v)
+{
+    normalise_input(m, d->x + i * PR_FEATURE_COUNT, a->x);
+    forward(m, a);
+    const float *t = d->y + i * PR_OUTPUT_COUNT;
+    v->loss += sample_loss(m, a, t, NULL);
+    float y[PR_OUTPUT_COUNT];
+    for (int j = 0; j < PR_OUTPUT_COUNT; ++j)
+        y[j] = a->y[j] * m->out_std[j] + m->out_mean[j];
+    const double cm = 100.0 * (double)d->scale[i];
+    v->hips_cm += cm * point_error(y + PR_OUT_HIPS, t + PR_OUT_HIPS);
+    for (int s = 0; s < 2; ++s) {
+        const int leg = PR_OUT_LEG + s * PR_OUT_PER_LEG;
+        v->ankle_cm += 0.5 * cm * point_error(y + leg + PR_LEG_ANKLE, t + leg + PR_LEG_ANKLE);
+        v->toes_cm += 0.5 * cm * point_error(y + leg + PR_LEG_TOES, t + leg + PR_LEG_TOES);
+        v->knee_cm += 0.5 * cm * point_error(y + leg + PR_LEG_KNEE, t + leg + PR_LEG_KNEE);
+        v->contact_accuracy +=
+            0.5 * ((y[PR_OUT_CONTACT + s] >= 0.5f) == (t[PR_OUT_CONTACT + s] >= 0.5f));
+    }
+}
+
+static void
+validation_divide(struct validation *v, double n)
+{
+    v->loss /= n;
+    v->hips_cm /= n;
+    v->knee_cm /= n;
+    v->ankle_cm /= n;
+    v->toes_cm /= n;
+    v->contact_accuracy /= n;
+}
+
+static void
+validate(const struct pr_model *m, const struct dataset *d, const long *rows, long count,
+         struct activations *a, struct validation *out)
 {
     memset(out, 0, sizeof *out);
-    if (d->count == 0) {
+    if (count == 0) {
         out->loss = (double)NAN;
         return;
     }
-    for (long i = 0; i < d->count; ++i) {
-        normalise_input(m, d->x + i * PR_FEATURE_COUNT, a->x);
-        forward(m, a);
-        const float *t = d->y + i * PR_OUTPUT_COUNT;
-        out->loss += sample_loss(m, a, t, NULL);
-        float y[PR_OUTPUT_COUNT];
-        for (int j = 0; j < PR_OUTPUT_COUNT; ++j)
-            y[j] = a->y[j] * m->out_std[j] + m->out_mean[j];
-        const double cm = 100.0 * (double)d->scale[i];
-        out->hips_cm += cm * point_error(y + PR_OUT_HIPS, t + PR_OUT_HIPS);
-        for (int s = 0; s < 2; ++s) {
-            const int leg = PR_OUT_LEG + s * PR_OUT_PER_LEG;
-            out->ankle_cm += 0.5 * cm * point_error(y + leg + PR_LEG_ANKLE, t + leg + PR_LEG_ANKLE);
-            out->toes_cm += 0.5 * cm * point_error(y + leg + PR_LEG_TOES, t + leg + PR_LEG_TOES);
-            out->knee_cm += 0.5 * cm * point_error(y + leg + PR_LEG_KNEE, t + leg + PR_LEG_KNEE);
-            out->contact_accuracy +=
-                0.5 * ((y[PR_OUT_CONTACT + s] >= 0.5f) == (t[PR_OUT_CONTACT + s] >= 0.5f));
-        }
-    }
-    const double n = (double)d->count;
-    out->loss /= n;
-    out->hips_cm /= n;
-    out->knee_cm /= n;
-    out->ankle_cm /= n;
-    out->toes_cm /= n;
-    out->contact_accuracy /= n;
+    for (long k = 0; k < count; ++k)
+        score_row(m, d, rows[k], a, out);
+    validation_divide(out, (double)count);
 }
 
 static void report_line(const struct pr_train_options *o, const char *fmt, ...)
@@ -741,85 +1143,313 @@ resolve(const struct pr_train_options *in, struct pr_train_options *o)
         o->offset_noise_m = DEFAULT_OFFSET_NOISE_M;
     if (o->height_noise == 0.0f)
         o->height_noise = DEFAULT_HEIGHT_NOISE;
+    if (o->proportion_spread == 0.0f)
+        o->proportion_spread = DEFAULT_PROPORTION_SPREAD;
 }
 
-/* Loads every clip and makes the training and validation samples. */
+/* Every clip of every folder, in folder order then name order. */
 static enum em_result
-make_data(const struct pr_train_options *o, const struct holdout *hold, struct rng *r,
-          struct dataset *train, struct dataset *val, struct pr_train_report *rep,
-          struct em_error *err)
+list_all_clips(const struct pr_train_options *o, struct clip_list *out, struct em_error *err)
 {
-    struct clip_list list;
-    enum em_result res = list_clips(o->clip_dir, &list, err);
+    memset(out, 0, sizeof *out);
+    enum em_result r = EM_OK;
+    if (o->clip_dir)
+        r = list_clips(o->clip_dir, out, err);
+    for (int i = 0; i < o->more_clip_dir_count && r == EM_OK; ++i)
+        r = list_clips(o->more_clip_dirs[i], out, err);
+    if (r == EM_OK && out->count == 0)
+        r = em_fail(err, EM_ERROR_INVALID_ARGUMENT, "train: no clip folder given");
+    if (r != EM_OK)
+        clip_list_fini(out);
+    return r;
+}
+
+/* A copy's proportions: each factor uniform within 1 -+ spread. */
+static struct proportions
+random_proportions(struct rng *r, float spread)
+{
+    struct proportions p;
+    p.legs = 1.0f + spread * (float)(2.0 * rng_uniform(r) - 1.0);
+    p.torso = 1.0f + spread * (float)(2.0 * rng_uniform(r) - 1.0);
+    p.arms = 1.0f + spread * (float)(2.0 * rng_uniform(r) - 1.0);
+    return p;
+}
+
+/* All rows of one clip: the copy as recorded (for validation) and the augmented copies
+ * (for training), glitch rows left out of both. */
+static enum em_result
+add_clip(const struct pr_train_options *o, const struct clip_entry *e, int index,
+         struct rng *r, struct dataset *d, double *out_minutes, long *out_skipped,
+         struct em_error *err)
+{
+    struct st_bvh bvh;
+    enum em_result res = st_bvh_load(e->path, &bvh, err);
     if (res != EM_OK)
         return res;
-    const int count = o->max_clips > 0 && o->max_clips < list.count ? o->max_clips : list.count;
-    for (int i = 0; i < count && res == EM_OK; ++i) {
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s", o->clip_dir, list.names[i]);
-        struct clip c;
-        res = load_clip(path, o->frame_limit, &c, err);
-        if (res != EM_OK)
-            break;
-        const bool is_val = held_out(hold, clip_subject(list.names[i]));
-        const double minutes = c.stream.frame_count / PR_RATE_HZ / 60.0;
-        const int plain = o->no_mirror ? 1 : 2;
-        const int copies = is_val ? 1 : plain * (1 + (o->tempo_copies > 0 ? o->tempo_copies : 0));
-        for (int k = 0; k < copies && res == EM_OK; ++k) {
-            struct augment a = {.mirror = k % plain == 1, .height_factor = 1.0f, .tempo = 1.0f};
-            if (k >= plain) /* another tempo: 0.8 to 1.25 times as fast, log-uniform */
-                a.tempo = expf(TEMPO_LOG_RANGE * (float)(2.0 * rng_uniform(r) - 1.0));
-            if (!is_val) {
-                const float dev = o->offset_noise_m > 0.0f ? o->offset_noise_m : 0.0f;
-                for (int d = 0; d < EM_DEVICE_COUNT; ++d)
-                    for (int j = 0; j < 3; ++j)
-                        a.device_offset_m[d][j] = dev * rng_normal(r);
-                if (o->height_noise > 0.0f)
-                    a.height_factor = 1.0f + o->height_noise * rng_normal(r);
-            }
-            if (add_copy(&c, &a, is_val ? val : train) != EM_OK)
-                res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-        }
-        if (is_val) {
-            rep->validation_clips++;
-            rep->validation_minutes += minutes;
-        } else {
-            rep->train_clips++;
-            rep->train_minutes += minutes;
-        }
-        report_line(o, "[%d/%d] %s: %d rows, %s", i + 1, count, list.names[i], c.stream.frame_count,
-                    is_val ? "validation" : "training");
-        clip_fini(&c);
+    const double unit = st_bvh_guess_unit_scale(&bvh);
+    struct st_mocap_rig rig;
+    struct clip plain = {0};
+    bool *skip = NULL;
+    res = st_mocap_rig_init(&bvh, e->path, &rig, err);
+    if (res == EM_OK)
+        res = make_clip(&bvh, &rig, unit, NULL, e->path, o->frame_limit, &plain, err);
+    if (res != EM_OK)
+        goto done;
+    const int rows = plain.stream.frame_count;
+    skip = malloc((size_t)rows * sizeof *skip);
+    if (!skip) {
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", e->path);
+        goto done;
     }
-    clip_list_fini(&list);
-    if (res == EM_OK && train->count == 0)
-        res = em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                      "%s: no training clips left after holding out subjects %s", o->clip_dir,
-                      o->holdout);
-    rep->train_samples = train->count;
-    rep->validation_samples = val->count;
+    *out_skipped = mark_glitches(&bvh, &rig, unit, rows, skip);
+    *out_minutes = rows / PR_RATE_HZ / 60.0;
+    const struct augment as_recorded = {.height_factor = 1.0f, .tempo = 1.0f};
+    if (add_copy(&plain, &as_recorded, skip, index, true, d) != EM_OK) {
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", e->path);
+        goto done;
+    }
+    const int mirrors = o->no_mirror ? 1 : 2;
+    const int copies = mirrors * (1 + (o->tempo_copies > 0 ? o->tempo_copies : 0));
+    for (int k = 0; k < copies && res == EM_OK; ++k) {
+        struct augment a = {.mirror = k % mirrors == 1, .height_factor = 1.0f, .tempo = 1.0f};
+        if (k >= mirrors) /* another tempo: 0.8 to 1.25 times as fast, log-uniform */
+            a.tempo = expf(TEMPO_LOG_RANGE * (float)(2.0 * rng_uniform(r) - 1.0));
+        const float dev = o->offset_noise_m > 0.0f ? o->offset_noise_m : 0.0f;
+        for (int dv = 0; dv < EM_DEVICE_COUNT; ++dv)
+            for (int j = 0; j < 3; ++j)
+                a.device_offset_m[dv][j] = dev * rng_normal(r);
+        if (o->height_noise > 0.0f)
+            a.height_factor = 1.0f + o->height_noise * rng_normal(r);
+        if (o->rotation_noise_deg > 0.0f)
+            for (int dv = 0; dv < EM_DEVICE_COUNT; ++dv)
+                random_turn(r, o->rotation_noise_deg, a.device_turn[dv]);
+        struct clip copy;
+        const struct clip *use = &plain;
+        if (o->proportion_spread > 0.0f) {
+            const struct proportions p = random_proportions(r, o->proportion_spread);
+            res = make_clip(&bvh, &rig, unit, &p, e->path, o->frame_limit, &copy, err);
+            if (res != EM_OK)
+                break;
+            use = &copy;
+        }
+        if (add_copy(use, &a, skip, index, false, d) != EM_OK)
+            res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", e->path);
+        if (use == &copy)
+            clip_fini(&copy);
+    }
+done:
+    free(skip);
+    clip_fini(&plain);
+    st_bvh_fini(&bvh);
     return res;
 }
 
+/* The whole corpus: every clip's plain and augmented rows, and what each clip is. */
+struct corpus {
+    struct clip_list list;
+    struct dataset data;
+    double *minutes; /* [clip] */
+    long glitch_rows;
+};
+
+static void
+corpus_fini(struct corpus *c)
+{
+    clip_list_fini(&c->list);
+    dataset_fini(&c->data);
+    free(c->minutes);
+    memset(c, 0, sizeof *c);
+}
+
+static enum em_result
+load_corpus(const struct pr_train_options *o, struct rng *r, struct corpus *out,
+            struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    enum em_result res = list_all_clips(o, &out->list, err);
+    if (res != EM_OK)
+        return res;
+    const int count =
+        o->max_clips > 0 && o->max_clips < out->list.count ? o->max_clips : out->list.count;
+    out->list.count = count < out->list.count ? count : out->list.count;
+    out->minutes = calloc((size_t)out->list.count, sizeof *out->minutes);
+    if (!out->minutes)
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+    for (int i = 0; i < out->list.count && res == EM_OK; ++i) {
+        const struct clip_entry *e = &out->list.e[i];
+        const long before = out->data.count;
+        long skipped = 0;
+        res = add_clip(o, e, i, r, &out->data, &out->minutes[i], &skipped, err);
+        if (res != EM_OK)
+            break;
+        out->glitch_rows += skipped;
+        report_line(o, "[%d/%d] %s: subject %d, %s, %.2f min, %ld samples%s%.0ld%s", i + 1,
+                    out->list.count, e->name, e->subject, e->category, out->minutes[i],
+                    out->data.count - before, skipped ? "; left out for glitches: " : "",
+                    skipped, skipped ? " rows" : "");
+    }
+    if (res != EM_OK)
+        corpus_fini(out);
+    return res;
+}
+
+/* The rows of a split: augmented rows of training clips, plain rows of validation
+ * clips, and plain rows of training clips (the figure on trained people). */
+struct split {
+    long *train, *val, *seen;
+    long train_count, val_count, seen_count;
+};
+
+static void
+split_fini(struct split *s)
+{
+    free(s->train);
+    free(s->val);
+    free(s->seen);
+    memset(s, 0, sizeof *s);
+}
+
+static enum em_result
+make_split(const struct corpus *c, const struct holdout *hold, struct split *out,
+           struct pr_train_report *rep, struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const long n = c->data.count > 0 ? c->data.count : 1;
+    out->train = malloc((size_t)n * sizeof *out->train);
+    out->val = malloc((size_t)n * sizeof *out->val);
+    out->seen = malloc((size_t)n * sizeof *out->seen);
+    if (!out->train || !out->val || !out->seen) {
+        split_fini(out);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+    }
+    for (long i = 0; i < c->data.count; ++i) {
+        const bool is_val = held_out(hold, c->list.e[c->data.clip[i]].subject);
+        if (is_val && c->data.plain[i])
+            out->val[out->val_count++] = i;
+        else if (!is_val && !c->data.plain[i])
+            out->train[out->train_count++] = i;
+        else if (!is_val)
+            out->seen[out->seen_count++] = i;
+    }
+    for (int k = 0; k < c->list.count; ++k) {
+        if (held_out(hold, c->list.e[k].subject)) {
+            rep->validation_clips++;
+            rep->validation_minutes += c->minutes[k];
+        } else {
+            rep->train_clips++;
+            rep->train_minutes += c->minutes[k];
+        }
+    }
+    rep->train_samples = out->train_count;
+    rep->validation_samples = out->val_count;
+    rep->glitch_rows = c->glitch_rows;
+    return EM_OK;
+}
+
 static double
-train_epoch(struct trainer *t, const struct dataset *d, long *order, struct rng *r,
+train_epoch(struct trainer *t, const struct dataset *d, long *order, long count, struct rng *r,
             struct activations *a, float lr, const struct pr_train_options *o)
 {
-    shuffle(order, d->count, r);
+    shuffle(order, count, r);
     double loss = 0.0;
     int in_batch = 0;
-    for (long k = 0; k < d->count; ++k) {
+    for (long k = 0; k < count; ++k) {
         const long i = order[k];
         normalise_input(t->m, d->x + i * PR_FEATURE_COUNT, a->x);
         forward(t->m, a);
         loss += sample_loss(t->m, a, d->y + i * PR_OUTPUT_COUNT, a->dy);
         backward(t->m, t, a);
-        if (++in_batch == o->batch || k == d->count - 1) {
+        if (++in_batch == o->batch || k == count - 1) {
             adam_step(t, lr, o->weight_decay > 0.0f ? o->weight_decay : 0.0f, in_batch);
             in_batch = 0;
         }
     }
-    return loss / (double)d->count;
+    return loss / (double)count;
+}
+
+/* Trains one model on a split's training rows, keeping the epoch best on its validation
+ * rows (the last, without them). */
+static enum em_result
+train_split(const struct pr_train_options *o, const struct corpus *c, struct split *sp,
+            struct pr_model *m, struct pr_train_report *rep, struct em_error *err)
+{
+    struct rng rng = {o->seed};
+    struct trainer t = {.m = m};
+    struct activations *a = calloc(1, sizeof *a);
+    float *best = NULL;
+    enum em_result res = EM_OK;
+    if (!a) {
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+        goto done;
+    }
+    column_stats(c->data.x, sp->train, sp->train_count, PR_FEATURE_COUNT, m->in_mean,
+                 m->in_std);
+    column_stats(c->data.y, sp->train, sp->train_count, PR_OUTPUT_COUNT, m->out_mean,
+                 m->out_std);
+    init_weights(m, &rng);
+    t.n = pr_model_param_count(m->feature_count, m->hidden_count, m->output_count);
+    t.grad = calloc((size_t)t.n, sizeof(float));
+    t.adam_m = calloc((size_t)t.n, sizeof(float));
+    t.adam_v = calloc((size_t)t.n, sizeof(float));
+    best = malloc((size_t)t.n * sizeof *best);
+    if (!t.grad || !t.adam_m || !t.adam_v || !best) {
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+        goto done;
+    }
+    report_line(o,
+                "training on %d clips (%.2f min, %ld samples with augmented copies), validating "
+                "on %d clips of subjects %s (%.2f min); %ld weights",
+                rep->train_clips, rep->train_minutes, sp->train_count, rep->validation_clips,
+                rep->holdout, rep->validation_minutes,
+                t.n - 2L * (PR_FEATURE_COUNT + PR_OUTPUT_COUNT));
+    double best_loss = (double)INFINITY;
+    memcpy(best, m->params, (size_t)t.n * sizeof *best);
+    for (int e = 0; e < o->epochs; ++e) {
+        const int64_t start = u_time_now_ns();
+        const double progress = o->epochs > 1 ? (double)e / (o->epochs - 1) : 0.0;
+        const float lr =
+            o->learning_rate * (float)(0.1 + 0.45 * (1.0 + cos(3.141592653589793 * progress)));
+        rep->train_loss[e] = train_epoch(&t, &c->data, sp->train, sp->train_count, &rng, a, lr, o);
+        struct validation v;
+        validate(m, &c->data, sp->val, sp->val_count, a, &v);
+        rep->validation_loss[e] = v.loss;
+        rep->validation_by_epoch[e] = (struct pr_joint_errors){v.hips_cm, v.knee_cm, v.ankle_cm,
+                                                               v.toes_cm, v.contact_accuracy};
+        rep->epochs_run = e + 1;
+        double score = sp->val_count > 0 ? v.loss : rep->train_loss[e];
+        if (o->keep_epoch > 0) /* the epoch chosen beforehand, whatever this split says */
+            score = e + 1 == o->keep_epoch || (e + 1 == o->epochs && o->keep_epoch > o->epochs)
+                        ? -1.0
+                        : (double)INFINITY;
+        if (score < best_loss) {
+            best_loss = score;
+            rep->best_epoch = e + 1;
+            memcpy(best, m->params, (size_t)t.n * sizeof *best);
+            rep->validation_hips_cm = v.hips_cm;
+            rep->validation_knee_cm = v.knee_cm;
+            rep->validation_ankle_cm = v.ankle_cm;
+            rep->validation_toes_cm = v.toes_cm;
+            rep->validation_contact_accuracy = v.contact_accuracy;
+        }
+        if (sp->val_count == 0)
+            report_line(o, "epoch %3d/%d  train %.4f  (no validation clips)  %.1f s", e + 1,
+                        o->epochs, rep->train_loss[e], (double)(u_time_now_ns() - start) * 1e-9);
+        else
+            report_line(o,
+                    "epoch %3d/%d  train %.4f  validation %.4f  (hips %.1f, knees %.1f, ankles "
+                    "%.1f, toes %.1f cm; contact %.0f %%)  %.1f s",
+                    e + 1, o->epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm,
+                    v.ankle_cm, v.toes_cm, 100.0 * v.contact_accuracy,
+                    (double)(u_time_now_ns() - start) * 1e-9);
+    }
+    memcpy(m->params, best, (size_t)t.n * sizeof *best);
+done:
+    free(a);
+    free(best);
+    free(t.grad);
+    free(t.adam_m);
+    free(t.adam_v);
+    return res;
 }
 
 enum em_result
@@ -832,86 +1462,245 @@ pr_train(const struct pr_train_options *options, struct pr_model *out_model,
     enum em_result res = pr_model_init(out_model, o.hidden, err);
     if (res != EM_OK)
         return res;
-    if (!o.clip_dir)
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "train: no clip folder given");
     struct holdout hold;
     if ((res = parse_holdout(o.holdout, &hold, err)) != EM_OK)
         return res;
     snprintf(rep->holdout, sizeof rep->holdout, "%s", o.holdout);
     struct rng rng = {o.seed};
-    struct dataset train = {0}, val = {0};
-    struct trainer t = {.m = out_model};
-    struct activations *a = calloc(1, sizeof *a);
-    long *order = NULL;
-    float *best = NULL;
-    res = a ? make_data(&o, &hold, &rng, &train, &val, rep, err)
-            : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
-    if (res != EM_OK)
-        goto done;
-    struct pr_model *m = out_model;
-    column_stats(train.x, train.count, PR_FEATURE_COUNT, m->in_mean, m->in_std);
-    column_stats(train.y, train.count, PR_OUTPUT_COUNT, m->out_mean, m->out_std);
-    init_weights(m, &rng);
-    t.n = pr_model_param_count(m->feature_count, m->hidden_count, m->output_count);
-    t.grad = calloc((size_t)t.n, sizeof(float));
-    t.adam_m = calloc((size_t)t.n, sizeof(float));
-    t.adam_v = calloc((size_t)t.n, sizeof(float));
-    order = malloc((size_t)train.count * sizeof *order);
-    best = malloc((size_t)t.n * sizeof *best);
-    if (!t.grad || !t.adam_m || !t.adam_v || !order || !best) {
-        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
-        goto done;
+    struct corpus c;
+    if ((res = load_corpus(&o, &rng, &c, err)) != EM_OK)
+        return res;
+    struct split sp;
+    res = make_split(&c, &hold, &sp, rep, err);
+    if (res == EM_OK && sp.train_count == 0)
+        res = em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                      "%s: no training clips left after holding out subjects %s",
+                      o.clip_dir ? o.clip_dir : "train", o.holdout);
+    if (res == EM_OK)
+        res = train_split(&o, &c, &sp, out_model, rep, err);
+    if (res == EM_OK) {
+        snprintf(out_model->holdout, sizeof out_model->holdout, "%s",
+                 strcmp(o.holdout, "none") == 0 ? "" : o.holdout);
+        snprintf(out_model->note, sizeof out_model->note,
+                 "embody train: %d clips, %.1f min; holdout %s; seed %llu; %d epochs, best %d",
+                 rep->train_clips, rep->train_minutes, o.holdout, (unsigned long long)o.seed,
+                 o.epochs, rep->best_epoch);
     }
-    for (long i = 0; i < train.count; ++i)
-        order[i] = i;
-    report_line(&o,
-                "training on %d clips (%.2f min, %ld samples with mirrored copies), validating "
-                "on %d clips of subjects %s (%.2f min); %ld weights",
-                rep->train_clips, rep->train_minutes, train.count, rep->validation_clips, o.holdout,
-                rep->validation_minutes, t.n - 2L * (PR_FEATURE_COUNT + PR_OUTPUT_COUNT));
-    double best_loss = (double)INFINITY;
-    for (int e = 0; e < o.epochs; ++e) {
-        const int64_t start = u_time_now_ns();
-        const double progress = o.epochs > 1 ? (double)e / (o.epochs - 1) : 0.0;
-        const float lr =
-            o.learning_rate * (float)(0.1 + 0.45 * (1.0 + cos(3.141592653589793 * progress)));
-        rep->train_loss[e] = train_epoch(&t, &train, order, &rng, a, lr, &o);
-        struct validation v;
-        validate(m, &val, a, &v);
-        rep->validation_loss[e] = v.loss;
-        rep->epochs_run = e + 1;
-        const double score = val.count > 0 ? v.loss : rep->train_loss[e];
-        if (score < best_loss) {
-            best_loss = score;
-            rep->best_epoch = e + 1;
-            memcpy(best, m->params, (size_t)t.n * sizeof *best);
-            rep->validation_hips_cm = v.hips_cm;
-            rep->validation_knee_cm = v.knee_cm;
-            rep->validation_ankle_cm = v.ankle_cm;
-            rep->validation_toes_cm = v.toes_cm;
-            rep->validation_contact_accuracy = v.contact_accuracy;
+    split_fini(&sp);
+    corpus_fini(&c);
+    return res;
+}
+
+/* ---- Leave-people-out cross-validation ---- */
+
+struct subject_minutes {
+    int subject;
+    double minutes;
+};
+
+static int
+compare_subject_minutes(const void *pa, const void *pb)
+{
+    const struct subject_minutes *a = pa, *b = pb;
+    if (a->minutes != b->minutes)
+        return a->minutes > b->minutes ? -1 : 1;
+    return a->subject - b->subject;
+}
+
+/* Deals the subjects into folds, most minutes first, each to the fold with the fewest
+ * minutes so far, so that folds hold about the same amount of motion. */
+static enum em_result
+deal_folds(const struct corpus *c, int folds, struct pr_cv_report *out, struct em_error *err)
+{
+    struct subject_minutes s[PR_MAX_SUBJECTS];
+    int n = 0;
+    for (int i = 0; i < c->list.count; ++i) {
+        int k = 0;
+        while (k < n && s[k].subject != c->list.e[i].subject)
+            ++k;
+        if (k == n) {
+            if (n == PR_MAX_SUBJECTS)
+                return em_fail(err, EM_ERROR_LIMIT, "cross-validation: more than %d subjects",
+                               PR_MAX_SUBJECTS);
+            s[n++] = (struct subject_minutes){c->list.e[i].subject, 0.0};
         }
-        report_line(&o,
-                    "epoch %3d/%d  train %.4f  validation %.4f  (hips %.1f, knees %.1f, ankles "
-                    "%.1f, toes %.1f cm; contact %.0f %%)  %.1f s",
-                    e + 1, o.epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm, v.ankle_cm,
-                    v.toes_cm, 100.0 * v.contact_accuracy,
-                    (double)(u_time_now_ns() - start) * 1e-9);
+        s[k].minutes += c->minutes[i];
     }
-    memcpy(m->params, best, (size_t)t.n * sizeof *best);
-    snprintf(m->holdout, sizeof m->holdout, "%s", strcmp(o.holdout, "none") == 0 ? "" : o.holdout);
-    snprintf(m->note, sizeof m->note,
-             "embody train: %d clips, %.1f min; holdout %s; seed %llu; %d epochs, best %d",
-             rep->train_clips, rep->train_minutes, o.holdout, (unsigned long long)o.seed, o.epochs,
-             rep->best_epoch);
-done:
+    if (n < folds)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "cross-validation: %d folds but only %d subjects", folds, n);
+    qsort(s, (size_t)n, sizeof *s, compare_subject_minutes);
+    out->fold_count = folds;
+    for (int i = 0; i < n; ++i) {
+        int best = 0;
+        for (int f = 1; f < folds; ++f)
+            if (out->fold[f].minutes < out->fold[best].minutes)
+                best = f;
+        struct pr_fold_report *f = &out->fold[best];
+        if (f->subject_count == PR_MAX_HOLDOUT_SUBJECTS)
+            return em_fail(err, EM_ERROR_LIMIT, "cross-validation: a fold of more than %d subjects",
+                           PR_MAX_HOLDOUT_SUBJECTS);
+        f->subject[f->subject_count++] = s[i].subject;
+        f->minutes += s[i].minutes;
+    }
+    return EM_OK;
+}
+
+static int
+category_slot(struct pr_cv_report *out, const char *name)
+{
+    for (int i = 0; i < out->category_count; ++i)
+        if (strcmp(out->category[i].name, name) == 0)
+            return i;
+    if (out->category_count == PR_MAX_CATEGORIES)
+        return -1;
+    struct pr_category_score *c = &out->category[out->category_count];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    return out->category_count++;
+}
+
+static int
+compare_categories(const void *pa, const void *pb)
+{
+    return strcmp(((const struct pr_category_score *)pa)->name,
+                  ((const struct pr_category_score *)pb)->name);
+}
+
+/* The figures of one trained fold: its people left out, per category, and its people
+ * trained on. */
+static void
+score_fold(const struct corpus *c, const struct split *sp, const struct pr_model *m,
+           struct activations *a, struct pr_fold_report *f, struct pr_cv_report *out)
+{
+    struct validation v = {0};
+    for (long k = 0; k < sp->val_count; ++k) {
+        const long i = sp->val[k];
+        struct validation row = {0};
+        score_row(m, &c->data, i, a, &row);
+        v.loss += row.loss;
+        v.hips_cm += row.hips_cm;
+        v.knee_cm += row.knee_cm;
+        v.ankle_cm += row.ankle_cm;
+        v.toes_cm += row.toes_cm;
+        v.contact_accuracy += row.contact_accuracy;
+        const int slot = category_slot(out, c->list.e[c->data.clip[i]].category);
+        if (slot < 0)
+            continue;
+        struct pr_category_score *cat = &out->category[slot];
+        cat->rows++;
+        cat->hips_cm += row.hips_cm;
+        cat->knee_cm += row.knee_cm;
+        cat->ankle_cm += row.ankle_cm;
+        cat->toes_cm += row.toes_cm;
+    }
+    if (sp->val_count > 0)
+        validation_divide(&v, (double)sp->val_count);
+    f->unseen = (struct pr_joint_errors){v.hips_cm, v.knee_cm, v.ankle_cm, v.toes_cm,
+                                         v.contact_accuracy};
+    struct validation s;
+    validate(m, &c->data, sp->seen, sp->seen_count, a, &s);
+    f->seen = (struct pr_joint_errors){s.hips_cm, s.knee_cm, s.ankle_cm, s.toes_cm,
+                                       s.contact_accuracy};
+}
+
+static void
+add_errors(struct pr_joint_errors *sum, const struct pr_joint_errors *e, double w)
+{
+    sum->hips_cm += w * e->hips_cm;
+    sum->knee_cm += w * e->knee_cm;
+    sum->ankle_cm += w * e->ankle_cm;
+    sum->toes_cm += w * e->toes_cm;
+    sum->contact_accuracy += w * e->contact_accuracy;
+}
+
+enum em_result
+pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_cv_report *out,
+                  struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (folds < 2 || folds > PR_MAX_FOLDS)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "cross-validation: %d folds; expected 2 to %d", folds, PR_MAX_FOLDS);
+    struct pr_train_options o;
+    resolve(options, &o);
+    struct rng rng = {o.seed};
+    struct corpus c;
+    enum em_result res = load_corpus(&o, &rng, &c, err);
+    if (res != EM_OK)
+        return res;
+    res = deal_folds(&c, folds, out, err);
+    struct activations *a = calloc(1, sizeof *a);
+    struct pr_joint_errors *by_epoch = calloc(PR_MAX_EPOCHS, sizeof *by_epoch);
+    if (res == EM_OK && !by_epoch)
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+    if (res == EM_OK && !a)
+        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+    for (int f = 0; f < folds && res == EM_OK; ++f) {
+        struct pr_fold_report *fr = &out->fold[f];
+        struct holdout hold = {.count = fr->subject_count};
+        char text[PR_HOLDOUT_MAX] = "";
+        for (int i = 0; i < fr->subject_count; ++i) {
+            hold.subject[i] = fr->subject[i];
+            const size_t used = strlen(text);
+            snprintf(text + used, sizeof text - used, "%s%02d", i ? "," : "", fr->subject[i]);
+        }
+        struct pr_train_report rep = {0};
+        snprintf(rep.holdout, sizeof rep.holdout, "%s", text);
+        struct split sp;
+        struct pr_model m;
+        res = make_split(&c, &hold, &sp, &rep, err);
+        if (res != EM_OK)
+            break;
+        report_line(&o, "fold %d/%d: subjects %s left out", f + 1, folds, text);
+        res = pr_model_init(&m, o.hidden, err);
+        if (res == EM_OK)
+            res = train_split(&o, &c, &sp, &m, &rep, err);
+        for (long k = 0; k < sp.train_count && res == EM_OK; ++k) {
+            const int subject = c.list.e[c.data.clip[sp.train[k]]].subject;
+            int i = 0;
+            while (i < fr->trained_subject_count && fr->trained_subject[i] != subject)
+                ++i;
+            if (i == fr->trained_subject_count && i < PR_MAX_SUBJECTS)
+                fr->trained_subject[fr->trained_subject_count++] = subject;
+        }
+        if (res == EM_OK) {
+            fr->clips = rep.validation_clips;
+            fr->best_epoch = rep.best_epoch;
+            score_fold(&c, &sp, &m, a, fr, out);
+            add_errors(&out->unseen, &fr->unseen, 1.0 / folds);
+            add_errors(&out->seen, &fr->seen, 1.0 / folds);
+            out->epochs = rep.epochs_run;
+            for (int e = 0; e < rep.epochs_run; ++e) {
+                out->validation_loss[e] += rep.validation_loss[e] / folds;
+                add_errors(&by_epoch[e], &rep.validation_by_epoch[e], 1.0 / folds);
+            }
+        }
+        pr_model_fini(&m);
+        split_fini(&sp);
+    }
+    for (int e = 0; e < out->epochs; ++e)
+        if (out->best_epoch == 0 || out->validation_loss[e] < out->validation_loss[out->best_epoch - 1])
+            out->best_epoch = e + 1;
+    if (out->best_epoch > 0)
+        out->unseen_at_best = by_epoch[out->best_epoch - 1];
+    free(by_epoch);
+    for (int i = 0; i < out->category_count; ++i) {
+        struct pr_category_score *cat = &out->category[i];
+        const double n = cat->rows > 0 ? (double)cat->rows : 1.0;
+        cat->hips_cm /= n;
+        cat->knee_cm /= n;
+        cat->ankle_cm /= n;
+        cat->toes_cm /= n;
+        for (int k = 0; k < c.list.count; ++k)
+            if (strcmp(c.list.e[k].category, cat->name) == 0) {
+                cat->clips++;
+                cat->minutes += c.minutes[k];
+            }
+    }
+    if (out->category_count > 1)
+        qsort(out->category, (size_t)out->category_count, sizeof *out->category,
+              compare_categories);
     free(a);
-    free(order);
-    free(best);
-    free(t.grad);
-    free(t.adam_m);
-    free(t.adam_v);
-    dataset_fini(&train);
-    dataset_fini(&val);
+    corpus_fini(&c);
     return res;
 }

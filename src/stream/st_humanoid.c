@@ -80,7 +80,7 @@ static enum em_result
 check_required(const int *bone_joint, enum sk_name_map map, const char *source,
                struct em_error *err)
 {
-    static const char *const map_name[] = {"VRM", "CMU", "Mixamo"};
+    static const char *const map_name[] = {"VRM", "CMU", "Mixamo", "Daz", "3ds Max", "CC3"};
     char missing[400] = "";
     for (int b = 0; b < SK_BONE_COUNT; ++b) {
         if (!sk_bone_is_required((enum sk_bone)b) || bone_joint[b] >= 0)
@@ -140,6 +140,30 @@ collect_joints(const struct st_bvh *bvh, const enum sk_bone *bone, double unit_s
     }
     *out_count = n;
     return EM_OK;
+}
+
+/* A joint that sits on its parent (3ds Max conversions put the collars on the chest)
+ * has no bone of its own: when it has one mapped child, it takes a quarter of that
+ * child's bone, so both bones have a length and the chain keeps its shape and reach. */
+static void
+split_zero_bones(struct humanoid_joint *joints, int count)
+{
+    for (int j = 1; j < count; ++j) {
+        if (length3(joints[j].offset_m) > 1e-6)
+            continue;
+        int child = -1, children = 0;
+        for (int c = j + 1; c < count; ++c)
+            if (joints[c].parent == j) {
+                child = c;
+                children++;
+            }
+        if (children != 1)
+            continue;
+        for (int k = 0; k < 3; ++k) {
+            joints[j].offset_m[k] = 0.25 * joints[child].offset_m[k];
+            joints[child].offset_m[k] *= 0.75;
+        }
+    }
 }
 
 static bool
@@ -293,6 +317,8 @@ st_bvh_to_humanoid_with_limits(const struct st_bvh *bvh, enum sk_name_map map,
     if (r == EM_OK && joints[0].bone != SK_HIPS)
         r = em_fail(err, EM_ERROR_PARSE, "%s: joint \"%s\" (humanoid \"%s\") is above the hips",
                     source, bvh->joints[joints[0].bvh_joint].name, sk_bone_name(joints[0].bone));
+    if (r == EM_OK)
+        split_zero_bones(joints, count);
     if (r == EM_OK)
         r = make_rest_pose_humanoid(joints, count, source, err);
     if (r != EM_OK)

@@ -23,28 +23,21 @@
 /* The eyes relative to the skull base (CMU "Head"), metres, in the head's frame. */
 static const double eye_offset_m[3] = {0.0, 0.08, 0.09};
 
-enum mocap_joint {
-    MJ_HEAD = 0,
-    MJ_LEFT_HAND,
-    MJ_LEFT_KNUCKLES,
-    MJ_RIGHT_HAND,
-    MJ_RIGHT_KNUCKLES,
-    MJ_COUNT,
-};
-
-static const char *const mocap_joint_name[MJ_COUNT] = {
-    "Head", "LeftHand", "LeftFingerBase", "RightHand", "RightFingerBase"};
-
 /* The body trackers of PROTOCOL section 2b: the CMU joint each is mounted on and where
  * on it (metres, in the joint's frame), in enum em_tracker order. */
 static const struct {
     const char *joint;
+    enum sk_bone bone; /* the same joint on rigs with other names */
     double offset_m[3];
 } k_trackers[EM_TRACKER_COUNT] = {
-    {"Hips", {0.0, 0.05, -0.12}},       {"Spine1", {0.0, 0.0, 0.10}},
-    {"LeftFoot", {0.0, -0.02, 0.07}},   {"RightFoot", {0.0, -0.02, 0.07}},
-    {"LeftLeg", {0.0, -0.10, 0.06}},    {"RightLeg", {0.0, -0.10, 0.06}},
-    {"LeftForeArm", {0.0, 0.0, -0.05}}, {"RightForeArm", {0.0, 0.0, -0.05}},
+    {"Hips", SK_HIPS, {0.0, 0.05, -0.12}},
+    {"Spine1", SK_CHEST, {0.0, 0.0, 0.10}},
+    {"LeftFoot", SK_LEFT_FOOT, {0.0, -0.02, 0.07}},
+    {"RightFoot", SK_RIGHT_FOOT, {0.0, -0.02, 0.07}},
+    {"LeftLeg", SK_LEFT_LOWER_LEG, {0.0, -0.10, 0.06}},
+    {"RightLeg", SK_RIGHT_LOWER_LEG, {0.0, -0.10, 0.06}},
+    {"LeftForeArm", SK_LEFT_LOWER_ARM, {0.0, 0.0, -0.05}},
+    {"RightForeArm", SK_RIGHT_LOWER_ARM, {0.0, 0.0, -0.05}},
 };
 
 void
@@ -57,9 +50,12 @@ st_mocap_tracker_mount(enum em_tracker tracker, const char **out_joint, float *o
             out_offset_m[k] = (float)k_trackers[tracker].offset_m[k];
 }
 
+/* Each tracker's joint: CMU's name, or on a rig in CMU's T-pose with other names the
+ * joint its name map gives the same humanoid bone. */
 static enum em_result
-find_tracker_joints(const struct st_bvh *bvh, uint32_t tracker_mask, const char *source,
-                    int *out_index, struct em_error *err)
+find_tracker_joints(const struct st_bvh *bvh, const struct st_mocap_rig *rig,
+                    uint32_t tracker_mask, const char *source, int *out_index,
+                    struct em_error *err)
 {
     char missing[200] = "";
     for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
@@ -67,6 +63,8 @@ find_tracker_joints(const struct st_bvh *bvh, uint32_t tracker_mask, const char 
         if (!(tracker_mask & EM_TRACKER_BIT(t)))
             continue;
         out_index[t] = st_bvh_find(bvh, k_trackers[t].joint);
+        if (out_index[t] < 0)
+            out_index[t] = rig->joint[k_trackers[t].bone];
         if (out_index[t] < 0) {
             const size_t used = strlen(missing);
             snprintf(missing + used, sizeof missing - used, "%s\"%s\" (for the %s tracker)",
@@ -75,26 +73,6 @@ find_tracker_joints(const struct st_bvh *bvh, uint32_t tracker_mask, const char 
     }
     if (missing[0])
         return em_fail(err, EM_ERROR_PARSE, "%s: no joint named %s", source, missing);
-    return EM_OK;
-}
-
-static enum em_result
-find_joints(const struct st_bvh *bvh, const char *source, int *out_index, struct em_error *err)
-{
-    char missing[200] = "";
-    for (int m = 0; m < MJ_COUNT; ++m) {
-        out_index[m] = st_bvh_find(bvh, mocap_joint_name[m]);
-        if (out_index[m] < 0) {
-            const size_t used = strlen(missing);
-            snprintf(missing + used, sizeof missing - used, "%s\"%s\"", used ? ", " : "",
-                     mocap_joint_name[m]);
-        }
-    }
-    if (missing[0])
-        return em_fail(err, EM_ERROR_PARSE,
-                       "%s: no joint named %s; a 3-point stream is made from the joints Head, "
-                       "LeftHand, LeftFingerBase, RightHand and RightFingerBase (CMU names)",
-                       source, missing);
     return EM_OK;
 }
 
@@ -120,9 +98,23 @@ set_valid(struct em_device_pose *d, const double *position_m)
     d->flags = EM_POSE_ALL_VALID;
 }
 
+/* The joint's rotation in the convention's frame (st_mocap_rig): R, or R * fix. */
 static void
-make_frame(const double (*position)[3], const struct st_mat3 *rotation, const int *joint,
-           double unit_scale, struct em_tracking_frame *out)
+convention_rotation(const struct st_mocap_rig *rig, const struct st_mat3 *rotation,
+                    enum st_rig_frame frame, int joint, struct st_mat3 *out)
+{
+    if (rig->frames_aligned) {
+        *out = rotation[joint];
+        return;
+    }
+    struct st_mat3 fix;
+    memcpy(fix.m, rig->fix[frame], sizeof fix.m);
+    st_mat3_mul(&rotation[joint], &fix, out);
+}
+
+static void
+make_frame(const double (*position)[3], const struct st_mat3 *rotation,
+           const struct st_mocap_rig *rig, double unit_scale, struct em_tracking_frame *out)
 {
     /* The view looks down -Z: the head's +X and +Z turn over (diag(-1, 1, -1)). */
     static const double view_columns[3][3] = {{-1, 0, 0}, {0, 1, 0}, {0, 0, -1}};
@@ -130,32 +122,35 @@ make_frame(const double (*position)[3], const struct st_mat3 *rotation, const in
     static const double left_grip_columns[3][3] = {{0, -1, 0}, {-1, 0, 0}, {0, 0, -1}};
     static const double right_grip_columns[3][3] = {{0, 1, 0}, {1, 0, 0}, {0, 0, -1}};
 
-    const int head = joint[MJ_HEAD];
+    const int head = rig->joint[SK_HEAD];
+    struct st_mat3 r;
+    convention_rotation(rig, rotation, ST_RIG_HEAD, head, &r);
     double eye[3];
-    st_mat3_apply(&rotation[head], eye_offset_m, eye);
+    st_mat3_apply(&r, eye_offset_m, eye);
     double p[3];
     for (int k = 0; k < 3; ++k)
         p[k] = position[head][k] * unit_scale + eye[k];
     set_valid(&out->device[EM_DEVICE_HEAD], p);
-    device_orientation(&rotation[head], view_columns,
-                       out->device[EM_DEVICE_HEAD].pose.orientation);
+    device_orientation(&r, view_columns, out->device[EM_DEVICE_HEAD].pose.orientation);
 
     const struct {
         enum em_device device;
+        enum st_rig_frame frame;
         int wrist, knuckles;
         const double (*grip)[3];
     } hands[2] = {
-        {EM_DEVICE_LEFT_HAND, joint[MJ_LEFT_HAND], joint[MJ_LEFT_KNUCKLES], left_grip_columns},
-        {EM_DEVICE_RIGHT_HAND, joint[MJ_RIGHT_HAND], joint[MJ_RIGHT_KNUCKLES],
-         right_grip_columns},
+        {EM_DEVICE_LEFT_HAND, ST_RIG_LEFT_HAND, rig->joint[SK_LEFT_HAND],
+         rig->joint[SK_LEFT_HAND_END], left_grip_columns},
+        {EM_DEVICE_RIGHT_HAND, ST_RIG_RIGHT_HAND, rig->joint[SK_RIGHT_HAND],
+         rig->joint[SK_RIGHT_HAND_END], right_grip_columns},
     };
     for (int h = 0; h < 2; ++h) {
         for (int k = 0; k < 3; ++k)
             p[k] = (position[hands[h].wrist][k] + position[hands[h].knuckles][k]) * 0.5 *
                    unit_scale;
         set_valid(&out->device[hands[h].device], p);
-        device_orientation(&rotation[hands[h].wrist], hands[h].grip,
-                           out->device[hands[h].device].pose.orientation);
+        convention_rotation(rig, rotation, hands[h].frame, hands[h].wrist, &r);
+        device_orientation(&r, hands[h].grip, out->device[hands[h].device].pose.orientation);
     }
 }
 
@@ -216,12 +211,17 @@ st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale, uint32_
         return scale_ok;
     if (bvh->frame_count <= 0)
         return em_fail(err, EM_ERROR_PARSE, "%s: the clip has no frames", source);
-    int joint[MJ_COUNT];
+    struct st_mocap_rig rig;
     int tracker_joint[EM_TRACKER_COUNT];
     tracker_mask &= EM_TRACKER_ALL;
-    enum em_result r = find_joints(bvh, source, joint, err);
+    enum em_result r = st_mocap_rig_init(bvh, source, &rig, err);
+    if (r == EM_OK && tracker_mask && !rig.frames_aligned)
+        r = em_fail(err, EM_ERROR_PARSE,
+                    "%s: body trackers are mounted in CMU's joint frames, and this clip's rest "
+                    "pose is not CMU's T-pose",
+                    source);
     if (r == EM_OK)
-        r = find_tracker_joints(bvh, tracker_mask, source, tracker_joint, err);
+        r = find_tracker_joints(bvh, &rig, tracker_mask, source, tracker_joint, err);
     if (r != EM_OK)
         return r;
     /* Keep every step-th frame to come down to 60 Hz (120 fps clips: every second). */
@@ -242,7 +242,7 @@ st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale, uint32_
         struct em_tracking_frame frame;
         memset(&frame, 0, sizeof frame);
         frame.time_s = (double)(k * step) * bvh->frame_time_s;
-        make_frame((const double(*)[3])position, rotation, joint, unit_scale, &frame);
+        make_frame((const double(*)[3])position, rotation, &rig, unit_scale, &frame);
         make_trackers((const double(*)[3])position, rotation, tracker_joint, tracker_mask,
                       unit_scale, &frame);
         if ((r = check_frame_finite(&frame, f, source, err)) != EM_OK)

@@ -287,17 +287,40 @@ static void
 mocap2stream_names_the_joints_a_clip_lacks(void **state)
 {
     (void)state;
-    /* A BVH that embody wrote has VRM names, not the CMU joints the protocol needs. */
-    char solved[1024];
+    /* A BVH that embody wrote has VRM names: it makes a stream again (its hands end in
+     * End Sites, the knuckles); without a joint named as a left hand it is refused,
+     * naming the joint. */
+    char solved[1024], renamed[1024];
     app_run_scratch_path("no-cmu", "bvh", solved, sizeof solved);
+    app_run_scratch_path("no-hand", "bvh", renamed, sizeof renamed);
     struct app_run_result r;
     run_ok((const char *[]){"solve", g_stream, "-o", solved, "--height", "1.7", "-q", NULL}, &r);
     app_run_result_fini(&r);
-    app_run((const char *[]){"mocap2stream", solved, NULL}, NULL, TIMEOUT_MS, &r);
+    run_ok((const char *[]){"mocap2stream", solved, "-o", "-", "-q", NULL}, &r);
+    app_run_result_fini(&r);
+    FILE *in = fopen(solved, "rb");
+    assert_non_null(in);
+    fseek(in, 0, SEEK_END);
+    const long n = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    char *text = calloc(1, (size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, in), (size_t)n);
+    fclose(in);
+    char *hand = strstr(text, "JOINT leftHand");
+    assert_non_null(hand);
+    memcpy(hand + 6, "leftPaws", 8);
+    FILE *out = fopen(renamed, "wb");
+    assert_non_null(out);
+    fputs(text, out);
+    fclose(out);
+    free(text);
+    app_run((const char *[]){"mocap2stream", renamed, NULL}, NULL, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 2);
-    app_run_expect_text(r.err, "LeftFingerBase");
+    app_run_expect_text(r.err, "leftHand");
     app_run_result_fini(&r);
     remove(solved);
+    remove(renamed);
 }
 
 static void

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "embody/body.h"
@@ -22,6 +24,7 @@
 #include "embody/prior.h"
 
 #define TRAIN_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-train"
+#define EXTRA_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-extra"
 #define SHIPPED EMBODY_SOURCE_DIR "/" PR_DEFAULT_MODEL
 
 static void
@@ -55,6 +58,156 @@ training_lowers_the_loss_and_repeats_bit_for_bit(void **state)
     free(ra);
     pr_model_fini(&a);
     pr_model_fini(&b);
+}
+
+/* Writes `text` as DIR/NAME in a fresh scratch folder; returns the folder. */
+static void
+write_scratch_clip(const char *text, const char *name, char *out_dir, size_t size)
+{
+    snprintf(out_dir, size, "/tmp/embody-prior-XXXXXX");
+    if (!mkdtemp(out_dir))
+        fail_msg("cannot make a scratch folder");
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", out_dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void
+remove_scratch_clip(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    remove(path);
+    rmdir(dir);
+}
+
+static char *
+read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The root's X position in motion row `row` (CMU: the first channel) moved by `by`. */
+static void
+shift_root_x(char *text, int row, double by, char *out, size_t size)
+{
+    char *motion = strstr(text, "Frame Time:");
+    assert_non_null(motion);
+    char *line = strchr(motion, '\n') + 1;
+    for (int r = 0; r < row; ++r)
+        line = strchr(line, '\n') + 1;
+    char *end = NULL;
+    const double x = strtod(line, &end);
+    const size_t head = (size_t)(line - text);
+    snprintf(out, size, "%.*s%.4f%s", (int)head, text, x + by, end);
+}
+
+static long
+train_rows_left_out(const char *dir, long *out_samples)
+{
+    const struct pr_train_options o = {
+        .clip_dir = dir, .holdout = "none", .epochs = 1, .hidden = 8, .proportion_spread = -1.0f};
+    struct pr_model m;
+    struct pr_train_report rep;
+    struct em_error err = {{0}};
+    if (pr_train(&o, &m, &rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    pr_model_fini(&m);
+    *out_samples = rep.train_samples;
+    return rep.glitch_rows;
+}
+
+static void
+a_glitch_window_is_left_out_of_training(void **state)
+{
+    (void)state;
+    /* A clean clip loses nothing; the same clip with its root (and so the head, hands and
+     * feet) jumping 0.3 m for one 120 fps frame (36 m/s) loses the rows that see the jump:
+     * from the row before it to those whose 0.73 s of history still hold it. */
+    char *text = read_text(TRAIN_DIR "/cmu_09_01.bvh");
+    const size_t size = strlen(text) + 64;
+    char *glitched = malloc(size);
+    assert_non_null(glitched);
+    shift_root_x(text, 60, 0.3 / 0.056444, glitched, size);
+    char dir[64];
+    long clean_samples = 0, glitch_samples = 0;
+    write_scratch_clip(text, "cmu_09_01.bvh", dir, sizeof dir);
+    assert_int_equal(train_rows_left_out(dir, &clean_samples), 0);
+    remove_scratch_clip(dir, "cmu_09_01.bvh");
+    write_scratch_clip(glitched, "cmu_09_01.bvh", dir, sizeof dir);
+    const long left_out = train_rows_left_out(dir, &glitch_samples);
+    remove_scratch_clip(dir, "cmu_09_01.bvh");
+    assert_in_range(left_out, PR_HISTORY_FRAMES, PR_HISTORY_FRAMES + 4);
+    /* Out of both augmented copies (mirrored and not). */
+    assert_int_equal(clean_samples - glitch_samples, 2 * left_out);
+    /* The marked glitch of a Daz-skeleton clip (CMU 08_07, one frame over 12 m/s). */
+    long samples = 0;
+    char one[64];
+    char *daz = read_text(EXTRA_DIR "/cmu_08_07.bvh");
+    write_scratch_clip(daz, "cmu_08_07.bvh", one, sizeof one);
+    const long daz_out = train_rows_left_out(one, &samples);
+    remove_scratch_clip(one, "cmu_08_07.bvh");
+    assert_in_range(daz_out, PR_HISTORY_FRAMES, PR_HISTORY_FRAMES + 4);
+    free(daz);
+    free(glitched);
+    free(text);
+}
+
+static bool
+has_subject(const int *list, int count, int subject)
+{
+    for (int i = 0; i < count; ++i)
+        if (list[i] == subject)
+            return true;
+    return false;
+}
+
+static void
+cross_validation_never_puts_a_subject_on_both_sides_of_a_fold(void **state)
+{
+    (void)state;
+    /* Subjects 09 (mocap-train), 06, 08 and 131 (three other skeletons) in 3 folds. */
+    const char *const more[] = {EXTRA_DIR};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .more_clip_dirs = more,
+                                       .more_clip_dir_count = 1,
+                                       .epochs = 1,
+                                       .hidden = 8,
+                                       .frame_limit = 90};
+    struct pr_cv_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    if (pr_cross_validate(&o, 3, rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(rep->fold_count, 3);
+    const int all[] = {6, 8, 9, 131};
+    for (int s = 0; s < 4; ++s) {
+        int left_out_in = 0;
+        for (int f = 0; f < rep->fold_count; ++f) {
+            const struct pr_fold_report *fr = &rep->fold[f];
+            const bool out = has_subject(fr->subject, fr->subject_count, all[s]);
+            const bool in = has_subject(fr->trained_subject, fr->trained_subject_count, all[s]);
+            assert_false(out && in);
+            assert_true(out || in);
+            left_out_in += out;
+        }
+        assert_int_equal(left_out_in, 1);
+    }
+    for (int f = 0; f < rep->fold_count; ++f)
+        assert_true(rep->fold[f].unseen.ankle_cm > 0.0 && isfinite(rep->fold[f].unseen.ankle_cm));
+    free(rep);
 }
 
 /* A model with every parameter from a fixed sequence, and a feature vector. */
@@ -328,6 +481,25 @@ features_do_not_depend_on_where_or_which_way_the_player_stands(void **state)
 }
 
 static void
+the_previous_model_file_still_loads(void **state)
+{
+    (void)state;
+    /* body-prior-v1.bin (the first shipped model) is of the same file format: a user
+     * who picks it with --prior gets it, not a refusal. */
+    struct pr_model v1, v2;
+    struct em_error err = {{0}};
+    if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v1.bin", &v1, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    if (pr_model_load(SHIPPED, &v2, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(v1.feature_count, v2.feature_count);
+    assert_int_equal(v1.output_count, v2.output_count);
+    assert_string_equal(v1.holdout, "02,07,35");
+    pr_model_fini(&v1);
+    pr_model_fini(&v2);
+}
+
+static void
 a_body_on_the_shipped_prior_keeps_planted_feet_still(void **state)
 {
     (void)state;
@@ -408,11 +580,14 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(training_lowers_the_loss_and_repeats_bit_for_bit),
+        cmocka_unit_test(a_glitch_window_is_left_out_of_training),
+        cmocka_unit_test(cross_validation_never_puts_a_subject_on_both_sides_of_a_fold),
         cmocka_unit_test(inference_matches_a_plain_reference),
         cmocka_unit_test(a_saved_model_loads_back_with_the_same_outputs),
         cmocka_unit_test(every_bad_model_file_is_refused_with_its_reason),
         cmocka_unit_test(the_evaluation_falls_back_to_the_procedural_body_on_a_bad_model),
         cmocka_unit_test(features_do_not_depend_on_where_or_which_way_the_player_stands),
+        cmocka_unit_test(the_previous_model_file_still_loads),
         cmocka_unit_test(a_body_on_the_shipped_prior_keeps_planted_feet_still),
         cmocka_unit_test(a_body_on_the_prior_survives_lost_devices_garbage_gaps_and_calibration),
     };

@@ -1,8 +1,9 @@
 /*
  * Streams made from motion capture (PROTOCOL.md section 2): every reference stream is
  * reproduced from its clip, the bundled demo is what make_demo makes of its clips and shows
- * what it should, and a clip
- * without the tracked joints is refused.
+ * what it should, a clip without the tracked joints is refused, and clips on other
+ * skeletons (Daz-friendly, CC3/iClone, 3ds Max) read as people whose streams follow their
+ * heads and hands.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "demo_recipe.h"
 #include "embody/m_math.h"
+#include "embody/skeleton.h"
 #include "embody/stream.h"
 #include "test_stream.h"
 
@@ -207,6 +209,168 @@ a_clip_without_the_tracked_joints_is_refused_naming_them(void **state)
     free(text);
 }
 
+/* One clip of each other skeleton (tests/data/mocap-extra), and a CMU clip as the
+ * reference they must agree with. */
+static const struct {
+    const char *path;
+    enum sk_name_map map;
+    double unit;
+    const char *thumb[2]; /* a point on each thumb, toward its tip */
+} k_rigs[] = {
+    {EMBODY_SOURCE_DIR "/tests/data/mocap/cmu_127_17.bvh", SK_NAMES_CMU, CMU_SCALE,
+     {"LThumb_End", "RThumb_End"}},
+    {EMBODY_SOURCE_DIR "/tests/data/mocap-extra/cmu_08_07.bvh", SK_NAMES_DAZ, 0.01,
+     {"lThumb2_End", "rThumb2_End"}},
+    {EMBODY_SOURCE_DIR "/tests/data/mocap-extra/cmu_06_02.bvh", SK_NAMES_CC3, 0.01,
+     {"CC_Base_L_Thumb3_End", "CC_Base_R_Thumb3_End"}},
+    {EMBODY_SOURCE_DIR "/tests/data/mocap-extra/cmu_131_03.bvh", SK_NAMES_MAX, CMU_SCALE,
+     {"LThumb_End", "RThumb_End"}},
+};
+#define RIG_COUNT ((int)(sizeof k_rigs / sizeof k_rigs[0]))
+
+static double
+bone_length(const struct sk_skeleton *sk, enum sk_bone bone)
+{
+    const int j = sk->bone_joint[bone];
+    assert_true(j >= 0);
+    return (double)sk->length_m[j];
+}
+
+static void
+clips_on_other_skeletons_read_with_a_persons_size_and_proportions(void **state)
+{
+    (void)state;
+    for (int c = 0; c < RIG_COUNT; ++c) {
+        struct st_bvh bvh;
+        struct em_error err = {{0}};
+        if (st_bvh_load(k_rigs[c].path, &bvh, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        const double unit = st_bvh_guess_unit_scale(&bvh);
+        assert_near(unit, k_rigs[c].unit, 1e-9);
+        struct st_mocap_rig rig;
+        if (st_mocap_rig_init(&bvh, k_rigs[c].path, &rig, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(rig.map, k_rigs[c].map);
+        struct sk_skeleton sk;
+        if (st_bvh_to_humanoid(&bvh, rig.map, unit, k_rigs[c].path, &sk, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        /* A grown person; thigh and shin about 0.49 of the height, upper arm and forearm
+         * about 0.33 (Drillis and Contini's segment table), each side alike. The CC3
+         * character the iClone files were retargeted to is the tall one (1.98 m) and
+         * short in the arm (0.26); the Daz figure 1.58 m, CMU subject 131 1.49 m. A wrong
+         * unit, a leg read upside down or a missing segment falls far outside. */
+        const double height = (double)sk_humanoid_height(&sk);
+        assert_in_range((long)(100.0 * height), 140, 200);
+        for (int s = 0; s < 2; ++s) {
+            const double leg = bone_length(&sk, s ? SK_RIGHT_LOWER_LEG : SK_LEFT_LOWER_LEG) +
+                               bone_length(&sk, s ? SK_RIGHT_FOOT : SK_LEFT_FOOT);
+            const double arm = bone_length(&sk, s ? SK_RIGHT_LOWER_ARM : SK_LEFT_LOWER_ARM) +
+                               bone_length(&sk, s ? SK_RIGHT_HAND : SK_LEFT_HAND);
+            if (!(leg / height > 0.42 && leg / height < 0.56 && arm / height > 0.25 &&
+                  arm / height < 0.40))
+                fail_msg("%s: legs %.3f and arms %.3f of the height %.2f m", k_rigs[c].path,
+                         leg / height, arm / height, height);
+        }
+        sk_skeleton_fini(&sk);
+        st_bvh_fini(&bvh);
+    }
+}
+
+static void
+vec_between(const double (*pos)[3], int from, int to, double unit, float *out)
+{
+    for (int k = 0; k < 3; ++k)
+        out[k] = (float)((pos[to][k] - pos[from][k]) * unit);
+}
+
+static double
+unit_dot(const float *a, const float *b)
+{
+    const float la = m_vec3_length(a), lb = m_vec3_length(b);
+    return la > 1e-6f && lb > 1e-6f ? (double)(m_vec3_dot(a, b) / (la * lb)) : 0.0;
+}
+
+static void
+streams_of_other_skeletons_follow_their_heads_and_hands(void **state)
+{
+    (void)state;
+    for (int c = 0; c < RIG_COUNT; ++c) {
+        struct st_bvh bvh;
+        struct em_error err = {{0}};
+        if (st_bvh_load(k_rigs[c].path, &bvh, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        struct st_mocap_rig rig;
+        struct st_stream s;
+        if (st_mocap_rig_init(&bvh, k_rigs[c].path, &rig, &err) != EM_OK ||
+            st_mocap_to_stream(&bvh, k_rigs[c].unit, k_rigs[c].path, &s, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        const int thumb[2] = {st_bvh_find(&bvh, k_rigs[c].thumb[0]),
+                              st_bvh_find(&bvh, k_rigs[c].thumb[1])};
+        assert_true(thumb[0] >= 0 && thumb[1] >= 0);
+        double(*pos)[3] = malloc((size_t)bvh.joint_count * sizeof *pos);
+        double(*rot)[4] = malloc((size_t)bvh.joint_count * sizeof *rot);
+        const int step = (int)lround(1.0 / (bvh.frame_time_s * 60.0));
+        double head_up = 0.0, head_facing = 0.0, grip_thumb = 0.0, grip_fingers = 0.0;
+        for (int r = 0; r < s.frame_count; ++r) {
+            st_bvh_frame_pose(&bvh, r * step, pos, rot);
+            const struct em_tracking_frame *f = &s.frames[r];
+            const double u = k_rigs[c].unit;
+            /* Positions: the headset at the eyes, a few cm from the skull base; each
+             * controller between wrist and knuckles. */
+            float d[3];
+            const float *head = f->device[EM_DEVICE_HEAD].pose.position_m;
+            for (int k = 0; k < 3; ++k)
+                d[k] = head[k] - (float)(pos[rig.joint[SK_HEAD]][k] * u);
+            assert_true(m_vec3_length(d) < 0.16f);
+            for (int h = 0; h < 2; ++h) {
+                const int wrist = rig.joint[h ? SK_RIGHT_HAND : SK_LEFT_HAND];
+                const float *grip =
+                    f->device[h ? EM_DEVICE_RIGHT_HAND : EM_DEVICE_LEFT_HAND].pose.position_m;
+                for (int k = 0; k < 3; ++k)
+                    d[k] = grip[k] - (float)(pos[wrist][k] * u);
+                assert_true(m_vec3_length(d) < 0.10f);
+            }
+            /* Axes: the headset looks where the body faces (left hip to right hip,
+             * crossed with up) and stands upright; each grip's -Z points along the thumb
+             * and its +Y back from the fingers (the protocol's grip frame). */
+            const float up[3] = {0, 1, 0}, view[3] = {0, 0, -1}, ey[3] = {0, 1, 0};
+            float head_fwd[3], head_top[3], hips_left[3], body_fwd[3];
+            m_quat_rotate(f->device[EM_DEVICE_HEAD].pose.orientation, view, head_fwd);
+            m_quat_rotate(f->device[EM_DEVICE_HEAD].pose.orientation, ey, head_top);
+            vec_between((const double(*)[3])pos, rig.joint[SK_RIGHT_UPPER_LEG],
+                        rig.joint[SK_LEFT_UPPER_LEG], 1.0, hips_left);
+            m_vec3_cross(hips_left, up, body_fwd);
+            head_fwd[1] = 0.0f;
+            head_up += unit_dot(head_top, up) / (double)s.frame_count;
+            head_facing += unit_dot(head_fwd, body_fwd) / (double)s.frame_count;
+            for (int h = 0; h < 2; ++h) {
+                const float *q = f->device[h ? EM_DEVICE_RIGHT_HAND : EM_DEVICE_LEFT_HAND]
+                                     .pose.orientation;
+                const int wrist = rig.joint[h ? SK_RIGHT_HAND : SK_LEFT_HAND];
+                const int knuckles = rig.joint[h ? SK_RIGHT_HAND_END : SK_LEFT_HAND_END];
+                float fingers[3], to_thumb[3], grip_fwd[3], grip_y[3];
+                vec_between((const double(*)[3])pos, wrist, knuckles, 1.0, fingers);
+                vec_between((const double(*)[3])pos, wrist, thumb[h], 1.0, to_thumb);
+                const float along = m_vec3_dot(to_thumb, fingers) / m_vec3_dot(fingers, fingers);
+                for (int k = 0; k < 3; ++k)
+                    to_thumb[k] -= along * fingers[k];
+                m_quat_rotate(q, view, grip_fwd);
+                m_quat_rotate(q, ey, grip_y);
+                grip_thumb += unit_dot(grip_fwd, to_thumb) / (2.0 * (double)s.frame_count);
+                grip_fingers += unit_dot(grip_y, fingers) / (2.0 * (double)s.frame_count);
+            }
+        }
+        if (!(head_up > 0.85 && head_facing > 0.7 && grip_thumb > 0.6 && grip_fingers < -0.6))
+            fail_msg("%s: head up %.2f, head facing %.2f, grip along the thumb %.2f, grip Y "
+                     "along the fingers %.2f (means of cosines)",
+                     k_rigs[c].path, head_up, head_facing, grip_thumb, grip_fingers);
+        free(pos);
+        free(rot);
+        st_stream_fini(&s);
+        st_bvh_fini(&bvh);
+    }
+}
+
 const struct CMUnitTest *
 mocap_tests(size_t *out_count)
 {
@@ -216,6 +380,8 @@ mocap_tests(size_t *out_count)
         cmocka_unit_test(the_demo_walks_turns_reaches_crouches_and_ends_standing),
         cmocka_unit_test(a_60_fps_clip_keeps_every_frame),
         cmocka_unit_test(a_clip_without_the_tracked_joints_is_refused_naming_them),
+        cmocka_unit_test(clips_on_other_skeletons_read_with_a_persons_size_and_proportions),
+        cmocka_unit_test(streams_of_other_skeletons_follow_their_heads_and_hands),
     };
     *out_count = sizeof tests / sizeof tests[0];
     return tests;
