@@ -267,6 +267,42 @@ ev_limb_bone(enum ev_limb limb);
 /* A tracked head or hand farther than this from its target misses it. */
 #define EV_EFFECTOR_MISS_M 0.02
 
+/* What a player sees of the body at once (src/eval/ev_body_checks.c, ev_probes.c): the
+ * head turned as the headset is, nothing under the floor, a body that comes back after a
+ * bad sample, and feet that face where the player faces after turning on the spot. */
+#define EV_HEAD_ANGLE_TARGET_DEG 10.0
+#define EV_FLOOR_DEPTH_TARGET_M 0.01
+#define EV_RECOVERY_TARGET_M 0.05
+#define EV_RECOVERY_AFTER_S 0.5
+#define EV_TURN_FEET_TARGET_DEG 20.0
+/* Head angles are counted in bins this wide (degrees) up to 180. */
+#define EV_HEAD_ANGLE_BIN_DEG 0.5
+#define EV_HEAD_ANGLE_BINS 361
+
+struct ev_body_checks {
+    /* The angle between the head joint's rotation and the one the headset gives the head
+     * bone (device rotation times the headset offset's inverse), over the frames with a
+     * tracked headset: a histogram, the largest and the share over the target. */
+    int head_angle_count[EV_HEAD_ANGLE_BINS];
+    long head_frames;
+    double head_angle_max_deg;
+    double head_angle_over_share;
+    /* How far the lowest joint (any joint, end joints too) and the lowest foot part
+     * (foot, toes and toe end) went under the floor, m (0: never). */
+    double floor_depth_m;
+    double foot_floor_depth_m;
+    /* Bad-sample recovery (ev_clip_recovery): a head sample at 1e20 m injected at 1/4, 1/2
+     * and 3/4 of the stream; the largest distance of a scored joint from the clean run's
+     * EV_RECOVERY_AFTER_S later, worst injection, m. NaN: not measured. */
+    double recovery_m;
+    /* Turning in place from the clip's most upright still frame (ev_clip_turn_in_place):
+     * five 90 degree turns at 90 deg/s to the left, and separately to the right, then 3 s
+     * still; the largest angle of a foot from the head's heading at the end, degrees.
+     * NaN: not measured. */
+    double turn_feet_deg;
+    int turn_row; /* the stream row the turns start from */
+};
+
 /* What a reconstruction does beyond accuracy: how much a tiny change of the input moves
  * it, whether it meets its tracked effectors, and how far its limbs twist. */
 struct ev_checks {
@@ -290,6 +326,7 @@ struct ev_checks {
     double limit_max_deg[EV_LIMB_COUNT];
     double twist_excess_deg; /* the largest twist beyond a limit, over the limbs (0: none) */
     int twist_excess_limb;   /* the limb it was at, or -1 */
+    struct ev_body_checks body; /* ev_body_checks.c, ev_probes.c */
 };
 
 /* Sets every value to "nothing measured yet". */
@@ -312,6 +349,61 @@ enum em_result
 ev_clip_sensitivity(const struct ev_clip *clip, enum ev_method method,
                     const struct pr_model *prior, const struct ev_motion *ours,
                     struct ev_checks *checks, struct em_error *err);
+
+/* ---- What a player sees (ev_body_checks.c: per frame; ev_probes.c: reruns) ---------- */
+
+/* Nothing measured yet (recovery and turn NaN). */
+void
+ev_body_checks_init(struct ev_body_checks *checks);
+
+/* Folds one pose: the head's angle from the headset of `frame` (the frame body_update was
+ * just given) and the depth of the lowest joint and foot part under the floor. */
+struct em_tracking_frame;
+void
+ev_body_checks_add_frame(struct ev_body_checks *checks, const struct body *body,
+                         const struct em_tracking_frame *frame);
+
+/* Ends a run: the share of head frames over the target. */
+void
+ev_body_checks_finish(struct ev_body_checks *checks);
+
+/* The nearest-rank percentile (`fraction` in (0, 1]) of the head angles, degrees (to the
+ * bin's upper edge); NaN without a tracked head frame. */
+double
+ev_body_checks_head_percentile(const struct ev_body_checks *checks, double fraction);
+
+/* Bad-sample recovery: reruns `method` on `clip` with one head sample at 1e20 m at 1/4,
+ * 1/2 and 3/4 of the stream and compares with `ours`, the clean run, EV_RECOVERY_AFTER_S
+ * after each; fills checks->recovery_m. Clips too short for it leave NaN. */
+enum em_result
+ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+                 const struct ev_motion *ours, struct ev_body_checks *checks,
+                 struct em_error *err);
+
+/* The stream row the turn in place starts from: the stillest among the rows whose head is
+ * at least 97 % as high as the clip's highest (a person standing upright). */
+int
+ev_clip_standing_row(const struct ev_clip *clip);
+
+/* The turn-in-place stream of a clip: row `row`'s head and hands held still for 1 s, then
+ * turned about the vertical through the head by five 90 degree turns at 90 deg/s (`sign`
+ * +1 to the left, -1 to the right) 0.5 s apart, then held for 3 s. `out` is the caller's
+ * to st_stream_fini. */
+enum em_result
+ev_clip_turn_stream(const struct ev_clip *clip, int row, int sign, struct st_stream *out);
+
+/* Plays both turn streams from ev_clip_standing_row through a fresh body of `method`
+ * (with `prior`) and fills checks->turn_feet_deg and turn_row. */
+enum em_result
+ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
+                      const struct pr_model *prior, struct ev_body_checks *checks,
+                      struct em_error *err);
+
+/* A fresh body for `method` on `clip` (its skeleton and tracker mounts for the known body,
+ * the default proportions at its height otherwise), with `prior`. */
+enum em_result
+ev_clip_make_body(const struct ev_clip *clip, enum ev_method method,
+                  const struct pr_model *prior, struct body **out_body, struct em_error *err);
 
 /* The turn-in-place stream: a standing player of `height_m` turning `turns` full turns
  * to the left, then as many to the right (4 s a turn), then standing still for 3 s, at

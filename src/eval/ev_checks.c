@@ -40,6 +40,7 @@ ev_checks_init(struct ev_checks *c)
     }
     c->twist_excess_deg = 0.0;
     c->twist_excess_limb = -1;
+    ev_body_checks_init(&c->body);
 }
 
 /* The twist of joint j's local rotation about its bone (toward its primary child), rad. */

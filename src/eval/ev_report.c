@@ -374,8 +374,10 @@ static void
 checks_summary(const struct ev_report *r, FILE *out)
 {
     for (int m = 0; m < EV_DO_NOTHING; ++m)
-        if (ran(r, (enum ev_method)m))
+        if (ran(r, (enum ev_method)m)) {
             checks_summary_for_mode(r, (enum ev_method)m, out);
+            ev_report_body_summary(r, (enum ev_method)m, out);
+        }
     if (!r->turn.ok)
         return;
     char value[64], target[64];
@@ -458,6 +460,7 @@ ev_report_print(const struct ev_report *r, FILE *out)
     print_timing(r, out);
     print_checks_clips(r, out);
     print_twist_table(r, out);
+    ev_report_print_body_checks(r, out);
     print_summary(r, out);
     print_failures(r, out);
     fprintf(out, "\nthe run took %.2f s\n", r->elapsed_s);

@@ -297,7 +297,11 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
         if (ev_clip_reconstruct_stream(&clip, &clip.stream, (enum ev_method)m, opt->prior, &ours,
                                        &timing[m], checks, &err) != EM_OK ||
             (checks && ev_clip_sensitivity(&clip, (enum ev_method)m, opt->prior, &ours, checks,
-                                           &err) != EM_OK)) {
+                                           &err) != EM_OK) ||
+            (checks && ev_clip_recovery(&clip, (enum ev_method)m, opt->prior, &ours,
+                                        &checks->body, &err) != EM_OK) ||
+            (checks && ev_clip_turn_in_place(&clip, (enum ev_method)m, opt->prior,
+                                             &checks->body, &err) != EM_OK)) {
             clip_failed(out, &err);
         } else {
             ev_score(&ours, &clip.truth, &out->scores[m]);

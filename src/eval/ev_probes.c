@@ -1,0 +1,252 @@
+/*
+ * Checks that rerun a clip on a changed stream (include/embody/eval.h): recovery from one
+ * absurd head sample, and turning in place from the clip's own standing frame with the
+ * clip's own skeleton. They sit above the clip's reconstruction (ev_clip.c) and below the
+ * run over a folder (ev_run.c).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "embody/body.h"
+#include "embody/eval.h"
+#include "embody/m_math.h"
+
+/* ---- Bad-sample recovery ---- */
+
+#define ABSURD_M 1e20f
+
+/* The largest distance between a scored joint of `a` and of `b` at `row`, m. */
+static double
+worst_joint_distance(const struct ev_motion *a, const struct ev_motion *b, int row)
+{
+    double worst = 0.0;
+    for (int j = 0; j < EV_JOINT_COUNT; ++j) {
+        const double *p = a->position_m[row][j], *q = b->position_m[row][j];
+        const double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+        worst = fmax(worst, sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    return worst;
+}
+
+static enum em_result
+recovery_once(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+              const struct ev_motion *ours, int bad_row, int after_rows, double *io_worst_m,
+              struct em_error *err)
+{
+    struct st_stream bad;
+    memset(&bad, 0, sizeof bad);
+    for (int f = 0; f < clip->stream.frame_count; ++f) {
+        struct em_tracking_frame frame = clip->stream.frames[f];
+        if (f == bad_row)
+            frame.device[EM_DEVICE_HEAD].pose.position_m[0] = ABSURD_M;
+        if (st_stream_append(&bad, &frame) != EM_OK) {
+            st_stream_fini(&bad);
+            return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
+        }
+    }
+    struct ev_motion other;
+    const enum em_result r =
+        ev_clip_reconstruct_stream(clip, &bad, method, prior, &other, NULL, NULL, err);
+    if (r == EM_OK)
+        *io_worst_m = fmax(*io_worst_m, worst_joint_distance(ours, &other, bad_row + after_rows));
+    ev_motion_fini(&other);
+    st_stream_fini(&bad);
+    return r;
+}
+
+enum em_result
+ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+                 const struct ev_motion *ours, struct ev_body_checks *checks,
+                 struct em_error *err)
+{
+    const int rows = ours->frame_count < clip->stream.frame_count ? ours->frame_count
+                                                                  : clip->stream.frame_count;
+    const int after = (int)lround(EV_RECOVERY_AFTER_S * ours->fps);
+    double worst = 0.0;
+    bool measured = false;
+    for (int q = 1; q <= 3; ++q) {
+        const int bad_row = rows * q / 4;
+        if (bad_row < 1 || bad_row + after >= rows)
+            continue;
+        const enum em_result r =
+            recovery_once(clip, method, prior, ours, bad_row, after, &worst, err);
+        if (r != EM_OK)
+            return r;
+        measured = true;
+    }
+    checks->recovery_m = measured ? worst : (double)NAN;
+    return EM_OK;
+}
+
+/* ---- Turning in place from a standing frame ---- */
+
+#define UPRIGHT_SHARE 0.97
+#define HOLD_BEFORE_S 1.0
+#define TURNS 5
+#define TURN_DEG 90.0
+#define TURN_SPEED_DEG_S 90.0
+#define PAUSE_S 0.5
+#define HOLD_AFTER_S 3.0
+
+static double
+stream_speed(const struct st_stream *s, int row)
+{
+    const int a = row > 0 ? row - 1 : row, b = row + 1 < s->frame_count ? row + 1 : row;
+    const double dt = s->frames[b].time_s - s->frames[a].time_s;
+    if (!(dt > 0.0))
+        return 0.0;
+    double sum = 0.0;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        sum += (double)m_vec3_distance(s->frames[b].device[d].pose.position_m,
+                                       s->frames[a].device[d].pose.position_m) /
+               dt;
+    return sum;
+}
+
+int
+ev_clip_standing_row(const struct ev_clip *clip)
+{
+    const struct st_stream *s = &clip->stream;
+    float top = -INFINITY;
+    for (int f = 0; f < s->frame_count; ++f)
+        top = fmaxf(top, s->frames[f].device[EM_DEVICE_HEAD].pose.position_m[1]);
+    int best = 0;
+    double best_speed = INFINITY;
+    for (int f = 0; f < s->frame_count; ++f) {
+        if (s->frames[f].device[EM_DEVICE_HEAD].pose.position_m[1] < (float)UPRIGHT_SHARE * top)
+            continue;
+        const double speed = stream_speed(s, f);
+        if (speed < best_speed) {
+            best_speed = speed;
+            best = f;
+        }
+    }
+    return best;
+}
+
+/* The yaw turned so far at time t (seconds since the first turn began), degrees. */
+static double
+turned_deg(double t)
+{
+    const double turn_s = TURN_DEG / TURN_SPEED_DEG_S, period = turn_s + PAUSE_S;
+    if (t <= 0.0)
+        return 0.0;
+    const int done = (int)(t / period);
+    if (done >= TURNS)
+        return TURNS * TURN_DEG;
+    const double in_turn = fmin(t - done * period, turn_s);
+    return done * TURN_DEG + in_turn * TURN_SPEED_DEG_S;
+}
+
+/* A pose turned by `turn` (about +Y) about the vertical through `pivot`. */
+static void
+turn_pose(struct em_pose *p, const float *pivot, const float *turn)
+{
+    float from_pivot[3], turned[3], q[4];
+    m_vec3_sub(p->position_m, pivot, from_pivot);
+    from_pivot[1] = 0.0f;
+    m_quat_rotate(turn, from_pivot, turned);
+    p->position_m[0] = pivot[0] + turned[0];
+    p->position_m[2] = pivot[2] + turned[2];
+    m_quat_mul(turn, p->orientation, q);
+    m_quat_copy(q, p->orientation);
+}
+
+enum em_result
+ev_clip_turn_stream(const struct ev_clip *clip, int row, int sign, struct st_stream *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct em_tracking_frame *still = &clip->stream.frames[row];
+    const double fps = clip->truth.fps;
+    const double turning_s = TURNS * (TURN_DEG / TURN_SPEED_DEG_S + PAUSE_S);
+    const int rows = (int)((HOLD_BEFORE_S + turning_s + HOLD_AFTER_S) * fps) + 1;
+    const float *pivot = still->device[EM_DEVICE_HEAD].pose.position_m;
+    const float up[3] = {0, 1, 0};
+    for (int k = 0; k < rows; ++k) {
+        struct em_tracking_frame f = *still;
+        f.time_s = k / fps;
+        const double yaw = sign * turned_deg(f.time_s - HOLD_BEFORE_S) * (double)M_DEG_TO_RAD;
+        float turn[4];
+        m_quat_from_axis_angle(up, (float)yaw, turn);
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+            turn_pose(&f.device[d].pose, pivot, turn);
+        for (int t = 0; t < EM_TRACKER_COUNT; ++t) /* body trackers turn with the player */
+            if (f.tracker_present & EM_TRACKER_BIT(t))
+                turn_pose(&f.tracker[t].pose, pivot, turn);
+        if (st_stream_append(out, &f) != EM_OK) {
+            st_stream_fini(out);
+            return EM_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    return EM_OK;
+}
+
+/* Yaw (0 = +Z) of a direction on the floor. */
+static double
+yaw_of(const float *v)
+{
+    return atan2((double)v[0], (double)v[2]);
+}
+
+static double
+wrap_deg(double a)
+{
+    while (a > 180.0)
+        a -= 360.0;
+    while (a < -180.0)
+        a += 360.0;
+    return a;
+}
+
+/* The largest angle of a foot (heel to toes, on the floor) from the heading of the
+ * headset's view (its -Z axis on the floor), degrees. */
+static double
+feet_from_heading_deg(const struct body *body, const struct em_tracking_frame *last)
+{
+    const float forward[3] = {0, 0, -1};
+    float view[3];
+    m_quat_rotate(last->device[EM_DEVICE_HEAD].pose.orientation, forward, view);
+    const double heading = yaw_of(view);
+    const struct sk_skeleton *sk = body_skeleton(body);
+    const struct sk_pose *pose = body_pose(body);
+    double worst = 0.0;
+    for (int side = 0; side < 2; ++side) {
+        const int foot = sk->bone_joint[side == 0 ? SK_LEFT_FOOT : SK_RIGHT_FOOT];
+        const int toes = sk->bone_joint[side == 0 ? SK_LEFT_TOES : SK_RIGHT_TOES];
+        const int tip = toes >= 0 ? toes : sk->primary_child[foot];
+        if (foot < 0 || tip < 0)
+            continue;
+        float d[3];
+        m_vec3_sub(pose->position_m[tip], pose->position_m[foot], d);
+        worst = fmax(worst, fabs(wrap_deg((yaw_of(d) - heading) * (double)M_RAD_TO_DEG)));
+    }
+    return worst;
+}
+
+enum em_result
+ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
+                      const struct pr_model *prior, struct ev_body_checks *checks,
+                      struct em_error *err)
+{
+    const int row = ev_clip_standing_row(clip);
+    double worst = 0.0;
+    for (int sign = 1; sign >= -1; sign -= 2) {
+        struct st_stream stream;
+        if (ev_clip_turn_stream(clip, row, sign, &stream) != EM_OK)
+            return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
+        struct body *body = NULL;
+        const enum em_result r = ev_clip_make_body(clip, method, prior, &body, err);
+        if (r != EM_OK) {
+            st_stream_fini(&stream);
+            return r;
+        }
+        for (int k = 0; k < stream.frame_count; ++k)
+            body_update(body, &stream.frames[k]);
+        worst = fmax(worst, feet_from_heading_deg(body, &stream.frames[stream.frame_count - 1]));
+        body_destroy(&body);
+        st_stream_fini(&stream);
+    }
+    checks->turn_feet_deg = worst;
+    checks->turn_row = row;
+    return EM_OK;
+}
