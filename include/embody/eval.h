@@ -295,7 +295,7 @@ struct ev_body_checks {
      * and 3/4 of the stream; the largest distance of a scored joint from the clean run's
      * EV_RECOVERY_AFTER_S later, worst injection, m. NaN: not measured. */
     double recovery_m;
-    /* Turning in place from the clip's most upright still frame (ev_clip_turn_in_place):
+    /* Turning in place from the clip's standing row (ev_clip_standing_row), ev_clip_turn_in_place:
      * five 90 degree turns at 90 deg/s to the left, and separately to the right, then 3 s
      * still; the largest angle of a foot from the head's heading at the end, degrees.
      * NaN: not measured. */
@@ -380,8 +380,10 @@ ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct
                  const struct ev_motion *ours, struct ev_body_checks *checks,
                  struct em_error *err);
 
-/* The stream row the turn in place starts from: the stillest among the rows whose head is
- * at least 97 % as high as the clip's highest (a person standing upright). */
+/* The stream row the turn in place starts from: the stillest (head and hands over 0.5 s
+ * either side) among the rows where the person stands (both ankles down, the head at least
+ * 95 % as high as its 90th percentile height) and looks where the feet point (within
+ * 15 degrees); failing that, the stillest standing row, then the stillest row. */
 int
 ev_clip_standing_row(const struct ev_clip *clip);
 

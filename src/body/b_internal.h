@@ -127,6 +127,7 @@ struct b_prior_state {
     bool planted[2];                                 /* held more than let go */
     float release_offset_m[2][3], release_toes_offset_m[2][3]; /* from the prediction */
     float foot_ankle_m[2][3], foot_toes_m[2][3]; /* the feet's targets this frame */
+    float still_s; /* how long the body has stood still (feet settle their turn) */
 };
 
 /* ---- The body ---------------------------------------------------------------------- */

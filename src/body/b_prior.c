@@ -46,6 +46,22 @@
  * twist limit, as the procedural poles in b_arms.c; the foot adds its own 20 degrees). */
 #define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 #define FOOT_MAX_TURN_RAD (40.0f * M_DEG_TO_RAD)
+/* A held foot turned this far from the predicted one is let go, fully at the second: a
+ * player who turned on the spot without lifting a foot as far as the prior can tell
+ * (turning in small shuffles) faces a new way, and so do the feet. */
+#define TURN_START_RAD (30.0f * M_DEG_TO_RAD)
+#define TURN_RELEASE_SPAN_RAD (15.0f * M_DEG_TO_RAD)
+/* Standing still (the pelvis slower than SETTLE_MAX_SPEED_M_S, the head turning slower
+ * than SETTLE_MAX_TURN_RAD_S) from SETTLE_AFTER_S to SETTLE_FULL_S, the turn a held foot
+ * is let go at comes down to SETTLE_TURN_RAD. */
+#define SETTLE_MAX_SPEED_M_S 0.2f
+#define SETTLE_MAX_TURN_RAD_S 0.3f
+#define SETTLE_AFTER_S 0.5f
+#define SETTLE_FULL_S 1.0f
+#define SETTLE_TURN_RAD (5.0f * M_DEG_TO_RAD)
+/* Settled, a foot turns at most this far from the pelvis's facing (a stance's toe-out;
+ * b_feet.c squares a procedural stance to the same). */
+#define SETTLED_FOOT_TURN_RAD (15.0f * M_DEG_TO_RAD)
 /* A held foot farther from its hip than the first share of the leg's length is let go,
  * fully at the second: no leg holds it there (a bad stretch of input left it behind). */
 #define RELEASE_FROM_SHARE 1.2f
@@ -174,6 +190,23 @@ cap_offset(float *io_offset, float max_m, const float *predicted, float *out_poi
     }
 }
 
+/* Yaw of the floor direction from `from` to `to`; `fallback` when they are level-close. */
+static float
+floor_yaw(const float *from, const float *to, float fallback)
+{
+    const float dx = to[0] - from[0], dz = to[2] - from[2];
+    return dx * dx + dz * dz > 1e-6f ? atan2f(dx, dz) : fallback;
+}
+
+/* How far held foot s (heel to toes) is turned from where the prediction points it, rad. */
+static float
+turned_from_prediction(const struct b_prior_state *p, int s)
+{
+    const float predicted = floor_yaw(p->ankle_m[s], p->toes_m[s], 0.0f);
+    const float held = floor_yaw(p->foot_ankle_m[s], p->foot_toes_m[s], predicted);
+    return fabsf(m_angle_wrap(held - predicted));
+}
+
 /* Foot s this frame. In contact it stays where it is (its offset from the prediction
  * absorbs the prediction's motion); out of contact it goes to the prediction, the offset
  * fading over RELEASE_S; a prediction that has drifted far from a held foot pulls it too
@@ -197,7 +230,12 @@ place_foot(struct body *b, int s, float dt_s)
     const float out_of_reach = smoothstep(RELEASE_FROM_SHARE * b->m.leg_length_m,
                                           RELEASE_REACH_SHARE * b->m.leg_length_m,
                                           distance_from_hip(b, s, p->foot_ankle_m[s]));
-    const float follow = fmaxf(fmaxf(lifted, drift), out_of_reach);
+    /* Standing still a while, a smaller turn is settled (as b_feet.c squares a stance). */
+    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
+    const float turn_start = TURN_START_RAD + settled * (SETTLE_TURN_RAD - TURN_START_RAD);
+    const float turned = smoothstep(turn_start, turn_start + TURN_RELEASE_SPAN_RAD,
+                                    turned_from_prediction(p, s));
+    const float follow = fmaxf(fmaxf(lifted, drift), fmaxf(out_of_reach, turned));
     const float keep = expf(-dt_s / RELEASE_S);
     blend_point(p->ankle_m[s], p->foot_ankle_m[s], p->release_offset_m[s], follow, keep);
     blend_point(p->toes_m[s], p->foot_toes_m[s], p->release_toes_offset_m[s], follow, keep);
@@ -265,6 +303,10 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     if (!p->predicted)
         return;
     decode(b, dt_s);
+    const float *v = b->body_velocity_m_s;
+    const bool still = v[0] * v[0] + v[2] * v[2] < SETTLE_MAX_SPEED_M_S * SETTLE_MAX_SPEED_M_S &&
+                       fabsf(b->head_yaw_speed) < SETTLE_MAX_TURN_RAD_S;
+    p->still_s = still ? p->still_s + dt_s : 0.0f;
     for (int s = 0; s < 2; ++s)
         place_foot(b, s, p->started ? dt_s : 0.0f);
     p->started = true;
@@ -272,14 +314,19 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
      * takes the prior's rotation: see PELVIS above. */
     m_quat_copy(p->hips_rotation, b->hips_rotation);
     const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
+    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
+    const float max_turn = FOOT_MAX_TURN_RAD + settled * (SETTLED_FOOT_TURN_RAD - FOOT_MAX_TURN_RAD);
+    /* The feet turn about the pelvis's facing; settled, about the body's heading (where
+     * the head has looked, b_pelvis.c), which a stance squares up to. */
+    const float facing = hips_yaw + settled * m_angle_wrap(b->heading_rad - hips_yaw);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(p->foot_ankle_m[s], b->foot[s].position_m);
         soften_reach(b, s, b->foot[s].position_m);
         const float dx = p->foot_toes_m[s][0] - p->foot_ankle_m[s][0];
         const float dz = p->foot_toes_m[s][2] - p->foot_ankle_m[s][2];
         if (dx * dx + dz * dz > 1e-6f) {
-            const float turn = m_angle_wrap(atan2f(dx, dz) - hips_yaw);
-            b->foot[s].yaw_rad = hips_yaw + m_clampf(turn, -FOOT_MAX_TURN_RAD, FOOT_MAX_TURN_RAD);
+            const float turn = m_angle_wrap(atan2f(dx, dz) - facing);
+            b->foot[s].yaw_rad = facing + m_clampf(turn, -max_turn, max_turn);
         }
     }
 }
@@ -303,6 +350,13 @@ b_prior_leg_targets(const struct body *b, int s, float *io_foot_rotation, float 
             m_vec3_scale(want, 1.0f / want_len, want);
             b_quat_from_yaw(b->foot[s].yaw_rad - atan2f(rest[0], rest[2]), yaw);
             m_quat_rotate(yaw, rest, turned);
+            /* The pitch only: the predicted direction's slope, in the vertical plane of the
+             * turned foot (its yaw is foot[s].yaw_rad, kept within the pelvis's reach). */
+            const float level = sqrtf(turned[0] * turned[0] + turned[2] * turned[2]);
+            const float want_level = sqrtf(want[0] * want[0] + want[2] * want[2]);
+            if (level > 1e-4f)
+                m_vec3_set(want, turned[0] / level * want_level, want[1],
+                           turned[2] / level * want_level);
             m_quat_from_to(turned, want, pitch);
             m_quat_mul(pitch, yaw, io_foot_rotation);
             m_quat_normalize(io_foot_rotation);

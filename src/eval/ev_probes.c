@@ -5,6 +5,7 @@
  * run over a folder (ev_run.c).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "embody/body.h"
@@ -80,7 +81,10 @@ ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct
 
 /* ---- Turning in place from a standing frame ---- */
 
-#define UPRIGHT_SHARE 0.97
+#define UPRIGHT_SHARE 0.95
+#define FOOT_DOWN_M 0.05
+#define STILL_WINDOW_S 0.5
+#define FACING_MAX_DEG 15.0
 #define HOLD_BEFORE_S 1.0
 #define TURNS 5
 #define TURN_DEG 90.0
@@ -88,39 +92,126 @@ ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct
 #define PAUSE_S 0.5
 #define HOLD_AFTER_S 3.0
 
+/* Yaw (0 = +Z) of a direction on the floor. */
 static double
-stream_speed(const struct st_stream *s, int row)
+yaw_of(const float *v)
 {
-    const int a = row > 0 ? row - 1 : row, b = row + 1 < s->frame_count ? row + 1 : row;
-    const double dt = s->frames[b].time_s - s->frames[a].time_s;
-    if (!(dt > 0.0))
-        return 0.0;
+    return atan2((double)v[0], (double)v[2]);
+}
+
+static double
+wrap_deg(double a)
+{
+    while (a > 180.0)
+        a -= 360.0;
+    while (a < -180.0)
+        a += 360.0;
+    return a;
+}
+
+/* The heading of the headset's view (its -Z axis on the floor), degrees. */
+static double
+view_yaw_deg(const struct em_tracking_frame *frame)
+{
+    const float forward[3] = {0, 0, -1};
+    float view[3];
+    m_quat_rotate(frame->device[EM_DEVICE_HEAD].pose.orientation, forward, view);
+    return yaw_of(view) * (double)M_RAD_TO_DEG;
+}
+
+/* The heading of a person's stance: between the directions of the two feet (heel to
+ * toes), degrees. */
+static double
+stance_yaw_deg(const struct ev_motion *truth, int row)
+{
+    double sum[2] = {0, 0};
+    static const enum ev_joint foot[2] = {EV_LEFT_FOOT, EV_RIGHT_FOOT};
+    static const enum ev_joint toes[2] = {EV_LEFT_TOES, EV_RIGHT_TOES};
+    for (int side = 0; side < 2; ++side) {
+        const double *a = truth->position_m[row][foot[side]], *b = truth->position_m[row][toes[side]];
+        const double dx = b[0] - a[0], dz = b[2] - a[2], len = sqrt(dx * dx + dz * dz);
+        if (len > 1e-6) {
+            sum[0] += dx / len;
+            sum[1] += dz / len;
+        }
+    }
+    return atan2(sum[0], sum[1]) * (double)M_RAD_TO_DEG;
+}
+
+/* How far the head and hands travel over the STILL_WINDOW_S either side of `row`, m. */
+static double
+travel_around(const struct st_stream *s, int row, int window)
+{
+    const int first = row - window > 0 ? row - window : 0;
+    const int last = row + window < s->frame_count - 1 ? row + window : s->frame_count - 1;
     double sum = 0.0;
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
-        sum += (double)m_vec3_distance(s->frames[b].device[d].pose.position_m,
-                                       s->frames[a].device[d].pose.position_m) /
-               dt;
+    for (int f = first; f < last; ++f)
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+            sum += (double)m_vec3_distance(s->frames[f + 1].device[d].pose.position_m,
+                                           s->frames[f].device[d].pose.position_m);
     return sum;
+}
+
+/* True when both of the person's ankles are down (within FOOT_DOWN_M of the lowest either
+ * reaches in the clip), the head is up (UPRIGHT_SHARE of its 90th percentile height is a
+ * standing person's; the highest rows of a jump clip are jumps) and looks where the feet
+ * point (within FACING_MAX_DEG): a player facing forward, so that after turning on the
+ * spot the feet should point where the head looks. */
+static bool
+standing_at(const struct ev_clip *clip, int row, double ankle_floor_m, double head_top_m,
+            bool facing_too)
+{
+    const struct ev_motion *truth = &clip->truth;
+    const double *l = truth->position_m[row][EV_LEFT_FOOT], *r = truth->position_m[row][EV_RIGHT_FOOT];
+    const double head = truth->position_m[row][EV_HEAD][1];
+    const double facing = wrap_deg(view_yaw_deg(&clip->stream.frames[row]) - stance_yaw_deg(truth, row));
+    return l[1] < ankle_floor_m + FOOT_DOWN_M && r[1] < ankle_floor_m + FOOT_DOWN_M &&
+           head >= UPRIGHT_SHARE * head_top_m && head <= head_top_m + FOOT_DOWN_M &&
+           (!facing_too || fabs(facing) < FACING_MAX_DEG);
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 int
 ev_clip_standing_row(const struct ev_clip *clip)
 {
-    const struct st_stream *s = &clip->stream;
-    float top = -INFINITY;
-    for (int f = 0; f < s->frame_count; ++f)
-        top = fmaxf(top, s->frames[f].device[EM_DEVICE_HEAD].pose.position_m[1]);
-    int best = 0;
-    double best_speed = INFINITY;
-    for (int f = 0; f < s->frame_count; ++f) {
-        if (s->frames[f].device[EM_DEVICE_HEAD].pose.position_m[1] < (float)UPRIGHT_SHARE * top)
-            continue;
-        const double speed = stream_speed(s, f);
-        if (speed < best_speed) {
-            best_speed = speed;
-            best = f;
-        }
+    const struct ev_motion *truth = &clip->truth;
+    const int rows = truth->frame_count < clip->stream.frame_count ? truth->frame_count
+                                                                   : clip->stream.frame_count;
+    if (rows <= 0)
+        return 0;
+    double ankle_floor = INFINITY;
+    double *heads = malloc((size_t)rows * sizeof *heads);
+    if (!heads)
+        return 0;
+    for (int f = 0; f < rows; ++f) {
+        ankle_floor = fmin(ankle_floor, fmin(truth->position_m[f][EV_LEFT_FOOT][1],
+                                             truth->position_m[f][EV_RIGHT_FOOT][1]));
+        heads[f] = truth->position_m[f][EV_HEAD][1];
     }
+    qsort(heads, (size_t)rows, sizeof *heads, compare_doubles);
+    const double head_top = heads[(rows - 1) * 9 / 10];
+    free(heads);
+    const int window = (int)lround(STILL_WINDOW_S * truth->fps);
+    /* The stillest standing row facing forward; without one, the stillest standing row;
+     * without one, the stillest row. */
+    int best = 0;
+    double best_travel = INFINITY;
+    for (int pass = 0; pass < 3 && !isfinite(best_travel); ++pass)
+        for (int f = window; f + window < rows; ++f) {
+            if (pass < 2 && !standing_at(clip, f, ankle_floor, head_top, pass == 0))
+                continue;
+            const double travel = travel_around(&clip->stream, f, window);
+            if (travel < best_travel) {
+                best_travel = travel;
+                best = f;
+            }
+        }
     return best;
 }
 
@@ -181,32 +272,12 @@ ev_clip_turn_stream(const struct ev_clip *clip, int row, int sign, struct st_str
     return EM_OK;
 }
 
-/* Yaw (0 = +Z) of a direction on the floor. */
-static double
-yaw_of(const float *v)
-{
-    return atan2((double)v[0], (double)v[2]);
-}
-
-static double
-wrap_deg(double a)
-{
-    while (a > 180.0)
-        a -= 360.0;
-    while (a < -180.0)
-        a += 360.0;
-    return a;
-}
-
 /* The largest angle of a foot (heel to toes, on the floor) from the heading of the
  * headset's view (its -Z axis on the floor), degrees. */
 static double
 feet_from_heading_deg(const struct body *body, const struct em_tracking_frame *last)
 {
-    const float forward[3] = {0, 0, -1};
-    float view[3];
-    m_quat_rotate(last->device[EM_DEVICE_HEAD].pose.orientation, forward, view);
-    const double heading = yaw_of(view);
+    const double heading = view_yaw_deg(last);
     const struct sk_skeleton *sk = body_skeleton(body);
     const struct sk_pose *pose = body_pose(body);
     double worst = 0.0;
@@ -218,7 +289,7 @@ feet_from_heading_deg(const struct body *body, const struct em_tracking_frame *l
             continue;
         float d[3];
         m_vec3_sub(pose->position_m[tip], pose->position_m[foot], d);
-        worst = fmax(worst, fabs(wrap_deg((yaw_of(d) - heading) * (double)M_RAD_TO_DEG)));
+        worst = fmax(worst, fabs(wrap_deg(yaw_of(d) * (double)M_RAD_TO_DEG - heading)));
     }
     return worst;
 }

@@ -20,7 +20,7 @@ ev_report_print_body_checks(const struct ev_report *r, FILE *out)
                  "the lowest joint and the lowest foot part went below the floor. Recovery: a "
                  "head sample at 1e20 m at 1/4, 1/2 and 3/4 of the clip; the largest distance "
                  "of a scored joint from the clean run's %.1f s later. Turn: five 90 deg turns "
-                 "at 90 deg/s each way from the clip's most upright still row, then 3 s still; "
+                 "at 90 deg/s each way from the clip's stillest row standing and facing forward, then 3 s still; "
                  "the largest angle of a foot from the head's heading.\n\n",
             EV_HEAD_ANGLE_TARGET_DEG, EV_RECOVERY_AFTER_S);
     fprintf(out, "| clip                   | mode        | head med deg | head p99 | head max | "

@@ -85,11 +85,39 @@ an_absurd_head_sample_in_a_real_walk_is_forgotten_within_half_a_second(void **st
     pr_model_fini(&model);
 }
 
+/* A player standing still in a real clip (its own skeleton) turns on the spot, five
+ * quarter turns at 90 deg/s each way, then stands 3 s: both feet end within 20 degrees of
+ * where the head looks (they were left up to 100 degrees behind, turned with the prior's
+ * held feet). */
+static void
+after_turning_on_the_spot_the_feet_face_the_heading(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    static const char *const clips[] = {CLIPS "/cmu_91_04.bvh", CLIPS "/cmu_14_04.bvh"};
+    for (size_t c = 0; c < sizeof clips / sizeof clips[0]; ++c) {
+        struct ev_clip clip;
+        load_clip(clips[c], &clip);
+        struct ev_body_checks checks;
+        ev_body_checks_init(&checks);
+        struct em_error err = {{0}};
+        assert_int_equal(ev_clip_turn_in_place(&clip, EV_KNOWN_BODY, &model, &checks, &err),
+                         EM_OK);
+        if (!(checks.turn_feet_deg <= 20.0))
+            fail_msg("%s, from row %d: a foot %.1f degrees from the heading", clips[c],
+                     checks.turn_row, checks.turn_feet_deg);
+        ev_clip_fini(&clip);
+    }
+    pr_model_fini(&model);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(an_absurd_head_sample_in_a_real_walk_is_forgotten_within_half_a_second),
+        cmocka_unit_test(after_turning_on_the_spot_the_feet_face_the_heading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
