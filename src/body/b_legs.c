@@ -14,6 +14,14 @@
 #include "b_internal.h"
 #include "embody/m_math.h"
 
+/* The sole under the ankle joint, as a share of the ankle's standing height: a foot on its
+ * instep (kneeling) still has this much under the joint. */
+#define FLOOR_SOLE_SHARE 0.5f
+/* Builds of a leg to keep its foot above the floor: a pitch, then the ankle raised. */
+#define FLOOR_PASSES 4
+/* Each build with the knee under the floor raises its pole this much. */
+#define FLOOR_KNEE_POLE_LIFT_M 0.25f
+
 /* The rotation taking the frame of (unit `from_dir`, `from_side`) to that of (unit
  * `to_dir`, `to_side`): the directions exactly, the sides as nearly as the directions
  * allow (their parts square to the directions). */
@@ -159,6 +167,84 @@ solve_limb(struct body *b, int upper, const float *end_target, const float *end_
     m_quat_copy(end_local, pose->local_rotation[end]);
 }
 
+/* The lowest point of foot s as built (the ankle less a sole, the toes and their end) and
+ * how far the farthest of toes and toe end is from the ankle, with its direction. */
+static float
+foot_lowest(const struct body *b, int s, float *out_reach_dir, float *out_reach_m)
+{
+    const struct sk_pose *pose = &b->pose;
+    const float *ankle = pose->position_m[b->j.foot[s]];
+    float lowest = ankle[1] - FLOOR_SOLE_SHARE * b->m.ankle_height_m;
+    *out_reach_m = 0.0f;
+    for (int j = b->j.foot[s] + 1; j < pose->joint_count; ++j) {
+        const int parent = b->skeleton.parent[j];
+        if (parent != b->j.foot[s] && (parent != b->j.toes[s] || b->j.toes[s] < 0))
+            continue;
+        lowest = fminf(lowest, pose->position_m[j][1]);
+        float v[3];
+        m_vec3_sub(pose->position_m[j], ankle, v);
+        const float len = m_vec3_length(v);
+        if (len > *out_reach_m) {
+            *out_reach_m = len;
+            m_vec3_copy(v, out_reach_dir);
+        }
+    }
+    return lowest;
+}
+
+/* No part of a foot under the floor (a kneeling player's toes went 16 cm through it): a
+ * foot whose toes would go under is pitched up about its ankle just enough, and a leg
+ * whose ankle is too low for any pitch (or whose limit keeps the toes down) has its ankle
+ * target raised by what is left; a knee under the floor has its pole raised; the leg is
+ * then built again. */
+static void
+keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
+                      const float *knee_pole)
+{
+    const float floor_y = b->desc.floor_height_m;
+    float target[3], rotation[4], pole[3];
+    m_vec3_copy(ankle_target, target);
+    m_quat_copy(foot_rotation, rotation);
+    m_vec3_copy(knee_pole, pole);
+    for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
+        sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+        float reach_dir[3] = {0, 0, 1}, reach_m;
+        const float depth = floor_y - foot_lowest(b, s, reach_dir, &reach_m);
+        const float knee_depth = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
+        if (depth <= 0.0f && knee_depth <= 0.0f)
+            return;
+        if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
+            pole[1] += FLOOR_KNEE_POLE_LIFT_M;
+        if (depth <= 0.0f) {
+            solve_limb(b, b->j.upper_leg[s], target, rotation, pole);
+            continue;
+        }
+        const float *ankle = b->pose.position_m[b->j.foot[s]];
+        const float up[3] = {0, 1, 0};
+        float axis[3];
+        m_vec3_cross(reach_dir, up, axis);
+        const float axis_len = m_vec3_length(axis);
+        if (reach_m > 1e-4f && axis_len > 1e-4f) {
+            /* Pitch the farthest foot point up to the floor (or level, the most a pitch
+             * can lift it when the ankle is at the floor). */
+            const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
+            const float want = asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 0.0f));
+            if (want > now) {
+                float turn[4], world[4];
+                m_vec3_scale(axis, 1.0f / axis_len, axis);
+                m_quat_from_axis_angle(axis, want - now, turn);
+                m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
+                m_quat_normalize(world);
+                m_quat_copy(world, rotation);
+            }
+        }
+        if (pass > 0)
+            target[1] += depth; /* the pitch was not enough: the ankle rises */
+        solve_limb(b, b->j.upper_leg[s], target, rotation, pole);
+    }
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+}
+
 void
 b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
              const float (*knee_pole)[3])
@@ -170,5 +256,8 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
                 m_quat_identity(b->pose.local_rotation[j]);
         solve_limb(b, b->j.upper_leg[s], ankle_target[s], foot_rotation[s], knee_pole[s]);
     }
+    for (int s = 0; s < 2; ++s)
+        if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
+            keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }
