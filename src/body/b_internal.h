@@ -128,6 +128,7 @@ struct b_prior_state {
     float release_offset_m[2][3], release_toes_offset_m[2][3]; /* from the prediction */
     float foot_ankle_m[2][3], foot_toes_m[2][3]; /* the feet's targets this frame */
     float still_s; /* how long the body has stood still (feet settle their turn) */
+    float seated;  /* 0..1: the evidence that something holds the body up (a seat) */
 };
 
 /* ---- The body ---------------------------------------------------------------------- */
@@ -193,6 +194,11 @@ b_feet_update(struct body *body, float dt_s);
 void
 b_feet_reset(struct body *body);
 
+/* True when foot s, as posed, stands on the ground: held (not stepping, or held by the
+ * prior) and its heel or toes within a few centimetres of where they stand flat. */
+bool
+b_foot_planted(const struct body *body, int side);
+
 /* Elbow pole for side s (0 left, 1 right), world frame. */
 void
 b_arm_pole(const struct body *body, int side, float *out_pole_m);
@@ -230,6 +236,11 @@ b_prior_update(struct body *body, const struct em_tracking_frame *frame, float d
 
 void
 b_prior_reset(struct body *body);
+
+/* 0..1: how surely the prior says the body sits (both feet held off the floor, the pelvis
+ * lowered and steady); 0 without a model. Seated, the feet are those of level thighs. */
+float
+b_prior_seated(const struct body *body);
 
 /* The foot's rotation (yaw and pitch toward the predicted toes) and the knee pole from
  * the prior, replacing the procedural ones; does nothing without a model. */

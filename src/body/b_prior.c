@@ -62,6 +62,13 @@
 /* Settled, a foot turns at most this far from the pelvis's facing (a stance's toe-out;
  * b_feet.c squares a procedural stance to the same). */
 #define SETTLED_FOOT_TURN_RAD (15.0f * M_DEG_TO_RAD)
+/* Seated (update_seated): both predicted ankles this far above their standing height, the
+ * pelvis under this share of its standing height and moving up or down slower than this;
+ * the evidence eases in and out with this time constant. */
+#define SEATED_FEET_UP_M 0.10f
+#define SEATED_MAX_HIPS_SHARE 0.95f
+#define SEATED_MAX_VERTICAL_M_S 0.3f
+#define SEATED_EASE_S 0.3f
 /* A held foot farther from its hip than the first share of the leg's length is let go,
  * fully at the second: no leg holds it there (a bad stretch of input left it behind). */
 #define RELEASE_FROM_SHARE 1.2f
@@ -287,6 +294,28 @@ clean_frame(const struct body *b, const struct em_tracking_frame *frame,
     return true;
 }
 
+/* Sitting: the prior puts both feet well off the floor while the pelvis is lower than
+ * standing and not moving up or down (no jump), for a while: something holds the body up.
+ * p->seated eases toward 1 while that holds, toward 0 when not. */
+static void
+update_seated(struct body *b, float dt_s)
+{
+    struct b_prior_state *p = &b->prior;
+    const float floor_y = b->desc.floor_height_m + b->m.ankle_height_m;
+    const bool feet_up = fminf(p->ankle_m[0][1], p->ankle_m[1][1]) > floor_y + SEATED_FEET_UP_M;
+    const bool lowered = b->hips_position_m[1] - b->desc.floor_height_m <
+                         SEATED_MAX_HIPS_SHARE * b->m.hips_height_m;
+    const bool steady = fabsf(b->body_velocity_m_s[1]) < SEATED_MAX_VERTICAL_M_S;
+    const float want = feet_up && lowered && steady ? 1.0f : 0.0f;
+    p->seated += (want - p->seated) * fminf(1.0f, dt_s / SEATED_EASE_S);
+}
+
+float
+b_prior_seated(const struct body *b)
+{
+    return b->desc.prior ? b->prior.seated : 0.0f;
+}
+
 void
 b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s)
 {
@@ -319,6 +348,7 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     /* The feet turn about the pelvis's facing; settled, about the body's heading (where
      * the head has looked, b_pelvis.c), which a stance squares up to. */
     const float facing = hips_yaw + settled * m_angle_wrap(b->heading_rad - hips_yaw);
+    update_seated(b, dt_s);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(p->foot_ankle_m[s], b->foot[s].position_m);
         soften_reach(b, s, b->foot[s].position_m);
