@@ -11,10 +11,12 @@
  * rigidly under the headset) is scored alongside, for scale. Means are over clips (each
  * clip counts once), also by motion category (MANIFEST.tsv's category column).
  *
- * Layers, each callable on its own (tests use them): the metric functions on motions of
- * the 17 scored joints; a clip (ev_clip_load) and its reconstruction by a method
- * (ev_clip_reconstruct); a whole run over a folder (ev_run) into a report that prints as
- * tables and as JSON; and ev_main, the command line on top.
+ * Layers, each callable on its own (tests use them), each calling only those below it:
+ * the metric functions on motions of the 17 scored joints and the per-frame checks; a
+ * clip (ev_clip_load) and its reconstruction by a method (ev_clip_reconstruct); the checks
+ * that rerun a clip (sensitivity, recovery, turning in place); a whole run over a folder
+ * (ev_run) into a report that prints as tables and as JSON; and ev_main, the command line
+ * on top (src/eval/CMakeLists.txt lists the files in that order).
  *
  * Units: positions in metres in the stream's tracking space (+Y up, floor at y = 0);
  * MPJPE and foot skate in centimetres, jitter in m/s^3, times in microseconds.

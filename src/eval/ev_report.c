@@ -2,6 +2,7 @@
  * The evaluation's report: markdown tables (readable in a terminal, pasteable into
  * notes) and the same figures as JSON. The targets are the project's accuracy issue's.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,17 +23,6 @@
 #define TARGET_JITTER_RATIO 1.5
 #define TARGET_SKATE_CM 0.5
 #define TARGET_UPDATE_US 10.0
-
-/* A number in `width` columns with `precision` decimals, or "-" when it is not finite. */
-const char *
-ev_format_number(char *buf, size_t size, int width, int precision, double v)
-{
-    if (isfinite(v))
-        snprintf(buf, size, "%*.*f", width, precision, v);
-    else
-        snprintf(buf, size, "%*s", width, "-");
-    return buf;
-}
 
 /* Up to 8 numbers per printf call, each in its own buffer. */
 #define N(i, w, p, v) ev_format_number(b[i], sizeof b[i], (w), (p), (v))
@@ -467,6 +457,32 @@ ev_report_print(const struct ev_report *r, FILE *out)
 }
 
 /* ---- JSON ---- */
+
+/* True (with the reason in `err`) when `json` is one of the files the run read: a clip
+ * or MANIFEST.tsv (compared as files, not names). */
+bool
+ev_json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err)
+{
+    char path[2048];
+    for (int i = -1; i < report->clip_count; ++i) {
+        snprintf(path, sizeof path, "%s/%s", report->clip_dir,
+                 i < 0 ? "MANIFEST.tsv" : report->clips[i].file);
+        if (u_file_same(json, path)) {
+            em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                    "--json: %s is the same file as %s, which was read; not written", json, path);
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+ev_written_where(const char *path, char *out, size_t out_size)
+{
+    char *full = realpath(path, NULL);
+    snprintf(out, out_size, "%s", full ? full : path);
+    free(full);
+}
 
 static bool
 add_scores(cJSON *parent, const char *key, const struct ev_scores *s, double median_us,

@@ -40,6 +40,29 @@ ev_options_resolve(const struct ev_options *options, struct ev_options *out_reso
 
 /* ---- The clip files ---- */
 
+bool
+ev_clip_of_subjects(const char *file, const char *subjects)
+{
+    if (!subjects || !subjects[0])
+        return true;
+    int subject = -1, trial = -1;
+    if (sscanf(file, "cmu_%d_%d", &subject, &trial) != 2)
+        return false;
+    for (const char *p = subjects; *p;) {
+        char *end = NULL;
+        const long v = strtol(p, &end, 10);
+        if (end == p)
+            return false;
+        if (v == subject)
+            return true;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return false;
+    }
+    return false;
+}
+
+
 struct name_list {
     int count;
     char **names;
