@@ -4,6 +4,7 @@
 #ifndef EMBODY_EV_INTERNAL_H
 #define EMBODY_EV_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -20,5 +21,9 @@ void
 ev_report_print_body_checks(const struct ev_report *report, FILE *out);
 void
 ev_report_body_summary(const struct ev_report *report, enum ev_method m, FILE *out);
+/* Adds "<mode>_body_checks" objects to a clip's JSON object (a cJSON *). */
+struct ev_clip_result;
+bool
+ev_report_body_json(void *clip_object, const struct ev_clip_result *clip);
 
 #endif

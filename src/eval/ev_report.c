@@ -544,7 +544,7 @@ add_clip(cJSON *array, const struct ev_report *r, const struct ev_clip_result *c
         if (c->has[m] && ran(r, (enum ev_method)m))
             ok = add_scores(o, ev_method_key((enum ev_method)m), &c->scores[m],
                             c->update_median_us[m], c->update_mean_us[m]);
-    return ok;
+    return ok && ev_report_body_json(o, c);
 }
 
 static bool

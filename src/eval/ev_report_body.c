@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "embody/eval.h"
 #include "ev_internal.h"
 
@@ -115,4 +117,30 @@ ev_report_body_summary(const struct ev_report *r, enum ev_method m, FILE *out)
         fprintf(out, "| %-36s | %-32s | %-26s | %-8s |\n", measure, value, target,
                 !isfinite(v) ? "no value" : v <= rows[i].target ? "met" : "NOT MET");
     }
+}
+
+bool
+ev_report_body_json(void *clip_object, const struct ev_clip_result *c)
+{
+    bool ok = true;
+    for (int m = 0; m < EV_DO_NOTHING && ok; ++m) {
+        if (!c->has[m])
+            continue;
+        const struct ev_body_checks *k = &c->checks[m].body;
+        char key[64];
+        snprintf(key, sizeof key, "%s_body_checks", ev_method_key((enum ev_method)m));
+        cJSON *o = cJSON_AddObjectToObject((cJSON *)clip_object, key);
+        ok = o && cJSON_AddNumberToObject(o, "head_angle_median_deg",
+                                          ev_body_checks_head_percentile(k, 0.5));
+        ok = ok && cJSON_AddNumberToObject(o, "head_angle_p99_deg",
+                                           ev_body_checks_head_percentile(k, 0.99));
+        ok = ok && cJSON_AddNumberToObject(o, "head_angle_max_deg", k->head_angle_max_deg);
+        ok = ok && cJSON_AddNumberToObject(o, "head_angle_over_share", k->head_angle_over_share);
+        ok = ok && cJSON_AddNumberToObject(o, "floor_depth_m", k->floor_depth_m);
+        ok = ok && cJSON_AddNumberToObject(o, "foot_floor_depth_m", k->foot_floor_depth_m);
+        ok = ok && cJSON_AddNumberToObject(o, "recovery_m", k->recovery_m);
+        ok = ok && cJSON_AddNumberToObject(o, "turn_row", k->turn_row);
+        ok = ok && cJSON_AddNumberToObject(o, "turn_feet_deg", k->turn_feet_deg);
+    }
+    return ok;
 }
