@@ -187,7 +187,7 @@ ev_clip_standing_row(const struct ev_clip *clip)
                                                                    : clip->stream.frame_count;
     if (rows <= 0)
         return 0;
-    double ankle_floor = INFINITY;
+    double ankle_floor = HUGE_VAL;
     double *heads = malloc((size_t)rows * sizeof *heads);
     if (!heads)
         return 0;
@@ -203,7 +203,7 @@ ev_clip_standing_row(const struct ev_clip *clip)
     /* The stillest standing row facing forward; without one, the stillest standing row;
      * without one, the stillest row. */
     int best = 0;
-    double best_travel = INFINITY;
+    double best_travel = HUGE_VAL;
     for (int pass = 0; pass < 3 && !isfinite(best_travel); ++pass)
         for (int f = window; f + window < rows; ++f) {
             if (pass < 2 && !standing_at(clip, f, ankle_floor, head_top, pass == 0))
