@@ -88,7 +88,17 @@ struct b_device_track {
     float last_position_m[3];
     float last_rotation[4];
     bool seen;             /* ever tracked */
+    /* The device's own last usable sample and velocity, and the coast over bad samples
+     * (b_loss.c): device_now_* is what the body used this frame (sample or coast). */
+    float device_position_m[3], device_rotation[4], device_velocity_m_s[3];
+    float device_now_m[3], device_now_rotation[4];
+    float coast_s;
+    bool coasted;     /* this frame was a coast */
+    bool coast_reset; /* the next sample starts the velocity afresh */
 };
+
+/* A device that was tracked coasts over bad samples for at most this long. */
+#define B_COAST_MAX_S 0.05f
 
 /* ---- Body trackers (b_trackers.c) -------------------------------------------------- */
 

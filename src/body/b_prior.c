@@ -271,7 +271,7 @@ soften_reach(const struct body *b, int s, float *ankle)
 
 /* The frame as the prior may see it: a sample the body treats as lost (b_device_sample_ok)
  * is marked lost, so the history repeats the device's last good sample instead of taking
- * it (one head sample at 1e20 m would otherwise sit in the history, and in every
+ * it (or, over a glitch of a frame or two, the body's own coast, b_loss.c) (one head sample at 1e20 m would otherwise sit in the history, and in every
  * prediction, for a whole second). Before the history has a good head sample there is
  * nothing to repeat: false, the frame is not pushed; a hand without one is put at the
  * head until it comes. */
@@ -280,9 +280,16 @@ clean_frame(const struct body *b, const struct em_tracking_frame *frame,
             struct em_tracking_frame *out)
 {
     *out = *frame;
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
-        if (!b_device_sample_ok(&out->device[d]))
-            out->device[d].flags = 0;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        struct em_device_pose *dev = &out->device[d];
+        if (b->track[d].coasted) { /* the body's coast over it (b_loss.c), not the sample */
+            m_vec3_copy(b->track[d].device_now_m, dev->pose.position_m);
+            m_quat_copy(b->track[d].device_now_rotation, dev->pose.orientation);
+            dev->flags = EM_POSE_ALL_VALID;
+        } else if (!b_device_sample_ok(dev)) {
+            dev->flags = 0;
+        }
+    }
     if (b->prior.history.count > 0)
         return true;
     const struct em_device_pose *head = &out->device[EM_DEVICE_HEAD];
