@@ -385,7 +385,9 @@ ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct
 /* The stream row the turn in place starts from: the stillest (head and hands over 0.5 s
  * either side) among the rows where the person stands (both ankles down, the head at least
  * 95 % as high as its 90th percentile height) and looks where the feet point (within
- * 15 degrees); failing that, the stillest standing row, then the stillest row. */
+ * 15 degrees); failing that, the stillest row with both ankles down facing forward (a
+ * person who never stands up straight), then the stillest standing row, then the stillest
+ * row. */
 int
 ev_clip_standing_row(const struct ev_clip *clip);
 

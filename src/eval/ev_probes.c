@@ -154,22 +154,32 @@ travel_around(const struct st_stream *s, int row, int window)
     return sum;
 }
 
-/* True when both of the person's ankles are down (within FOOT_DOWN_M of the lowest either
- * reaches in the clip), the head is up (UPRIGHT_SHARE of its 90th percentile height is a
- * standing person's; the highest rows of a jump clip are jumps) and looks where the feet
- * point (within FACING_MAX_DEG): a player facing forward, so that after turning on the
- * spot the feet should point where the head looks. */
+/* What the person does at `row`, as the standing-row search asks it (ev_clip_standing_row):
+ * both ankles down (within FOOT_DOWN_M of the lowest either reaches in the clip), the head
+ * up (UPRIGHT_SHARE of its 90th percentile height is a standing person's; the highest rows
+ * of a jump clip are jumps), and looking where the feet point (within FACING_MAX_DEG): a
+ * player facing forward, so that after turning on the spot the feet should point where
+ * the head looks. */
+enum stance_need { NEED_ALL = 0, NEED_FEET_AND_FACING, NEED_STANDING, NEED_NOTHING };
+
 static bool
-standing_at(const struct ev_clip *clip, int row, double ankle_floor_m, double head_top_m,
-            bool facing_too)
+stance_at(const struct ev_clip *clip, int row, double ankle_floor_m, double head_top_m,
+          enum stance_need need)
 {
     const struct ev_motion *truth = &clip->truth;
     const double *l = truth->position_m[row][EV_LEFT_FOOT], *r = truth->position_m[row][EV_RIGHT_FOOT];
     const double head = truth->position_m[row][EV_HEAD][1];
     const double facing = wrap_deg(view_yaw_deg(&clip->stream.frames[row]) - stance_yaw_deg(truth, row));
-    return l[1] < ankle_floor_m + FOOT_DOWN_M && r[1] < ankle_floor_m + FOOT_DOWN_M &&
-           head >= UPRIGHT_SHARE * head_top_m && head <= head_top_m + FOOT_DOWN_M &&
-           (!facing_too || fabs(facing) < FACING_MAX_DEG);
+    const bool feet = l[1] < ankle_floor_m + FOOT_DOWN_M && r[1] < ankle_floor_m + FOOT_DOWN_M;
+    const bool upright = head >= UPRIGHT_SHARE * head_top_m && head <= head_top_m + FOOT_DOWN_M;
+    const bool facing_on = fabs(facing) < FACING_MAX_DEG;
+    switch (need) {
+    case NEED_ALL: return feet && upright && facing_on;
+    case NEED_FEET_AND_FACING: return feet && facing_on;
+    case NEED_STANDING: return feet && upright;
+    case NEED_NOTHING: break;
+    }
+    return true;
 }
 
 static int
@@ -200,13 +210,14 @@ ev_clip_standing_row(const struct ev_clip *clip)
     const double head_top = heads[(rows - 1) * 9 / 10];
     free(heads);
     const int window = (int)lround(STILL_WINDOW_S * truth->fps);
-    /* The stillest standing row facing forward; without one, the stillest standing row;
-     * without one, the stillest row. */
+    /* The stillest standing row facing forward; without one (a person who never stands
+     * up straight), the stillest row with the feet down facing forward; then the stillest
+     * standing row; then the stillest row. */
     int best = 0;
     double best_travel = HUGE_VAL;
-    for (int pass = 0; pass < 3 && !isfinite(best_travel); ++pass)
+    for (int need = NEED_ALL; need <= NEED_NOTHING && !isfinite(best_travel); ++need)
         for (int f = window; f + window < rows; ++f) {
-            if (pass < 2 && !standing_at(clip, f, ankle_floor, head_top, pass == 0))
+            if (!stance_at(clip, f, ankle_floor, head_top, (enum stance_need)need))
                 continue;
             const double travel = travel_around(&clip->stream, f, window);
             if (travel < best_travel) {
