@@ -297,6 +297,7 @@ struct ev_body_checks {
      * and 3/4 of the stream; the largest distance of a scored joint from the clean run's
      * EV_RECOVERY_AFTER_S later, worst injection, m. NaN: not measured. */
     double recovery_m;
+    double recovery_lower_m; /* the same over the hips and legs alone (EV_GROUP_LOWER) */
     /* Turning in place from the clip's standing row (ev_clip_standing_row), ev_clip_turn_in_place:
      * five 90 degree turns at 90 deg/s to the left, and separately to the right, then 3 s
      * still; the largest angle of a foot from the head's heading at the end, degrees.

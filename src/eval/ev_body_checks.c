@@ -15,7 +15,7 @@ void
 ev_body_checks_init(struct ev_body_checks *c)
 {
     memset(c, 0, sizeof *c);
-    c->recovery_m = (double)NAN;
+    c->recovery_m = c->recovery_lower_m = (double)NAN;
     c->turn_feet_deg = (double)NAN;
     c->turn_row = -1;
 }

@@ -18,12 +18,15 @@
 
 #define ABSURD_M 1e20f
 
-/* The largest distance between a scored joint of `a` and of `b` at `row`, m. */
+/* The largest distance between a scored joint of `group` in `a` and in `b` at `row`, m. */
 static double
-worst_joint_distance(const struct ev_motion *a, const struct ev_motion *b, int row)
+worst_joint_distance(const struct ev_motion *a, const struct ev_motion *b, int row,
+                     enum ev_group group)
 {
     double worst = 0.0;
     for (int j = 0; j < EV_JOINT_COUNT; ++j) {
+        if (!ev_joint_in_group((enum ev_joint)j, group))
+            continue;
         const double *p = a->position_m[row][j], *q = b->position_m[row][j];
         const double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
         worst = fmax(worst, sqrt(dx * dx + dy * dy + dz * dz));
@@ -34,7 +37,7 @@ worst_joint_distance(const struct ev_motion *a, const struct ev_motion *b, int r
 static enum em_result
 recovery_once(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
               const struct ev_motion *ours, int bad_row, int after_rows, double *io_worst_m,
-              struct em_error *err)
+              double *io_worst_lower_m, struct em_error *err)
 {
     struct st_stream bad;
     memset(&bad, 0, sizeof bad);
@@ -50,8 +53,12 @@ recovery_once(const struct ev_clip *clip, enum ev_method method, const struct pr
     struct ev_motion other;
     const enum em_result r =
         ev_clip_reconstruct_stream(clip, &bad, method, prior, &other, NULL, NULL, err);
-    if (r == EM_OK)
-        *io_worst_m = fmax(*io_worst_m, worst_joint_distance(ours, &other, bad_row + after_rows));
+    if (r == EM_OK) {
+        const int row = bad_row + after_rows;
+        *io_worst_m = fmax(*io_worst_m, worst_joint_distance(ours, &other, row, EV_GROUP_ALL));
+        *io_worst_lower_m =
+            fmax(*io_worst_lower_m, worst_joint_distance(ours, &other, row, EV_GROUP_LOWER));
+    }
     ev_motion_fini(&other);
     st_stream_fini(&bad);
     return r;
@@ -65,19 +72,20 @@ ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct
     const int rows = ours->frame_count < clip->stream.frame_count ? ours->frame_count
                                                                   : clip->stream.frame_count;
     const int after = (int)lround(EV_RECOVERY_AFTER_S * ours->fps);
-    double worst = 0.0;
+    double worst = 0.0, worst_lower = 0.0;
     bool measured = false;
     for (int q = 1; q <= 3; ++q) {
         const int bad_row = rows * q / 4;
         if (bad_row < 1 || bad_row + after >= rows)
             continue;
         const enum em_result r =
-            recovery_once(clip, method, prior, ours, bad_row, after, &worst, err);
+            recovery_once(clip, method, prior, ours, bad_row, after, &worst, &worst_lower, err);
         if (r != EM_OK)
             return r;
         measured = true;
     }
     checks->recovery_m = measured ? worst : (double)NAN;
+    checks->recovery_lower_m = measured ? worst_lower : (double)NAN;
     return EM_OK;
 }
 

@@ -87,6 +87,12 @@ recovery_cm(const struct ev_body_checks *k)
 }
 
 static double
+recovery_lower_cm(const struct ev_body_checks *k)
+{
+    return 100.0 * k->recovery_lower_m;
+}
+
+static double
 turn_deg(const struct ev_body_checks *k)
 {
     return k->turn_feet_deg;
@@ -104,6 +110,7 @@ ev_report_body_summary(const struct ev_report *r, enum ev_method m, FILE *out)
         {"head vs headset p99, worst", head_p99, "deg", EV_HEAD_ANGLE_TARGET_DEG},
         {"joint under floor, worst", floor_cm, "cm", 100.0 * EV_FLOOR_DEPTH_TARGET_M},
         {"bad-sample recovery, worst", recovery_cm, "cm", 100.0 * EV_RECOVERY_TARGET_M},
+        {"recovery, hips and legs, worst", recovery_lower_cm, "cm", 100.0 * EV_RECOVERY_TARGET_M},
         {"turn in place: feet, worst", turn_deg, "deg", EV_TURN_FEET_TARGET_DEG},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
@@ -139,6 +146,7 @@ ev_report_body_json(void *clip_object, const struct ev_clip_result *c)
         ok = ok && cJSON_AddNumberToObject(o, "floor_depth_m", k->floor_depth_m);
         ok = ok && cJSON_AddNumberToObject(o, "foot_floor_depth_m", k->foot_floor_depth_m);
         ok = ok && cJSON_AddNumberToObject(o, "recovery_m", k->recovery_m);
+        ok = ok && cJSON_AddNumberToObject(o, "recovery_lower_m", k->recovery_lower_m);
         ok = ok && cJSON_AddNumberToObject(o, "turn_row", k->turn_row);
         ok = ok && cJSON_AddNumberToObject(o, "turn_feet_deg", k->turn_feet_deg);
     }
