@@ -19,6 +19,8 @@
 #define FLOOR_SOLE_SHARE 0.5f
 /* Builds of a leg to keep its foot above the floor: a pitch, then the ankle raised. */
 #define FLOOR_PASSES 4
+/* Bisection steps turning a knee that crossed the midline back out. */
+#define KNEE_SIDE_STEPS 10
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
 
@@ -104,6 +106,56 @@ clamp_twist(const struct sk_limit *limit, const float *bone, float *local)
 
 /* A two-bone limb (upper joint, middle hinge, end joint) built toward `end_target` with
  * its middle joint toward `pole`, and the end turned to `end_rotation` within its limit. */
+/* How far `point` is to leg s's own side of the body's midline (the vertical plane through
+ * the hips square to the line between the hip joints), m; negative: across it. */
+static float
+own_side_m(const struct body *b, int s, const float *point)
+{
+    const struct sk_pose *pose = &b->pose;
+    float across[3], d[3];
+    m_vec3_sub(pose->position_m[b->j.upper_leg[0]], pose->position_m[b->j.upper_leg[1]], across);
+    across[1] = 0.0f;
+    const float len = m_vec3_length(across);
+    if (len < 1e-6f)
+        return 0.0f;
+    m_vec3_sub(point, pose->position_m[b->j.hips], d);
+    return (s == 0 ? 1.0f : -1.0f) * m_vec3_dot(d, across) / len;
+}
+
+/* A knee does not cross the body's midline unless its foot does (knees turned in past each
+ * other): its side is turned outward, by bisection on the share of the outward direction,
+ * until the knee is on the midline. */
+static void
+keep_knee_on_its_side(const struct body *b, int s, const float *upper_m, float upper_len,
+                      float lower_len, const float *end_target, const float *line, float *io_side,
+                      float *io_mid_m, float *io_end_m)
+{
+    if (own_side_m(b, s, io_mid_m) >= 0.0f || own_side_m(b, s, end_target) < 0.0f)
+        return;
+    const struct sk_pose *pose = &b->pose;
+    float out[3];
+    m_vec3_sub(pose->position_m[b->j.upper_leg[s]], pose->position_m[b->j.upper_leg[1 - s]], out);
+    out[1] = 0.0f;
+    m_vec3_muladd(out, line, -m_vec3_dot(out, line), out);
+    if (m_vec3_length(out) < 1e-6f)
+        return;
+    m_vec3_normalize_or(out, io_side, out);
+    float lo = 0.0f, hi = 1.0f, side[3], mid[3], end[3];
+    for (int i = 0; i < KNEE_SIDE_STEPS; ++i) {
+        const float t = 0.5f * (lo + hi);
+        m_vec3_lerp(io_side, out, t, side);
+        m_vec3_normalize_or(side, out, side);
+        ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, side, mid, end);
+        if (own_side_m(b, s, mid) < 0.0f)
+            lo = t;
+        else
+            hi = t;
+    }
+    m_vec3_lerp(io_side, out, hi, side);
+    m_vec3_normalize_or(side, out, io_side);
+    ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, io_side, io_mid_m, io_end_m);
+}
+
 static void
 solve_limb(struct body *b, int upper, const float *end_target, const float *end_rotation,
            const float *pole)
@@ -122,6 +174,10 @@ solve_limb(struct body *b, int upper, const float *end_target, const float *end_
     knee_side(bend, line, side);
     ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
                           mid_m, end_m);
+    for (int s = 0; s < 2; ++s)
+        if (upper == b->j.upper_leg[s])
+            keep_knee_on_its_side(b, s, upper_m, sk->length_m[mid], sk->length_m[end],
+                                  end_target, line, side, mid_m, end_m);
     /* The hinge axis in the world: square to the limb's plane, on the side that bends the
      * middle joint out by a positive angle (rotating the upper bone's direction u by a
      * positive angle about axis a gives v with u x v along +a). */
