@@ -244,6 +244,54 @@ a_foot_in_the_air_is_not_planted(void **state)
     pr_model_fini(&model);
 }
 
+/* Across the body: positive on the left hip's side of the midline (the vertical plane
+ * through the hips square to the line between the hip joints). */
+static float
+leftward_m(const struct sk_pose *pose, const struct sk_skeleton *sk, const float *point)
+{
+    const float *l = pose->position_m[sk->bone_joint[SK_LEFT_UPPER_LEG]];
+    const float *r = pose->position_m[sk->bone_joint[SK_RIGHT_UPPER_LEG]];
+    const float *hips = pose->position_m[sk->bone_joint[SK_HIPS]];
+    float across[3] = {l[0] - r[0], 0.0f, l[2] - r[2]}, d[3];
+    m_vec3_sub(point, hips, d);
+    return m_vec3_dot(d, across) / m_vec3_length(across);
+}
+
+/* The jumper of cmu_49_03 (its own skeleton, the prior): on no frame does a knee cross the
+ * body's midline while its foot stays on its own side (knees turned in past each other on
+ * 12 frames, by up to 6 cm). */
+static void
+knees_stay_on_their_side_unless_the_feet_cross(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    struct ev_clip clip;
+    load_clip(CLIPS "/cmu_49_03.bvh", &clip);
+    struct body *body = NULL;
+    struct em_error err = {{0}};
+    assert_int_equal(ev_clip_make_body(&clip, EV_KNOWN_BODY, &model, &body, &err), EM_OK);
+    const struct sk_skeleton *sk = body_skeleton(body);
+    static const enum sk_bone knee[2] = {SK_LEFT_LOWER_LEG, SK_RIGHT_LOWER_LEG};
+    static const enum sk_bone foot[2] = {SK_LEFT_FOOT, SK_RIGHT_FOOT};
+    for (int row = 0; row < clip.stream.frame_count; ++row) {
+        body_update(body, &clip.stream.frames[row]);
+        const struct sk_pose *pose = body_pose(body);
+        for (int s = 0; s < 2; ++s) {
+            const float sign = s == 0 ? 1.0f : -1.0f;
+            const float k = sign * leftward_m(pose, sk, pose->position_m[sk->bone_joint[knee[s]]]);
+            const float f = sign * leftward_m(pose, sk, pose->position_m[sk->bone_joint[foot[s]]]);
+            if (k < -0.005f && f > 0.0f)
+                fail_msg("row %d: the %s knee %.1f cm across the midline, its foot %.1f cm on "
+                         "its own side",
+                         row, s ? "right" : "left", -100.0 * (double)k, 100.0 * (double)f);
+        }
+    }
+    body_destroy(&body);
+    ev_clip_fini(&clip);
+    pr_model_fini(&model);
+}
+
 int
 main(void)
 {
@@ -253,6 +301,7 @@ main(void)
         cmocka_unit_test(a_kneeling_boxer_keeps_the_feet_above_the_floor),
         cmocka_unit_test(a_person_on_a_stool_counts_as_sitting),
         cmocka_unit_test(a_foot_in_the_air_is_not_planted),
+        cmocka_unit_test(knees_stay_on_their_side_unless_the_feet_cross),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
