@@ -1,7 +1,8 @@
 /*
  * The body on the shipped prior with real motion and the clip's own skeleton (issue 17):
- * a bad sample is forgotten, feet face the heading after turning on the spot, a person
- * sitting down counts as sitting, and no foot goes under the floor.
+ * a bad sample is forgotten, feet face the heading after turning on the spot, no foot goes
+ * under the floor, a person on a stool counts as sitting, a foot in the air is not called
+ * planted, and knees do not cross the midline unless the feet do.
  */
 #include <math.h>
 #include <stdbool.h>
