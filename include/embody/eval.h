@@ -11,10 +11,12 @@
  * rigidly under the headset) is scored alongside, for scale. Means are over clips (each
  * clip counts once), also by motion category (MANIFEST.tsv's category column).
  *
- * Layers, each callable on its own (tests use them): the metric functions on motions of
- * the 17 scored joints; a clip (ev_clip_load) and its reconstruction by a method
- * (ev_clip_reconstruct); a whole run over a folder (ev_run) into a report that prints as
- * tables and as JSON; and ev_main, the command line on top.
+ * Layers, each callable on its own (tests use them), each calling only those below it:
+ * the metric functions on motions of the 17 scored joints and the per-frame checks; a
+ * clip (ev_clip_load) and its reconstruction by a method (ev_clip_reconstruct); the checks
+ * that rerun a clip (sensitivity, recovery, turning in place); a whole run over a folder
+ * (ev_run) into a report that prints as tables and as JSON; and ev_main, the command line
+ * on top (src/eval/CMakeLists.txt lists the files in that order).
  *
  * Units: positions in metres in the stream's tracking space (+Y up, floor at y = 0);
  * MPJPE and foot skate in centimetres, jitter in m/s^3, times in microseconds.
@@ -273,6 +275,43 @@ ev_limb_bone(enum ev_limb limb);
 /* A tracked head or hand farther than this from its target misses it. */
 #define EV_EFFECTOR_MISS_M 0.02
 
+/* What a player sees of the body at once (src/eval/ev_body_checks.c, ev_probes.c): the
+ * head turned as the headset is, nothing under the floor, a body that comes back after a
+ * bad sample, and feet that face where the player faces after turning on the spot. */
+#define EV_HEAD_ANGLE_TARGET_DEG 10.0
+#define EV_FLOOR_DEPTH_TARGET_M 0.01
+#define EV_RECOVERY_TARGET_M 0.05
+#define EV_RECOVERY_AFTER_S 0.5
+#define EV_TURN_FEET_TARGET_DEG 20.0
+/* Head angles are counted in bins this wide (degrees) up to 180. */
+#define EV_HEAD_ANGLE_BIN_DEG 0.5
+#define EV_HEAD_ANGLE_BINS 361
+
+struct ev_body_checks {
+    /* The angle between the head joint's rotation and the one the headset gives the head
+     * bone (device rotation times the headset offset's inverse), over the frames with a
+     * tracked headset: a histogram, the largest and the share over the target. */
+    int head_angle_count[EV_HEAD_ANGLE_BINS];
+    long head_frames;
+    double head_angle_max_deg;
+    double head_angle_over_share;
+    /* How far the lowest joint (any joint, end joints too) and the lowest foot part
+     * (foot, toes and toe end) went under the floor, m (0: never). */
+    double floor_depth_m;
+    double foot_floor_depth_m;
+    /* Bad-sample recovery (ev_clip_recovery): a head sample at 1e20 m injected at 1/4, 1/2
+     * and 3/4 of the stream; the largest distance of a scored joint from the clean run's
+     * EV_RECOVERY_AFTER_S later, worst injection, m. NaN: not measured. */
+    double recovery_m;
+    double recovery_lower_m; /* the same over the hips and legs alone (EV_GROUP_LOWER) */
+    /* Turning in place from the clip's standing row (ev_clip_standing_row), ev_clip_turn_in_place:
+     * five 90 degree turns at 90 deg/s to the left, and separately to the right, then 3 s
+     * still; the largest angle of a foot from the head's heading at the end, degrees.
+     * NaN: not measured. */
+    double turn_feet_deg;
+    int turn_row; /* the stream row the turns start from */
+};
+
 /* What a reconstruction does beyond accuracy: how much a tiny change of the input moves
  * it, whether it meets its tracked effectors, and how far its limbs twist. */
 struct ev_checks {
@@ -296,6 +335,7 @@ struct ev_checks {
     double limit_max_deg[EV_LIMB_COUNT];
     double twist_excess_deg; /* the largest twist beyond a limit, over the limbs (0: none) */
     int twist_excess_limb;   /* the limb it was at, or -1 */
+    struct ev_body_checks body; /* ev_body_checks.c, ev_probes.c */
 };
 
 /* Sets every value to "nothing measured yet". */
@@ -318,6 +358,65 @@ enum em_result
 ev_clip_sensitivity(const struct ev_clip *clip, enum ev_method method,
                     const struct pr_model *prior, const struct ev_motion *ours,
                     struct ev_checks *checks, struct em_error *err);
+
+/* ---- What a player sees (ev_body_checks.c: per frame; ev_probes.c: reruns) ---------- */
+
+/* Nothing measured yet (recovery and turn NaN). */
+void
+ev_body_checks_init(struct ev_body_checks *checks);
+
+/* Folds one pose: the head's angle from the headset of `frame` (the frame body_update was
+ * just given) and the depth of the lowest joint and foot part under the floor. */
+struct em_tracking_frame;
+void
+ev_body_checks_add_frame(struct ev_body_checks *checks, const struct body *body,
+                         const struct em_tracking_frame *frame);
+
+/* Ends a run: the share of head frames over the target. */
+void
+ev_body_checks_finish(struct ev_body_checks *checks);
+
+/* The nearest-rank percentile (`fraction` in (0, 1]) of the head angles, degrees (to the
+ * bin's upper edge); NaN without a tracked head frame. */
+double
+ev_body_checks_head_percentile(const struct ev_body_checks *checks, double fraction);
+
+/* Bad-sample recovery: reruns `method` on `clip` with one head sample at 1e20 m at 1/4,
+ * 1/2 and 3/4 of the stream and compares with `ours`, the clean run, EV_RECOVERY_AFTER_S
+ * after each; fills checks->recovery_m. Clips too short for it leave NaN. */
+enum em_result
+ev_clip_recovery(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+                 const struct ev_motion *ours, struct ev_body_checks *checks,
+                 struct em_error *err);
+
+/* The stream row the turn in place starts from: the stillest (head and hands over 0.5 s
+ * either side) among the rows where the person stands (both ankles down, the head at least
+ * 95 % as high as its 90th percentile height) and looks where the feet point (within
+ * 15 degrees); failing that, the stillest row with both ankles down facing forward (a
+ * person who never stands up straight), then the stillest standing row, then the stillest
+ * row. */
+int
+ev_clip_standing_row(const struct ev_clip *clip);
+
+/* The turn-in-place stream of a clip: row `row`'s head and hands held still for 1 s, then
+ * turned about the vertical through the head by five 90 degree turns at 90 deg/s (`sign`
+ * +1 to the left, -1 to the right) 0.5 s apart, then held for 3 s. `out` is the caller's
+ * to st_stream_fini. */
+enum em_result
+ev_clip_turn_stream(const struct ev_clip *clip, int row, int sign, struct st_stream *out);
+
+/* Plays both turn streams from ev_clip_standing_row through a fresh body of `method`
+ * (with `prior`) and fills checks->turn_feet_deg and turn_row. */
+enum em_result
+ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
+                      const struct pr_model *prior, struct ev_body_checks *checks,
+                      struct em_error *err);
+
+/* A fresh body for `method` on `clip` (its skeleton and tracker mounts for the known body,
+ * the default proportions at its height otherwise), with `prior`. */
+enum em_result
+ev_clip_make_body(const struct ev_clip *clip, enum ev_method method,
+                  const struct pr_model *prior, struct body **out_body, struct em_error *err);
 
 /* The turn-in-place stream: a standing player of `height_m` turning `turns` full turns
  * to the left, then as many to the right (4 s a turn), then standing still for 3 s, at

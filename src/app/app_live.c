@@ -462,6 +462,12 @@ fill_trackers(struct live *L)
             note = "blending in";
         else if (st[t].present && st[t].state == BODY_DEVICE_LOST && st[t].weight > 0.0f)
             note = "blending to the estimate";
+        else if (st[t].present && st[t].state == BODY_DEVICE_LOST)
+            note = "waiting";
+        /* A tracker the body does not use this frame (its sample was refused, or it has not
+         * counted yet) is not shown as tracked, whatever its flags say. */
+        if (st[t].present && st[t].state == BODY_DEVICE_LOST)
+            sc->tracker[t].flags = 0;
         sc->hud.tracker_note[t] = note;
     }
 }

@@ -29,6 +29,9 @@
 /* One foot's need to step must exceed the other's by this much to be chosen over the
  * foot whose turn it is. */
 #define STEP_CHOICE_MARGIN 0.1f
+/* A foot whose lowest part is this far above the ground is in the air, whatever holds it
+ * (the HUD says "planted" only of a foot on the ground). */
+#define PLANTED_MAX_LIFT_M 0.06f
 /* The other foot waits this long after a landing (double support). */
 #define DOUBLE_SUPPORT_S 0.05f
 
@@ -167,4 +170,31 @@ b_feet_update(struct body *b, float dt_s)
                                                            : 1 - b->last_stepped;
     if (need[s] >= 1.0f)
         start_step(b, s, home[s]);
+}
+
+/* Whether joint j belongs to foot s (the foot, its toes, their ends). */
+static bool
+in_foot(const struct body *b, int s, int j)
+{
+    const int parent = b->skeleton.parent[j];
+    return j == b->j.foot[s] || parent == b->j.foot[s] ||
+           (b->j.toes[s] >= 0 && parent == b->j.toes[s]);
+}
+
+bool
+b_foot_planted(const struct body *b, int s)
+{
+    const bool held = b->desc.prior && b->prior.started ? b->prior.planted[s] : !b->foot[s].stepping;
+    /* How far its least lifted part (ankle, toes or their end: a heel lifted before a step
+     * still stands on the toes) is above where it is with the rest pose's foot flat on the
+     * ground, its lowest point touching. */
+    const float(*rest)[3] = (const float(*)[3])b->skeleton.rest_position_m;
+    float rest_lowest = INFINITY, lift = INFINITY;
+    for (int j = b->j.foot[s]; j < b->pose.joint_count; ++j)
+        if (in_foot(b, s, j))
+            rest_lowest = fminf(rest_lowest, rest[j][1]);
+    for (int j = b->j.foot[s]; j < b->pose.joint_count; ++j)
+        if (in_foot(b, s, j))
+            lift = fminf(lift, b->pose.position_m[j][1] - (b->ground_height_m + rest[j][1] - rest_lowest));
+    return held && lift <= PLANTED_MAX_LIFT_M;
 }

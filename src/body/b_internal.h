@@ -89,7 +89,17 @@ struct b_device_track {
     float last_position_m[3];
     float last_rotation[4];
     bool seen;             /* ever tracked */
+    /* The device's own last usable sample and velocity, and the coast over bad samples
+     * (b_loss.c): device_now_* is what the body used this frame (sample or coast). */
+    float device_position_m[3], device_rotation[4], device_velocity_m_s[3];
+    float device_now_m[3], device_now_rotation[4];
+    float coast_s;
+    bool coasted;     /* this frame was a coast */
+    bool coast_reset; /* the next sample starts the velocity afresh */
 };
+
+/* A device that was tracked coasts over bad samples for at most this long. */
+#define B_COAST_MAX_S 0.05f
 
 /* ---- Body trackers (b_trackers.c) -------------------------------------------------- */
 
@@ -130,6 +140,8 @@ struct b_prior_state {
     float foot_ankle_m[2][3], foot_toes_m[2][3]; /* the feet's targets this frame */
     struct b_one_euro filter_hips;               /* the predicted pelvis position */
     float hips_m[3];
+    float still_s; /* how long the body has stood still (feet settle their turn) */
+    float seated;  /* 0..1: the evidence that something holds the body up (a seat) */
 };
 
 /* ---- The body ---------------------------------------------------------------------- */
@@ -197,6 +209,11 @@ b_feet_update(struct body *body, float dt_s);
 void
 b_feet_reset(struct body *body);
 
+/* True when foot s, as posed, stands on the ground: held (not stepping, or held by the
+ * prior) and its heel or toes within a few centimetres of where they stand flat. */
+bool
+b_foot_planted(const struct body *body, int side);
+
 /* Elbow pole for side s (0 left, 1 right), world frame. */
 void
 b_arm_pole(const struct body *body, int side, float *out_pole_m);
@@ -263,6 +280,11 @@ b_prior_update(struct body *body, const struct em_tracking_frame *frame, float d
 
 void
 b_prior_reset(struct body *body);
+
+/* 0..1: how surely the prior says the body sits (both feet held off the floor, the pelvis
+ * lowered and steady); 0 without a model. Seated, the feet are those of level thighs. */
+float
+b_prior_seated(const struct body *body);
 
 /* The foot's rotation (yaw and pitch toward the predicted toes) and the knee pole from
  * the prior, replacing the procedural ones; does nothing without a model. */

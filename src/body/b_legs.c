@@ -14,6 +14,16 @@
 #include "b_internal.h"
 #include "embody/m_math.h"
 
+/* The sole under the ankle joint, as a share of the ankle's standing height: a foot on its
+ * instep (kneeling) still has this much under the joint. */
+#define FLOOR_SOLE_SHARE 0.5f
+/* Builds of a leg to keep its foot above the floor: a pitch, then the ankle raised. */
+#define FLOOR_PASSES 4
+/* Bisection steps turning a knee that crossed the midline back out. */
+#define KNEE_SIDE_STEPS 10
+/* Each build with the knee under the floor raises its pole this much. */
+#define FLOOR_KNEE_POLE_LIFT_M 0.25f
+
 /* The rotation taking the frame of (unit `from_dir`, `from_side`) to that of (unit
  * `to_dir`, `to_side`): the directions exactly, the sides as nearly as the directions
  * allow (their parts square to the directions). */
@@ -94,6 +104,56 @@ clamp_twist(const struct sk_limit *limit, const float *bone, float *local)
     return true;
 }
 
+/* How far `point` is to leg s's own side of the body's midline (the vertical plane through
+ * the hips square to the line between the hip joints), m; negative: across it. */
+static float
+own_side_m(const struct body *b, int s, const float *point)
+{
+    const struct sk_pose *pose = &b->pose;
+    float across[3], d[3];
+    m_vec3_sub(pose->position_m[b->j.upper_leg[0]], pose->position_m[b->j.upper_leg[1]], across);
+    across[1] = 0.0f;
+    const float len = m_vec3_length(across);
+    if (len < 1e-6f)
+        return 0.0f;
+    m_vec3_sub(point, pose->position_m[b->j.hips], d);
+    return (s == 0 ? 1.0f : -1.0f) * m_vec3_dot(d, across) / len;
+}
+
+/* A knee does not cross the body's midline unless its foot does (knees turned in past each
+ * other): its side is turned outward, by bisection on the share of the outward direction,
+ * until the knee is on the midline. */
+static void
+keep_knee_on_its_side(const struct body *b, int s, const float *upper_m, float upper_len,
+                      float lower_len, const float *end_target, const float *line, float *io_side,
+                      float *io_mid_m, float *io_end_m)
+{
+    if (own_side_m(b, s, io_mid_m) >= 0.0f || own_side_m(b, s, end_target) < 0.0f)
+        return;
+    const struct sk_pose *pose = &b->pose;
+    float out[3];
+    m_vec3_sub(pose->position_m[b->j.upper_leg[s]], pose->position_m[b->j.upper_leg[1 - s]], out);
+    out[1] = 0.0f;
+    m_vec3_muladd(out, line, -m_vec3_dot(out, line), out);
+    if (m_vec3_length(out) < 1e-6f)
+        return;
+    m_vec3_normalize_or(out, io_side, out);
+    float lo = 0.0f, hi = 1.0f, side[3], mid[3], end[3];
+    for (int i = 0; i < KNEE_SIDE_STEPS; ++i) {
+        const float t = 0.5f * (lo + hi);
+        m_vec3_lerp(io_side, out, t, side);
+        m_vec3_normalize_or(side, out, side);
+        ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, side, mid, end);
+        if (own_side_m(b, s, mid) < 0.0f)
+            lo = t;
+        else
+            hi = t;
+    }
+    m_vec3_lerp(io_side, out, hi, side);
+    m_vec3_normalize_or(side, out, io_side);
+    ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, io_side, io_mid_m, io_end_m);
+}
+
 void
 b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
              const float *side, bool keep_twist_limit)
@@ -155,6 +215,106 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
     m_quat_copy(end_local, pose->local_rotation[end]);
 }
 
+/* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
+ * target but never across the body's midline unless the foot is. */
+static void
+build_leg(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
+          const float *pole)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    const int upper = b->j.upper_leg[s], mid = sk->primary_child[upper];
+    const int end = sk->primary_child[mid];
+    const float *hip = b->pose.position_m[upper];
+    float bend[3], line[3], side[3], mid_m[3], end_m[3];
+    m_vec3_sub(pole, hip, bend);
+    m_vec3_sub(ankle_target, hip, line);
+    m_vec3_normalize_or(line, bend, line);
+    knee_side(bend, line, side);
+    ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side, mid_m,
+                          end_m);
+    keep_knee_on_its_side(b, s, hip, sk->length_m[mid], sk->length_m[end], ankle_target, line,
+                          side, mid_m, end_m);
+    b_limb_build(b, upper, ankle_target, foot_rotation, side, true);
+}
+
+/* The lowest point of foot s as built (the ankle less a sole, the toes and their end) and
+ * how far the farthest of toes and toe end is from the ankle, with its direction. */
+static float
+foot_lowest(const struct body *b, int s, float *out_reach_dir, float *out_reach_m)
+{
+    const struct sk_pose *pose = &b->pose;
+    const float *ankle = pose->position_m[b->j.foot[s]];
+    float lowest = ankle[1] - FLOOR_SOLE_SHARE * b->m.ankle_height_m;
+    *out_reach_m = 0.0f;
+    for (int j = b->j.foot[s] + 1; j < pose->joint_count; ++j) {
+        const int parent = b->skeleton.parent[j];
+        if (parent != b->j.foot[s] && (parent != b->j.toes[s] || b->j.toes[s] < 0))
+            continue;
+        lowest = fminf(lowest, pose->position_m[j][1]);
+        float v[3];
+        m_vec3_sub(pose->position_m[j], ankle, v);
+        const float len = m_vec3_length(v);
+        if (len > *out_reach_m) {
+            *out_reach_m = len;
+            m_vec3_copy(v, out_reach_dir);
+        }
+    }
+    return lowest;
+}
+
+/* No part of a foot under the floor (a kneeling player's toes went 16 cm through it): a
+ * foot whose toes would go under is pitched up about its ankle just enough, and a leg
+ * whose ankle is too low for any pitch (or whose limit keeps the toes down) has its ankle
+ * target raised by what is left; a knee under the floor has its pole raised; the leg is
+ * then built again. */
+static void
+keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
+                      const float *knee_pole)
+{
+    const float floor_y = b->desc.floor_height_m;
+    float target[3], rotation[4], pole[3];
+    m_vec3_copy(ankle_target, target);
+    m_quat_copy(foot_rotation, rotation);
+    m_vec3_copy(knee_pole, pole);
+    for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
+        sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+        float reach_dir[3] = {0, 0, 1}, reach_m;
+        const float depth = floor_y - foot_lowest(b, s, reach_dir, &reach_m);
+        const float knee_depth = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
+        if (depth <= 0.0f && knee_depth <= 0.0f)
+            return;
+        if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
+            pole[1] += FLOOR_KNEE_POLE_LIFT_M;
+        if (depth <= 0.0f) {
+            build_leg(b, s, target, rotation, pole);
+            continue;
+        }
+        const float *ankle = b->pose.position_m[b->j.foot[s]];
+        const float up[3] = {0, 1, 0};
+        float axis[3];
+        m_vec3_cross(reach_dir, up, axis);
+        const float axis_len = m_vec3_length(axis);
+        if (reach_m > 1e-4f && axis_len > 1e-4f) {
+            /* Pitch the farthest foot point up to the floor (or level, the most a pitch
+             * can lift it when the ankle is at the floor). */
+            const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
+            const float want = asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 0.0f));
+            if (want > now) {
+                float turn[4], world[4];
+                m_vec3_scale(axis, 1.0f / axis_len, axis);
+                m_quat_from_axis_angle(axis, want - now, turn);
+                m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
+                m_quat_normalize(world);
+                m_quat_copy(world, rotation);
+            }
+        }
+        if (pass > 0)
+            target[1] += depth; /* the pitch was not enough: the ankle rises */
+        build_leg(b, s, target, rotation, pole);
+    }
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+}
+
 void
 b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
              const float (*knee_pole)[3])
@@ -164,14 +324,10 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
         for (int j = b->j.foot[s] + 1; j < b->pose.joint_count; ++j)
             if (b->skeleton.parent[j] == b->j.foot[s] || b->skeleton.parent[j] == b->j.toes[s])
                 m_quat_identity(b->pose.local_rotation[j]);
-        /* The side the knee goes out to from the line to the ankle target. */
-        const float *hip = b->pose.position_m[b->j.upper_leg[s]];
-        float bend[3], line[3], side[3];
-        m_vec3_sub(knee_pole[s], hip, bend);
-        m_vec3_sub(ankle_target[s], hip, line);
-        m_vec3_normalize_or(line, bend, line);
-        knee_side(bend, line, side);
-        b_limb_build(b, b->j.upper_leg[s], ankle_target[s], foot_rotation[s], side, true);
+        build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
     }
+    for (int s = 0; s < 2; ++s)
+        if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
+            keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }

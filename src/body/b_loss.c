@@ -67,6 +67,24 @@ fallback_hand(const struct body *b, int side, float *out_pos, float *out_rot)
     m_quat_mul(yaw_rot, down, out_rot);
 }
 
+/* A usable sample of the device: its velocity since the last one (over any coast). */
+static void
+remember_sample(struct b_device_track *t, const float *p, const float *q, float dt_s)
+{
+    const float span = dt_s + t->coast_s;
+    if (t->seen && span > 0.0f && !t->coast_reset) {
+        float v[3];
+        m_vec3_sub(p, t->device_position_m, v);
+        m_vec3_scale(v, 1.0f / span, t->device_velocity_m_s);
+    } else {
+        m_vec3_set(t->device_velocity_m_s, 0, 0, 0);
+    }
+    t->coast_reset = false;
+    t->coast_s = 0.0f;
+    m_vec3_copy(p, t->device_position_m);
+    m_quat_copy(q, t->device_rotation);
+}
+
 static void
 track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s, float *pos,
              float *rot)
@@ -76,11 +94,27 @@ track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s
     /* A sample that came too soon after the last one is not used either: its velocity
      * would be noise over a tiny step (the first frame has no step). */
     const bool in_time = !b->frame_too_soon;
-    if (in_time && b_device_sample_ok(dev)) {
+    const bool good = in_time && b_device_sample_ok(dev);
+    /* One or two bad samples in a stream that was moving: the device coasts on at its last
+     * velocity, through the filter as if it had been seen there, so the body does not
+     * lurch (held still, the pelvis and the steps fell out of time with the clean stream's
+     * for a second). The bad sample itself is never used; the state says lost. */
+    const bool coasting = !good && in_time && t->seen && t->state == BODY_DEVICE_TRACKED &&
+                          t->coast_s + dt_s <= B_COAST_MAX_S && dt_s > 0.0f;
+    if (good || coasting) {
         float p[3], q[4];
-        m_vec3_copy(dev->pose.position_m, p);
-        m_quat_copy(dev->pose.orientation, q);
-        m_quat_normalize(q);
+        if (good) {
+            m_vec3_copy(dev->pose.position_m, p);
+            m_quat_copy(dev->pose.orientation, q);
+            m_quat_normalize(q);
+            remember_sample(t, p, q, dt_s);
+        } else {
+            t->coast_s += dt_s;
+            m_vec3_muladd(t->device_position_m, t->device_velocity_m_s, t->coast_s, p);
+            m_quat_copy(t->device_rotation, q);
+        }
+        m_vec3_copy(p, t->device_now_m);
+        m_quat_copy(q, t->device_now_rotation);
         b_filter_position(&b->filter_position[d], p, dt_s, b->desc.filter_min_cutoff_hz,
                           b->desc.filter_beta);
         b_filter_rotation(&b->filter_rotation[d], q, dt_s, b->desc.filter_min_cutoff_hz,
@@ -94,6 +128,16 @@ track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s
             grip_offset(b, side, off);
             bone_from_device(p, q, off, b->desc.offsets.grip_rotation[side], pos, rot);
         }
+        if (coasting) {
+            m_vec3_copy(pos, t->last_position_m);
+            m_quat_copy(rot, t->last_rotation);
+            t->state = BODY_DEVICE_LOST; /* for this frame; tracked again with the next */
+            t->coasted = true;
+            return;
+        }
+        if (t->coasted && t->state == BODY_DEVICE_LOST)
+            t->state = BODY_DEVICE_TRACKED; /* back after a coast: nothing to blend */
+        t->coasted = false;
         if (!t->seen) {
             t->blend = 1.0f;
             t->state = BODY_DEVICE_TRACKED;
@@ -110,6 +154,11 @@ track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s
         m_quat_copy(rot, t->last_rotation);
     } else {
         t->state = BODY_DEVICE_LOST;
+        t->coasted = false;
+        if (in_time) {
+            t->coast_reset = true;
+            t->coast_s = 0.0f;
+        }
         t->blend = fmaxf(0.0f, t->blend - step);
         /* Start the filter afresh when the device comes back (not after a sample that only
          * came too soon: the device is still where the filter has it). */

@@ -7,7 +7,8 @@
  * The network's per-frame outputs jitter, so positions go through One-Euro filters (slow
  * when still, quick when moving). A foot the prior says is in contact is planted where it
  * was when contact began and stays there (no skate) until the contact probability drops,
- * or until the prediction has moved well away from it (a missed lift); then it is
+ * or until the prediction has moved well away from it (a missed lift), or it is out of the
+ * leg's reach; then it is
  * released toward its predicted place, the difference fading over RELEASE_S. Holding and
  * letting go blend smoothly with the contact probability (no switch a tiny input change
  * could flip). Knee planes and feet stay within the thigh's twist of the pelvis's facing.
@@ -49,6 +50,33 @@
  * twist limit, as the procedural poles in b_arms.c; the foot adds its own 20 degrees). */
 #define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 #define FOOT_MAX_TURN_RAD (40.0f * M_DEG_TO_RAD)
+/* A held foot turned this far from the predicted one is let go, fully at the second: a
+ * player who turned on the spot without lifting a foot as far as the prior can tell
+ * (turning in small shuffles) faces a new way, and so do the feet. */
+#define TURN_START_RAD (30.0f * M_DEG_TO_RAD)
+#define TURN_RELEASE_SPAN_RAD (15.0f * M_DEG_TO_RAD)
+/* Standing still (the pelvis slower than SETTLE_MAX_SPEED_M_S, the head turning slower
+ * than SETTLE_MAX_TURN_RAD_S) from SETTLE_AFTER_S to SETTLE_FULL_S, the turn a held foot
+ * is let go at comes down to SETTLE_TURN_RAD. */
+#define SETTLE_MAX_SPEED_M_S 0.2f
+#define SETTLE_MAX_TURN_RAD_S 0.3f
+#define SETTLE_AFTER_S 0.5f
+#define SETTLE_FULL_S 1.0f
+#define SETTLE_TURN_RAD (5.0f * M_DEG_TO_RAD)
+/* Settled, a foot turns at most this far from the pelvis's facing (a stance's toe-out;
+ * b_feet.c squares a procedural stance to the same). */
+#define SETTLED_FOOT_TURN_RAD (15.0f * M_DEG_TO_RAD)
+/* Seated (update_seated): both predicted ankles this far above their standing height, the
+ * pelvis under this share of its standing height and moving up or down slower than this;
+ * the evidence eases in and out with this time constant. */
+#define SEATED_FEET_UP_M 0.10f
+#define SEATED_MAX_HIPS_SHARE 0.95f
+#define SEATED_MAX_VERTICAL_M_S 0.3f
+#define SEATED_EASE_S 0.3f
+/* A held foot farther from its hip than the first share of the leg's length is let go,
+ * fully at the second: no leg holds it there (a bad stretch of input left it behind). */
+#define RELEASE_FROM_SHARE 1.2f
+#define RELEASE_REACH_SHARE 1.5f
 /* A lifted foot's offset from its prediction fades with this time constant. */
 #define RELEASE_S 0.08f
 /* A knee this close to the hip-ankle line says little about its direction. */
@@ -154,6 +182,55 @@ blend_point(const float *predicted, float *io_point, float *io_offset, float fol
     m_vec3_add(predicted, io_offset, io_point);
 }
 
+/* The hip joint of side s where the pelvis is this frame. */
+static void
+hip_position(const struct body *b, int s, float *out)
+{
+    m_quat_rotate(b->hips_rotation, b->m.hip_offset_m[s], out);
+    m_vec3_add(out, b->hips_position_m, out);
+}
+
+static float
+distance_from_hip(const struct body *b, int s, const float *point)
+{
+    float hip[3];
+    hip_position(b, s, hip);
+    return m_vec3_distance(hip, point);
+}
+
+/* A foot's offset from its prediction is never longer than a leg: whatever put it
+ * farther (a bad stretch of input) fades from there within RELEASE_S's few multiples
+ * instead of from wherever it was. */
+static void
+cap_offset(float *io_offset, float max_m, const float *predicted, float *out_point)
+{
+    const float len = m_vec3_length(io_offset);
+    if (!(len <= max_m)) {
+        if (isfinite(len) && len > 0.0f)
+            m_vec3_scale(io_offset, max_m / len, io_offset);
+        else
+            m_vec3_set(io_offset, 0, 0, 0);
+        m_vec3_add(predicted, io_offset, out_point);
+    }
+}
+
+/* Yaw of the floor direction from `from` to `to`; `fallback` when they are level-close. */
+static float
+floor_yaw(const float *from, const float *to, float fallback)
+{
+    const float dx = to[0] - from[0], dz = to[2] - from[2];
+    return dx * dx + dz * dz > 1e-6f ? atan2f(dx, dz) : fallback;
+}
+
+/* How far held foot s (heel to toes) is turned from where the prediction points it, rad. */
+static float
+turned_from_prediction(const struct b_prior_state *p, int s)
+{
+    const float predicted = floor_yaw(p->ankle_m[s], p->toes_m[s], 0.0f);
+    const float held = floor_yaw(p->foot_ankle_m[s], p->foot_toes_m[s], predicted);
+    return fabsf(m_angle_wrap(held - predicted));
+}
+
 /* Foot s this frame. In contact it stays where it is (its offset from the prediction
  * absorbs the prediction's motion); out of contact it goes to the prediction, the offset
  * fading over RELEASE_S; a prediction that has drifted far from a held foot pulls it too
@@ -174,10 +251,20 @@ place_foot(struct body *b, int s, float dt_s)
     const float lifted = 1.0f - smoothstep(LIFT_AT, PLANT_AT, p->contact[s]);
     const float drift = smoothstep(DRIFT_START_M, PLANT_MAX_DRIFT_M,
                                    horizontal_distance(p->foot_ankle_m[s], p->ankle_m[s]));
-    const float follow = fmaxf(lifted, drift);
+    const float out_of_reach = smoothstep(RELEASE_FROM_SHARE * b->m.leg_length_m,
+                                          RELEASE_REACH_SHARE * b->m.leg_length_m,
+                                          distance_from_hip(b, s, p->foot_ankle_m[s]));
+    /* Standing still a while, a smaller turn is settled (as b_feet.c squares a stance). */
+    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
+    const float turn_start = TURN_START_RAD + settled * (SETTLE_TURN_RAD - TURN_START_RAD);
+    const float turned = smoothstep(turn_start, turn_start + TURN_RELEASE_SPAN_RAD,
+                                    turned_from_prediction(p, s));
+    const float follow = fmaxf(fmaxf(lifted, drift), fmaxf(out_of_reach, turned));
     const float keep = expf(-dt_s / RELEASE_S);
     blend_point(p->ankle_m[s], p->foot_ankle_m[s], p->release_offset_m[s], follow, keep);
     blend_point(p->toes_m[s], p->foot_toes_m[s], p->release_toes_offset_m[s], follow, keep);
+    cap_offset(p->release_offset_m[s], b->m.leg_length_m, p->ankle_m[s], p->foot_ankle_m[s]);
+    cap_offset(p->release_toes_offset_m[s], b->m.leg_length_m, p->toes_m[s], p->foot_toes_m[s]);
     p->planted[s] = follow < 0.5f;
 }
 
@@ -210,8 +297,7 @@ static void
 soften_reach(const struct body *b, int s, float *ankle)
 {
     float hip[3], d[3];
-    m_quat_rotate(b->hips_rotation, b->m.hip_offset_m[s], hip);
-    m_vec3_add(hip, b->hips_position_m, hip);
+    hip_position(b, s, hip);
     m_vec3_sub(ankle, hip, d);
     const float dist = m_vec3_length(d), leg = b->m.leg_length_m;
     const float soft = SOFT_REACH_SHARE * leg, rest = leg - soft;
@@ -219,6 +305,60 @@ soften_reach(const struct body *b, int s, float *ankle)
         return;
     const float reach = soft + rest * (1.0f - expf(-(dist - soft) / rest));
     m_vec3_muladd(hip, d, reach / dist, ankle);
+}
+
+/* The frame as the prior may see it: a sample the body treats as lost (b_device_sample_ok)
+ * is marked lost, so the history repeats the device's last good sample instead of taking
+ * it (or, over a glitch of a frame or two, the body's own coast, b_loss.c) (one head sample at 1e20 m would otherwise sit in the history, and in every
+ * prediction, for a whole second). Before the history has a good head sample there is
+ * nothing to repeat: false, the frame is not pushed; a hand without one is put at the
+ * head until it comes. */
+static bool
+clean_frame(const struct body *b, const struct em_tracking_frame *frame,
+            struct em_tracking_frame *out)
+{
+    *out = *frame;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        struct em_device_pose *dev = &out->device[d];
+        if (b->track[d].coasted) { /* the body's coast over it (b_loss.c), not the sample */
+            m_vec3_copy(b->track[d].device_now_m, dev->pose.position_m);
+            m_quat_copy(b->track[d].device_now_rotation, dev->pose.orientation);
+            dev->flags = EM_POSE_ALL_VALID;
+        } else if (!b_device_sample_ok(dev)) {
+            dev->flags = 0;
+        }
+    }
+    if (b->prior.history.count > 0)
+        return true;
+    const struct em_device_pose *head = &out->device[EM_DEVICE_HEAD];
+    if (head->flags == 0)
+        return false;
+    for (int d = EM_DEVICE_LEFT_HAND; d <= EM_DEVICE_RIGHT_HAND; ++d)
+        if (out->device[d].flags == 0)
+            out->device[d].pose = head->pose;
+    return true;
+}
+
+/* Sitting: the prior puts both feet well off the floor while the pelvis is lower than
+ * standing and not moving up or down (no jump), for a while: something holds the body up.
+ * p->seated eases toward 1 while that holds, toward 0 when not. */
+static void
+update_seated(struct body *b, float dt_s)
+{
+    struct b_prior_state *p = &b->prior;
+    const float floor_y = b->desc.floor_height_m + b->m.ankle_height_m;
+    const bool feet_up = fminf(p->ankle_m[0][1], p->ankle_m[1][1]) > floor_y + SEATED_FEET_UP_M;
+    const bool lowered = b->hips_position_m[1] - b->desc.floor_height_m <
+                         SEATED_MAX_HIPS_SHARE * b->m.hips_height_m;
+    const bool steady = fabsf(b->body_velocity_m_s[1]) < SEATED_MAX_VERTICAL_M_S;
+    const float want = feet_up && lowered && steady ? 1.0f : 0.0f;
+    p->seated += (want - p->seated) * fminf(1.0f, dt_s / SEATED_EASE_S);
+}
+
+float
+b_prior_seated(const struct body *b)
+{
+    return b->desc.prior ? b->prior.seated : 0.0f;
 }
 
 void
@@ -231,11 +371,16 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
         /* A gap (body_update restarted its filters): start the history over too. */
         b_prior_reset(b);
     }
-    if (pr_history_push(&p->history, frame))
+    struct em_tracking_frame clean;
+    if (clean_frame(b, frame, &clean) && pr_history_push(&p->history, &clean))
         predict(b);
     if (!p->predicted)
         return;
     decode(b, dt_s);
+    const float *v = b->body_velocity_m_s;
+    const bool still = v[0] * v[0] + v[2] * v[2] < SETTLE_MAX_SPEED_M_S * SETTLE_MAX_SPEED_M_S &&
+                       fabsf(b->head_yaw_speed) < SETTLE_MAX_TURN_RAD_S;
+    p->still_s = still ? p->still_s + dt_s : 0.0f;
     for (int s = 0; s < 2; ++s)
         place_foot(b, s, p->started ? dt_s : 0.0f);
     p->started = true;
@@ -244,14 +389,20 @@ b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s
     m_quat_copy(p->hips_rotation, b->hips_rotation);
     blend_pelvis_position(b);
     const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
+    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
+    const float max_turn = FOOT_MAX_TURN_RAD + settled * (SETTLED_FOOT_TURN_RAD - FOOT_MAX_TURN_RAD);
+    /* The feet turn about the pelvis's facing; settled, about the body's heading (where
+     * the head has looked, b_pelvis.c), which a stance squares up to. */
+    const float facing = hips_yaw + settled * m_angle_wrap(b->heading_rad - hips_yaw);
+    update_seated(b, dt_s);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(p->foot_ankle_m[s], b->foot[s].position_m);
         soften_reach(b, s, b->foot[s].position_m);
         const float dx = p->foot_toes_m[s][0] - p->foot_ankle_m[s][0];
         const float dz = p->foot_toes_m[s][2] - p->foot_ankle_m[s][2];
         if (dx * dx + dz * dz > 1e-6f) {
-            const float turn = m_angle_wrap(atan2f(dx, dz) - hips_yaw);
-            b->foot[s].yaw_rad = hips_yaw + m_clampf(turn, -FOOT_MAX_TURN_RAD, FOOT_MAX_TURN_RAD);
+            const float turn = m_angle_wrap(atan2f(dx, dz) - facing);
+            b->foot[s].yaw_rad = facing + m_clampf(turn, -max_turn, max_turn);
         }
     }
 }
@@ -275,6 +426,13 @@ b_prior_leg_targets(const struct body *b, int s, float *io_foot_rotation, float 
             m_vec3_scale(want, 1.0f / want_len, want);
             b_quat_from_yaw(b->foot[s].yaw_rad - atan2f(rest[0], rest[2]), yaw);
             m_quat_rotate(yaw, rest, turned);
+            /* The pitch only: the predicted direction's slope, in the vertical plane of the
+             * turned foot (its yaw is foot[s].yaw_rad, kept within the pelvis's reach). */
+            const float level = sqrtf(turned[0] * turned[0] + turned[2] * turned[2]);
+            const float want_level = sqrtf(want[0] * want[0] + want[2] * want[2]);
+            if (level > 1e-4f)
+                m_vec3_set(want, turned[0] / level * want_level, want[1],
+                           turned[2] / level * want_level);
             m_quat_from_to(turned, want, pitch);
             m_quat_mul(pitch, yaw, io_foot_rotation);
             m_quat_normalize(io_foot_rotation);

@@ -162,12 +162,12 @@ b_trackers_reset(struct body *b)
 
 /* ---- per frame: states and bone poses ------------------------------------------- */
 
+/* The same hygiene as the headset's and controllers' samples (b_device_sample_ok): a
+ * tracker sample 5 km away or with a quaternion far from unit is a loss, not a pose. */
 static bool
 pose_ok(const struct em_device_pose *d)
 {
-    return em_device_pose_usable(d) && m_vec3_is_finite(d->pose.position_m) &&
-           m_quat_is_finite(d->pose.orientation) &&
-           m_quat_dot(d->pose.orientation, d->pose.orientation) > 0.25f;
+    return b_device_sample_ok(d);
 }
 
 /* bone = tracker * mount^-1 */

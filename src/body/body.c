@@ -357,7 +357,9 @@ classify_posture(struct body *b)
 {
     const float hips = (b->hips_position_m[1] - b->desc.floor_height_m) / b->m.hips_height_m;
     const float head = (b->head_position_m[1] - b->desc.floor_height_m) / b->m.head_height_m;
-    if (hips > 0.85f)
+    if (b_prior_seated(b) > 0.5f)
+        b->posture = BODY_SITTING; /* the prior's feet say a seat holds the body up */
+    else if (hips > 0.85f)
         b->posture = BODY_STANDING;
     else if (hips < 0.6f && head > 0.55f)
         b->posture = BODY_SITTING;
@@ -520,7 +522,7 @@ body_get_status(const struct body *b, struct body_status *out)
     memset(out, 0, sizeof *out);
     out->posture = b->posture;
     for (int s = 0; s < 2; ++s)
-        out->foot[s] = b->foot[s].stepping ? BODY_FOOT_STEPPING : BODY_FOOT_PLANTED;
+        out->foot[s] = b_foot_planted(b, s) ? BODY_FOOT_PLANTED : BODY_FOOT_STEPPING;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         out->device[d] = b->track[d].state;
     out->ik = b->stats;

@@ -198,10 +198,9 @@ copy_pose(const struct body *body, const struct ev_clip *clip, enum ev_method me
     return EM_OK;
 }
 
-static enum em_result
-run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_method method,
-         const struct pr_model *prior, struct ev_motion *out, struct ev_timing *timing,
-         struct ev_checks *checks, struct em_error *err)
+enum em_result
+ev_clip_make_body(const struct ev_clip *clip, enum ev_method method,
+                  const struct pr_model *prior, struct body **out_body, struct em_error *err)
 {
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -211,12 +210,22 @@ run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_met
         ev_trackers_known_mounts(clip, desc.tracker_mount);
     } else
         desc.height_m = clip->height_m; /* the default proportions, fitted */
-    struct body *body = NULL;
     struct em_error body_err = {{0}};
-    if (body_create(&desc, &body, &body_err) != EM_OK)
+    if (body_create(&desc, out_body, &body_err) != EM_OK)
         return em_fail(err, EM_ERROR_RUNTIME, "%s: %s: cannot build the body: %s", clip->path,
                        ev_method_name(method), body_err.message);
-    enum em_result r = EM_OK;
+    return EM_OK;
+}
+
+static enum em_result
+run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_method method,
+         const struct pr_model *prior, struct ev_motion *out, struct ev_timing *timing,
+         struct ev_checks *checks, struct em_error *err)
+{
+    struct body *body = NULL;
+    enum em_result r = ev_clip_make_body(clip, method, prior, &body, err);
+    if (r != EM_OK)
+        return r;
     const int rows = out->frame_count < stream->frame_count ? out->frame_count
                                                             : stream->frame_count;
     for (int row = 0; row < rows && r == EM_OK; ++row) {
@@ -227,11 +236,15 @@ run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_met
             r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
         if (r == EM_OK)
             r = copy_pose(body, clip, method, row, out, err);
-        if (r == EM_OK && checks)
+        if (r == EM_OK && checks) {
             ev_checks_add_frame(checks, body);
+            ev_body_checks_add_frame(&checks->body, body, &stream->frames[row]);
+        }
     }
-    if (checks)
+    if (checks) {
         ev_checks_finish(checks, rows);
+        ev_body_checks_finish(&checks->body);
+    }
     body_destroy(&body);
     return r;
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct ev_options;
 struct pr_model;
@@ -20,5 +21,18 @@ ev_format_number(char *buf, size_t size, int width, int precision, double v);
  * runs). `out` is the caller's to pr_model_fini on success. */
 bool
 ev_prior_load(const struct ev_options *options, struct pr_model *out);
+
+/* The tables of what a player sees (ev_report_body.c): per clip, and the summary rows of
+ * mode `m` with their targets. */
+struct ev_report;
+enum ev_method;
+void
+ev_report_print_body_checks(const struct ev_report *report, FILE *out);
+void
+ev_report_body_summary(const struct ev_report *report, enum ev_method m, FILE *out);
+/* Adds "<mode>_body_checks" objects to a clip's JSON object (a cJSON *). */
+struct ev_clip_result;
+bool
+ev_report_body_json(void *clip_object, const struct ev_clip_result *clip);
 
 #endif

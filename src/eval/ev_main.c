@@ -270,34 +270,7 @@ print_progress(void *user, int index, int count, const struct ev_clip_result *cl
             p->tty && index + 1 < count ? "" : "\n");
     fflush(stderr);
 }
-
-/* True (with the reason in `err`) when `json` is one of the files the run read: a clip
- * or MANIFEST.tsv (compared as files, not names). */
-bool
-ev_json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err)
-{
-    char path[2048];
-    for (int i = -1; i < report->clip_count; ++i) {
-        snprintf(path, sizeof path, "%s/%s", report->clip_dir,
-                 i < 0 ? "MANIFEST.tsv" : report->clips[i].file);
-        if (u_file_same(json, path)) {
-            em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                    "--json: %s is the same file as %s, which was read; not written", json, path);
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Where a written file is, as an absolute path, so the user knows where to look. */
-void
-ev_written_where(const char *path, char *out, size_t out_size)
-{
-    char *full = realpath(path, NULL);
-    snprintf(out, out_size, "%s", full ? full : path);
-    free(full);
-}
-
 int
 ev_main(int argc, char **argv)
 {

@@ -22,28 +22,6 @@
 #define DEFAULT_VALIDATION_DIR EMBODY_SOURCE_DIR "/../shared/mocap-train"
 #define JITTER_RATIO 1.5
 
-bool
-ev_clip_of_subjects(const char *file, const char *subjects)
-{
-    if (!subjects || !subjects[0])
-        return true;
-    int subject = -1, trial = -1;
-    if (sscanf(file, "cmu_%d_%d", &subject, &trial) != 2)
-        return false;
-    for (const char *p = subjects; *p;) {
-        char *end = NULL;
-        const long v = strtol(p, &end, 10);
-        if (end == p)
-            return false;
-        if (v == subject)
-            return true;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return false;
-    }
-    return false;
-}
-
 enum em_result
 ev_prior_option(const char *name, const char *value, struct ev_options *out, struct em_error *err)
 {

@@ -2,6 +2,7 @@
  * The evaluation's report: markdown tables (readable in a terminal, pasteable into
  * notes) and the same figures as JSON. The targets are the project's accuracy issue's.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,17 +23,6 @@
 #define TARGET_JITTER_RATIO 1.5
 #define TARGET_SKATE_CM 0.5
 #define TARGET_UPDATE_US 10.0
-
-/* A number in `width` columns with `precision` decimals, or "-" when it is not finite. */
-const char *
-ev_format_number(char *buf, size_t size, int width, int precision, double v)
-{
-    if (isfinite(v))
-        snprintf(buf, size, "%*.*f", width, precision, v);
-    else
-        snprintf(buf, size, "%*s", width, "-");
-    return buf;
-}
 
 /* Up to 8 numbers per printf call, each in its own buffer. */
 #define N(i, w, p, v) ev_format_number(b[i], sizeof b[i], (w), (p), (v))
@@ -375,8 +365,10 @@ static void
 checks_summary(const struct ev_report *r, FILE *out)
 {
     for (int m = 0; m < EV_DO_NOTHING; ++m)
-        if (ran(r, (enum ev_method)m))
+        if (ran(r, (enum ev_method)m)) {
             checks_summary_for_mode(r, (enum ev_method)m, out);
+            ev_report_body_summary(r, (enum ev_method)m, out);
+        }
     if (!r->turn.ok)
         return;
     char value[64], target[64];
@@ -459,12 +451,39 @@ ev_report_print(const struct ev_report *r, FILE *out)
     print_timing(r, out);
     print_checks_clips(r, out);
     print_twist_table(r, out);
+    ev_report_print_body_checks(r, out);
     print_summary(r, out);
     print_failures(r, out);
     fprintf(out, "\nthe run took %.2f s\n", r->elapsed_s);
 }
 
 /* ---- JSON ---- */
+
+/* True (with the reason in `err`) when `json` is one of the files the run read: a clip
+ * or MANIFEST.tsv (compared as files, not names). */
+bool
+ev_json_is_an_input(const struct ev_report *report, const char *json, struct em_error *err)
+{
+    char path[2048];
+    for (int i = -1; i < report->clip_count; ++i) {
+        snprintf(path, sizeof path, "%s/%s", report->clip_dir,
+                 i < 0 ? "MANIFEST.tsv" : report->clips[i].file);
+        if (u_file_same(json, path)) {
+            em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                    "--json: %s is the same file as %s, which was read; not written", json, path);
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+ev_written_where(const char *path, char *out, size_t out_size)
+{
+    char *full = realpath(path, NULL);
+    snprintf(out, out_size, "%s", full ? full : path);
+    free(full);
+}
 
 static bool
 add_scores(cJSON *parent, const char *key, const struct ev_scores *s, double median_us,
@@ -526,7 +545,7 @@ add_clip(cJSON *array, const struct ev_report *r, const struct ev_clip_result *c
         if (c->has[m] && ran(r, (enum ev_method)m))
             ok = add_scores(o, ev_method_key((enum ev_method)m), &c->scores[m],
                             c->update_median_us[m], c->update_mean_us[m]);
-    return ok;
+    return ok && ev_report_body_json(o, c);
 }
 
 static bool

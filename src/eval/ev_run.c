@@ -40,6 +40,29 @@ ev_options_resolve(const struct ev_options *options, struct ev_options *out_reso
 
 /* ---- The clip files ---- */
 
+bool
+ev_clip_of_subjects(const char *file, const char *subjects)
+{
+    if (!subjects || !subjects[0])
+        return true;
+    int subject = -1, trial = -1;
+    if (sscanf(file, "cmu_%d_%d", &subject, &trial) != 2)
+        return false;
+    for (const char *p = subjects; *p;) {
+        char *end = NULL;
+        const long v = strtol(p, &end, 10);
+        if (end == p)
+            return false;
+        if (v == subject)
+            return true;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return false;
+    }
+    return false;
+}
+
+
 struct name_list {
     int count;
     char **names;
@@ -297,7 +320,11 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
         if (ev_clip_reconstruct_stream(&clip, &clip.stream, (enum ev_method)m, opt->prior, &ours,
                                        &timing[m], checks, &err) != EM_OK ||
             (checks && ev_clip_sensitivity(&clip, (enum ev_method)m, opt->prior, &ours, checks,
-                                           &err) != EM_OK)) {
+                                           &err) != EM_OK) ||
+            (checks && ev_clip_recovery(&clip, (enum ev_method)m, opt->prior, &ours,
+                                        &checks->body, &err) != EM_OK) ||
+            (checks && ev_clip_turn_in_place(&clip, (enum ev_method)m, opt->prior,
+                                             &checks->body, &err) != EM_OK)) {
             clip_failed(out, &err);
         } else {
             ev_score(&ours, &clip.truth, &out->scores[m]);
