@@ -239,8 +239,9 @@ announce_source(const struct live *L)
     else if (info->path[0])
         U_LOG_I("playing %s%s", info->path, L->opt->fast ? " as fast as possible" : "");
     else if (L->opt->input == APP_INPUT_VMC)
-        U_LOG_I("reading VMC tracking on UDP port %d",
-                L->opt->vmc_in.port ? L->opt->vmc_in.port : OSC_VMC_DEFAULT_PORT);
+        U_LOG_I("reading VMC tracking on UDP port %d of %s",
+                L->opt->vmc_in.port ? L->opt->vmc_in.port : OSC_VMC_DEFAULT_PORT,
+                L->opt->vmc_in.host[0] ? L->opt->vmc_in.host : "127.0.0.1 (this machine only)");
     else
         U_LOG_I("tracking the headset through OpenXR");
 }
