@@ -40,6 +40,12 @@ struct st_stream {
 #define ST_STREAM_MIN_STEP_S 1e-4
 #define ST_STREAM_MAX_STEP_S 1.0
 
+/* What a BVH can be: a Frame Time within the steps a stream may take, and every joint's
+ * OFFSET (the root's too) within ST_BVH_MAX_OFFSET file units (1 km in millimetres). */
+#define ST_BVH_MIN_FRAME_TIME_S ST_STREAM_MIN_STEP_S
+#define ST_BVH_MAX_FRAME_TIME_S ST_STREAM_MAX_STEP_S
+#define ST_BVH_MAX_OFFSET 1e6
+
 /* Reads a stream file. Columns are found by the header's names, in any order; `t` and all
  * eight columns of the head, left and right groups are required, and the error names
  * every one missing. The body trackers' groups of PROTOCOL section 2b (pelvis, chest,
