@@ -47,6 +47,7 @@ struct live {
     double record_last_time_s;
     long record_refused;
     bool record_failed;      /* a write error stopped or spoiled the recording */
+    bool prior_dropped_told;
     long record_on_disk;     /* frames sure to be on disk when it ended */
     char record_kept[4096];  /* where they are when not at record_path: the partial file */
 
@@ -346,6 +347,20 @@ set_message(struct live *L, const char *text)
     L->message_until_ns = u_time_now_ns() + MESSAGE_TIME_NS;
 }
 
+/* The prior's output dropped at run time (not finite): said once, in the log and the HUD,
+ * so the body does not quietly run without it. */
+static void
+tell_prior_dropped(struct live *L)
+{
+    if (L->prior_dropped_told || L->status.prior_dropped == 0)
+        return;
+    L->prior_dropped_told = true;
+    U_LOG_W("the learned prior gave a prediction that is not a finite number; it was dropped "
+            "(the body keeps its last good one, or the procedural estimate); further ones are "
+            "dropped quietly");
+    set_message(L, "the learned prior's output was dropped (not finite): see the log");
+}
+
 /* The calibrate action (C, a controller button) on `frame`. */
 static void
 calibrate_with(struct live *L, const struct em_tracking_frame *frame)
@@ -625,6 +640,7 @@ process_frame(struct live *L)
     const int64_t end_ns = u_time_now_ns();
     L->last_update_us = (float)((double)(end_ns - start_ns) * 1e-3);
     body_get_status(L->body, &L->status);
+    tell_prior_dropped(L);
     app_stats_add(&L->stats, end_ns, L->last_update_us, L->status.posture);
     update_frame_rate(L, end_ns);
 
