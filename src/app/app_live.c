@@ -606,7 +606,10 @@ record_frame(struct live *L)
 {
     if (L->recording && L->recorded == 0 && L->source)
         L->recorder.tracker_mask |= app_source_tracker_mask(L->source);
-    if (!L->recording || (L->recorded > 0 && L->frame.time_s <= L->record_last_time_s))
+    /* A frame less than the shortest step a stream may take after the last one adds
+     * nothing (a headless runtime catching up can give them microseconds apart). */
+    if (!L->recording ||
+        (L->recorded > 0 && L->frame.time_s - L->record_last_time_s < ST_STREAM_MIN_STEP_S))
         return;
     struct em_error err = {{0}};
     const enum em_result r = st_stream_writer_write(&L->recorder, &L->frame, &err);
