@@ -63,7 +63,10 @@ test)
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBODY_WERROR=ON
     (cd build && with_display ctest --output-on-failure -j "$jobs")
     # clang: its UBSan also catches value-changing implicit conversions and local array
-    # bounds, and its -Werror build keeps the code clean under a second compiler.
+    # bounds, and its -Werror build keeps the code clean under a second compiler. This
+    # build also has the libFuzzer targets (tests/fuzz/): CTest replays their regression
+    # inputs and fuzzes each parser for 20 s (EMBODY_FUZZ_SECONDS; about 70 s in all on
+    # two cores). Longer runs: README, "Fuzzing".
     build build-sanitize -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DEMBODY_WERROR=ON \
         -DEMBODY_SANITIZE=ON
     (cd build-sanitize && with_display ctest --output-on-failure -j "$jobs")

@@ -112,6 +112,8 @@ struct body_status {
     float height_m;
     float arm_span_m;
     float heading_rad; /* the body's facing about +Y; 0 = facing +Z */
+    long prior_dropped; /* the prior's predictions dropped as not finite, so far (the body
+                           then keeps its last one, or the procedural estimate) */
 };
 
 struct body;

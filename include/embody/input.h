@@ -96,6 +96,9 @@ struct in_replay_desc {
     double max_wait_s;        /* longest wait for one frame; 0 = IN_REPLAY_DEFAULT_MAX_WAIT_S */
     in_replay_gap_fn on_gap;  /* optional: told of the first shortened gap */
     void *on_gap_user;
+    /* optional: told (with on_gap_user) when the file's last row was cut short (a
+     * recording a crash ended) and dropped: its line number */
+    void (*on_cut_row)(void *user, int line);
 };
 
 /* Loads the whole file (errors name its line) and returns a source that plays it. The

@@ -227,6 +227,7 @@ void osc_sender_set_devices(struct osc_sender *sender, const struct em_tracking_
 /* ---- VMC input (osc_vmc_in.c) ------------------------------------------------------ */
 
 #define OSC_VMC_MAX_ROLES 16
+#define OSC_VMC_MAX_ALLOW 16
 #define OSC_VMC_WAIT_MS 20  /* how long next() waits for a datagram */
 #define OSC_VMC_STALE_S 0.5 /* a device not heard from this long is lost */
 
@@ -236,10 +237,19 @@ struct osc_vmc_role {
     int role;
 };
 
+/* A sender allowed by --vmc-allow: IPv4 `address` (host order) under `mask`. */
+struct osc_vmc_allow {
+    uint32_t address;
+    uint32_t mask;
+};
+
 struct osc_vmc_in_desc {
-    int port; /* UDP port to listen on; 0 = OSC_VMC_DEFAULT_PORT (39539) */
+    char host[64]; /* IPv4 address or name to listen on; "" = 127.0.0.1 (this machine only) */
+    int port;      /* UDP port to listen on; 0 = OSC_VMC_DEFAULT_PORT (39539) */
     int role_count;
     struct osc_vmc_role role[OSC_VMC_MAX_ROLES];
+    int allow_count; /* 0: any sender that can reach the address */
+    struct osc_vmc_allow allow[OSC_VMC_MAX_ALLOW];
 };
 
 struct osc_vmc_in_stats {
@@ -247,23 +257,39 @@ struct osc_vmc_in_stats {
     uint64_t poses;     /* device poses taken */
     uint64_t ignored;   /* other addresses (bones, blend shapes, time) */
     uint64_t bad;       /* device messages refused: wrong types, non-finite, non-unit */
-    uint64_t malformed; /* datagrams liblo could not read */
+    uint64_t malformed; /* datagrams refused whole: not well-formed OSC (osc_in_decode) */
     uint64_t unmapped;  /* device poses whose serial has no role */
     uint64_t frames;    /* frames delivered */
+    uint64_t refused_senders; /* datagrams from senders not on the allow-list, dropped */
 };
 
-/* Listens on UDP `desc->port` for VMC device poses (/VMC/Ext/Hmd/Pos, Con/Pos, Tra/Pos)
- * and returns an input source (name "vmc"): next() waits up to OSC_VMC_WAIT_MS for data
- * and returns a frame of the latest poses (EM_NOT_READY when nothing came), time_s on the
- * monotonic clock; devices not heard from for OSC_VMC_STALE_S are lost (flags 0); body
- * trackers, once heard, stay present. Bad input is counted (osc_vmc_in_get_stats), the
- * first of each kind logged, and a summary logged on destroy. Fails naming the port when
- * it cannot be opened. */
+/* Listens on UDP `desc->host`:`desc->port` (127.0.0.1 unless told: only programs on this
+ * machine can drive the body; any other address is logged as taking input from the
+ * network) for VMC device poses (/VMC/Ext/Hmd/Pos, Con/Pos, Tra/Pos) and returns an input
+ * source (name "vmc"): next() waits up to OSC_VMC_WAIT_MS for data and returns a frame of
+ * the latest poses (EM_NOT_READY when nothing came), time_s on the monotonic clock;
+ * devices not heard from for OSC_VMC_STALE_S are lost (flags 0); body trackers, once
+ * heard, stay present. Datagrams are read by our own checked reader (osc_in_decode.h):
+ * malformed ones are refused whole, bundles are dispatched at once whatever their
+ * timetag, nothing is queued. Senders outside a non-empty allow-list are dropped and
+ * counted. Bad input is counted (osc_vmc_in_get_stats), the first of each kind logged
+ * (network text cut to a short printable prefix), and a summary logged on destroy. Fails
+ * naming the address and port when it cannot be opened. */
 enum em_result osc_vmc_in_create(const struct osc_vmc_in_desc *desc, struct in_source **out_source,
                                  struct em_error *err);
 
 /* `source` must come from osc_vmc_in_create. */
 void osc_vmc_in_get_stats(const struct in_source *source, struct osc_vmc_in_stats *out_stats);
+
+/* Parses "[HOST:]PORT" (--vmc-in's value) into desc->host and desc->port: HOST an IPv4
+ * address or a name, PORT 1-65535. */
+enum em_result osc_vmc_listen_parse(const char *text, struct osc_vmc_in_desc *desc,
+                                    struct em_error *err);
+
+/* Parses "ADDR[,ADDR...]" (--vmc-allow's value; ADDR an IPv4 address, a CIDR block
+ * a.b.c.d/n or a host name) and appends to desc->allow. */
+enum em_result osc_vmc_allow_parse(const char *text, struct osc_vmc_in_desc *desc,
+                                   struct em_error *err);
 
 /* Parses "SERIAL=ROLE" (ROLE: head, left, right, or a tracker name). */
 enum em_result osc_vmc_role_parse(const char *text, struct osc_vmc_role *out, struct em_error *err);

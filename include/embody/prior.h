@@ -161,9 +161,16 @@ enum em_result pr_model_save(const struct pr_model *model, const char *path, str
 
 /* Reads and validates a model file: magic, version, the feature and output definitions
  * and sizes this program computes, the byte count, the checksum, finite parameters and
- * positive deviations. Each refusal names the file and what is wrong. `out` is the
+ * positive deviations, then pr_model_check. Each refusal names the file and what is wrong. `out` is the
  * caller's to pr_model_fini; zeroed on failure. */
 enum em_result pr_model_load(const char *path, struct pr_model *out, struct em_error *err);
+
+/* Whether the network can drive a body (pr_check.c): every parameter within 1e4, and a
+ * forward pass on a fixed probe (a 1.75 m player standing still) finite, with every
+ * decoded joint below the head and within 2.5 m of it. EM_ERROR_PARSE naming `source`
+ * and why otherwise. pr_model_load runs it. */
+enum em_result pr_model_check(const struct pr_model *model, const char *source,
+                              struct em_error *err);
 
 /* The same from bytes in memory; `source` names them in errors. */
 enum em_result pr_model_parse(const unsigned char *bytes, long size, const char *source,

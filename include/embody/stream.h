@@ -29,7 +29,22 @@ struct st_stream {
     int frame_count;
     int capacity;
     struct em_tracking_frame *frames;
+    int cut_line; /* a last row cut short (no line end, unreadable) that was dropped, or 0 */
 };
+
+/* What a tracking stream can be: positions of valid devices within ST_STREAM_MAX_M of the
+ * origin (the 1 km the body accepts), |t| at most ST_STREAM_MAX_T_S, and t increasing by
+ * ST_STREAM_MIN_STEP_S to ST_STREAM_MAX_STEP_S from row to row. */
+#define ST_STREAM_MAX_M 1000.0
+#define ST_STREAM_MAX_T_S 1e9
+#define ST_STREAM_MIN_STEP_S 1e-4
+#define ST_STREAM_MAX_STEP_S 1.0
+
+/* What a BVH can be: a Frame Time within the steps a stream may take, and every joint's
+ * OFFSET (the root's too) within ST_BVH_MAX_OFFSET file units (1 km in millimetres). */
+#define ST_BVH_MIN_FRAME_TIME_S ST_STREAM_MIN_STEP_S
+#define ST_BVH_MAX_FRAME_TIME_S ST_STREAM_MAX_STEP_S
+#define ST_BVH_MAX_OFFSET 1e6
 
 /* Reads a stream file. Columns are found by the header's names, in any order; `t` and all
  * eight columns of the head, left and right groups are required, and the error names
@@ -44,8 +59,12 @@ struct st_stream {
  * Rejects, naming the file, the line and the column: a missing header (a first line of
  * numbers), empty or repeated column names, a row with a different column count,
  * non-numbers, NaN or infinite values, valid flags other than 0/1, t not strictly
- * increasing (both times named), a non-unit quaternion on a valid device (|q| off by
+ * increasing (both times named), a step of t outside ST_STREAM_MIN_STEP_S to
+ * ST_STREAM_MAX_STEP_S or |t| above ST_STREAM_MAX_T_S, a valid device farther than
+ * ST_STREAM_MAX_M from the origin, a non-unit quaternion on a valid device (|q| off by
  * more than 1e-3), an empty file, a header with no rows.
+ * A last row with no line end that cannot be read (a recording cut by a crash) is
+ * dropped, not refused, and its line number left in `cut_line` for the caller to say.
  * On success `out_stream` is the caller's to st_stream_fini; on failure it is empty. */
 enum em_result
 st_stream_load(const char *path, struct st_stream *out_stream, struct em_error *err);
@@ -84,7 +103,17 @@ struct st_stream_writer {
     double first_time_s; /* time_s of the first frame written: the file's t = 0 */
     double last_time_s;  /* t of the last row written, relative to first_time_s */
     long frames_written;
+    /* A recording (st_stream_writer_open_recording): whole rows reach the file at most
+     * ST_RECORD_FLUSH_S apart; frames_on_disk of them are there for sure. */
+    bool recording;
+    long frames_on_disk;
+    long long last_flush_ns;
+    size_t pending_bytes;
+    char partial_path[4096]; /* "<path>.partial" while recording ("" in place) */
+    char leftover_path[4096]; /* an earlier run's partial recording moved aside, or "" */
 };
+
+#define ST_RECORD_FLUSH_S 0.25
 
 /* Starts writing `path`; the header follows with the first frame. The rows go into a
  * temporary file beside `path`, which replaces `path` only when st_stream_writer_close
@@ -93,7 +122,17 @@ enum em_result
 st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
                       struct em_error *err);
 
-/* Appends one row. Refuses (EM_ERROR_INVALID_ARGUMENT, nothing written) what the reader
+/* As st_stream_writer_open, for a recording that must survive a crash (kill -9, a power
+ * cut): rows go to "<path>.partial" (u_out_file_open_partial), whole rows flushed at
+ * least every ST_RECORD_FLUSH_S, renamed to `path` by a successful close; on a failed
+ * write or close the partial file is kept with what reached it. */
+enum em_result
+st_stream_writer_open_recording(const char *path, struct st_stream_writer *out_writer,
+                                struct em_error *err);
+
+/* Appends one row. A frame more than ST_STREAM_MAX_STEP_S after the previous one (a
+ * pause in the tracking) is written ST_STREAM_MAX_STEP_S after it, so the file reads
+ * back. Refuses (EM_ERROR_INVALID_ARGUMENT, nothing written) what the reader
  * would refuse: a time not after the previous frame's, a non-finite value, a non-unit
  * quaternion on a device written as valid. */
 enum em_result

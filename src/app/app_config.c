@@ -58,8 +58,10 @@ print_input(FILE *out, const struct app_options *o)
     fprintf(out, "%-34s = %s\n", "fast", yes_no(o->fast));
     fprintf(out, "%-34s = %s\n", "loop", yes_no(o->loop));
     if (o->input == APP_INPUT_VMC)
-        fprintf(out, "%-34s = %d (%d serial roles)\n", "vmc-in port",
-                o->vmc_in.port ? o->vmc_in.port : OSC_VMC_DEFAULT_PORT, o->vmc_in.role_count);
+        fprintf(out, "%-34s = %s:%d (%d serial roles, %d allowed senders%s)\n", "vmc-in",
+                o->vmc_in.host[0] ? o->vmc_in.host : "127.0.0.1",
+                o->vmc_in.port ? o->vmc_in.port : OSC_VMC_DEFAULT_PORT, o->vmc_in.role_count,
+                o->vmc_in.allow_count, o->vmc_in.allow_count ? "" : ": any");
     fprintf(out, "%-34s = %s\n", "openxr support built in", yes_no(app_source_has_openxr()));
 }
 

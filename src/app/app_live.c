@@ -6,6 +6,7 @@
  * before any window opens (a bad file fails at once), while OpenXR needs the window's
  * OpenGL context to exist first.
  */
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +46,10 @@ struct live {
     long recorded; /* frames written */
     double record_last_time_s;
     long record_refused;
+    bool record_failed;      /* a write error stopped or spoiled the recording */
+    bool prior_dropped_told;
+    long record_on_disk;     /* frames sure to be on disk when it ended */
+    char record_kept[4096];  /* where they are when not at record_path: the partial file */
 
     long frame_limit; /* 0: none */
     bool no_display_fallback;
@@ -70,6 +75,8 @@ struct live {
 };
 
 static volatile sig_atomic_t g_interrupted;
+
+static enum em_result start_recording(struct live *L, struct em_error *err);
 
 static void
 on_signal(int signal_number)
@@ -161,12 +168,79 @@ setup_outputs(struct live *L)
     if (code != APP_EXIT_OK || !L->opt->record_path)
         return code;
     snprintf(L->record_path, sizeof L->record_path, "%s", L->opt->record_path);
-    if (st_stream_writer_open(L->opt->record_path, &L->recorder, &err) != EM_OK) {
+    if (start_recording(L, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);
         return APP_EXIT_USAGE;
     }
-    L->recording = true;
     return APP_EXIT_OK;
+}
+
+/* Starts recording to L->record_path through "<path>.partial", which a crash leaves
+ * behind with every row flushed so far (st_stream_writer_open_recording). */
+static enum em_result
+start_recording(struct live *L, struct em_error *err)
+{
+    if (st_stream_writer_open_recording(L->record_path, &L->recorder, err) != EM_OK)
+        return EM_ERROR_IO;
+    if (L->recorder.leftover_path[0])
+        U_LOG_W("%s: a recording left by a run that did not end cleanly is kept as %s (its "
+                "whole rows play with --replay)",
+                L->recorder.partial_path, L->recorder.leftover_path);
+    L->recording = true;
+    L->recorded = 0;
+    L->record_refused = 0;
+    L->record_failed = false;
+    L->record_on_disk = 0;
+    L->record_kept[0] = '\0';
+    return EM_OK;
+}
+
+/* Whole rows (lines after the header) in the file at `path`: what a failed recording
+ * really left, counted rather than assumed. */
+static long
+whole_rows_in(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    long lines = 0;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        for (size_t i = 0; i < n; ++i)
+            lines += chunk[i] == '\n';
+    fclose(f);
+    return lines > 0 ? lines - 1 : 0;
+}
+
+/* After a failed recording: counts the whole rows its partial file kept, and removes the
+ * file when there is none (nothing to keep). */
+static void
+forget_empty_partial(struct live *L)
+{
+    if (L->record_kept[0])
+        L->record_on_disk = whole_rows_in(L->record_kept);
+    if (L->record_on_disk == 0 && L->record_kept[0]) {
+        remove(L->record_kept);
+        L->record_kept[0] = '\0';
+    }
+}
+
+/* Says where recordings of earlier runs that did not end (F9's embody-*.csv.partial in
+ * the current directory) are, so a crashed session's recording is found. */
+static void
+tell_leftover_recordings(void)
+{
+    glob_t found;
+    if (glob("embody-*.csv.partial*", 0, NULL, &found) != 0)
+        return;
+    for (size_t i = 0; i < found.gl_pathc && i < 5; ++i)
+        U_LOG_W("%s: a recording left by a run that did not end cleanly (its whole rows play "
+                "with --replay)",
+                found.gl_pathv[i]);
+    if (found.gl_pathc > 5)
+        U_LOG_W("... and %zu more embody-*.csv.partial files here", found.gl_pathc - 5);
+    globfree(&found);
 }
 
 static bool
@@ -242,8 +316,9 @@ announce_source(const struct live *L)
     else if (info->path[0])
         U_LOG_I("playing %s%s", info->path, L->opt->fast ? " as fast as possible" : "");
     else if (L->opt->input == APP_INPUT_VMC)
-        U_LOG_I("reading VMC tracking on UDP port %d",
-                L->opt->vmc_in.port ? L->opt->vmc_in.port : OSC_VMC_DEFAULT_PORT);
+        U_LOG_I("reading VMC tracking on UDP port %d of %s",
+                L->opt->vmc_in.port ? L->opt->vmc_in.port : OSC_VMC_DEFAULT_PORT,
+                L->opt->vmc_in.host[0] ? L->opt->vmc_in.host : "127.0.0.1 (this machine only)");
     else
         U_LOG_I("tracking the headset through OpenXR");
 }
@@ -273,6 +348,20 @@ set_message(struct live *L, const char *text)
 {
     snprintf(L->message, sizeof L->message, "%s", text);
     L->message_until_ns = u_time_now_ns() + MESSAGE_TIME_NS;
+}
+
+/* The prior's output dropped at run time (not finite): said once, in the log and the HUD,
+ * so the body does not quietly run without it. */
+static void
+tell_prior_dropped(struct live *L)
+{
+    if (L->prior_dropped_told || L->status.prior_dropped == 0)
+        return;
+    L->prior_dropped_told = true;
+    U_LOG_W("the learned prior gave a prediction that is not a finite number; it was dropped "
+            "(the body keeps its last good one, or the procedural estimate); further ones are "
+            "dropped quietly");
+    set_message(L, "the learned prior's output was dropped (not finite): see the log");
 }
 
 /* The calibrate action (C, a controller button) on `frame`. */
@@ -383,7 +472,9 @@ toggle_recording(struct live *L)
             snprintf(text, sizeof text, "recording saved: %s (%ld frames)", L->record_path,
                      frames);
         else
-            snprintf(text, sizeof text, "recording to %s failed (see the log)", L->record_path);
+            snprintf(text, sizeof text, "recording to %.200s failed: %ld frames kept in %.300s",
+                     L->record_path, L->record_on_disk,
+                     L->record_kept[0] ? L->record_kept : "no file");
         set_message(L, text);
         return;
     }
@@ -392,15 +483,12 @@ toggle_recording(struct live *L)
     localtime_r(&now, &local);
     strftime(L->record_path, sizeof L->record_path, "embody-%Y%m%d-%H%M%S.csv", &local);
     struct em_error err = {{0}};
-    if (st_stream_writer_open(L->record_path, &L->recorder, &err) != EM_OK) {
+    if (start_recording(L, &err) != EM_OK) {
         U_LOG_W("recording: %s", err.message);
         snprintf(text, sizeof text, "cannot record: %s", err.message);
         set_message(L, text);
         return;
     }
-    L->recording = true;
-    L->recorded = 0;
-    L->record_refused = 0;
     snprintf(text, sizeof text, "recording to %s (F9 stops)", L->record_path);
     set_message(L, text);
 }
@@ -541,10 +629,24 @@ record_frame(struct live *L)
 {
     if (L->recording && L->recorded == 0 && L->source)
         L->recorder.tracker_mask |= app_source_tracker_mask(L->source);
-    if (!L->recording || (L->recorded > 0 && L->frame.time_s <= L->record_last_time_s))
+    /* A frame less than the shortest step a stream may take after the last one adds
+     * nothing (a headless runtime catching up can give them microseconds apart). */
+    if (!L->recording ||
+        (L->recorded > 0 && L->frame.time_s - L->record_last_time_s < ST_STREAM_MIN_STEP_S))
         return;
     struct em_error err = {{0}};
-    if (st_stream_writer_write(&L->recorder, &L->frame, &err) != EM_OK) {
+    const enum em_result r = st_stream_writer_write(&L->recorder, &L->frame, &err);
+    if (r == EM_ERROR_IO) { /* the disk: no further row can be trusted to land */
+        U_LOG_E("--record: %s; recording stopped", err.message);
+        L->record_failed = true;
+        L->record_on_disk = L->recorder.frames_on_disk;
+        snprintf(L->record_kept, sizeof L->record_kept, "%s", L->recorder.partial_path);
+        st_stream_writer_abort(&L->recorder);
+        L->recording = false;
+        forget_empty_partial(L);
+        return;
+    }
+    if (r != EM_OK) {
         if (L->record_refused++ == 0)
             U_LOG_W("--record: a frame was not recorded: %s (further ones are counted)",
                     err.message);
@@ -564,6 +666,7 @@ process_frame(struct live *L)
     const int64_t end_ns = u_time_now_ns();
     L->last_update_us = (float)((double)(end_ns - start_ns) * 1e-3);
     body_get_status(L->body, &L->status);
+    tell_prior_dropped(L);
     app_stats_add(&L->stats, end_ns, L->last_update_us, L->status.posture);
     update_frame_rate(L, end_ns);
 
@@ -683,13 +786,21 @@ static int
 close_recording(struct live *L)
 {
     if (!L->recording)
-        return APP_EXIT_OK;
+        return L->record_failed ? APP_EXIT_FAILURE : APP_EXIT_OK;
     L->recording = false;
     struct em_error err = {{0}};
+    const long on_disk = L->recorder.frames_on_disk;
+    char partial[sizeof L->record_kept];
+    snprintf(partial, sizeof partial, "%s", L->recorder.partial_path);
     if (st_stream_writer_close(&L->recorder, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);
+        L->record_failed = true;
+        L->record_on_disk = on_disk;
+        snprintf(L->record_kept, sizeof L->record_kept, "%s", partial);
+        forget_empty_partial(L);
         return APP_EXIT_FAILURE;
     }
+    L->record_on_disk = L->recorded;
     if (L->recorded == 0)
         U_LOG_W("--record: no frame was recorded; %s holds only the header", L->record_path);
     return APP_EXIT_OK;
@@ -706,6 +817,24 @@ print_sender_summary(const char *what, const struct app_osc_option *o,
     printf("embody: %s to %s:%d: %llu frames, %llu datagrams sent, %llu failed\n", what, o->host,
            o->port, (unsigned long long)st.frames, (unsigned long long)st.datagrams_sent,
            (unsigned long long)st.datagrams_failed);
+}
+
+/* What is on disk, not what was asked for. */
+static void
+print_recording_summary(const struct live *L)
+{
+    if (!L->record_failed) {
+        printf("embody: recorded %ld frames to %s%s\n", L->recorded, L->record_path,
+               L->record_refused ? " (some refused: see the warning)" : "");
+        return;
+    }
+    if (L->record_kept[0])
+        printf("embody: recording to %s failed: %ld of %ld frames are on disk, in %s (%s is "
+               "as it was)\n",
+               L->record_path, L->record_on_disk, L->recorded, L->record_kept, L->record_path);
+    else
+        printf("embody: recording to %s failed: none of its %ld frames is sure to be there\n",
+               L->record_path, L->recorded);
 }
 
 static void
@@ -738,8 +867,7 @@ print_summary(const struct live *L)
     if (L->screenshot_done[0])
         printf("embody: screenshot: %s\n", L->screenshot_done);
     if (L->opt->record_path)
-        printf("embody: recorded %ld frames to %s%s\n", L->recorded, L->opt->record_path,
-               L->record_refused ? " (some refused: see the warning)" : "");
+        print_recording_summary(L);
     print_sender_summary("VMC", &L->opt->vmc, L->vmc);
     print_sender_summary("VRChat OSC", &L->opt->vrchat, L->vrchat);
     fflush(stdout);
@@ -825,10 +953,12 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
     if (code == APP_EXIT_OK)
         code = open_window_and_source(L);
     if (code == APP_EXIT_OK) {
-        struct sigaction action = {.sa_handler = on_signal}, old_int, old_term;
+        struct sigaction action = {.sa_handler = on_signal}, old_int, old_term, old_hup;
         sigemptyset(&action.sa_mask);
         sigaction(SIGINT, &action, &old_int);
         sigaction(SIGTERM, &action, &old_term);
+        sigaction(SIGHUP, &action, &old_hup); /* the terminal closed: end as for Ctrl-C */
+        tell_leftover_recordings();
         start_auto_calibration(L);
         code = finish(L, hooks, run_loop(L, hooks));
         if (code == APP_EXIT_OK && options->input == APP_INPUT_OPENXR &&
@@ -838,6 +968,7 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
         }
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
     }
     if (out_result) {
         out_result->frames = L->stats.frames;

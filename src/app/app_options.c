@@ -37,6 +37,7 @@ enum option_id {
     OPT_VMC_IN,
     OPT_VMC_ROLE,
     OPT_IDLE_EXIT,
+    OPT_VMC_ALLOW,
     OPT_COUNT,
 };
 
@@ -70,6 +71,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_VMC_IN, "vmc-in", 0, APP_ARG_OPTIONAL},
     {OPT_VMC_ROLE, "vmc-role", 0, APP_ARG_VALUE},
     {OPT_IDLE_EXIT, "idle-exit", 0, APP_ARG_VALUE},
+    {OPT_VMC_ALLOW, "vmc-allow", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -88,8 +90,11 @@ app_options_print_help(FILE *out)
           "  --demo                 play the bundled demo\n"
           "  --fast                 play the replay or the demo as fast as possible\n"
           "  --loop                 start the replay again at its end\n"
-          "  --vmc-in [PORT]        read tracking sent over the VMC protocol (UDP 39539):\n"
-          "                         /VMC/Ext/Hmd/Pos, Con/Pos and Tra/Pos\n"
+          "  --vmc-in [[HOST:]PORT] read tracking sent over the VMC protocol (UDP\n"
+          "                         127.0.0.1:39539, this machine only; 0.0.0.0:PORT\n"
+          "                         takes it from the network): Hmd/Con/Tra/Pos\n"
+          "  --vmc-allow ADDR,...   take VMC only from these senders: IPv4 addresses,\n"
+          "                         a.b.c.d/n blocks or host names; others are counted\n"
           "  --vmc-role SERIAL=ROLE the role of a VMC serial: head, left, right, pelvis,\n"
           "                         chest, left_foot, right_foot, left_knee, right_knee,\n"
           "                         left_elbow, right_elbow (serials named so need none)\n"
@@ -215,10 +220,10 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_VRCHAT: return parse_osc(&o->vrchat, name, value, OSC_VRCHAT_DEFAULT_PORT, err);
     case OPT_RECORD: o->record_path = value; return EM_OK;
     case OPT_VMC_IN:
-        if (value && app_parse_count(name, value, 1, 65535, "a UDP port", &count, err) != EM_OK)
+        if (value && osc_vmc_listen_parse(value, &o->vmc_in, err) != EM_OK)
             return EM_ERROR_INVALID_ARGUMENT;
-        o->vmc_in.port = value ? (int)count : 0;
         return set_input(o, APP_INPUT_VMC, name, err);
+    case OPT_VMC_ALLOW: return osc_vmc_allow_parse(value, &o->vmc_in, err);
     case OPT_VMC_ROLE:
         if (o->vmc_in.role_count >= OSC_VMC_MAX_ROLES)
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: at most %d serials", name,

@@ -73,6 +73,15 @@ tell_replay_gap(void *user, double gap_s, double at_s, double waited_s)
             (const char *)user, gap_s, at_s, waited_s);
 }
 
+/* A recording a crash cut short: its whole rows play. */
+static void
+tell_cut_row(void *user, int line)
+{
+    U_LOG_W("%s:%d: the last row is cut short (a recording that did not end cleanly); "
+            "dropped it and playing the whole rows before it",
+            (const char *)user, line);
+}
+
 static enum em_result
 open_replay(const struct app_options *o, struct in_source **out_source,
             struct app_source_info *info, struct em_error *err)
@@ -88,6 +97,7 @@ open_replay(const struct app_options *o, struct in_source **out_source,
         .loop = o->loop,
         .on_gap = tell_replay_gap,
         .on_gap_user = (void *)o->replay_path,
+        .on_cut_row = tell_cut_row,
     };
     r = in_replay_create(&desc, out_source, err);
     if (r != EM_OK)

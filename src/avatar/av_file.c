@@ -6,6 +6,7 @@
  * plain glTF, node names (av_bone_from_node_name).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,11 +136,12 @@ static enum em_result
 node_index(const char *path, const cJSON *item, const char *where, const char *bone, int node_count,
            int *out, struct em_error *err)
 {
-    if (!cJSON_IsNumber(item) || item->valuedouble != (double)(int)item->valuedouble ||
-        item->valueint < 0 || item->valueint >= node_count)
+    /* The range first: converting 1e30 or 2^31 to int is undefined behaviour. */
+    if (!cJSON_IsNumber(item) || !(item->valuedouble >= 0.0 && item->valuedouble < node_count) ||
+        item->valuedouble != floor(item->valuedouble))
         return em_fail(err, EM_ERROR_PARSE, "%s: %s \"%s\": expected a node index below %d", path,
                        where, bone, node_count);
-    *out = item->valueint;
+    *out = (int)item->valuedouble;
     return EM_OK;
 }
 

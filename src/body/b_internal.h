@@ -196,6 +196,7 @@ struct body {
 
     struct b_trackers trackers;
     struct b_prior_state prior; /* used when desc.prior is set */
+    long prior_dropped;         /* predictions dropped as not finite (kept across resets) */
 };
 
 /* Pelvis position and rotation from the head (and heading); updates body->heading_rad. */

@@ -122,6 +122,8 @@ predict(struct body *b)
         finite = finite && isfinite(out[i]);
     if (finite) /* else the last prediction stands (or none: procedural) */
         memcpy(p->outputs, out, sizeof out);
+    else
+        b->prior_dropped++; /* said by the program (body_status.prior_dropped) */
     p->predicted = p->predicted || finite;
 }
 

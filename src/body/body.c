@@ -529,6 +529,7 @@ body_get_status(const struct body *b, struct body_status *out)
     out->height_m = b->desc.height_m;
     out->arm_span_m = b->desc.arm_span_m;
     out->heading_rad = b->heading_rad;
+    out->prior_dropped = b->prior_dropped;
     static const char *const names[] = {"head", "leftHand", "rightHand", "leftFoot",
                                         "rightFoot"};
     const int joints[] = {b->j.head, b->j.hand[0], b->j.hand[1], b->j.foot[0], b->j.foot[1]};

@@ -178,6 +178,8 @@ in_replay_create(const struct in_replay_desc *desc, struct in_source **out_sourc
         free(r);
         return res;
     }
+    if (r->stream.cut_line && desc->on_cut_row)
+        desc->on_cut_row(desc->on_gap_user, r->stream.cut_line);
     snprintf(r->name, sizeof r->name, "%s", desc->name ? desc->name : "replay");
     r->real_time = !desc->as_fast_as_possible;
     r->loop = desc->loop;

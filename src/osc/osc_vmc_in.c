@@ -9,19 +9,35 @@
  * "left_foot" ..., are that role, which is what embody's own VMC output sends); the
  * headset needs none. A device not heard from for OSC_VMC_STALE_S counts as lost. Every
  * other address is ignored (bones, blend shapes, time). Bad messages (wrong argument
- * types, non-finite or non-unit values) and datagrams liblo cannot read are counted and
- * the first of each kind is logged; none of them stops the source.
+ * types, non-finite or non-unit values) and malformed datagrams are counted and the
+ * first of each kind is logged (network text as a short printable prefix); none of them
+ * stops the source.
+ *
+ * Network: the socket is ours (UDP, IPv4, 127.0.0.1 unless the user names an address)
+ * and every datagram goes through the checked reader osc_in_decode.h before anything in
+ * it is used; liblo is not used for input (its bundle decoder read past the datagram and
+ * queued future-timetagged bundles without bound: issue 20). Senders outside the
+ * --vmc-allow list are dropped and counted.
  *
  * Conversion: a device's pose is mirrored through the XY plane (x, y, -z), rotations as
  * M R M (M = diag(1, 1, -1)), the same map embody's output uses for device poses; a
  * controller's or tracker's axes are taken as they come.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <lo/lo.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "osc_in_decode.h"
 
 #include "embody/m_math.h"
 #include "embody/osc.h"
@@ -35,7 +51,7 @@ struct vmc_device {
 
 struct vmc_source {
     struct in_source base;
-    lo_server server;
+    int fd;
     struct osc_vmc_in_desc desc;
     struct vmc_device device[EM_DEVICE_COUNT];
     struct vmc_device tracker[EM_TRACKER_COUNT];
@@ -43,22 +59,17 @@ struct vmc_source {
     bool new_data;
     struct osc_vmc_in_stats stats;
     char unmapped_logged[4][64];
+    uint8_t datagram[65536]; /* the largest UDP payload fits */
 };
 
-/* liblo's error handler takes no user pointer; the source being read is the one that
- * calls lo_server_recv_noblock, on this thread. */
-static _Thread_local struct vmc_source *t_reading;
+/* What is logged of a string from the network: its first characters, printable. */
+#define VMC_LOG_CHARS 32
 
 static void
-on_lo_error(int num, const char *msg, const char *where)
+note_malformed(struct vmc_source *v, const char *why)
 {
-    struct vmc_source *v = t_reading;
-    if (!v)
-        return;
     if (v->stats.malformed++ == 0)
-        U_LOG_W("VMC input: an unreadable datagram (liblo error %d: %s%s%s); further ones "
-                "are counted",
-                num, msg ? msg : "?", where ? " at " : "", where ? where : "");
+        U_LOG_W("VMC input: a malformed datagram refused (%s); further ones are counted", why);
 }
 
 /* Role codes in the table: devices first, then trackers. */
@@ -97,54 +108,59 @@ note_unmapped(struct vmc_source *v, const char *path, const char *serial)
             return;
         if (!v->unmapped_logged[i][0]) {
             snprintf(v->unmapped_logged[i], sizeof v->unmapped_logged[i], "%s", serial);
-            U_LOG_W("VMC input: %s serial \"%s\" has no role; map it with --vmc-role "
-                    "%s=ROLE (head, left, right, pelvis, chest, left_foot, right_foot, "
-                    "left_knee, right_knee, left_elbow, right_elbow)",
-                    path, serial, serial);
+            char shown[VMC_LOG_CHARS + 4];
+            osc_in_printable(serial, VMC_LOG_CHARS, shown, sizeof shown);
+            if (strlen(serial) >= sizeof v->desc.role[0].serial)
+                U_LOG_W("VMC input: %s serial \"%s\" (%zu characters) has no role and is "
+                        "too long to map with --vmc-role (at most %zu)",
+                        path, shown, strlen(serial), sizeof v->desc.role[0].serial - 1);
+            else
+                U_LOG_W("VMC input: %s serial \"%s\" has no role; map it with --vmc-role "
+                        "SERIAL=ROLE (head, left, right, pelvis, chest, left_foot, "
+                        "right_foot, left_knee, right_knee, left_elbow, right_elbow)",
+                        path, shown);
             return;
         }
     }
 }
 
-static int
-on_message(const char *path, const char *types, lo_arg **argv, int argc, lo_message msg, void *user)
+static void
+on_message(const struct osc_in_message *m, void *user)
 {
-    (void)msg;
     struct vmc_source *v = user;
+    const char *path = m->path;
     v->stats.messages++;
     const bool hmd = strcmp(path, "/VMC/Ext/Hmd/Pos") == 0;
     const bool con = strcmp(path, "/VMC/Ext/Con/Pos") == 0;
     const bool tra = strcmp(path, "/VMC/Ext/Tra/Pos") == 0;
     if (!hmd && !con && !tra) {
         v->stats.ignored++;
-        return 0;
+        return;
     }
-    if (argc != 8 || strcmp(types, "sfffffff") != 0) {
+    if (m->argc != 8 || strcmp(m->types, "sfffffff") != 0) {
         note_bad(v, path, "expected a serial and 7 floats (s fffffff)");
-        return 0;
+        return;
     }
     float p[3], q[4];
-    /* liblo's arguments sit at 4-byte offsets in the message while lo_arg (a union with
-     * 64-bit members) wants 8: read the bytes, not the union. */
     for (int i = 0; i < 3; ++i)
-        memcpy(&p[i], (const void *)argv[1 + i], sizeof p[i]);
+        p[i] = osc_in_float(m, 1 + i);
     for (int i = 0; i < 4; ++i)
-        memcpy(&q[i], (const void *)argv[4 + i], sizeof q[i]);
+        q[i] = osc_in_float(m, 4 + i);
     if (!m_vec3_is_finite(p) || !m_quat_is_finite(q) || fabsf(p[0]) > 1e4f || fabsf(p[1]) > 1e4f ||
         fabsf(p[2]) > 1e4f) {
         note_bad(v, path, "a value is not a finite number (or beyond 10 km)");
-        return 0;
+        return;
     }
     const float n = sqrtf(m_quat_dot(q, q));
     if (fabsf(n - 1.0f) > 0.01f) {
         note_bad(v, path, "the rotation is not a unit quaternion");
-        return 0;
+        return;
     }
-    const char *serial = (const char *)argv[0];
+    const char *serial = (const char *)m->arg[0];
     const int role = hmd ? EM_DEVICE_HEAD : role_of_serial(v, serial);
     if (role < 0) {
         note_unmapped(v, path, serial);
-        return 0;
+        return;
     }
     struct vmc_device *d =
         role < EM_DEVICE_COUNT ? &v->device[role] : &v->tracker[role - EM_DEVICE_COUNT];
@@ -156,7 +172,6 @@ on_message(const char *path, const char *types, lo_arg **argv, int argc, lo_mess
     d->heard_ns = u_time_now_ns();
     v->stats.poses++;
     v->new_data = true;
-    return 0;
 }
 
 static void
@@ -170,17 +185,58 @@ fill_pose(const struct vmc_device *d, int64_t now_ns, int64_t stale_ns, struct e
     out->flags = now_ns - d->heard_ns <= stale_ns ? (uint32_t)EM_POSE_ALL_VALID : 0u;
 }
 
+static bool
+sender_allowed(const struct vmc_source *v, const struct sockaddr_in *from)
+{
+    if (v->desc.allow_count == 0)
+        return true;
+    const uint32_t a = ntohl(from->sin_addr.s_addr);
+    for (int i = 0; i < v->desc.allow_count; ++i)
+        if ((a & v->desc.allow[i].mask) == (v->desc.allow[i].address & v->desc.allow[i].mask))
+            return true;
+    return false;
+}
+
+/* Reads one datagram if one is there; false when none is. */
+static bool
+receive_one(struct vmc_source *v)
+{
+    struct sockaddr_in from;
+    socklen_t from_size = sizeof from;
+    const ssize_t n = recvfrom(v->fd, v->datagram, sizeof v->datagram, MSG_TRUNC,
+                               (struct sockaddr *)&from, &from_size);
+    if (n < 0)
+        return false;
+    if (from.sin_family != AF_INET || !sender_allowed(v, &from)) {
+        if (v->stats.refused_senders++ == 0) {
+            char who[INET_ADDRSTRLEN] = "?";
+            inet_ntop(AF_INET, &from.sin_addr, who, sizeof who);
+            U_LOG_W("VMC input: datagrams from %s dropped (not on --vmc-allow); further "
+                    "ones are counted",
+                    who);
+        }
+        return true;
+    }
+    if ((size_t)n > sizeof v->datagram) {
+        note_malformed(v, "larger than a UDP datagram can be");
+        return true;
+    }
+    const char *why = NULL;
+    if (osc_in_decode(v->datagram, (size_t)n, on_message, v, &why) < 0)
+        note_malformed(v, why);
+    return true;
+}
+
 static enum em_result
 vmc_next(struct in_source *src, struct em_tracking_frame *out)
 {
     struct vmc_source *v = (struct vmc_source *)src;
-    t_reading = v;
     v->new_data = false;
     /* Wait a little for the first datagram, then take whatever else is queued. */
-    int got = lo_server_recv_noblock(v->server, OSC_VMC_WAIT_MS);
-    for (int i = 0; got > 0 && i < 1000; ++i)
-        got = lo_server_recv_noblock(v->server, 0);
-    t_reading = NULL;
+    struct pollfd pfd = {.fd = v->fd, .events = POLLIN};
+    if (poll(&pfd, 1, OSC_VMC_WAIT_MS) > 0)
+        for (int i = 0; i < 1000 && receive_one(v); ++i) {
+        }
     if (!v->new_data)
         return EM_NOT_READY;
     const int64_t now = u_time_now_ns();
@@ -200,14 +256,30 @@ static void
 vmc_destroy(struct in_source *src)
 {
     struct vmc_source *v = (struct vmc_source *)src;
-    if (v->stats.bad || v->stats.malformed || v->stats.unmapped)
-        U_LOG_W("VMC input: %llu messages, %llu bad, %llu unreadable datagrams, %llu with a "
-                "serial without a role",
+    if (v->stats.bad || v->stats.malformed || v->stats.unmapped || v->stats.refused_senders)
+        U_LOG_W("VMC input: %llu messages, %llu bad, %llu malformed datagrams, %llu with a "
+                "serial without a role, %llu from senders not allowed",
                 (unsigned long long)v->stats.messages, (unsigned long long)v->stats.bad,
-                (unsigned long long)v->stats.malformed, (unsigned long long)v->stats.unmapped);
-    if (v->server)
-        lo_server_free(v->server);
+                (unsigned long long)v->stats.malformed, (unsigned long long)v->stats.unmapped,
+                (unsigned long long)v->stats.refused_senders);
+    if (v->fd >= 0)
+        close(v->fd);
     free(v);
+}
+
+/* `host` as an IPv4 address: a dotted address, or a name looked up. 0 on success. */
+static int
+resolve_ipv4(const char *host, struct in_addr *out)
+{
+    if (inet_pton(AF_INET, host, out) == 1)
+        return 0;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+        return -1;
+    *out = ((const struct sockaddr_in *)(const void *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    return 0;
 }
 
 enum em_result
@@ -230,15 +302,29 @@ osc_vmc_in_create(const struct osc_vmc_in_desc *desc, struct in_source **out_sou
     if (!v)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "--vmc-in: out of memory");
     v->desc = *desc;
-    char port_text[16];
-    snprintf(port_text, sizeof port_text, "%d", port);
-    v->server = lo_server_new_with_proto(port_text, LO_UDP, on_lo_error);
-    if (!v->server) {
+    v->fd = -1;
+    const char *host = desc->host[0] ? desc->host : "127.0.0.1";
+    struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (resolve_ipv4(host, &at.sin_addr) != 0) {
+        free(v);
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--vmc-in: \"%s\" is not an IPv4 address or a known host name", host);
+    }
+    v->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (v->fd < 0 || bind(v->fd, (const struct sockaddr *)&at, sizeof at) != 0) {
+        const int e = errno;
+        if (v->fd >= 0)
+            close(v->fd);
         free(v);
         return em_fail(err, EM_ERROR_IO,
-                       "--vmc-in: cannot listen on UDP port %d (in use by another program?)", port);
+                       "--vmc-in: cannot listen on UDP %s port %d: %s%s", host, port, strerror(e),
+                       e == EADDRINUSE ? " (in use by another program?)" : "");
     }
-    lo_server_add_method(v->server, NULL, NULL, on_message, v);
+    if (ntohl(at.sin_addr.s_addr) >> 24 != 127)
+        U_LOG_W("VMC input: listening on %s port %d: the body now takes input from the "
+                "network; anyone who can reach this port can drive it%s",
+                host, port,
+                desc->allow_count ? " if on --vmc-allow" : " (restrict senders with --vmc-allow)");
     v->base.name = "vmc";
     v->base.next = vmc_next;
     v->base.destroy = vmc_destroy;
@@ -273,4 +359,93 @@ osc_vmc_role_parse(const char *text, struct osc_vmc_role *out, struct em_error *
     memcpy(out->serial, text, (size_t)(eq - text));
     out->role = role;
     return EM_OK;
+}
+
+enum em_result
+osc_vmc_listen_parse(const char *text, struct osc_vmc_in_desc *desc, struct em_error *err)
+{
+    const char *colon = strrchr(text, ':');
+    const char *port_text = colon ? colon + 1 : text;
+    char *end = NULL;
+    errno = 0;
+    const long port = strtol(port_text, &end, 10);
+    if (!*port_text || *end || errno || port < 1 || port > 65535 || port_text[0] == '-' ||
+        port_text[0] == '+' || port_text[0] == ' ')
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--vmc-in: expected [HOST:]PORT with PORT 1 to 65535, got \"%s\"", text);
+    char host[sizeof desc->host] = "";
+    if (colon) {
+        const size_t n = (size_t)(colon - text);
+        if (n == 0 || n >= sizeof host)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "--vmc-in: expected HOST:PORT with a host of 1 to %zu characters, got "
+                           "\"%s\"",
+                           sizeof host - 1, text);
+        memcpy(host, text, n);
+        host[n] = '\0';
+        struct in_addr a;
+        if (resolve_ipv4(host, &a) != 0)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "--vmc-in: \"%s\" is not an IPv4 address or a known host name", host);
+    }
+    memcpy(desc->host, host, sizeof host);
+    desc->port = (int)port;
+    return EM_OK;
+}
+
+/* One --vmc-allow entry: "a.b.c.d", "a.b.c.d/n" or a host name. */
+static enum em_result
+parse_allow_one(const char *item, struct osc_vmc_allow *out, struct em_error *err)
+{
+    char addr[256];
+    const char *slash = strchr(item, '/');
+    const size_t n = slash ? (size_t)(slash - item) : strlen(item);
+    if (n == 0 || n >= sizeof addr)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--vmc-allow: expected ADDR, ADDR/BITS or a host name, got \"%.64s\"", item);
+    memcpy(addr, item, n);
+    addr[n] = '\0';
+    long bits = 32;
+    if (slash) {
+        char *end = NULL;
+        errno = 0;
+        bits = strtol(slash + 1, &end, 10);
+        if (!slash[1] || *end || errno || bits < 0 || bits > 32 || slash[1] == '-' ||
+            slash[1] == '+')
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "--vmc-allow: \"%.64s\": expected a prefix length 0 to 32 after '/'",
+                           item);
+    }
+    struct in_addr a;
+    if ((slash ? inet_pton(AF_INET, addr, &a) != 1 : resolve_ipv4(addr, &a) != 0))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--vmc-allow: \"%.64s\" is not an IPv4 address%s", addr,
+                       slash ? "" : " or a known host name");
+    out->mask = bits == 0 ? 0u : 0xffffffffu << (32 - bits);
+    out->address = ntohl(a.s_addr) & out->mask;
+    return EM_OK;
+}
+
+enum em_result
+osc_vmc_allow_parse(const char *text, struct osc_vmc_in_desc *desc, struct em_error *err)
+{
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        const size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        char item[300];
+        if (n >= sizeof item)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--vmc-allow: an entry is too long");
+        memcpy(item, p, n);
+        item[n] = '\0';
+        if (desc->allow_count >= OSC_VMC_MAX_ALLOW)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--vmc-allow: at most %d entries",
+                           OSC_VMC_MAX_ALLOW);
+        if (parse_allow_one(item, &desc->allow[desc->allow_count], err) != EM_OK)
+            return EM_ERROR_INVALID_ARGUMENT;
+        desc->allow_count++;
+        if (!comma)
+            return EM_OK;
+        p = comma + 1;
+    }
 }

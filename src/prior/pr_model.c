@@ -383,5 +383,7 @@ pr_model_load(const char *path, struct pr_model *out, struct em_error *err)
     enum em_result r = read_all ? pr_model_parse(buf, size, path, out, err)
                                 : em_fail(err, EM_ERROR_IO, "%s: read error", path);
     free(buf);
+    if (r == EM_OK && (r = pr_model_check(out, path, err)) != EM_OK)
+        pr_model_fini(out);
     return r;
 }

@@ -86,6 +86,10 @@ read_offset(struct parser *p, struct st_bvh_joint *j)
         if (!st_parse_number(t, t + strlen(t), &j->offset[k]) || !isfinite(j->offset[k]))
             return fail_at(p, "OFFSET of joint \"%s\": expected a finite number, got \"%s\"",
                            j->name, t);
+        if (fabs(j->offset[k]) > ST_BVH_MAX_OFFSET) /* the root's too */
+            return fail_at(p, "OFFSET of joint \"%s\": %s is beyond %g file units (1 km in "
+                           "millimetres); expected a skeleton's offset",
+                           j->name, t, ST_BVH_MAX_OFFSET);
     }
     return EM_OK;
 }
@@ -297,6 +301,9 @@ parse_motion_header(struct parser *p, struct motion_header *out)
     if (!v || !st_parse_number(v, v + strlen(v), &ft) || !isfinite(ft) || !(ft > 0.0))
         return fail_at(p, "Frame Time: expected a positive number of seconds, got \"%s\"",
                        v ? v : "end of file");
+    if (!(ft >= ST_BVH_MIN_FRAME_TIME_S && ft <= ST_BVH_MAX_FRAME_TIME_S))
+        return fail_at(p, "Frame Time: %s s is not a frame time; expected %g to %g seconds", v,
+                       ST_BVH_MIN_FRAME_TIME_S, ST_BVH_MAX_FRAME_TIME_S);
     p->bvh->frame_time_s = ft;
     const int line = p->tok.line_number;
     const char *rest = u_token_rest_of_line(&p->tok);

@@ -122,10 +122,12 @@ st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double 
     if (skeleton->joint_count <= 0 || skeleton->parent[0] >= 0)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: the skeleton has no root joint",
                        path);
-    if (!isfinite(frame_time_s) || !(frame_time_s > 0.0))
+    /* What the reader takes back (stream.h), so a written BVH is a usable one. */
+    if (!isfinite(frame_time_s) ||
+        !(frame_time_s >= ST_BVH_MIN_FRAME_TIME_S && frame_time_s <= ST_BVH_MAX_FRAME_TIME_S))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "%s: frame time must be a positive number of seconds, got %g", path,
-                       frame_time_s);
+                       "%s: frame time must be %g to %g seconds, got %g", path,
+                       ST_BVH_MIN_FRAME_TIME_S, ST_BVH_MAX_FRAME_TIME_S, frame_time_s);
     enum em_result r = check_names(skeleton, path, err);
     if (r != EM_OK)
         return r;

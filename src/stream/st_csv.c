@@ -19,6 +19,7 @@
 #include "stream/st_internal.h"
 #include "util/u_text.h"
 #include "util/u_file.h"
+#include "util/u_time.h"
 
 /* The seven pose fields and the flag of a device group, in file order. */
 enum field {
@@ -344,6 +345,13 @@ parse_device(const struct layout *lay, int d, char **fields, const char *source,
     out->flags = valid[0] == '1' ? (uint32_t)EM_POSE_ALL_VALID : 0u;
     m_vec3_set(out->pose.position_m, v[FIELD_PX], v[FIELD_PY], v[FIELD_PZ]);
     m_quat_set(out->pose.orientation, v[FIELD_QX], v[FIELD_QY], v[FIELD_QZ], v[FIELD_QW]);
+    if (out->flags && (double)m_vec3_length(out->pose.position_m) > ST_STREAM_MAX_M) {
+        const char *dev = slot_name(d);
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:%d: %s position (%s_px..%s_pz) is %.3g m from the origin; expected "
+                       "within 1 km on a valid device",
+                       source, line, dev, dev, dev, (double)m_vec3_length(out->pose.position_m));
+    }
     if (out->flags) {
         const double n = quat_length(out->pose.orientation);
         if (fabs(n - 1.0) > UNIT_QUAT_TOLERANCE) {
@@ -381,8 +389,20 @@ parse_row(struct row_context *ctx, char *line, int line_number,
     double t;
     if (!st_parse_number(t_text, t_text + strlen(t_text), &t))
         return bad_value(lay, lay->t, t_text, "a number", ctx->source, line_number, err);
-    if (!isfinite(t))
-        return bad_value(lay, lay->t, t_text, "a finite number", ctx->source, line_number, err);
+    if (!isfinite(t) || fabs(t) > ST_STREAM_MAX_T_S)
+        return bad_value(lay, lay->t, t_text, "a finite number of seconds within 1e9", ctx->source,
+                         line_number, err);
+    if (ctx->previous_line > 0 && t > ctx->previous_t &&
+        !(t - ctx->previous_t >= ST_STREAM_MIN_STEP_S && t - ctx->previous_t <= ST_STREAM_MAX_STEP_S)) {
+        char now[ST_NUMBER_MAX], before[ST_NUMBER_MAX];
+        st_format_double(t, now);
+        st_format_double(ctx->previous_t, before);
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:%d: t = %s is %.3g s after t = %s on line %d; expected a step of "
+                       "0.1 ms to 1 s between rows",
+                       ctx->source, line_number, now, t - ctx->previous_t, before,
+                       ctx->previous_line);
+    }
     if (ctx->previous_line > 0 && !(t > ctx->previous_t)) {
         char now[ST_NUMBER_MAX], before[ST_NUMBER_MAX];
         st_format_double(t, now);
@@ -407,9 +427,19 @@ parse_row(struct row_context *ctx, char *line, int line_number,
     return EM_OK;
 }
 
+/* Fields in a line: commas + 1. */
+static int
+count_fields(const char *line)
+{
+    int n = 1;
+    for (; *line; ++line)
+        n += *line == ',';
+    return n;
+}
+
 static enum em_result
 parse_lines(struct u_line_reader *reader, const char *source, char **fields,
-            struct st_stream *out, struct em_error *err)
+            bool ends_with_newline, struct st_stream *out, struct em_error *err)
 {
     char *line;
     while ((line = u_line_next(reader)) && is_blank(line)) {
@@ -429,7 +459,15 @@ parse_lines(struct u_line_reader *reader, const char *source, char **fields,
         if (is_blank(line))
             continue;
         struct em_tracking_frame frame;
-        r = parse_row(&ctx, line, reader->line_number, &frame, err);
+        /* A last row without its line end is one a crash cut short. */
+        const bool cut = reader->cursor >= reader->end && !ends_with_newline;
+        const int line_number = reader->line_number;
+        const int fields_in_line = cut ? count_fields(line) : 0;
+        r = parse_row(&ctx, line, line_number, &frame, err);
+        if (r != EM_OK && cut && fields_in_line < lay.column_count && out->frame_count > 0) {
+            out->cut_line = line_number;
+            break;
+        }
         if (r != EM_OK)
             return r;
         if (st_stream_append(out, &frame) != EM_OK)
@@ -458,7 +496,9 @@ st_stream_parse(char *text, const char *source, struct st_stream *out_stream,
     char **fields = malloc((MAX_COLUMNS + 1) * sizeof *fields);
     if (!fields)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", source);
-    const enum em_result r = parse_lines(&reader, source, fields, out_stream, err);
+    const bool ends_with_newline = t.size > 0 && t.data[t.size - 1] == '\n';
+    const enum em_result r =
+        parse_lines(&reader, source, fields, ends_with_newline, out_stream, err);
     free(fields);
     if (r != EM_OK)
         st_stream_fini(out_stream);
@@ -479,6 +519,8 @@ st_stream_load(const char *path, struct st_stream *out_stream, struct em_error *
 }
 
 /* ---- writing --------------------------------------------------------------------- */
+
+#define RECORD_BUFFER_BYTES 65536
 
 static enum em_result
 write_failed(const struct st_stream_writer *w, struct em_error *err)
@@ -501,6 +543,45 @@ st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
         return opened;
     }
     out_writer->file = out_writer->output->file;
+    return EM_OK;
+}
+
+enum em_result
+st_stream_writer_open_recording(const char *path, struct st_stream_writer *out_writer,
+                                struct em_error *err)
+{
+    memset(out_writer, 0, sizeof *out_writer);
+    out_writer->path = strdup(path);
+    if (!out_writer->path)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
+    const enum em_result opened = u_out_file_open_partial(path, &out_writer->output, err);
+    if (opened != EM_OK) {
+        free(out_writer->path);
+        out_writer->path = NULL;
+        return opened;
+    }
+    out_writer->file = out_writer->output->file;
+    out_writer->recording = true;
+    out_writer->last_flush_ns = u_time_now_ns();
+    snprintf(out_writer->partial_path, sizeof out_writer->partial_path, "%s",
+             out_writer->output->temp);
+    snprintf(out_writer->leftover_path, sizeof out_writer->leftover_path, "%s",
+             out_writer->output->leftover);
+    /* Our own buffer size, so a flush we do not ask for never splits a row. */
+    setvbuf(out_writer->file, NULL, _IOFBF, RECORD_BUFFER_BYTES);
+    return EM_OK;
+}
+
+/* A recording's rows reach the file whole: flushed before a row would overflow the
+ * buffer, and at least every ST_RECORD_FLUSH_S. */
+static enum em_result
+flush_rows(struct st_stream_writer *w, struct em_error *err)
+{
+    if (fflush(w->file) != 0)
+        return write_failed(w, err);
+    w->pending_bytes = 0;
+    w->frames_on_disk = w->frames_written;
+    w->last_flush_ns = u_time_now_ns();
     return EM_OK;
 }
 
@@ -536,6 +617,10 @@ check_frame(const struct st_stream_writer *w, const struct em_tracking_frame *fr
                        "%s: frame %ld: t = %s s is not after the previous frame's t = %s s",
                        w->path, w->frames_written, now, before);
     }
+    if (w->frames_written > 0 && t_s - w->last_time_s < ST_STREAM_MIN_STEP_S)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "%s: frame %ld: %.3g s after the previous frame; expected at least 0.1 ms",
+                       w->path, w->frames_written, t_s - w->last_time_s);
     for (int d = 0; d < SLOT_COUNT; ++d) {
         if (d >= EM_DEVICE_COUNT && !(frame->tracker_present & EM_TRACKER_BIT(d - EM_DEVICE_COUNT)))
             continue;
@@ -545,6 +630,12 @@ check_frame(const struct st_stream_writer *w, const struct em_tracking_frame *fr
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                            "%s: frame %ld: the %s pose has a value that is not finite",
                            w->path, w->frames_written, dev);
+        if (em_device_pose_usable(dp) && (double)m_vec3_length(dp->pose.position_m) > ST_STREAM_MAX_M)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: frame %ld: the %s is %.3g m from the origin; expected within "
+                           "1 km",
+                           w->path, w->frames_written, dev,
+                           (double)m_vec3_length(dp->pose.position_m));
         const double n = quat_length(dp->pose.orientation);
         if (em_device_pose_usable(dp) && fabs(n - 1.0) > UNIT_QUAT_TOLERANCE)
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
@@ -562,6 +653,9 @@ st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_fram
     assert(w->file);
     if (w->frames_written == 0)
         w->first_time_s = frame->time_s;
+    /* A pause in the tracking becomes a step the reader takes. */
+    if (w->frames_written > 0 && frame->time_s - w->first_time_s - w->last_time_s > ST_STREAM_MAX_STEP_S)
+        w->first_time_s = frame->time_s - w->last_time_s - ST_STREAM_MAX_STEP_S;
     const double t_s = frame->time_s - w->first_time_s;
     enum em_result r = check_frame(w, frame, t_s, err);
     if (r != EM_OK)
@@ -595,10 +689,17 @@ st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_fram
         row[n++] = em_device_pose_usable(dp) ? '1' : '0';
     }
     row[n++] = '\n';
+    /* (less room for the header, written with the first row) */
+    if (w->recording && w->pending_bytes + (size_t)n > RECORD_BUFFER_BYTES - 4096 &&
+        flush_rows(w, err) != EM_OK)
+        return EM_ERROR_IO;
     if (fwrite(row, 1, (size_t)n, w->file) != (size_t)n)
         return write_failed(w, err);
     w->last_time_s = t_s;
     w->frames_written++;
+    w->pending_bytes += (size_t)n;
+    if (w->recording && u_time_now_ns() - w->last_flush_ns >= (long long)(ST_RECORD_FLUSH_S * 1e9))
+        return flush_rows(w, err);
     return EM_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Writing output files all or nothing (u_file.h). */
 #define _XOPEN_SOURCE 700 /* realpath, fchmod */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,82 @@ u_out_file_open(const char *path, struct u_out_file **out_file, struct em_error 
     return EM_OK;
 }
 
+/* Moves an earlier run's "<target>.partial" aside to the first free "<...>.partial.N". */
+static void
+move_leftover(struct u_out_file *f)
+{
+    struct stat st;
+    if (lstat(f->temp, &st) != 0)
+        return;
+    for (int n = 1; n < 1000; ++n) {
+        char aside[U_FILE_PATH_MAX];
+        const int len = snprintf(aside, sizeof aside, "%.4080s.%d", f->temp, n);
+        if (len <= 0 || (size_t)len >= sizeof aside)
+            return;
+        if (lstat(aside, &st) == 0)
+            continue;
+        if (rename(f->temp, aside) == 0)
+            memcpy(f->leftover, aside, (size_t)len + 1);
+        return;
+    }
+}
+
+static enum em_result
+open_partial(struct u_out_file *f, const struct stat *existing, struct em_error *err)
+{
+    const mode_t mode = existing ? existing->st_mode & 07777 : new_file_mode();
+    const int n = snprintf(f->temp, sizeof f->temp, "%s.partial", f->target);
+    if (n <= 0 || (size_t)n >= sizeof f->temp) {
+        f->temp[0] = '\0';
+        return em_fail(err, EM_ERROR_IO, "%s: cannot write: the path is too long", f->shown);
+    }
+    move_leftover(f);
+    const int fd = open(f->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0 || !(f->file = fdopen(fd, "w"))) {
+        const int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(f->temp);
+        }
+        f->temp[0] = '\0';
+        return em_fail(err, EM_ERROR_IO, "%s: cannot write: %s", f->shown, strerror(e));
+    }
+    f->keep_on_failure = true;
+    return EM_OK;
+}
+
+enum em_result
+u_out_file_open_partial(const char *path, struct u_out_file **out_file, struct em_error *err)
+{
+    *out_file = NULL;
+    if (!path || !path[0])
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "expected a file name to write, got \"\"");
+    if (strlen(path) >= U_FILE_PATH_MAX - 16)
+        return em_fail(err, EM_ERROR_IO, "%.80s...: cannot write: the path is too long", path);
+    struct u_out_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
+    snprintf(f->shown, sizeof f->shown, "%s", path);
+    resolve_target(path, f->target, sizeof f->target);
+    struct stat st;
+    enum em_result r;
+    if (stat(f->target, &st) != 0)
+        r = open_partial(f, NULL, err);
+    else if (S_ISDIR(st.st_mode))
+        r = em_fail(err, EM_ERROR_IO, "%s: cannot write: is a folder, expected a file name",
+                    f->shown);
+    else if (!S_ISREG(st.st_mode))
+        r = open_in_place(f, err);
+    else
+        r = open_partial(f, &st, err);
+    if (r != EM_OK) {
+        free(f);
+        return r;
+    }
+    *out_file = f;
+    return EM_OK;
+}
+
 /* Flushes and closes; false (with errno's reason in `err`) on any write error. */
 static bool
 close_checked(struct u_out_file *f, struct em_error *err)
@@ -145,7 +222,7 @@ u_out_file_commit(struct u_out_file **file, struct em_error *err)
     enum em_result r = close_checked(f, err) ? EM_OK : EM_ERROR_IO;
     if (r == EM_OK && f->temp[0] && rename(f->temp, f->target) != 0)
         r = em_fail(err, EM_ERROR_IO, "%s: cannot write: %s", f->shown, strerror(errno));
-    if (r != EM_OK && f->temp[0])
+    if (r != EM_OK && f->temp[0] && !f->keep_on_failure)
         unlink(f->temp);
     free(f);
     return r;
@@ -160,7 +237,7 @@ u_out_file_abort(struct u_out_file **file)
     *file = NULL;
     if (f->file)
         fclose(f->file);
-    if (f->temp[0])
+    if (f->temp[0] && !f->keep_on_failure)
         unlink(f->temp);
     free(f);
 }

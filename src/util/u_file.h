@@ -25,6 +25,8 @@ struct u_out_file {
     char target[U_FILE_PATH_MAX]; /* the path to produce (symbolic links followed) */
     char temp[U_FILE_PATH_MAX];   /* the temporary file beside it, "" when in place */
     char shown[U_FILE_PATH_MAX];  /* the path as the user gave it, for messages */
+    bool keep_on_failure;         /* a partial file (u_out_file_open_partial) */
+    char leftover[U_FILE_PATH_MAX]; /* where an earlier run's partial file was moved, or "" */
 };
 
 /* Starts writing `path`: creates "<folder>/.<name>.XXXXXX" (mode: the existing file's, or
@@ -34,13 +36,24 @@ struct u_out_file {
 enum em_result u_out_file_open(const char *path, struct u_out_file **out_file,
                                struct em_error *err);
 
+/* Starts writing `path` for a recording that must survive a crash: the data goes into
+ * "<path>.partial", a name the user can find, renamed to `path` by u_out_file_commit (the
+ * old `path` stays whole until then). A "<path>.partial" left by an earlier run that did
+ * not end is moved to "<path>.partial.N" (first free N from 1) and named in
+ * `(*out_file)->leftover`. On failure (commit's or abort) the partial file is kept, not
+ * removed: it holds what was written. An existing non-regular target is written in place
+ * as u_out_file_open does. */
+enum em_result u_out_file_open_partial(const char *path, struct u_out_file **out_file,
+                                       struct em_error *err);
+
 /* Flushes, syncs and closes the file, then renames the temporary file over the target.
  * On any failure the temporary file is removed, the target is untouched and `err` says
  * why ("PATH: write error: No space left on device"). Frees `*file` and sets it to NULL;
  * a NULL `*file` is EM_OK. */
 enum em_result u_out_file_commit(struct u_out_file **file, struct em_error *err);
 
-/* Gives up: closes and removes the temporary file; the target is untouched. Frees `*file`
+/* Gives up: closes and removes the temporary file (a partial file is kept); the target is
+ * untouched. Frees `*file`
  * and sets it to NULL; takes NULL. */
 void u_out_file_abort(struct u_out_file **file);
 

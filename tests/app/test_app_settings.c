@@ -246,8 +246,9 @@ a_clip_that_overflows_is_blamed_not_the_output(void **state)
                 big, sizeof big);
     app_run_scratch_path("root", "csv", out, sizeof out);
     remove(out);
+    /* The reader refuses the root's 1e300 as any joint's (issue 20), naming the line. */
     expect_refused((const char *[]){"mocap2stream", big, "-o", out, NULL}, NULL, big,
-                   "frame 1: the head pose is not finite");
+                   ":4: OFFSET of joint \"Hips\"");
     assert_int_equal(access(out, F_OK), -1);
     remove(big);
 }

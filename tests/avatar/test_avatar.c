@@ -663,6 +663,61 @@ unsupported_versions_are_refused(void **state)
     expect_reason(OUT "old.gltf", NULL, EM_ERROR_UNSUPPORTED, "glTF version \"1.0\"");
 }
 
+/* The made VRM 1.0 with humanBones.hips.node set to `value` (JSON number text), written
+ * as a GLB to `path`. */
+static void
+write_vrm_with_hips_node(const char *value, const char *path)
+{
+    size_t size = 0;
+    uint8_t *glb = made_bytes(AV_MAKE_VRM1, &size);
+    const uint32_t json_len = (uint32_t)glb[12] | (uint32_t)glb[13] << 8 | (uint32_t)glb[14] << 16 |
+                              (uint32_t)glb[15] << 24;
+    cJSON *json = cJSON_ParseWithLength((const char *)glb + 20, json_len);
+    assert_non_null(json);
+    cJSON *bones = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(json, "extensions"), "VRMC_vrm"),
+                            "humanoid"),
+        "humanBones");
+    cJSON *hips = cJSON_GetObjectItem(bones, "hips");
+    assert_non_null(hips);
+    cJSON_DeleteItemFromObject(hips, "node");
+    cJSON_AddItemToObject(hips, "node", cJSON_CreateRaw(value));
+    char *text = cJSON_PrintUnformatted(json);
+    assert_non_null(text);
+    const size_t len = strlen(text), padded = (len + 3) & ~(size_t)3;
+    const size_t rest = size - 20 - json_len; /* the BIN chunk, as it was */
+    const size_t total = 20 + padded + rest;
+    uint8_t *out = malloc(total);
+    assert_non_null(out);
+    memcpy(out, glb, 12);
+    for (int i = 0; i < 4; ++i) {
+        out[8 + i] = (uint8_t)(total >> (8 * i));
+        out[12 + i] = (uint8_t)(padded >> (8 * i));
+    }
+    memcpy(out + 16, glb + 16, 4);
+    memcpy(out + 20, text, len);
+    memset(out + 20 + len, ' ', padded - len);
+    memcpy(out + 20 + padded, glb + 20 + json_len, rest);
+    write_bytes(path, out, total);
+    free(out);
+    free(text);
+    cJSON_Delete(json);
+    free(glb);
+}
+
+/* Issue 20: 1e30, -1e30 and 2^31 as a bone's node were converted to int before the range
+ * check (undefined behaviour: the sanitizer build aborted). */
+static void
+node_indices_out_of_any_int_range_are_refused(void **state)
+{
+    (void)state;
+    const char *values[] = {"1e30", "-1e30", "2147483648", "1e300", "-1", "0.5"};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; ++i) {
+        write_vrm_with_hips_node(values[i], OUT "bad-node.vrm");
+        expect_reason(OUT "bad-node.vrm", NULL, EM_ERROR_PARSE, "expected a node index below");
+    }
+}
+
 static void
 enormous_meshes_are_refused_with_the_limit(void **state)
 {
@@ -696,6 +751,7 @@ main(void)
         cmocka_unit_test(files_without_a_humanoid_skeleton_are_refused),
         cmocka_unit_test(unsupported_versions_are_refused),
         cmocka_unit_test(enormous_meshes_are_refused_with_the_limit),
+        cmocka_unit_test(node_indices_out_of_any_int_range_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -575,6 +575,75 @@ a_body_on_the_prior_survives_lost_devices_garbage_gaps_and_calibration(void **st
     pr_model_fini(&model);
 }
 
+/* Issue 20: a model whose weights are finite but huge (up to 2.5e38, checksum valid)
+ * loaded without a word and every prediction was non-finite; one whose network puts the
+ * feet metres away is no better. Both are refused at load, naming the file and why. */
+static void
+a_model_that_cannot_drive_a_body_is_refused_at_load(void **state)
+{
+    (void)state;
+    struct em_error err = {{0}};
+    struct pr_model m, back;
+    make_model(&m, 16);
+    const char *path = temp_path("huge.bin");
+    m.w2[5] = 2.5e38f;
+    assert_int_equal(pr_model_save(&m, path, &err), EM_OK);
+    assert_int_equal(pr_model_load(path, &back, &err), EM_ERROR_PARSE);
+    if (!strstr(err.message, path) || !strstr(err.message, "second layer's weights"))
+        fail_msg("got \"%s\"", err.message);
+    assert_null(back.params);
+    m.w2[5] = 0.01f;
+    /* Weights in range, but the feet 40 body-heights below the floor. */
+    for (int side = 0; side < 2; ++side)
+        m.out_mean[PR_OUT_LEG + side * PR_OUT_PER_LEG + PR_LEG_ANKLE + 1] = -40.0f;
+    assert_int_equal(pr_model_save(&m, path, &err), EM_OK);
+    assert_int_equal(pr_model_load(path, &back, &err), EM_ERROR_PARSE);
+    if (!strstr(err.message, path) || !strstr(err.message, "ankle") ||
+        !strstr(err.message, "not where a human's is"))
+        fail_msg("got \"%s\"", err.message);
+    /* The test model itself and the shipped one pass. */
+    for (int side = 0; side < 2; ++side)
+        m.out_mean[PR_OUT_LEG + side * PR_OUT_PER_LEG + PR_LEG_ANKLE + 1] = 0.0f;
+    assert_int_equal(pr_model_check(&m, "test model", &err), EM_OK);
+    if (pr_model_load(SHIPPED, &back, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    pr_model_fini(&back);
+    pr_model_fini(&m);
+    remove(path);
+}
+
+/* A prediction dropped at run time (not finite) is counted for the program to say. */
+static void
+a_dropped_prediction_is_counted_in_the_status(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    struct em_error err = {{0}};
+    if (pr_model_load(SHIPPED, &model, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const struct body_desc desc = {.height_m = 1.75f, .prior = &model};
+    struct body *body = NULL;
+    if (body_create(&desc, &body, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct body_status st;
+    struct em_tracking_frame f;
+    for (int k = 0; k < 30; ++k) {
+        frame_at(k / 60.0, 0.5f, 0.2f, 0.3f, 0.0f, &f);
+        body_update(body, &f);
+    }
+    body_get_status(body, &st);
+    assert_int_equal(st.prior_dropped, 0);
+    model.b3[0] = INFINITY; /* the model goes bad under the body */
+    for (int k = 30; k < 60; ++k) {
+        frame_at(k / 60.0, 0.5f, 0.2f, 0.3f, 0.0f, &f);
+        body_update(body, &f);
+    }
+    body_get_status(body, &st);
+    assert_true(st.prior_dropped > 0);
+    body_destroy(&body);
+    pr_model_fini(&model);
+}
+
 int
 main(void)
 {
@@ -590,6 +659,8 @@ main(void)
         cmocka_unit_test(the_previous_model_file_still_loads),
         cmocka_unit_test(a_body_on_the_shipped_prior_keeps_planted_feet_still),
         cmocka_unit_test(a_body_on_the_prior_survives_lost_devices_garbage_gaps_and_calibration),
+        cmocka_unit_test(a_model_that_cannot_drive_a_body_is_refused_at_load),
+        cmocka_unit_test(a_dropped_prediction_is_counted_in_the_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -321,6 +321,33 @@ a_truncated_file_is_rejected_as_truncated(void **state)
                     NULL, NULL);
 }
 
+/* Issue 20: a root OFFSET of 1e300 was accepted (any other joint's refused), and Frame
+ * Times of 1e300 or 1e-9 s became streams with absurd times. */
+static void
+absurd_offsets_on_any_joint_and_frame_times_are_rejected(void **state)
+{
+    (void)state;
+    expect_rejected(replaced(good_bvh, "\tOFFSET 1 2 3\n", "\tOFFSET 1e300 2 3\n"), "bad.bvh:4",
+                    "joint \"root\"", "beyond");
+    expect_rejected(replaced(good_bvh, "\t\tOFFSET 0 -1 0\n", "\t\tOFFSET 0 -2e6 0\n"),
+                    "bad.bvh:17", "joint \"leg\"", "beyond");
+    expect_rejected(replaced(good_bvh, "Frame Time: 0.5", "Frame Time: 1e300"), "bad.bvh:27",
+                    "Frame Time", "0.0001 to 1 seconds");
+    expect_rejected(replaced(good_bvh, "Frame Time: 0.5", "Frame Time: 1e-09"), "bad.bvh:27",
+                    "Frame Time", "0.0001 to 1 seconds");
+    /* The writer writes no frame time the reader would refuse. */
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    if (sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", &sk, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct st_bvh_writer w;
+    char path[512];
+    test_scratch_path("frame-time", "bvh", path, sizeof path);
+    assert_int_equal(st_bvh_writer_open(path, &sk, 1e-9, &w, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(st_bvh_writer_open(path, &sk, 1e290, &w, &err), EM_ERROR_INVALID_ARGUMENT);
+    sk_skeleton_fini(&sk);
+}
+
 const struct CMUnitTest *
 bvh_tests(size_t *out_count)
 {
@@ -335,6 +362,7 @@ bvh_tests(size_t *out_count)
         cmocka_unit_test(unknown_channels_and_bad_offsets_are_rejected_with_the_line),
         cmocka_unit_test(motion_rows_that_do_not_fit_the_hierarchy_are_rejected_with_the_line),
         cmocka_unit_test(a_truncated_file_is_rejected_as_truncated),
+        cmocka_unit_test(absurd_offsets_on_any_joint_and_frame_times_are_rejected),
     };
     *out_count = sizeof tests / sizeof tests[0];
     return tests;

@@ -139,6 +139,7 @@ make_random_frames(struct em_tracking_frame *frames, int count, double start_s)
     frames[0].device[0].pose.position_m[0] = 1.17549435e-38f;
     frames[0].device[0].pose.position_m[1] = 3.40282347e+38f;
     frames[0].device[0].pose.position_m[2] = 1.0f / 3.0f;
+    frames[0].device[0].flags = 0; /* beyond 1 km: kept as written only on a lost device */
     frames[1].device[1].pose.position_m[0] = -0.0f;
 }
 
@@ -360,6 +361,89 @@ a_missing_file_is_reported_by_name(void **state)
     test_expect_message(err.message, "/nonexistent/walk.csv", "cannot open", (const char *)NULL);
 }
 
+static void
+absurd_positions_and_times_are_rejected_naming_the_line(void **state)
+{
+    (void)state;
+    /* A head 1e30 m away, and 3.4e38 m (issue 20: both were accepted silently). */
+    expect_rejected(HEADER "0," POSES "0.01,0.1,1e30,0.2,0,0,0,1,1,0.3,1.0,0.1,0,0,0,1,1,-0.3,"
+                           "1.0,0.1,0,0,0,1,1\n",
+                    ":3:", "head position", "within 1 km");
+    expect_rejected(HEADER "0,3.4e38,1.6,0.2,0,0,0,1,1,0.3,1.0,0.1,0,0,0,1,1,-0.3,1.0,0.1,0,0,0,1,1\n",
+                    ":2:", "head position", "within 1 km");
+    /* Times of 1e300, steps of 1e-9 s, and a jump of an hour between rows. */
+    expect_rejected(HEADER "1e300," POSES "2e300," POSES, ":2:", "column 1 (t)", "within 1e9");
+    expect_rejected(HEADER "0," POSES "0.000000001," POSES, ":3:", "0.1 ms to 1 s", "line 2");
+    expect_rejected(HEADER "0," POSES "3600," POSES, ":3:", "0.1 ms to 1 s", "line 2");
+    /* A lost device's values are not its pose: far away is fine there. */
+    struct st_stream s;
+    struct em_error err = {{0}};
+    assert_int_equal(parse(HEADER "0,1e30,1.6,0.2,0,0,0,1,0,0.3,1.0,0.1,0,0,0,1,1,-0.3,1.0,0.1,0,"
+                                  "0,0,1,1\n",
+                           &s, &err),
+                     EM_OK);
+    st_stream_fini(&s);
+}
+
+static void
+a_last_row_cut_short_is_dropped_and_its_line_given(void **state)
+{
+    (void)state;
+    struct st_stream s;
+    struct em_error err = {{0}};
+    /* A recording a crash ended mid-row: the whole rows are read. */
+    assert_int_equal(parse(HEADER "0," POSES "0.01," POSES "0.02,0.1,1.6,0.2,0,0", &s, &err),
+                     EM_OK);
+    assert_int_equal(s.frame_count, 2);
+    assert_int_equal(s.cut_line, 4);
+    st_stream_fini(&s);
+    /* The same bad row with its line end is an error, as is a cut first row (nothing to
+     * play) and a last row with too many columns. */
+    expect_rejected(HEADER "0," POSES "0.01,0.1,1.6,0.2,0,0\n", ":3:", "columns", NULL);
+    expect_rejected(HEADER "0,0.1,1.6", ":2:", "columns", NULL);
+    expect_rejected(HEADER "0," POSES "0.01," POSE_VALUES ",7", ":3:", "columns", NULL);
+    /* A whole last row without its line end is a row like any other. */
+    assert_int_equal(parse(HEADER "0," POSES "0.01," POSE_VALUES, &s, &err), EM_OK);
+    assert_int_equal(s.frame_count, 2);
+    assert_int_equal(s.cut_line, 0);
+    st_stream_fini(&s);
+}
+
+static void
+a_pause_in_a_recording_is_written_as_the_longest_step(void **state)
+{
+    (void)state;
+    char path[512];
+    test_scratch_path("pause", "csv", path, sizeof path);
+    struct st_stream_writer w;
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_writer_open_recording(path, &w, &err), EM_OK);
+    struct em_tracking_frame f;
+    memset(&f, 0, sizeof f);
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        f.device[d].pose.orientation[3] = 1.0f;
+    const double times[] = {100.0, 100.01, 160.0, 160.01};
+    for (int i = 0; i < 4; ++i) {
+        f.time_s = times[i];
+        assert_int_equal(st_stream_writer_write(&w, &f, &err), EM_OK);
+    }
+    char partial[600];
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    FILE *probe = fopen(partial, "r"); /* the partial file is where the rows go */
+    assert_non_null(probe);
+    fclose(probe);
+    assert_int_equal(st_stream_writer_close(&w, &err), EM_OK);
+    assert_null(fopen(partial, "r"));
+    struct st_stream s;
+    if (st_stream_load(path, &s, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(s.frame_count, 4);
+    assert_true(fabs(s.frames[2].time_s - 1.01) < 1e-9);
+    assert_true(fabs(s.frames[3].time_s - 1.02) < 1e-9);
+    st_stream_fini(&s);
+    remove(path);
+}
+
 const struct CMUnitTest *
 csv_tests(size_t *out_count)
 {
@@ -376,6 +460,9 @@ csv_tests(size_t *out_count)
         cmocka_unit_test(a_non_unit_quaternion_on_a_valid_device_is_rejected),
         cmocka_unit_test(files_without_a_usable_header_or_rows_are_rejected),
         cmocka_unit_test(a_missing_file_is_reported_by_name),
+        cmocka_unit_test(absurd_positions_and_times_are_rejected_naming_the_line),
+        cmocka_unit_test(a_last_row_cut_short_is_dropped_and_its_line_given),
+        cmocka_unit_test(a_pause_in_a_recording_is_written_as_the_longest_step),
     };
     *out_count = sizeof tests / sizeof tests[0];
     return tests;

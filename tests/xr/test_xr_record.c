@@ -64,10 +64,19 @@ record_then_replay_reproduces_the_stream_exactly(void **state)
     struct st_stream_writer writer;
     if (st_stream_writer_open(path, &writer, &err) != EM_OK)
         fail_msg("%s", err.message);
+    /* A frame less than the shortest step a stream may take (ST_STREAM_MIN_STEP_S) after
+     * the last one written is skipped, as --record skips it (a loaded machine can pull
+     * the headless runtime's frames microseconds apart). */
+    int kept[N], kept_count = 0;
     for (int k = 0; k < N; ++k) {
+        if (kept_count > 0 &&
+            got[k].time_s - got[kept[kept_count - 1]].time_s < ST_STREAM_MIN_STEP_S)
+            continue;
         if (st_stream_writer_write(&writer, &got[k], &err) != EM_OK)
             fail_msg("%s", err.message);
+        kept[kept_count++] = k;
     }
+    assert_true(kept_count > N / 2);
     if (st_stream_writer_close(&writer, &err) != EM_OK)
         fail_msg("%s", err.message);
 
@@ -75,7 +84,8 @@ record_then_replay_reproduces_the_stream_exactly(void **state)
     const struct in_replay_desc replay = {.path = path, .as_fast_as_possible = true};
     if (in_replay_create(&replay, &g_replay, &err) != EM_OK)
         fail_msg("%s", err.message);
-    for (int k = 0; k < N; ++k) {
+    for (int i = 0; i < kept_count; ++i) {
+        const int k = kept[i];
         struct em_tracking_frame back;
         assert_int_equal(in_source_next(g_replay, &back), EM_OK);
         if (fabs(back.time_s - (got[k].time_s - got[0].time_s)) > 1e-6)

@@ -1,0 +1,19 @@
+/* libFuzzer target: the 3-point stream reader (st_stream_parse) on any bytes. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embody/stream.h"
+#include "fuzz_common.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = fuzz_text(data, size);
+    struct st_stream s;
+    struct em_error err;
+    if (st_stream_parse(text, "fuzz.csv", &s, &err) == EM_OK)
+        st_stream_fini(&s);
+    free(text);
+    return 0;
+}
