@@ -93,6 +93,12 @@ pr_model_fini(struct pr_model *model)
  * independent sum per output, so it vectorizes without reassociating anything. Four
  * inputs are added per pass over y, left to right as one input at a time would add
  * them (the same sums, bit for bit), so y is loaded and stored a quarter as often. */
+/* Built twice, for AVX2 and for any x86-64, picked at load: eight lanes instead of four,
+ * the same operations per output in the same order (ISO C: no contraction into FMA), so
+ * the same bits either way. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 static void
 dense(const float *restrict w, const float *restrict b, const float *restrict x, int n_in,
       int n_out, float *restrict y)
