@@ -27,7 +27,6 @@
 #define CRC_OFFSET 52
 #define HOLDOUT_OFFSET 184
 /* Model files are small; anything far larger is not one. */
-#define MAX_FILE_BYTES (64L * 1024 * 1024)
 
 long
 pr_model_param_count(int f, int h, int o)
@@ -364,44 +363,6 @@ pr_model_parse(const unsigned char *b, long size, const char *src, struct pr_mod
         out->params[i] = get_f32(b + HEADER_BYTES + 4 * i);
     r = check_params(out, src, err);
     if (r != EM_OK)
-        pr_model_fini(out);
-    return r;
-}
-
-enum em_result
-pr_model_load(const char *path, struct pr_model *out, struct em_error *err)
-{
-    memset(out, 0, sizeof *out);
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return em_fail(err, EM_ERROR_IO, "%s: not a file; expected a prior model file", path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return em_fail(err, EM_ERROR_IO, "%s: cannot open the prior model: %s", path,
-                       strerror(errno));
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return em_fail(err, EM_ERROR_IO, "%s: cannot read the prior model (not a file?)", path);
-    }
-    if (size > MAX_FILE_BYTES) {
-        fclose(f);
-        return em_fail(err, EM_ERROR_LIMIT, "%s: %ld bytes, larger than any prior model (%ld)",
-                       path, size, MAX_FILE_BYTES);
-    }
-    unsigned char *buf = malloc(size > 0 ? (size_t)size : 1);
-    if (!buf) {
-        fclose(f);
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-    }
-    const bool read_all = fread(buf, 1, (size_t)size, f) == (size_t)size;
-    fclose(f);
-    enum em_result r = read_all ? pr_model_parse(buf, size, path, out, err)
-                                : em_fail(err, EM_ERROR_IO, "%s: read error", path);
-    free(buf);
-    if (r == EM_OK && (r = pr_model_check(out, path, err)) != EM_OK)
         pr_model_fini(out);
     return r;
 }
