@@ -411,3 +411,15 @@ b_spread_forearm_twist(struct body *b)
         m_quat_mul(part_conj, pose->local_rotation[hand], pose->local_rotation[hand]);
     }
 }
+
+enum em_result
+b_torso_controls(struct body *b, struct ik_solver *ik, struct em_error *err)
+{
+    /* The clavicles are set before the solve (b_clavicles_set) and kept by it. */
+    enum em_result r = EM_OK;
+    for (int s = 0; s < 2 && r == EM_OK; ++s)
+        r = ik_solver_set_stiffness(ik, b->j.shoulder[s], 1.0f);
+    if (r != EM_OK)
+        em_fail(err, r, "body: cannot set the torso's solver controls");
+    return r;
+}

@@ -192,18 +192,6 @@ load_default_skeleton(struct sk_skeleton *out, struct em_error *err)
     return sk_skeleton_load_json(path, out, err);
 }
 
-enum em_result
-b_torso_controls(struct body *b, struct ik_solver *ik, struct em_error *err)
-{
-    /* The clavicles are set before the solve (b_clavicles_set) and kept by it. */
-    enum em_result r = EM_OK;
-    for (int s = 0; s < 2 && r == EM_OK; ++s)
-        r = ik_solver_set_stiffness(ik, b->j.shoulder[s], 1.0f);
-    if (r != EM_OK)
-        em_fail(err, r, "body: cannot set the torso's solver controls");
-    return r;
-}
-
 static enum em_result
 make_solver(struct body *b, struct em_error *err)
 {
