@@ -113,11 +113,20 @@ struct lyr_instance {
     struct lyr_session *sessions[LYR_MAX_SESSIONS];
 };
 
-/* ---- lyr_layer.c ---------------------------------------------------------------- */
+/* ---- lyr_records.c -------------------------------------------------------------- */
 
 /* The instance or session record of a handle, or NULL. */
 struct lyr_instance *lyr_instance_find(XrInstance handle);
 struct lyr_session *lyr_session_find(XrSession handle);
+/* Registers `inst`; false when MAX_INSTANCES are live. */
+bool lyr_instance_add(struct lyr_instance *inst);
+void lyr_instance_remove(const struct lyr_instance *inst);
+void lyr_session_add(struct lyr_instance *inst, int slot, struct lyr_session *s);
+void lyr_session_remove(struct lyr_instance *inst, const struct lyr_session *s);
+/* The layer below of some live instance, for a session the layer keeps no record of (one
+ * past LYR_MAX_SESSIONS, or not a session at all): the call goes down as it came, and
+ * what is below answers it. NULL when there is no instance. */
+const struct lyr_next *lyr_any_next(void);
 
 /* ---- lyr_input.c ----------------------------------------------------------------- */
 

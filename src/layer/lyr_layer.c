@@ -9,66 +9,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 
 #include "layer/lyr_internal.h"
 #include "util/u_log.h"
 
 #define LYR_EXPORT __attribute__((visibility("default")))
-#define MAX_INSTANCES 4
 #define MAX_EXTENSIONS 256
-
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct lyr_instance *g_instances[MAX_INSTANCES];
-
-/* ---- Records ------------------------------------------------------------------------ */
-
-struct lyr_instance *
-lyr_instance_find(XrInstance handle)
-{
-    struct lyr_instance *found = NULL;
-    pthread_mutex_lock(&g_lock);
-    for (int i = 0; i < MAX_INSTANCES && !found; ++i)
-        if (g_instances[i] && g_instances[i]->handle == handle)
-            found = g_instances[i];
-    pthread_mutex_unlock(&g_lock);
-    return found;
-}
-
-struct lyr_session *
-lyr_session_find(XrSession handle)
-{
-    struct lyr_session *found = NULL;
-    if (handle == XR_NULL_HANDLE)
-        return NULL;
-    pthread_mutex_lock(&g_lock);
-    for (int i = 0; i < MAX_INSTANCES && !found; ++i) {
-        if (!g_instances[i])
-            continue;
-        for (int k = 0; k < LYR_MAX_SESSIONS && !found; ++k) {
-            struct lyr_session *s = g_instances[i]->sessions[k];
-            if (s && s->handle == handle)
-                found = s;
-        }
-    }
-    pthread_mutex_unlock(&g_lock);
-    return found;
-}
-
-/* The layer below of some live instance, for a session the layer keeps no record of (one
- * past LYR_MAX_SESSIONS, or not a session at all): the call goes down as it came, and
- * what is below answers it. NULL when there is no instance. */
-static const struct lyr_next *
-any_next(void)
-{
-    const struct lyr_next *next = NULL;
-    pthread_mutex_lock(&g_lock);
-    for (int i = 0; i < MAX_INSTANCES && !next; ++i)
-        if (g_instances[i])
-            next = &g_instances[i]->next;
-    pthread_mutex_unlock(&g_lock);
-    return next;
-}
 
 static void
 session_free(struct lyr_session *s)
@@ -101,11 +47,7 @@ lyr_destroy_instance(XrInstance instance)
     struct lyr_instance *inst = lyr_instance_find(instance);
     if (!inst)
         return XR_ERROR_HANDLE_INVALID;
-    pthread_mutex_lock(&g_lock);
-    for (int i = 0; i < MAX_INSTANCES; ++i)
-        if (g_instances[i] == inst)
-            g_instances[i] = NULL;
-    pthread_mutex_unlock(&g_lock);
+    lyr_instance_remove(inst);
     const PFN_xrDestroyInstance next_destroy = inst->next.destroy_instance;
     instance_free(inst); /* the layer's spaces first; its action set goes with the instance */
     return next_destroy(instance);
@@ -186,9 +128,7 @@ lyr_create_session(XrInstance instance, const XrSessionCreateInfo *info, XrSessi
     s->instance = inst;
     s->handle = *out_session;
     s->state = XR_SESSION_STATE_IDLE;
-    pthread_mutex_lock(&g_lock);
-    inst->sessions[slot] = s;
-    pthread_mutex_unlock(&g_lock);
+    lyr_session_add(inst, slot, s);
     return r;
 }
 
@@ -196,15 +136,11 @@ static XrResult XRAPI_CALL
 lyr_destroy_session(XrSession session)
 {
     struct lyr_session *s = lyr_session_find(session);
-    const struct lyr_next *next = s ? NULL : any_next();
+    const struct lyr_next *next = s ? NULL : lyr_any_next();
     if (!s)
         return next ? next->destroy_session(session) : XR_ERROR_HANDLE_INVALID;
     struct lyr_instance *inst = s->instance;
-    pthread_mutex_lock(&g_lock);
-    for (int k = 0; k < LYR_MAX_SESSIONS; ++k)
-        if (inst->sessions[k] == s)
-            inst->sessions[k] = NULL;
-    pthread_mutex_unlock(&g_lock);
+    lyr_session_remove(inst, s);
     session_free(s);
     return inst->next.destroy_session(session);
 }
@@ -222,7 +158,7 @@ static XrResult XRAPI_CALL
 lyr_attach_action_sets(XrSession session, const XrSessionActionSetsAttachInfo *info)
 {
     struct lyr_session *s = lyr_session_find(session);
-    const struct lyr_next *next = s ? NULL : any_next();
+    const struct lyr_next *next = s ? NULL : lyr_any_next();
     if (!s)
         return next ? next->attach_action_sets(session, info) : XR_ERROR_HANDLE_INVALID;
     return lyr_input_attach(s, info);
@@ -232,7 +168,7 @@ static XrResult XRAPI_CALL
 lyr_sync_actions(XrSession session, const XrActionsSyncInfo *info)
 {
     struct lyr_session *s = lyr_session_find(session);
-    const struct lyr_next *next = s ? NULL : any_next();
+    const struct lyr_next *next = s ? NULL : lyr_any_next();
     if (!s)
         return next ? next->sync_actions(session, info) : XR_ERROR_HANDLE_INVALID;
     return lyr_input_sync(s, info);
@@ -504,15 +440,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         free(inst);
         return XR_ERROR_INITIALIZATION_FAILED;
     }
-    int slot = -1;
-    pthread_mutex_lock(&g_lock);
-    for (int i = 0; i < MAX_INSTANCES && slot < 0; ++i)
-        if (!g_instances[i])
-            slot = i;
-    if (slot >= 0)
-        g_instances[slot] = inst;
-    pthread_mutex_unlock(&g_lock);
-    if (slot < 0) {
+    if (!lyr_instance_add(inst)) {
         inst->next.destroy_instance(*out_instance);
         instance_free(inst);
         return XR_ERROR_LIMIT_REACHED;
