@@ -82,37 +82,6 @@ open_temp(struct u_out_file *f, const struct stat *existing, struct em_error *er
     return EM_OK;
 }
 
-enum em_result
-u_out_file_open(const char *path, struct u_out_file **out_file, struct em_error *err)
-{
-    *out_file = NULL;
-    if (!path || !path[0])
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "expected a file name to write, got \"\"");
-    if (strlen(path) >= U_FILE_PATH_MAX)
-        return em_fail(err, EM_ERROR_IO, "%.80s...: cannot write: the path is too long", path);
-    struct u_out_file *f = calloc(1, sizeof *f);
-    if (!f)
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-    snprintf(f->shown, sizeof f->shown, "%s", path);
-    resolve_target(path, f->target, sizeof f->target);
-    struct stat st;
-    enum em_result r;
-    if (stat(f->target, &st) != 0)
-        r = open_temp(f, NULL, err);
-    else if (S_ISDIR(st.st_mode))
-        r = em_fail(err, EM_ERROR_IO, "%s: cannot write: is a folder, expected a file name",
-                    f->shown);
-    else if (!S_ISREG(st.st_mode))
-        r = open_in_place(f, err);
-    else
-        r = open_temp(f, &st, err);
-    if (r != EM_OK) {
-        free(f);
-        return r;
-    }
-    *out_file = f;
-    return EM_OK;
-}
 
 /* Moves an earlier run's "<target>.partial" aside to the first free "<...>.partial.N". */
 static void
@@ -158,13 +127,19 @@ open_partial(struct u_out_file *f, const struct stat *existing, struct em_error 
     return EM_OK;
 }
 
-enum em_result
-u_out_file_open_partial(const char *path, struct u_out_file **out_file, struct em_error *err)
+/* What u_out_file_open and u_out_file_open_partial share: the path's checks, the target
+ * behind links, a folder refused, a device written in place; `open_new` opens a regular
+ * or new file the way its caller writes it. `reserve` is what the way adds to the path. */
+static enum em_result
+out_file_open_with(const char *path, size_t reserve,
+                   enum em_result (*open_new)(struct u_out_file *, const struct stat *,
+                                              struct em_error *),
+                   struct u_out_file **out_file, struct em_error *err)
 {
     *out_file = NULL;
     if (!path || !path[0])
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "expected a file name to write, got \"\"");
-    if (strlen(path) >= U_FILE_PATH_MAX - 16)
+    if (strlen(path) >= U_FILE_PATH_MAX - reserve)
         return em_fail(err, EM_ERROR_IO, "%.80s...: cannot write: the path is too long", path);
     struct u_out_file *f = calloc(1, sizeof *f);
     if (!f)
@@ -174,20 +149,32 @@ u_out_file_open_partial(const char *path, struct u_out_file **out_file, struct e
     struct stat st;
     enum em_result r;
     if (stat(f->target, &st) != 0)
-        r = open_partial(f, NULL, err);
+        r = open_new(f, NULL, err);
     else if (S_ISDIR(st.st_mode))
         r = em_fail(err, EM_ERROR_IO, "%s: cannot write: is a folder, expected a file name",
                     f->shown);
     else if (!S_ISREG(st.st_mode))
         r = open_in_place(f, err);
     else
-        r = open_partial(f, &st, err);
+        r = open_new(f, &st, err);
     if (r != EM_OK) {
         free(f);
         return r;
     }
     *out_file = f;
     return EM_OK;
+}
+
+enum em_result
+u_out_file_open(const char *path, struct u_out_file **out_file, struct em_error *err)
+{
+    return out_file_open_with(path, 0, open_temp, out_file, err);
+}
+
+enum em_result
+u_out_file_open_partial(const char *path, struct u_out_file **out_file, struct em_error *err)
+{
+    return out_file_open_with(path, 16, open_partial, out_file, err);
 }
 
 /* Flushes and closes; false (with errno's reason in `err`) on any write error. */
