@@ -262,6 +262,12 @@ sk_pose_set_rest(struct sk_pose *pose, const struct sk_skeleton *skeleton);
 void
 sk_pose_forward_kinematics(struct sk_pose *pose, const struct sk_skeleton *skeleton);
 
+/* The same for the joints below `top` only (exclusive: its own global rotation and
+ * position are taken as set), as after turning one joint. */
+void
+sk_pose_forward_kinematics_below(struct sk_pose *pose, const struct sk_skeleton *skeleton,
+                                 int top);
+
 /* From global rotations, computes local rotations. */
 void
 sk_pose_update_local(struct sk_pose *pose, const struct sk_skeleton *skeleton);

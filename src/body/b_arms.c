@@ -162,24 +162,6 @@ set_clavicle(struct body *b, int s, const float *local)
     m_quat_mul(pose->rotation[clavicle], pose->local_rotation[upper], pose->rotation[upper]);
 }
 
-/* Global positions and rotations of the joints below `top` (its own are set). */
-static void
-update_below(const struct sk_skeleton *sk, struct sk_pose *pose, int top)
-{
-    for (int j = top + 1; j < sk->joint_count; ++j) {
-        int a = sk->parent[j];
-        while (a > top)
-            a = sk->parent[a];
-        if (a != top)
-            continue;
-        const int p = sk->parent[j];
-        float off[3];
-        m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
-        m_quat_rotate(pose->rotation[p], sk->offset_m[j], off);
-        m_vec3_add(pose->position_m[p], off, pose->position_m[j]);
-    }
-}
-
 void
 b_clavicles_set(struct body *b)
 {
@@ -187,7 +169,7 @@ b_clavicles_set(struct body *b)
         float local[4], upper[3];
         clavicle_turn(b, s, b->hand_position_m[s], CLAVICLE_SHARE, local, upper);
         set_clavicle(b, s, local);
-        update_below(&b->skeleton, &b->pose, b->j.upper_arm[s]);
+        sk_pose_forward_kinematics_below(&b->pose, &b->skeleton, b->j.upper_arm[s]);
     }
 }
 

@@ -621,18 +621,6 @@ b_trackers_after_solve(struct body *b)
         m_quat_slerp(rot, T->bone_rotation[t], w, rot);
         m_quat_normalize(rot);
         m_quat_mul_conj_first(pose->rotation[sk->parent[foot]], rot, pose->local_rotation[foot]);
-        /* Its subtree (toes and their end) comes after it: parents first. */
-        for (int j = foot + 1; j < sk->joint_count; ++j) {
-            int a = sk->parent[j];
-            while (a > foot)
-                a = sk->parent[a];
-            if (a != foot)
-                continue;
-            const int p = sk->parent[j];
-            float off[3];
-            m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
-            m_quat_rotate(pose->rotation[p], sk->offset_m[j], off);
-            m_vec3_add(pose->position_m[p], off, pose->position_m[j]);
-        }
+        sk_pose_forward_kinematics_below(pose, sk, foot); /* its toes and their end */
     }
 }

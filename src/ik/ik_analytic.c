@@ -49,24 +49,6 @@ ik_two_bone_positions(const float *root_m, float upper_m, float lower_m, const f
     }
 }
 
-/* Recomputes global rotations and positions of every joint below `top` (exclusive). */
-static void
-update_subtree(const struct sk_skeleton *sk, struct sk_pose *pose, int top)
-{
-    for (int j = top + 1; j < sk->joint_count; ++j) {
-        int a = sk->parent[j];
-        while (a > top)
-            a = sk->parent[a];
-        if (a != top)
-            continue;
-        const int p = sk->parent[j];
-        float off[3];
-        m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
-        m_quat_rotate(pose->rotation[p], sk->offset_m[j], off);
-        m_vec3_add(pose->position_m[p], off, pose->position_m[j]);
-    }
-}
-
 static const float *
 rotation_of_parent(const struct sk_skeleton *sk, const struct sk_pose *pose, int j)
 {
@@ -127,7 +109,7 @@ ik_two_bone_solve(const struct sk_skeleton *sk, struct sk_pose *pose, int end_jo
     m_vec3_sub(pose->position_m[mid], root, from);
     m_vec3_sub(new_mid, root, to);
     turn_joint(sk, pose, upper, from, to);
-    update_subtree(sk, pose, upper);
+    sk_pose_forward_kinematics_below(pose, sk, upper);
     m_vec3_sub(pose->position_m[end_joint], pose->position_m[mid], from);
     m_vec3_sub(new_end, pose->position_m[mid], to);
     turn_joint(sk, pose, mid, from, to);
@@ -137,7 +119,7 @@ ik_two_bone_solve(const struct sk_skeleton *sk, struct sk_pose *pose, int end_jo
         m_quat_mul_conj_first(pose->rotation[mid], pose->rotation[end_joint],
                               pose->local_rotation[end_joint]);
     }
-    update_subtree(sk, pose, mid);
+    sk_pose_forward_kinematics_below(pose, sk, mid);
 }
 
 void
@@ -158,5 +140,5 @@ ik_look_at(const struct sk_skeleton *sk, struct sk_pose *pose, int joint, const 
         m_quat_mul(rotation_of_parent(sk, pose, joint), pose->local_rotation[joint],
                    pose->rotation[joint]);
     }
-    update_subtree(sk, pose, joint);
+    sk_pose_forward_kinematics_below(pose, sk, joint);
 }

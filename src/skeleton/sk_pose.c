@@ -62,6 +62,24 @@ sk_pose_forward_kinematics(struct sk_pose *pose, const struct sk_skeleton *sk)
 }
 
 void
+sk_pose_forward_kinematics_below(struct sk_pose *pose, const struct sk_skeleton *skeleton, int top)
+{
+    /* Joints come parents first: a joint is below `top` when its ancestors reach it. */
+    for (int j = top + 1; j < skeleton->joint_count; ++j) {
+        int a = skeleton->parent[j];
+        while (a > top)
+            a = skeleton->parent[a];
+        if (a != top)
+            continue;
+        const int p = skeleton->parent[j];
+        float off[3];
+        m_quat_mul(pose->rotation[p], pose->local_rotation[j], pose->rotation[j]);
+        m_quat_rotate(pose->rotation[p], skeleton->offset_m[j], off);
+        m_vec3_add(pose->position_m[p], off, pose->position_m[j]);
+    }
+}
+
+void
 sk_pose_update_local(struct sk_pose *pose, const struct sk_skeleton *sk)
 {
     for (int i = 0; i < sk->joint_count; ++i) {
