@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "app_run.h"
+#include "vmc_sender.h"
 #include "embody/m_math.h"
 #include "embody/osc.h"
 #include "embody/skeleton.h"
@@ -228,20 +229,6 @@ frames_with_a_silent_live_source_ends(void **state)
 static pid_t
 start_standing_player(int port, float height_m, double seconds)
 {
-    const pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid > 0)
-        return pid;
-    struct em_error err;
-    struct osc_sender *sender = NULL;
-    struct sk_skeleton sk;
-    struct sk_pose pose;
-    if (osc_sender_create(OSC_PROTOCOL_VMC, "127.0.0.1", port, &sender, &err) != EM_OK ||
-        sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", &sk, &err) != EM_OK ||
-        sk_pose_init(&pose, &sk) != EM_OK)
-        _exit(1);
-    sk_pose_set_rest(&pose, &sk);
-    sk_pose_forward_kinematics(&pose, &sk);
     struct em_tracking_frame f;
     memset(&f, 0, sizeof f);
     const float eye_y = SK_HEAD_JOINT_HEIGHT_RATIO * height_m + 0.08f;
@@ -251,13 +238,7 @@ start_standing_player(int port, float height_m, double seconds)
         m_quat_identity(f.device[d].pose.orientation);
         f.device[d].flags = EM_POSE_ALL_VALID;
     }
-    const int sends = (int)(seconds * 100.0);
-    for (int i = 0; i < sends; ++i) {
-        osc_sender_set_devices(sender, &f);
-        osc_sender_send(sender, &sk, &pose, i * 0.01);
-        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-    }
-    _exit(0);
+    return vmc_sender_start(port, &f, (int)(seconds * 100.0));
 }
 
 static void

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "app_run.h"
+#include "vmc_sender.h"
 #include "embody/m_math.h"
 #include "embody/osc.h"
 #include "embody/stream.h"
@@ -165,24 +166,10 @@ eval_runs_every_tracker_setup_and_checks_its_option(void **state)
 }
 
 /* In a child process: sends VMC frames (headset, hands, a pelvis tracker) to `port` every
- * 10 ms for a few seconds, with embody's own VMC output. */
+ * 10 ms for 8 s, with embody's own VMC output. */
 static pid_t
 start_vmc_sender(int port)
 {
-    const pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid > 0)
-        return pid;
-    struct em_error err;
-    struct osc_sender *sender = NULL;
-    struct sk_skeleton sk;
-    struct sk_pose pose;
-    if (osc_sender_create(OSC_PROTOCOL_VMC, "127.0.0.1", port, &sender, &err) != EM_OK ||
-        sk_skeleton_load_json(EMBODY_SOURCE_DIR "/config/humanoid.json", &sk, &err) != EM_OK ||
-        sk_pose_init(&pose, &sk) != EM_OK)
-        _exit(1);
-    sk_pose_set_rest(&pose, &sk);
-    sk_pose_forward_kinematics(&pose, &sk);
     struct em_tracking_frame f;
     memset(&f, 0, sizeof f);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
@@ -195,12 +182,7 @@ start_vmc_sender(int port)
     m_vec3_set(f.tracker[EM_TRACKER_PELVIS].pose.position_m, 0.0f, 1.0f, -0.1f);
     m_quat_identity(f.tracker[EM_TRACKER_PELVIS].pose.orientation);
     f.tracker[EM_TRACKER_PELVIS].flags = EM_POSE_ALL_VALID;
-    for (int i = 0; i < 800; ++i) {
-        osc_sender_set_devices(sender, &f);
-        osc_sender_send(sender, &sk, &pose, i * 0.01);
-        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-    }
-    _exit(0);
+    return vmc_sender_start(port, &f, 800);
 }
 
 static void
