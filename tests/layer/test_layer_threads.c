@@ -35,7 +35,7 @@
 #define STREAM EMBODY_SOURCE_DIR "/tests/data/streams/cmu_05_04.csv"
 #define FULL XR_FULL_BODY_JOINT_COUNT_META
 #define RECENTRE_EVERY_FRAMES 40
-#define RECENTRES 250 /* the runtime takes 256 scripted events */
+#define RECENTRES 250     /* the runtime takes 256 scripted events */
 #define FRAME_NS 11111111 /* 90 Hz */
 
 static struct la_app *g_app;
@@ -52,14 +52,19 @@ teardown(void **state)
 
 /* ---- What the threads share ------------------------------------------------------------ */
 
-enum third_job { THIRD_NONE, THIRD_SECOND_TRACKER, THIRD_CREATE_DESTROY, THIRD_SKELETON,
-                 THIRD_SAME_TRACKER };
+enum third_job {
+    THIRD_NONE,
+    THIRD_SECOND_TRACKER,
+    THIRD_CREATE_DESTROY,
+    THIRD_SKELETON,
+    THIRD_SAME_TRACKER
+};
 
 struct run {
     struct la_app *app;
     XrBodyTrackerFB tracker[2];
     enum third_job job;
-    double until_s; /* CLOCK_MONOTONIC */
+    double until_s;         /* CLOCK_MONOTONIC */
     atomic_llong next_time; /* XrTime handed out to locating threads: always new */
     atomic_int calls;
     atomic_int active_bodies;
@@ -84,8 +89,7 @@ running(const struct run *run)
 }
 
 /* cmocka's asserts must stay on the test's thread: the workers record failures. */
-static void
-failure(struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failure(struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 failure(struct run *run, const char *fmt, ...)
@@ -104,8 +108,8 @@ static bool
 pose_finite(const XrPosef *p)
 {
     return isfinite(p->position.x) && isfinite(p->position.y) && isfinite(p->position.z) &&
-           isfinite(p->orientation.x) && isfinite(p->orientation.y) &&
-           isfinite(p->orientation.z) && isfinite(p->orientation.w);
+           isfinite(p->orientation.x) && isfinite(p->orientation.y) && isfinite(p->orientation.z) &&
+           isfinite(p->orientation.w);
 }
 
 /* One locate of `tracker` at a new time; a failure or a body that is not finite is
@@ -146,9 +150,9 @@ render_thread(void *arg)
     return NULL;
 }
 
-/* The main loop of an engine: sync, events, a space located; about 1000 frames a second (less on a loaded machine),
- * so that the runtime's frames (one per sync) and their recentres come while the render
- * thread works. */
+/* The main loop of an engine: sync, events, a space located; about 1000 frames a second (less on a
+ * loaded machine), so that the runtime's frames (one per sync) and their recentres come while the
+ * render thread works. */
 static void *
 main_thread(void *arg)
 {
@@ -169,8 +173,8 @@ main_thread(void *arg)
         if (r != XR_EVENT_UNAVAILABLE)
             failure(run, "main thread: xrPollEvent: %d", (int)r);
         XrSpaceLocation grip = {.type = XR_TYPE_SPACE_LOCATION};
-        r = xrLocateSpace(run->app->grip_space[0], run->app->stage,
-                          atomic_load(&run->next_time), &grip);
+        r = xrLocateSpace(run->app->grip_space[0], run->app->stage, atomic_load(&run->next_time),
+                          &grip);
         if (r != XR_SUCCESS)
             failure(run, "main thread: xrLocateSpace: %d", (int)r);
         nanosleep(&pause, NULL);
@@ -200,8 +204,8 @@ static void
 read_skeleton_once(struct run *run)
 {
     XrBodySkeletonJointFB bones[FULL];
-    XrBodySkeletonFB skeleton = {.type = XR_TYPE_BODY_SKELETON_FB, .jointCount = FULL,
-                                 .joints = bones};
+    XrBodySkeletonFB skeleton = {
+        .type = XR_TYPE_BODY_SKELETON_FB, .jointCount = FULL, .joints = bones};
     const XrResult r = run->app->get_body_skeleton(run->tracker[0], &skeleton);
     atomic_fetch_add(&run->calls, 1);
     if (r != XR_SUCCESS) {
@@ -224,17 +228,12 @@ third_thread(void *arg)
         case THIRD_SECOND_TRACKER:
             locate_once(run, run->tracker[1], "third thread (second tracker)");
             break;
-        case THIRD_CREATE_DESTROY:
-            create_destroy_once(run);
-            break;
-        case THIRD_SKELETON:
-            read_skeleton_once(run);
-            break;
+        case THIRD_CREATE_DESTROY: create_destroy_once(run); break;
+        case THIRD_SKELETON: read_skeleton_once(run); break;
         case THIRD_SAME_TRACKER:
             locate_once(run, run->tracker[0], "third thread (same tracker)");
             break;
-        case THIRD_NONE:
-            return NULL;
+        case THIRD_NONE: return NULL;
         }
     }
     return NULL;
@@ -369,8 +368,7 @@ main(void)
         cmocka_unit_test_teardown(trackers_are_created_and_destroyed_meanwhile, teardown),
         cmocka_unit_test_teardown(the_skeleton_is_read_meanwhile, teardown),
         cmocka_unit_test_teardown(the_same_tracker_is_located_from_two_threads, teardown),
-        cmocka_unit_test_teardown(without_stage_two_trackers_place_the_floor_meanwhile,
-                                  teardown),
+        cmocka_unit_test_teardown(without_stage_two_trackers_place_the_floor_meanwhile, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
