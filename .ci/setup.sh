@@ -3,7 +3,8 @@
 # apt-get, when run as root), builds, then
 #   .ci/setup.sh run    runs the main job (the headset if there is one, else the demo)
 #   .ci/setup.sh test   runs every test: a -Werror build (gcc) and an ASan+UBSan build
-#                       (clang, which checks more), under Xvfb
+#                       (clang, which checks more), under Xvfb, then a ThreadSanitizer
+#                       build of the OpenXR layer and its concurrency test
 set -eu
 cd "$(dirname "$0")/.."
 mode="${1:-run}"
@@ -70,7 +71,13 @@ test)
     build build-sanitize -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DEMBODY_WERROR=ON \
         -DEMBODY_SANITIZE=ON
     (cd build-sanitize && with_display ctest --output-on-failure -j "$jobs")
-    echo "embody setup: all tests passed (gcc build, clang sanitizer build)"
+    # ThreadSanitizer (clang): the OpenXR layer under an engine's threads
+    # (tests/layer/test_layer_threads.c, through the loader over the test runtime). Only
+    # the layer, the core, the test runtime and that test are built (EMBODY_TSAN).
+    build build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DEMBODY_WERROR=ON \
+        -DEMBODY_TSAN=ON
+    (cd build-tsan && ctest --output-on-failure -j "$jobs")
+    echo "embody setup: all tests passed (gcc build, clang sanitizer build, TSan build)"
     ;;
 *)
     echo "usage: $0 run|test" >&2

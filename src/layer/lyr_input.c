@@ -12,6 +12,7 @@
  * set is attached with the application's and synced with every xrSyncActions; the head
  * is located through a VIEW space.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 #include "util/u_log.h"
 
 #define MAX_BINDINGS 512
-#define MAX_SETS 64
 
 /* Controller profiles with /user/hand/{left,right}/input/grip/pose; the first five are
  * core OpenXR 1.0 and suggested when the application suggests nothing. */
@@ -179,8 +179,10 @@ lyr_input_suggest(struct lyr_instance *inst, const XrInteractionProfileSuggested
     free(merged);
     if (XR_FAILED(r)) /* the application's own error, as the runtime would give it */
         return inst->next.suggest_bindings(inst->handle, suggested);
+    pthread_mutex_lock(&inst->profiles_lock);
     if (inst->app_profile_count < LYR_MAX_PROFILES)
         inst->app_profiles[inst->app_profile_count++] = suggested->interactionProfile;
+    pthread_mutex_unlock(&inst->profiles_lock);
     return r;
 }
 
@@ -190,9 +192,14 @@ lyr_input_suggest(struct lyr_instance *inst, const XrInteractionProfileSuggested
 static void
 suggest_own(struct lyr_instance *inst)
 {
+    XrPath profiles[LYR_MAX_PROFILES];
+    pthread_mutex_lock(&inst->profiles_lock);
+    const int profile_count = inst->app_profile_count;
+    memcpy(profiles, inst->app_profiles, sizeof profiles);
+    pthread_mutex_unlock(&inst->profiles_lock);
     bool trackers_suggested = false;
-    for (int i = 0; i < inst->app_profile_count; ++i)
-        trackers_suggested |= is_tracker_profile(inst, inst->app_profiles[i]);
+    for (int i = 0; i < profile_count; ++i)
+        trackers_suggested |= is_tracker_profile(inst, profiles[i]);
     if (inst->trackers && !trackers_suggested) {
         XrActionSuggestedBinding bindings[EM_TRACKER_COUNT];
         XrInteractionProfileSuggestedBinding s = {.type =
@@ -204,7 +211,7 @@ suggest_own(struct lyr_instance *inst)
             XR_FAILED(inst->next.suggest_bindings(inst->handle, &s)))
             U_LOG_W("openxr layer: the runtime refused the body tracker bindings");
     }
-    if (inst->app_profile_count > 0)
+    if (profile_count > 0)
         return;
     for (int i = 0; i < CORE_PROFILE_COUNT; ++i) {
         XrActionSuggestedBinding bindings[LYR_HAND_COUNT];
@@ -223,10 +230,10 @@ lyr_input_attach(struct lyr_session *s, const XrSessionActionSetsAttachInfo *inf
 {
     struct lyr_instance *inst = s->instance;
     if (s->attached || !info || info->type != XR_TYPE_SESSION_ACTION_SETS_ATTACH_INFO ||
-        info->countActionSets >= MAX_SETS || (info->countActionSets && !info->actionSets))
+        info->countActionSets >= LYR_MAX_SETS || (info->countActionSets && !info->actionSets))
         return inst->next.attach_action_sets(s->handle, info);
     suggest_own(inst);
-    XrActionSet sets[MAX_SETS];
+    XrActionSet sets[LYR_MAX_SETS];
     if (info->countActionSets)
         memcpy(sets, info->actionSets, info->countActionSets * sizeof sets[0]);
     sets[info->countActionSets] = inst->set;
@@ -239,23 +246,24 @@ lyr_input_attach(struct lyr_session *s, const XrSessionActionSetsAttachInfo *inf
     return r;
 }
 
-XrResult
-lyr_input_sync(struct lyr_session *s, const XrActionsSyncInfo *info)
+const XrActionsSyncInfo *
+lyr_input_sync_info(struct lyr_session *s, const XrActionsSyncInfo *info,
+                    struct lyr_sync_buffer *buffer)
 {
-    struct lyr_instance *inst = s->instance;
     if (!s->attached || !info || info->type != XR_TYPE_ACTIONS_SYNC_INFO ||
-        info->countActiveActionSets >= MAX_SETS ||
+        info->countActiveActionSets >= LYR_MAX_SETS ||
         (info->countActiveActionSets && !info->activeActionSets))
-        return inst->next.sync_actions(s->handle, info);
-    XrActiveActionSet active[MAX_SETS];
+        return info;
     if (info->countActiveActionSets)
-        memcpy(active, info->activeActionSets, info->countActiveActionSets * sizeof active[0]);
-    active[info->countActiveActionSets] = (XrActiveActionSet){inst->set, XR_NULL_PATH};
-    XrActionsSyncInfo with_ours = *info;
-    with_ours.countActiveActionSets = info->countActiveActionSets + 1;
-    with_ours.activeActionSets = active;
+        memcpy(buffer->active, info->activeActionSets,
+               info->countActiveActionSets * sizeof buffer->active[0]);
+    buffer->active[info->countActiveActionSets] =
+        (XrActiveActionSet){s->instance->set, XR_NULL_PATH};
+    buffer->info = *info;
+    buffer->info.countActiveActionSets = info->countActiveActionSets + 1;
+    buffer->info.activeActionSets = buffer->active;
     s->app_syncs = true;
-    return inst->next.sync_actions(s->handle, &with_ours);
+    return &buffer->info;
 }
 
 void

@@ -14,13 +14,26 @@
  *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand
  *
  * Calls run one way: layer -> tracker -> input, joints, settings; those call nothing of
- * the others. One application thread at a time is assumed for a session's calls (as the
- * specification's external synchronization asks of objects it touches); the instance
- * table is guarded by a mutex.
+ * the others; lyr_records.c is below them all.
+ *
+ * Threads: the specification lets an application call xrLocateBodyJointsFB,
+ * xrGetBodySkeletonFB, xrCreateBodyTrackerFB, xrSyncActions, xrPollEvent, xrLocateSpace
+ * and the rest from any threads at once; only the handle a destroy call takes
+ * (xrDestroyBodyTrackerFB, xrDestroySpace, xrDestroySession, xrDestroyInstance) is
+ * externally synchronized. So each session has a lock, held for the whole of every call
+ * that touches the session's state: a tracker's body update, calibration and skeleton
+ * read, recalibration on a recentre, tracker creation and destruction, the lazy attach
+ * and space creation, the floor's placement (which replaces the reference space: every
+ * user of it holds the lock), the sync's flag. A handle the layer owns is destroyed only
+ * under that lock. The records (lyr_records.c) have their own lock, taken before a
+ * session's, never after; each instance's lock guards only the profiles the application
+ * suggested. Calls the application makes through the layer to the runtime (its own
+ * xrSyncActions) run outside the session's lock.
  */
 #ifndef EMBODY_LYR_INTERNAL_H
 #define EMBODY_LYR_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +50,7 @@
 #define LYR_MAX_PROFILES 16
 #define LYR_MAX_SESSIONS 4
 #define LYR_MAX_TRACKERS 8
+#define LYR_MAX_SETS 64 /* action sets in one attach or sync, the layer's included */
 
 /* The functions of the layer below that the layer calls or wraps. */
 struct lyr_next {
@@ -62,9 +76,12 @@ struct lyr_next {
 
 struct lyr_tracker;
 
+/* Every field but instance and handle (fixed at creation) is read and written only with
+ * `lock` held. */
 struct lyr_session {
     struct lyr_instance *instance;
     XrSession handle;
+    pthread_mutex_t lock;
     XrSessionState state;
     bool attached;  /* the layer's action set is attached to the session */
     bool app_syncs; /* the application syncs actions (ours ride along) */
@@ -107,6 +124,7 @@ struct lyr_instance {
     XrPath hand[LYR_HAND_COUNT];
     XrAction tracker; /* pose, one subaction path per role */
     XrPath tracker_role[EM_TRACKER_COUNT];
+    pthread_mutex_t profiles_lock;         /* guards the two below */
     XrPath app_profiles[LYR_MAX_PROFILES]; /* profiles the application suggested */
     int app_profile_count;
 
@@ -115,14 +133,25 @@ struct lyr_instance {
 
 /* ---- lyr_records.c -------------------------------------------------------------- */
 
-/* The instance or session record of a handle, or NULL. */
+/* The instance record of a handle, or NULL. An instance lives until xrDestroyInstance,
+ * which no other call may overlap (external synchronization with its children). */
 struct lyr_instance *lyr_instance_find(XrInstance handle);
-struct lyr_session *lyr_session_find(XrSession handle);
-/* Registers `inst`; false when MAX_INSTANCES are live. */
+/* Registers `inst`; false when MAX_INSTANCES are live. After removal no call finds it or
+ * its sessions. */
 bool lyr_instance_add(struct lyr_instance *inst);
 void lyr_instance_remove(const struct lyr_instance *inst);
-void lyr_session_add(struct lyr_instance *inst, int slot, struct lyr_session *s);
-void lyr_session_remove(struct lyr_instance *inst, const struct lyr_session *s);
+/* Registers the session (its lock initialised); false when LYR_MAX_SESSIONS are live. */
+bool lyr_session_add(struct lyr_instance *inst, struct lyr_session *s);
+/* Takes the session of `handle` out of the records (no call finds it afterwards) and
+ * returns it, or NULL. Its lock may still be held by one call that found it before: take
+ * the lock before freeing it. */
+struct lyr_session *lyr_session_take(XrSession handle);
+/* The session of `handle` with its lock held, or NULL: lyr_session_unlock when done. */
+struct lyr_session *lyr_session_lock(XrSession handle);
+/* The session holding the tracker `handle`, locked, and the tracker; NULL (and NULL
+ * there) for a handle that is not a live tracker. */
+struct lyr_session *lyr_tracker_lock(XrBodyTrackerFB handle, struct lyr_tracker **out_tracker);
+void lyr_session_unlock(struct lyr_session *s);
 /* The layer below of some live instance, for a session the layer keeps no record of (one
  * past LYR_MAX_SESSIONS, or not a session at all): the call goes down as it came, and
  * what is below answers it. NULL when there is no instance. */
@@ -138,12 +167,21 @@ XrResult lyr_input_create(struct lyr_instance *inst);
 XrResult lyr_input_suggest(struct lyr_instance *inst,
                            const XrInteractionProfileSuggestedBinding *suggested);
 
+/* The functions below that take a session are called with its lock held. */
+
 /* Attaches the application's sets and the layer's (suggesting the layer's bindings for
  * the common profiles first when the application suggested none). */
 XrResult lyr_input_attach(struct lyr_session *s, const XrSessionActionSetsAttachInfo *info);
 
-/* The application's sync, with the layer's set added. */
-XrResult lyr_input_sync(struct lyr_session *s, const XrActionsSyncInfo *info);
+/* The application's sync with the layer's set added, built in `buffer` (or `info` itself
+ * when the layer adds nothing); notes that the application syncs. The caller passes it
+ * down after unlocking. */
+struct lyr_sync_buffer {
+    XrActiveActionSet active[LYR_MAX_SETS];
+    XrActionsSyncInfo info;
+};
+const XrActionsSyncInfo *lyr_input_sync_info(struct lyr_session *s, const XrActionsSyncInfo *info,
+                                             struct lyr_sync_buffer *buffer);
 
 /* Makes sure the layer's set is attached and its spaces exist (for an application that
  * never attached its own); false when that cannot be done now. */
@@ -156,7 +194,8 @@ void lyr_input_sync_own(struct lyr_session *s);
  * at `time`, as a tracking frame (time_s left to the caller). */
 XrResult lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *out);
 
-/* LOCAL only: puts the reference space's origin on the floor, `floor_local_m` in LOCAL. */
+/* LOCAL only: puts the reference space's origin on the floor, `floor_local_m` in LOCAL
+ * (a new space replaces the old one, destroyed: every user of it holds the lock). */
 XrResult lyr_input_set_floor(struct lyr_session *s, float floor_local_m);
 
 /* Destroys the layer's spaces of the session (before the session goes). */
@@ -173,11 +212,11 @@ XrResult XRAPI_CALL lyr_locate_body_joints(XrBodyTrackerFB tracker,
                                            XrBodyJointLocationsFB *locations);
 XrResult XRAPI_CALL lyr_get_body_skeleton(XrBodyTrackerFB tracker, XrBodySkeletonFB *skeleton);
 
-/* Frees a tracker (the session's end, the instance's end). */
+/* Frees a tracker (the session's end, the instance's end; the session's lock held). */
 void lyr_tracker_free(struct lyr_tracker *t);
 
 /* The player recentred (XrEventDataReferenceSpaceChangePending): every tracker of the
- * session forgets its history and calibrates again. */
+ * session forgets its history and calibrates again (the session's lock held). */
 void lyr_trackers_recalibrate(struct lyr_session *s);
 
 /* Reads the settings (skeleton, body settings, prior, height) for an instance. */

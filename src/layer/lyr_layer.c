@@ -7,6 +7,7 @@
  * otherwise: an application that does not ask for body tracking talks to the runtime
  * through the loader's own chain, untouched), and the instance and session records.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,15 +17,37 @@
 #define LYR_EXPORT __attribute__((visibility("default")))
 #define MAX_EXTENSIONS 256
 
+/* Frees a session out of the records: its lock first, so that a call still using it
+ * (one that found it before it left the records) ends first. */
 static void
 session_free(struct lyr_session *s)
 {
+    pthread_mutex_lock(&s->lock);
     for (int i = 0; i < LYR_MAX_TRACKERS; ++i) {
         lyr_tracker_free(s->trackers[i]);
         s->trackers[i] = NULL;
     }
     lyr_input_destroy_spaces(s);
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_destroy(&s->lock);
     free(s);
+}
+
+static struct lyr_instance *
+instance_new(void)
+{
+    struct lyr_instance *inst = calloc(1, sizeof *inst);
+    if (inst)
+        pthread_mutex_init(&inst->profiles_lock, NULL);
+    return inst;
+}
+
+/* An instance never registered, or out of the records: nothing else uses it. */
+static void
+instance_delete(struct lyr_instance *inst)
+{
+    pthread_mutex_destroy(&inst->profiles_lock);
+    free(inst);
 }
 
 static void
@@ -36,7 +59,7 @@ instance_free(struct lyr_instance *inst)
         inst->sessions[k] = NULL;
     }
     lyr_settings_fini(&inst->settings);
-    free(inst);
+    instance_delete(inst);
 }
 
 /* ---- Wrapped core functions ----------------------------------------------------------- */
@@ -115,32 +138,30 @@ lyr_create_session(XrInstance instance, const XrSessionCreateInfo *info, XrSessi
     if (XR_FAILED(r))
         return r;
     struct lyr_session *s = calloc(1, sizeof *s);
-    int slot = -1;
-    for (int k = 0; k < LYR_MAX_SESSIONS && slot < 0; ++k)
-        if (!inst->sessions[k])
-            slot = k;
-    if (!s || slot < 0) {
+    if (s) {
+        s->instance = inst;
+        s->handle = *out_session;
+        s->state = XR_SESSION_STATE_IDLE;
+        pthread_mutex_init(&s->lock, NULL);
+    }
+    if (!s || !lyr_session_add(inst, s)) {
         /* Not served: the session works, body trackers on it are refused. */
+        if (s)
+            pthread_mutex_destroy(&s->lock);
         free(s);
         U_LOG_W("openxr layer: too many sessions; body tracking is off for this one");
-        return r;
     }
-    s->instance = inst;
-    s->handle = *out_session;
-    s->state = XR_SESSION_STATE_IDLE;
-    lyr_session_add(inst, slot, s);
     return r;
 }
 
 static XrResult XRAPI_CALL
 lyr_destroy_session(XrSession session)
 {
-    struct lyr_session *s = lyr_session_find(session);
+    struct lyr_session *s = lyr_session_take(session);
     const struct lyr_next *next = s ? NULL : lyr_any_next();
     if (!s)
         return next ? next->destroy_session(session) : XR_ERROR_HANDLE_INVALID;
     struct lyr_instance *inst = s->instance;
-    lyr_session_remove(inst, s);
     session_free(s);
     return inst->next.destroy_session(session);
 }
@@ -157,21 +178,31 @@ lyr_suggest_bindings(XrInstance instance, const XrInteractionProfileSuggestedBin
 static XrResult XRAPI_CALL
 lyr_attach_action_sets(XrSession session, const XrSessionActionSetsAttachInfo *info)
 {
-    struct lyr_session *s = lyr_session_find(session);
+    struct lyr_session *s = lyr_session_lock(session);
     const struct lyr_next *next = s ? NULL : lyr_any_next();
     if (!s)
         return next ? next->attach_action_sets(session, info) : XR_ERROR_HANDLE_INVALID;
-    return lyr_input_attach(s, info);
+    const XrResult r = lyr_input_attach(s, info);
+    lyr_session_unlock(s);
+    return r;
 }
 
 static XrResult XRAPI_CALL
 lyr_sync_actions(XrSession session, const XrActionsSyncInfo *info)
 {
-    struct lyr_session *s = lyr_session_find(session);
-    const struct lyr_next *next = s ? NULL : lyr_any_next();
-    if (!s)
-        return next ? next->sync_actions(session, info) : XR_ERROR_HANDLE_INVALID;
-    return lyr_input_sync(s, info);
+    struct lyr_session *s = lyr_session_lock(session);
+    const struct lyr_next *next = s ? &s->instance->next : lyr_any_next();
+    if (!next)
+        return XR_ERROR_HANDLE_INVALID;
+    /* The runtime's sync runs outside the session's lock: a render thread's locate does
+     * not wait for it. */
+    struct lyr_sync_buffer buffer;
+    const XrActionsSyncInfo *down = info;
+    if (s) {
+        down = lyr_input_sync_info(s, info, &buffer);
+        lyr_session_unlock(s);
+    }
+    return next->sync_actions(session, down);
 }
 
 /* Session states and recentring, as the application reads its events. */
@@ -193,15 +224,19 @@ lyr_poll_event(XrInstance instance, XrEventDataBuffer *event)
         return r;
     if (event->type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED) {
         const XrEventDataSessionStateChanged *ev = (const XrEventDataSessionStateChanged *)event;
-        struct lyr_session *s = lyr_session_find(ev->session);
-        if (s)
+        struct lyr_session *s = lyr_session_lock(ev->session);
+        if (s) {
             s->state = ev->state;
+            lyr_session_unlock(s);
+        }
     } else if (event->type == XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING) {
         const XrEventDataReferenceSpaceChangePending *ev =
             (const XrEventDataReferenceSpaceChangePending *)event;
-        struct lyr_session *s = lyr_session_find(ev->session);
-        if (s)
+        struct lyr_session *s = lyr_session_lock(ev->session);
+        if (s) {
             lyr_trackers_recalibrate(s);
+            lyr_session_unlock(s);
+        }
     }
     return r;
 }
@@ -380,7 +415,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
     XrApiLayerCreateInfo next_info = *layer_info;
     next_info.nextInfo = mine->next;
 
-    struct lyr_instance *inst = calloc(1, sizeof *inst);
+    struct lyr_instance *inst = instance_new();
     if (!inst)
         return XR_ERROR_OUT_OF_MEMORY;
     XrResult r = mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
@@ -416,7 +451,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         }
     }
     if (XR_FAILED(r)) {
-        free(inst);
+        instance_delete(inst);
         return r;
     }
     inst->handle = *out_instance;
@@ -428,7 +463,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         U_LOG_E("openxr layer: the layer below lacks core functions");
         if (inst->next.destroy_instance)
             inst->next.destroy_instance(*out_instance);
-        free(inst);
+        instance_delete(inst);
         return XR_ERROR_INITIALIZATION_FAILED;
     }
     if (serving && (!lyr_settings_load(&inst->settings) || XR_FAILED(lyr_input_create(inst)))) {
@@ -437,7 +472,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         U_LOG_E("openxr layer: cannot serve body tracking (see above)");
         lyr_settings_fini(&inst->settings);
         inst->next.destroy_instance(*out_instance);
-        free(inst);
+        instance_delete(inst);
         return XR_ERROR_INITIALIZATION_FAILED;
     }
     if (!lyr_instance_add(inst)) {

@@ -15,7 +15,6 @@
  * device is. The rest is inferred. Confidence is the share of the three devices tracked.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +25,6 @@
 #include "util/u_path.h"
 
 #define DEFAULT_HEIGHT_M 1.75f
-#define MAX_LIVE_TRACKERS 64
 #define PATH_MAX_LEN 4096
 
 struct lyr_tracker {
@@ -48,40 +46,6 @@ struct lyr_tracker {
 /* The longest the layer gathers the headset's height before it calibrates. */
 #define CALIBRATE_WITHIN_S 3.0
 
-/* The live trackers, so that a destroyed or forged handle is refused, never followed. */
-static pthread_mutex_t g_trackers_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct lyr_tracker *g_trackers[MAX_LIVE_TRACKERS];
-
-static struct lyr_tracker *
-tracker_find(XrBodyTrackerFB handle)
-{
-    struct lyr_tracker *found = NULL;
-    pthread_mutex_lock(&g_trackers_lock);
-    for (int i = 0; i < MAX_LIVE_TRACKERS && !found; ++i)
-        if (g_trackers[i] && (XrBodyTrackerFB)g_trackers[i] == handle)
-            found = g_trackers[i];
-    pthread_mutex_unlock(&g_trackers_lock);
-    return found;
-}
-
-static bool
-tracker_register(struct lyr_tracker *t, bool add)
-{
-    bool done = false;
-    pthread_mutex_lock(&g_trackers_lock);
-    for (int i = 0; i < MAX_LIVE_TRACKERS && !done; ++i) {
-        if (add && !g_trackers[i]) {
-            g_trackers[i] = t;
-            done = true;
-        } else if (!add && g_trackers[i] == t) {
-            g_trackers[i] = NULL;
-            done = true;
-        }
-    }
-    pthread_mutex_unlock(&g_trackers_lock);
-    return done;
-}
-
 /* ---- Lifetime ------------------------------------------------------------------------- */
 
 void
@@ -89,7 +53,6 @@ lyr_tracker_free(struct lyr_tracker *t)
 {
     if (!t)
         return;
-    tracker_register(t, false);
     body_destroy(&t->body);
     sk_pose_fini(&t->rest);
     free(t->joints);
@@ -120,13 +83,11 @@ refresh_rest(struct lyr_tracker *t)
     t->skeleton_changed++;
 }
 
-XrResult XRAPI_CALL
-lyr_create_body_tracker(XrSession session, const XrBodyTrackerCreateInfoFB *info,
-                        XrBodyTrackerFB *out_tracker)
+/* xrCreateBodyTrackerFB with the session locked. */
+static XrResult
+create_body_tracker(struct lyr_session *s, const XrBodyTrackerCreateInfoFB *info,
+                    XrBodyTrackerFB *out_tracker)
 {
-    struct lyr_session *s = lyr_session_find(session);
-    if (!s)
-        return XR_ERROR_HANDLE_INVALID;
     if (!info || info->type != XR_TYPE_BODY_TRACKER_CREATE_INFO_FB || !out_tracker)
         return XR_ERROR_VALIDATION_FAILURE;
     const uint32_t count = lyr_joint_count(info->bodyJointSet);
@@ -160,8 +121,6 @@ lyr_create_body_tracker(XrSession session, const XrBodyTrackerCreateInfoFB *info
         r = XR_ERROR_RUNTIME_FAILURE;
     } else if (sk_pose_init(&t->rest, body_skeleton(t->body)) != EM_OK)
         r = XR_ERROR_OUT_OF_MEMORY;
-    if (XR_SUCCEEDED(r) && !tracker_register(t, true))
-        r = XR_ERROR_LIMIT_REACHED;
     if (XR_FAILED(r)) {
         lyr_tracker_free(t);
         return r;
@@ -174,15 +133,29 @@ lyr_create_body_tracker(XrSession session, const XrBodyTrackerCreateInfoFB *info
 }
 
 XrResult XRAPI_CALL
+lyr_create_body_tracker(XrSession session, const XrBodyTrackerCreateInfoFB *info,
+                        XrBodyTrackerFB *out_tracker)
+{
+    struct lyr_session *s = lyr_session_lock(session);
+    if (!s)
+        return XR_ERROR_HANDLE_INVALID;
+    const XrResult r = create_body_tracker(s, info, out_tracker);
+    lyr_session_unlock(s);
+    return r;
+}
+
+XrResult XRAPI_CALL
 lyr_destroy_body_tracker(XrBodyTrackerFB handle)
 {
-    struct lyr_tracker *t = tracker_find(handle);
-    if (!t)
+    struct lyr_tracker *t = NULL;
+    struct lyr_session *s = lyr_tracker_lock(handle, &t);
+    if (!s)
         return XR_ERROR_HANDLE_INVALID;
     for (int i = 0; i < LYR_MAX_TRACKERS; ++i)
-        if (t->session->trackers[i] == t)
-            t->session->trackers[i] = NULL;
+        if (s->trackers[i] == t)
+            s->trackers[i] = NULL;
     lyr_tracker_free(t);
+    lyr_session_unlock(s);
     return XR_SUCCESS;
 }
 
@@ -371,13 +344,11 @@ to_base(const XrPosef *T_base_ref, const struct lyr_joint_pose *j, XrPosef *out)
     out->orientation = (XrQuaternionf){q[0], q[1], q[2], q[3]};
 }
 
-XrResult XRAPI_CALL
-lyr_locate_body_joints(XrBodyTrackerFB handle, const XrBodyJointsLocateInfoFB *info,
-                       XrBodyJointLocationsFB *locations)
+/* xrLocateBodyJointsFB with the tracker's session locked. */
+static XrResult
+locate_body_joints(struct lyr_tracker *t, const XrBodyJointsLocateInfoFB *info,
+                   XrBodyJointLocationsFB *locations)
 {
-    struct lyr_tracker *t = tracker_find(handle);
-    if (!t)
-        return XR_ERROR_HANDLE_INVALID;
     if (!info || info->type != XR_TYPE_BODY_JOINTS_LOCATE_INFO_FB || !locations ||
         locations->type != XR_TYPE_BODY_JOINT_LOCATIONS_FB ||
         locations->jointCount != t->joint_count || !locations->jointLocations)
@@ -423,11 +394,22 @@ lyr_locate_body_joints(XrBodyTrackerFB handle, const XrBodyJointsLocateInfoFB *i
 }
 
 XrResult XRAPI_CALL
-lyr_get_body_skeleton(XrBodyTrackerFB handle, XrBodySkeletonFB *skeleton)
+lyr_locate_body_joints(XrBodyTrackerFB handle, const XrBodyJointsLocateInfoFB *info,
+                       XrBodyJointLocationsFB *locations)
 {
-    struct lyr_tracker *t = tracker_find(handle);
-    if (!t)
+    struct lyr_tracker *t = NULL;
+    struct lyr_session *s = lyr_tracker_lock(handle, &t);
+    if (!s)
         return XR_ERROR_HANDLE_INVALID;
+    const XrResult r = locate_body_joints(t, info, locations);
+    lyr_session_unlock(s);
+    return r;
+}
+
+/* xrGetBodySkeletonFB with the tracker's session locked. */
+static XrResult
+get_body_skeleton(struct lyr_tracker *t, XrBodySkeletonFB *skeleton)
+{
     if (!skeleton || skeleton->type != XR_TYPE_BODY_SKELETON_FB ||
         skeleton->jointCount != t->joint_count || !skeleton->joints)
         return XR_ERROR_VALIDATION_FAILURE;
@@ -447,4 +429,16 @@ lyr_get_body_skeleton(XrBodyTrackerFB handle, XrBodySkeletonFB *skeleton)
     }
     free(rest);
     return XR_SUCCESS;
+}
+
+XrResult XRAPI_CALL
+lyr_get_body_skeleton(XrBodyTrackerFB handle, XrBodySkeletonFB *skeleton)
+{
+    struct lyr_tracker *t = NULL;
+    struct lyr_session *s = lyr_tracker_lock(handle, &t);
+    if (!s)
+        return XR_ERROR_HANDLE_INVALID;
+    const XrResult r = get_body_skeleton(t, skeleton);
+    lyr_session_unlock(s);
+    return r;
 }

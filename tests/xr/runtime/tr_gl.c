@@ -52,6 +52,7 @@ static XrResult XRAPI_CALL
 tr_get_gl_requirements(XrInstance handle, XrSystemId system,
                        XrGraphicsRequirementsOpenGLKHR *req)
 {
+    TR_LOCKED();
     struct tr_instance *inst = NULL;
     XrResult r = tr_instance_check(handle, &inst);
     if (XR_FAILED(r))
@@ -101,6 +102,7 @@ static XrResult XRAPI_CALL
 tr_enumerate_swapchain_formats(XrSession handle, uint32_t capacity, uint32_t *count,
                                int64_t *formats)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -141,6 +143,7 @@ texture_format(int64_t format, GLenum *out_format, GLenum *out_type)
 static XrResult XRAPI_CALL
 tr_create_swapchain(XrSession handle, const XrSwapchainCreateInfo *info, XrSwapchain *out)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -198,6 +201,7 @@ tr_gl_destroy_swapchain(struct tr_swapchain *sc)
 static XrResult XRAPI_CALL
 tr_destroy_swapchain(XrSwapchain handle)
 {
+    TR_LOCKED();
     struct tr_swapchain *sc = tr_lookup(handle, TR_KIND_SWAPCHAIN);
     if (!sc)
         return tr_violation(XR_ERROR_HANDLE_INVALID, "xrDestroySwapchain: invalid handle");
@@ -219,6 +223,7 @@ static XrResult XRAPI_CALL
 tr_enumerate_swapchain_images(XrSwapchain handle, uint32_t capacity, uint32_t *count,
                               XrSwapchainImageBaseHeader *images)
 {
+    TR_LOCKED();
     struct tr_swapchain *sc = NULL;
     XrResult r = swapchain_check(handle, &sc);
     if (XR_FAILED(r))
@@ -241,6 +246,7 @@ tr_enumerate_swapchain_images(XrSwapchain handle, uint32_t capacity, uint32_t *c
 static XrResult XRAPI_CALL
 tr_acquire_image(XrSwapchain handle, const XrSwapchainImageAcquireInfo *info, uint32_t *index)
 {
+    TR_LOCKED();
     struct tr_swapchain *sc = NULL;
     XrResult r = swapchain_check(handle, &sc);
     if (XR_FAILED(r))
@@ -259,6 +265,7 @@ tr_acquire_image(XrSwapchain handle, const XrSwapchainImageAcquireInfo *info, ui
 static XrResult XRAPI_CALL
 tr_wait_image(XrSwapchain handle, const XrSwapchainImageWaitInfo *info)
 {
+    TR_LOCKED();
     struct tr_swapchain *sc = NULL;
     XrResult r = swapchain_check(handle, &sc);
     if (XR_FAILED(r))
@@ -297,6 +304,7 @@ read_center(const struct tr_session *s, struct tr_swapchain *sc, int image)
 static XrResult XRAPI_CALL
 tr_release_image(XrSwapchain handle, const XrSwapchainImageReleaseInfo *info)
 {
+    TR_LOCKED();
     struct tr_swapchain *sc = NULL;
     XrResult r = swapchain_check(handle, &sc);
     if (XR_FAILED(r))

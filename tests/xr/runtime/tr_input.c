@@ -470,6 +470,7 @@ name_ok(const char *name)
 static XrResult XRAPI_CALL
 tr_create_action_set(XrInstance handle, const XrActionSetCreateInfo *info, XrActionSet *out)
 {
+    TR_LOCKED();
     struct tr_instance *inst = NULL;
     XrResult r = tr_instance_check(handle, &inst);
     if (XR_FAILED(r))
@@ -500,6 +501,7 @@ tr_create_action_set(XrInstance handle, const XrActionSetCreateInfo *info, XrAct
 static XrResult XRAPI_CALL
 tr_destroy_action_set(XrActionSet handle)
 {
+    TR_LOCKED();
     struct tr_action_set *set = tr_lookup(handle, TR_KIND_ACTION_SET);
     if (!set)
         return tr_violation(XR_ERROR_HANDLE_INVALID, "xrDestroyActionSet: invalid handle");
@@ -510,6 +512,7 @@ tr_destroy_action_set(XrActionSet handle)
 static XrResult XRAPI_CALL
 tr_create_action(XrActionSet set_handle, const XrActionCreateInfo *info, XrAction *out)
 {
+    TR_LOCKED();
     struct tr_action_set *set = tr_lookup(set_handle, TR_KIND_ACTION_SET);
     if (!set)
         return tr_violation(XR_ERROR_HANDLE_INVALID, "xrCreateAction: invalid action set");
@@ -563,6 +566,7 @@ tr_create_action(XrActionSet set_handle, const XrActionCreateInfo *info, XrActio
 static XrResult XRAPI_CALL
 tr_destroy_action(XrAction handle)
 {
+    TR_LOCKED();
     struct tr_action *a = tr_lookup(handle, TR_KIND_ACTION);
     if (!a)
         return tr_violation(XR_ERROR_HANDLE_INVALID, "xrDestroyAction: invalid handle");
@@ -636,6 +640,7 @@ suggest_tracker_bindings(const struct tr_instance *inst,
 static XrResult XRAPI_CALL
 tr_suggest_bindings(XrInstance handle, const XrInteractionProfileSuggestedBinding *info)
 {
+    TR_LOCKED();
     struct tr_instance *inst = NULL;
     XrResult r = tr_instance_check(handle, &inst);
     if (XR_FAILED(r))
@@ -691,6 +696,7 @@ tr_suggest_bindings(XrInstance handle, const XrInteractionProfileSuggestedBindin
 static XrResult XRAPI_CALL
 tr_attach_action_sets(XrSession handle, const XrSessionActionSetsAttachInfo *info)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -737,6 +743,7 @@ update_action(struct tr_action *a, bool focused)
 static XrResult XRAPI_CALL
 tr_sync_actions(XrSession handle, const XrActionsSyncInfo *info)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -803,6 +810,7 @@ static XrResult XRAPI_CALL
 tr_get_action_state_boolean(XrSession handle, const XrActionStateGetInfo *info,
                             XrActionStateBoolean *state)
 {
+    TR_LOCKED();
     struct tr_action *a = NULL;
     int hand = -1;
     XrResult r = check_state_query(handle, info, XR_ACTION_TYPE_BOOLEAN_INPUT, &a, &hand);
@@ -831,6 +839,7 @@ static XrResult XRAPI_CALL
 tr_get_action_state_pose(XrSession handle, const XrActionStateGetInfo *info,
                          XrActionStatePose *state)
 {
+    TR_LOCKED();
     struct tr_action *a = NULL;
     int hand = -1;
     XrResult r = check_state_query(handle, info, XR_ACTION_TYPE_POSE_INPUT, &a, &hand);
@@ -849,6 +858,7 @@ static XrResult XRAPI_CALL
 tr_get_current_interaction_profile(XrSession handle, XrPath top_level,
                                    XrInteractionProfileState *state)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -875,6 +885,7 @@ static XrResult XRAPI_CALL
 tr_enumerate_reference_spaces(XrSession handle, uint32_t capacity, uint32_t *count,
                               XrReferenceSpaceType *types)
 {
+    TR_LOCKED();
     XrResult r = tr_session_check(handle, NULL);
     if (XR_FAILED(r))
         return r;
@@ -913,6 +924,7 @@ static XrResult XRAPI_CALL
 tr_create_reference_space(XrSession handle, const XrReferenceSpaceCreateInfo *info,
                           XrSpace *out)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -939,6 +951,7 @@ tr_create_reference_space(XrSession handle, const XrReferenceSpaceCreateInfo *in
 static XrResult XRAPI_CALL
 tr_create_action_space(XrSession handle, const XrActionSpaceCreateInfo *info, XrSpace *out)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -965,6 +978,7 @@ tr_create_action_space(XrSession handle, const XrActionSpaceCreateInfo *info, Xr
 static XrResult XRAPI_CALL
 tr_destroy_space(XrSpace handle)
 {
+    TR_LOCKED();
     struct tr_space *space = tr_lookup(handle, TR_KIND_SPACE);
     if (!space)
         return tr_violation(XR_ERROR_HANDLE_INVALID, "xrDestroySpace: invalid handle");
@@ -976,6 +990,7 @@ static XrResult XRAPI_CALL
 tr_locate_space(XrSpace space_handle, XrSpace base_handle, XrTime time,
                 XrSpaceLocation *location)
 {
+    TR_LOCKED();
     struct tr_space *space = tr_lookup(space_handle, TR_KIND_SPACE);
     struct tr_space *base = tr_lookup(base_handle, TR_KIND_SPACE);
     if (!space || !base)
@@ -1016,6 +1031,7 @@ static XrResult XRAPI_CALL
 tr_enumerate_vive_tracker_paths(XrInstance handle, uint32_t capacity, uint32_t *count,
                                 XrViveTrackerPathsHTCX *paths)
 {
+    TR_LOCKED();
     struct tr_instance *inst = NULL;
     XrResult r = tr_instance_check(handle, &inst);
     if (XR_FAILED(r))

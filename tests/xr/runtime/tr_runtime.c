@@ -3,6 +3,7 @@
  * instance and system, the event queue, paths, objects, and the frame clock that walks
  * through the script.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,37 @@ xrNegotiateLoaderRuntimeInterface(const struct tr_negotiate_loader_info *info,
 const struct tr_report *
 embody_test_runtime_report(void)
 {
+    TR_LOCKED();
     return &tr.report;
+}
+
+/* ---- The lock ------------------------------------------------------------------------ */
+
+static pthread_once_t g_lock_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_lock;
+
+static void
+lock_init(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&g_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+void
+tr_lock(void)
+{
+    pthread_once(&g_lock_once, lock_init);
+    pthread_mutex_lock(&g_lock);
+}
+
+void
+tr_unlock_scope(const int *unused)
+{
+    (void)unused;
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- Violations, objects, paths, events -------------------------------------------- */
@@ -302,6 +333,7 @@ static XrResult XRAPI_CALL
 tr_enumerate_instance_extension_properties(const char *layer, uint32_t capacity,
                                            uint32_t *count, XrExtensionProperties *props)
 {
+    TR_LOCKED();
     if (!tr_script_ensure_loaded())
         return XR_ERROR_RUNTIME_FAILURE;
     if (layer)
@@ -328,6 +360,7 @@ tr_enumerate_instance_extension_properties(const char *layer, uint32_t capacity,
 static XrResult XRAPI_CALL
 tr_create_instance(const XrInstanceCreateInfo *info, XrInstance *out)
 {
+    TR_LOCKED();
     if (!tr_script_ensure_loaded())
         return XR_ERROR_RUNTIME_FAILURE;
     if (!info || info->type != XR_TYPE_INSTANCE_CREATE_INFO)
@@ -377,6 +410,7 @@ tr_create_instance(const XrInstanceCreateInfo *info, XrInstance *out)
 static XrResult XRAPI_CALL
 tr_destroy_instance(XrInstance handle)
 {
+    TR_LOCKED();
     struct tr_instance *inst = tr_lookup(handle, TR_KIND_INSTANCE);
     if (!inst)
         return tr_violation(XR_ERROR_HANDLE_INVALID, "xrDestroyInstance: invalid handle");
@@ -390,6 +424,7 @@ tr_destroy_instance(XrInstance handle)
 static XrResult XRAPI_CALL
 tr_get_instance_properties(XrInstance handle, XrInstanceProperties *props)
 {
+    TR_LOCKED();
     XrResult r = tr_instance_check(handle, NULL);
     if (XR_FAILED(r))
         return r;
@@ -403,6 +438,7 @@ tr_get_instance_properties(XrInstance handle, XrInstanceProperties *props)
 static XrResult XRAPI_CALL
 tr_poll_event(XrInstance handle, XrEventDataBuffer *buffer)
 {
+    TR_LOCKED();
     struct tr_instance *inst = NULL;
     XrResult r = tr_instance_check(handle, &inst);
     if (XR_FAILED(r) && !(r == XR_ERROR_INSTANCE_LOST && tr.queue_count > 0))
@@ -433,6 +469,7 @@ path_syntax_ok(const char *s)
 static XrResult XRAPI_CALL
 tr_string_to_path(XrInstance handle, const char *text, XrPath *out)
 {
+    TR_LOCKED();
     XrResult r = tr_instance_check(handle, NULL);
     if (XR_FAILED(r))
         return r;
@@ -447,6 +484,7 @@ static XrResult XRAPI_CALL
 tr_path_to_string(XrInstance handle, XrPath path, uint32_t capacity, uint32_t *count,
                   char *buffer)
 {
+    TR_LOCKED();
     XrResult r = tr_instance_check(handle, NULL);
     if (XR_FAILED(r))
         return r;
@@ -469,6 +507,7 @@ tr_path_to_string(XrInstance handle, XrPath path, uint32_t capacity, uint32_t *c
 static XrResult XRAPI_CALL
 tr_get_system(XrInstance handle, const XrSystemGetInfo *info, XrSystemId *out)
 {
+    TR_LOCKED();
     XrResult r = tr_instance_check(handle, NULL);
     if (XR_FAILED(r))
         return r;
@@ -499,6 +538,7 @@ check_system(XrInstance handle, XrSystemId system)
 static XrResult XRAPI_CALL
 tr_get_system_properties(XrInstance handle, XrSystemId system, XrSystemProperties *props)
 {
+    TR_LOCKED();
     XrResult r = check_system(handle, system);
     if (XR_FAILED(r))
         return r;
@@ -519,6 +559,7 @@ static XrResult XRAPI_CALL
 tr_enumerate_view_configurations(XrInstance handle, XrSystemId system, uint32_t capacity,
                                  uint32_t *count, XrViewConfigurationType *types)
 {
+    TR_LOCKED();
     XrResult r = check_system(handle, system);
     if (XR_FAILED(r))
         return r;
@@ -534,6 +575,7 @@ tr_enumerate_view_configuration_views(XrInstance handle, XrSystemId system,
                                       XrViewConfigurationType type, uint32_t capacity,
                                       uint32_t *count, XrViewConfigurationView *views)
 {
+    TR_LOCKED();
     XrResult r = check_system(handle, system);
     if (XR_FAILED(r))
         return r;
@@ -564,6 +606,7 @@ tr_enumerate_environment_blend_modes(XrInstance handle, XrSystemId system,
                                      XrViewConfigurationType type, uint32_t capacity,
                                      uint32_t *count, XrEnvironmentBlendMode *modes)
 {
+    TR_LOCKED();
     XrResult r = check_system(handle, system);
     if (XR_FAILED(r))
         return r;
@@ -578,6 +621,7 @@ tr_enumerate_environment_blend_modes(XrInstance handle, XrSystemId system,
 static XrResult XRAPI_CALL
 tr_convert_timespec(XrInstance handle, const struct timespec *ts, XrTime *out)
 {
+    TR_LOCKED();
     struct tr_instance *inst = NULL;
     XrResult r = tr_instance_check(handle, &inst);
     if (XR_FAILED(r))
@@ -617,6 +661,7 @@ static const struct tr_function k_core[] = {
 static XrResult XRAPI_CALL
 tr_get_instance_proc_addr(XrInstance instance, const char *name, PFN_xrVoidFunction *function)
 {
+    TR_LOCKED();
     if (!name || !function)
         return XR_ERROR_VALIDATION_FAILURE;
     *function = NULL;

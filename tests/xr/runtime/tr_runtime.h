@@ -33,6 +33,14 @@
 
 #define TR_EXPORT __attribute__((visibility("default")))
 
+/* One lock for the whole runtime (recursive), held for the whole of each call: the layer
+ * and the test applications call from several threads at once, and the tests must measure
+ * their own thread safety, not the runtime's. TR_LOCKED(); as the first line of a call. */
+void tr_lock(void);
+void tr_unlock_scope(const int *unused);
+#define TR_LOCKED()                                                                                \
+    const int tr_locked_ __attribute__((cleanup(tr_unlock_scope), unused)) = (tr_lock(), 0)
+
 #define TR_MAX_ROWS 100000
 #define TR_MAX_EVENTS_SCRIPTED 256
 #define TR_MAX_PRESSED 32

@@ -117,6 +117,7 @@ tr_session_scripted(enum tr_event_kind kind)
 static XrResult XRAPI_CALL
 tr_create_session(XrInstance handle, const XrSessionCreateInfo *info, XrSession *out)
 {
+    TR_LOCKED();
     struct tr_instance *inst = NULL;
     XrResult r = tr_instance_check(handle, &inst);
     if (XR_FAILED(r))
@@ -168,6 +169,7 @@ tr_create_session(XrInstance handle, const XrSessionCreateInfo *info, XrSession 
 static XrResult XRAPI_CALL
 tr_destroy_session(XrSession handle)
 {
+    TR_LOCKED();
     struct tr_session *s = tr_lookup(handle, TR_KIND_SESSION);
     if (!s)
         return tr_violation(XR_ERROR_HANDLE_INVALID, "xrDestroySession: invalid handle");
@@ -178,6 +180,7 @@ tr_destroy_session(XrSession handle)
 static XrResult XRAPI_CALL
 tr_begin_session(XrSession handle, const XrSessionBeginInfo *info)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -206,6 +209,7 @@ tr_begin_session(XrSession handle, const XrSessionBeginInfo *info)
 static XrResult XRAPI_CALL
 tr_end_session(XrSession handle)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -227,6 +231,7 @@ tr_end_session(XrSession handle)
 static XrResult XRAPI_CALL
 tr_request_exit_session(XrSession handle)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -243,6 +248,7 @@ tr_request_exit_session(XrSession handle)
 static XrResult XRAPI_CALL
 tr_wait_frame(XrSession handle, const XrFrameWaitInfo *info, XrFrameState *state)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -270,6 +276,7 @@ tr_wait_frame(XrSession handle, const XrFrameWaitInfo *info, XrFrameState *state
 static XrResult XRAPI_CALL
 tr_begin_frame(XrSession handle, const XrFrameBeginInfo *info)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -341,6 +348,7 @@ check_projection(struct tr_session *s, const XrCompositionLayerBaseHeader *base,
 static XrResult XRAPI_CALL
 tr_end_frame(XrSession handle, const XrFrameEndInfo *info)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
@@ -394,6 +402,7 @@ static XrResult XRAPI_CALL
 tr_locate_views(XrSession handle, const XrViewLocateInfo *info, XrViewState *state,
                 uint32_t capacity, uint32_t *count, XrView *views)
 {
+    TR_LOCKED();
     struct tr_session *s = NULL;
     XrResult r = tr_session_check(handle, &s);
     if (XR_FAILED(r))
