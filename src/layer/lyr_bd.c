@@ -8,8 +8,13 @@
  * applied to the specification's T-pose frame (lyr_frames_meta_to_bd). Flags, positions
  * and times are the full-body tracker's.
  *
- * The live BD trackers sit in one table behind one lock, held for each whole call (find,
- * use, destroy), so a destroyed or forged handle is refused, never followed.
+ * The BD trackers sit in one table behind one lock, which finds them; each has its own
+ * lock, held for its whole use (two threads may locate one tracker at once). No lock of
+ * this file is held while the full-body tracker's functions run, except the tracker's own
+ * (taken after the table's, never before it), so whatever locks those take, the order is
+ * one way. A tracker whose session ended (lyr_bd_session_end) stays in the table, dead:
+ * its handle is refused, and a later creation frees it (its full-body tracker went with
+ * the session).
  */
 #include <assert.h>
 #include <pthread.h>
@@ -23,6 +28,8 @@
 #define FULL XR_FULL_BODY_JOINT_COUNT_META
 
 struct bd_tracker {
+    pthread_mutex_t lock;
+    bool dead; /* its session ended */
     const struct lyr_session *session;
     XrBodyTrackerFB body; /* the full-body tracker it stands on */
     uint32_t joint_count; /* 16 or 24 */
@@ -70,14 +77,37 @@ lyr_bd_source_joint(uint32_t bd_joint)
     return k_source[bd_joint];
 }
 
-/* Under g_bd_lock. */
+/* The slot of a live tracker, under g_bd_lock; -1 when there is none. */
 static int
 bd_slot(XrBodyTrackerBD handle)
 {
     for (int i = 0; i < MAX_BD_TRACKERS; ++i)
-        if (g_bd[i] && (XrBodyTrackerBD)g_bd[i] == handle)
+        if (g_bd[i] && !g_bd[i]->dead && (XrBodyTrackerBD)g_bd[i] == handle)
             return i;
     return -1;
+}
+
+/* The live tracker of a handle, locked; NULL when there is none. */
+static struct bd_tracker *
+bd_find_locked(XrBodyTrackerBD handle)
+{
+    pthread_mutex_lock(&g_bd_lock);
+    const int slot = bd_slot(handle);
+    struct bd_tracker *t = slot >= 0 ? g_bd[slot] : NULL;
+    if (t)
+        pthread_mutex_lock(&t->lock);
+    pthread_mutex_unlock(&g_bd_lock);
+    return t;
+}
+
+/* Frees a tracker out of the table, once no call uses it. */
+static void
+bd_free(struct bd_tracker *t)
+{
+    pthread_mutex_lock(&t->lock);
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
 }
 
 XrResult XRAPI_CALL
@@ -94,6 +124,7 @@ lyr_create_body_tracker_bd(XrSession session, const XrBodyTrackerCreateInfoBD *i
     struct bd_tracker *t = calloc(1, sizeof *t);
     if (!t)
         return XR_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_init(&t->lock, NULL);
     t->session = s;
     t->joint_count = info->jointSet == XR_BODY_JOINT_SET_FULL_BODY_JOINTS_BD
                          ? XR_BODY_JOINT_COUNT_BD
@@ -102,20 +133,26 @@ lyr_create_body_tracker_bd(XrSession session, const XrBodyTrackerCreateInfoBD *i
                                                  .bodyJointSet = XR_BODY_JOINT_SET_FULL_BODY_META};
     const XrResult r = lyr_create_body_tracker(session, &body_info, &t->body);
     if (XR_FAILED(r)) {
-        free(t);
+        bd_free(t);
         return r;
     }
+    /* A free slot, or one of a dead tracker (freed here). */
+    struct bd_tracker *dead = NULL;
     pthread_mutex_lock(&g_bd_lock);
     int slot = -1;
     for (int i = 0; i < MAX_BD_TRACKERS && slot < 0; ++i)
-        if (!g_bd[i])
+        if (!g_bd[i] || g_bd[i]->dead)
             slot = i;
-    if (slot >= 0)
+    if (slot >= 0) {
+        dead = g_bd[slot];
         g_bd[slot] = t;
+    }
     pthread_mutex_unlock(&g_bd_lock);
+    if (dead)
+        bd_free(dead);
     if (slot < 0) {
         lyr_destroy_body_tracker(t->body);
-        free(t);
+        bd_free(t);
         return XR_ERROR_LIMIT_REACHED;
     }
     *out_tracker = (XrBodyTrackerBD)t;
@@ -128,25 +165,23 @@ lyr_destroy_body_tracker_bd(XrBodyTrackerBD handle)
     pthread_mutex_lock(&g_bd_lock);
     const int slot = bd_slot(handle);
     struct bd_tracker *t = slot >= 0 ? g_bd[slot] : NULL;
-    if (t) {
+    if (t)
         g_bd[slot] = NULL;
-        lyr_destroy_body_tracker(t->body);
-        free(t);
-    }
     pthread_mutex_unlock(&g_bd_lock);
-    return t ? XR_SUCCESS : XR_ERROR_HANDLE_INVALID;
+    if (!t)
+        return XR_ERROR_HANDLE_INVALID;
+    lyr_destroy_body_tracker(t->body);
+    bd_free(t);
+    return XR_SUCCESS;
 }
 
 void
 lyr_bd_session_end(const struct lyr_session *s)
 {
     pthread_mutex_lock(&g_bd_lock);
-    for (int i = 0; i < MAX_BD_TRACKERS; ++i) {
-        if (g_bd[i] && g_bd[i]->session == s) {
-            free(g_bd[i]); /* its full-body tracker goes with the session */
-            g_bd[i] = NULL;
-        }
-    }
+    for (int i = 0; i < MAX_BD_TRACKERS; ++i)
+        if (g_bd[i] && g_bd[i]->session == s)
+            g_bd[i]->dead = true; /* its full-body tracker goes with the session */
     pthread_mutex_unlock(&g_bd_lock);
 }
 
@@ -186,9 +221,7 @@ XrResult XRAPI_CALL
 lyr_locate_body_joints_bd(XrBodyTrackerBD handle, const XrBodyJointsLocateInfoBD *info,
                           XrBodyJointLocationsBD *locations)
 {
-    pthread_mutex_lock(&g_bd_lock);
-    const int slot = bd_slot(handle);
-    struct bd_tracker *t = slot >= 0 ? g_bd[slot] : NULL;
+    struct bd_tracker *t = bd_find_locked(handle);
     XrResult r = XR_SUCCESS;
     if (!t)
         r = XR_ERROR_HANDLE_INVALID;
@@ -220,6 +253,7 @@ lyr_locate_body_joints_bd(XrBodyTrackerBD handle, const XrBodyJointsLocateInfoBD
         }
         locations->allJointPosesTracked = tracked ? XR_TRUE : XR_FALSE;
     }
-    pthread_mutex_unlock(&g_bd_lock);
+    if (t)
+        pthread_mutex_unlock(&t->lock);
     return r;
 }

@@ -16,7 +16,8 @@ XrResult XRAPI_CALL lyr_locate_body_joints_bd(XrBodyTrackerBD tracker,
                                               const XrBodyJointsLocateInfoBD *info,
                                               XrBodyJointLocationsBD *locations);
 
-/* The session ends: its BD trackers go (their full-body trackers go with the session). */
+/* The session ends: its BD trackers die (their handles are refused from now on; their
+ * full-body trackers go with the session; a later creation frees them). */
 void lyr_bd_session_end(const struct lyr_session *s);
 
 /* The FB / META joint a BD joint stands on (the same place and bone). */
