@@ -573,7 +573,7 @@ a_body_in_the_t_pose_has_the_skeletons_frames_and_the_bd_specifications(void **s
         }
         for (size_t i = 0; i < sizeof k_bd_held / sizeof k_bd_held[0]; ++i) {
             const double d = turn_deg(&bd_joints[k_bd_held[i]].pose.orientation, bd_tpose);
-            if (d > bd_deg) {
+            if (d >= bd_deg) {
                 bd_deg = d;
                 bd_worst = k_bd_held[i];
             }
