@@ -8,7 +8,9 @@
  *   - XR_FB_body_tracking (spec version 1; OpenXR specification chapter 12, extension
  *     number 77: structure types 1000076001..1000076006, object type 1000076000);
  *   - XR_META_body_tracking_full_body (spec version 1; extension number 275: structure
- *     type and joint set 1000274000).
+ *     type and joint set 1000274000);
+ *   - XR_BD_body_tracking (spec version 1; extension number 386: object type 1000385000,
+ *     structure types 1000385001..1000385004).
  *
  * Each part is skipped when the OpenXR headers in use already declare it (a newer SDK),
  * so this header and a newer openxr.h can be included together. Layouts and values are the
@@ -168,6 +170,28 @@ typedef enum XrBodyJointFB {
     XR_BODY_JOINT_RIGHT_HAND_PALM_FB = 44,
     XR_BODY_JOINT_RIGHT_HAND_WRIST_FB = 45,
     XR_BODY_JOINT_RIGHT_HAND_THUMB_METACARPAL_FB = 46,
+    XR_BODY_JOINT_RIGHT_HAND_THUMB_PROXIMAL_FB = 47,
+    XR_BODY_JOINT_RIGHT_HAND_THUMB_DISTAL_FB = 48,
+    XR_BODY_JOINT_RIGHT_HAND_THUMB_TIP_FB = 49,
+    XR_BODY_JOINT_RIGHT_HAND_INDEX_METACARPAL_FB = 50,
+    XR_BODY_JOINT_RIGHT_HAND_INDEX_PROXIMAL_FB = 51,
+    XR_BODY_JOINT_RIGHT_HAND_INDEX_INTERMEDIATE_FB = 52,
+    XR_BODY_JOINT_RIGHT_HAND_INDEX_DISTAL_FB = 53,
+    XR_BODY_JOINT_RIGHT_HAND_INDEX_TIP_FB = 54,
+    XR_BODY_JOINT_RIGHT_HAND_MIDDLE_METACARPAL_FB = 55,
+    XR_BODY_JOINT_RIGHT_HAND_MIDDLE_PROXIMAL_FB = 56,
+    XR_BODY_JOINT_RIGHT_HAND_MIDDLE_INTERMEDIATE_FB = 57,
+    XR_BODY_JOINT_RIGHT_HAND_MIDDLE_DISTAL_FB = 58,
+    XR_BODY_JOINT_RIGHT_HAND_MIDDLE_TIP_FB = 59,
+    XR_BODY_JOINT_RIGHT_HAND_RING_METACARPAL_FB = 60,
+    XR_BODY_JOINT_RIGHT_HAND_RING_PROXIMAL_FB = 61,
+    XR_BODY_JOINT_RIGHT_HAND_RING_INTERMEDIATE_FB = 62,
+    XR_BODY_JOINT_RIGHT_HAND_RING_DISTAL_FB = 63,
+    XR_BODY_JOINT_RIGHT_HAND_RING_TIP_FB = 64,
+    XR_BODY_JOINT_RIGHT_HAND_LITTLE_METACARPAL_FB = 65,
+    XR_BODY_JOINT_RIGHT_HAND_LITTLE_PROXIMAL_FB = 66,
+    XR_BODY_JOINT_RIGHT_HAND_LITTLE_INTERMEDIATE_FB = 67,
+    XR_BODY_JOINT_RIGHT_HAND_LITTLE_DISTAL_FB = 68,
     XR_BODY_JOINT_RIGHT_HAND_LITTLE_TIP_FB = 69,
     XR_BODY_JOINT_COUNT_FB = 70,
     XR_BODY_JOINT_NONE_FB = -1,
@@ -277,6 +301,101 @@ typedef struct XrSystemPropertiesBodyTrackingFullBodyMETA {
     XrBool32 supportsFullBodyTracking;
 } XrSystemPropertiesBodyTrackingFullBodyMETA;
 #endif /* XR_META_body_tracking_full_body */
+
+/* ---- XR_BD_body_tracking ------------------------------------------------------------ */
+
+#ifndef XR_BD_body_tracking
+#define XR_BD_body_tracking 1
+#define XR_BD_body_tracking_SPEC_VERSION 1
+#define XR_BD_BODY_TRACKING_EXTENSION_NAME "XR_BD_body_tracking"
+#define XR_BODY_JOINT_COUNT_BD 24
+#define XR_BODY_JOINT_WITHOUT_ARM_COUNT_BD 16
+
+XR_DEFINE_HANDLE(XrBodyTrackerBD)
+
+#define XR_OBJECT_TYPE_BODY_TRACKER_BD ((XrObjectType)1000385000)
+#define XR_TYPE_BODY_TRACKER_CREATE_INFO_BD ((XrStructureType)1000385001)
+#define XR_TYPE_BODY_JOINTS_LOCATE_INFO_BD ((XrStructureType)1000385002)
+#define XR_TYPE_BODY_JOINT_LOCATIONS_BD ((XrStructureType)1000385003)
+#define XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_BD ((XrStructureType)1000385004)
+
+/* PICO's 24 joints (SMPL's), parents before children. At the T-pose every joint's frame
+ * has +X to the body's right, +Y up and +Z to its back. */
+typedef enum XrBodyJointBD {
+    XR_BODY_JOINT_PELVIS_BD = 0,
+    XR_BODY_JOINT_LEFT_HIP_BD = 1,
+    XR_BODY_JOINT_RIGHT_HIP_BD = 2,
+    XR_BODY_JOINT_SPINE1_BD = 3,
+    XR_BODY_JOINT_LEFT_KNEE_BD = 4,
+    XR_BODY_JOINT_RIGHT_KNEE_BD = 5,
+    XR_BODY_JOINT_SPINE2_BD = 6,
+    XR_BODY_JOINT_LEFT_ANKLE_BD = 7,
+    XR_BODY_JOINT_RIGHT_ANKLE_BD = 8,
+    XR_BODY_JOINT_SPINE3_BD = 9,
+    XR_BODY_JOINT_LEFT_FOOT_BD = 10,
+    XR_BODY_JOINT_RIGHT_FOOT_BD = 11,
+    XR_BODY_JOINT_NECK_BD = 12,
+    XR_BODY_JOINT_LEFT_COLLAR_BD = 13,
+    XR_BODY_JOINT_RIGHT_COLLAR_BD = 14,
+    XR_BODY_JOINT_HEAD_BD = 15,
+    XR_BODY_JOINT_LEFT_SHOULDER_BD = 16,
+    XR_BODY_JOINT_RIGHT_SHOULDER_BD = 17,
+    XR_BODY_JOINT_LEFT_ELBOW_BD = 18,
+    XR_BODY_JOINT_RIGHT_ELBOW_BD = 19,
+    XR_BODY_JOINT_LEFT_WRIST_BD = 20,
+    XR_BODY_JOINT_RIGHT_WRIST_BD = 21,
+    XR_BODY_JOINT_LEFT_HAND_BD = 22,
+    XR_BODY_JOINT_RIGHT_HAND_BD = 23,
+    XR_BODY_JOINT_MAX_ENUM_BD = 0x7FFFFFFF
+} XrBodyJointBD;
+
+typedef enum XrBodyJointSetBD {
+    XR_BODY_JOINT_SET_BODY_WITHOUT_ARM_BD = 1, /* pelvis .. head: 16 joints */
+    XR_BODY_JOINT_SET_FULL_BODY_JOINTS_BD = 2, /* all 24 */
+    XR_BODY_JOINT_SET_MAX_ENUM_BD = 0x7FFFFFFF
+} XrBodyJointSetBD;
+
+/* Chained to XrSystemProperties. */
+typedef struct XrSystemBodyTrackingPropertiesBD {
+    XrStructureType type;
+    void *XR_MAY_ALIAS next;
+    XrBool32 supportsBodyTracking;
+} XrSystemBodyTrackingPropertiesBD;
+
+typedef struct XrBodyTrackerCreateInfoBD {
+    XrStructureType type;
+    const void *XR_MAY_ALIAS next;
+    XrBodyJointSetBD jointSet;
+} XrBodyTrackerCreateInfoBD;
+
+typedef struct XrBodyJointsLocateInfoBD {
+    XrStructureType type;
+    const void *XR_MAY_ALIAS next;
+    XrSpace baseSpace;
+    XrTime time;
+} XrBodyJointsLocateInfoBD;
+
+typedef struct XrBodyJointLocationBD {
+    XrSpaceLocationFlags locationFlags;
+    XrPosef pose;
+} XrBodyJointLocationBD;
+
+typedef struct XrBodyJointLocationsBD {
+    XrStructureType type;
+    void *XR_MAY_ALIAS next;
+    XrBool32 allJointPosesTracked;
+    uint32_t jointLocationCount;
+    XrBodyJointLocationBD *jointLocations;
+} XrBodyJointLocationsBD;
+
+typedef XrResult(XRAPI_PTR *PFN_xrCreateBodyTrackerBD)(XrSession session,
+                                                       const XrBodyTrackerCreateInfoBD *createInfo,
+                                                       XrBodyTrackerBD *bodyTracker);
+typedef XrResult(XRAPI_PTR *PFN_xrDestroyBodyTrackerBD)(XrBodyTrackerBD bodyTracker);
+typedef XrResult(XRAPI_PTR *PFN_xrLocateBodyJointsBD)(XrBodyTrackerBD bodyTracker,
+                                                      const XrBodyJointsLocateInfoBD *locateInfo,
+                                                      XrBodyJointLocationsBD *locations);
+#endif /* XR_BD_body_tracking */
 
 #ifdef __cplusplus
 }

@@ -12,9 +12,12 @@
  *                  xrDestroyBodyTrackerFB; calibration
  *   lyr_settings.c the settings: config/layer.json, the environment, the body's data
  *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand
+ *   lyr_joint_frames.c  the joints' axes each API's apps expect (Meta's for FB / META)
+ *   lyr_bd.c       XR_BD_body_tracking on top of a META full-body tracker, in the frames
+ *                  its specification gives
  *
- * Calls run one way: layer -> tracker -> input, joints, settings; those call nothing of
- * the others; lyr_records.c is below them all.
+ * Calls run one way: layer -> bd -> tracker -> input, joints, settings; joints ->
+ * joint_frames; those call nothing of the others; lyr_records.c is below them all.
  *
  * Threads: the specification lets an application call xrLocateBodyJointsFB,
  * xrGetBodySkeletonFB, xrCreateBodyTrackerFB, xrSyncActions, xrPollEvent, xrLocateSpace
@@ -28,7 +31,9 @@
  * under that lock. The records (lyr_records.c) have their own lock, taken before a
  * session's, never after; each instance's lock guards only the profiles the application
  * suggested. Calls the application makes through the layer to the runtime (its own
- * xrSyncActions) run outside the session's lock.
+ * xrSyncActions) run outside the session's lock. lyr_bd.c's table lock and a BD
+ * tracker's lock are taken before the records' and a session's, never under them
+ * (session_free marks a session's BD trackers before it takes the session's lock).
  */
 #ifndef EMBODY_LYR_INTERNAL_H
 #define EMBODY_LYR_INTERNAL_H

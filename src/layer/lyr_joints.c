@@ -10,9 +10,9 @@
  * thumb forward of the palm), sized by the hand (wrist to knuckles) and carried by the
  * hand joint: no device measures them.
  *
- * Frames: embody's joint frames are world-aligned at rest (the T-pose, facing +Z), so a
- * joint's rotation is the turn from its rest frame; the skeleton xrGetBodySkeletonFB
- * returns is that rest pose.
+ * Frames: the joints are placed and turned in embody's frames (world-aligned at rest, the
+ * T-pose facing +Z), then handed out in Meta's (lyr_joint_frames.c), at every pose and in
+ * the rest pose xrGetBodySkeletonFB returns alike.
  */
 #include <math.h>
 #include <pthread.h>
@@ -21,6 +21,7 @@
 #include <cglm/cglm.h>
 
 #include "layer/lyr_internal.h"
+#include "layer/lyr_joint_frames.h"
 
 #define HAND_JOINTS 26 /* palm, wrist, thumb 4, four fingers of 5 */
 #define LEFT_HAND_FIRST 18
@@ -324,4 +325,5 @@ lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_pose *p
         set_leg(&out[LEGS_FIRST], &v, true);
         set_leg(&out[LEGS_FIRST + LEG_JOINTS], &v, false);
     }
+    lyr_frames_to_meta(count, out);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layer/lyr_bd.h"
 #include "layer/lyr_internal.h"
 #include "util/u_log.h"
 
@@ -18,10 +19,14 @@
 #define MAX_EXTENSIONS 256
 
 /* Frees a session out of the records: its lock first, so that a call still using it
- * (one that found it before it left the records) ends first. */
+ * (one that found it before it left the records) ends first. Its BD trackers are marked
+ * dead before that lock, since a BD locate holds the BD table's and a BD tracker's lock
+ * before it takes the session's (lyr_bd.c): taking the table's under the session's lock
+ * could deadlock. */
 static void
 session_free(struct lyr_session *s)
 {
+    lyr_bd_session_end(s);
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < LYR_MAX_TRACKERS; ++i) {
         lyr_tracker_free(s->trackers[i]);
@@ -115,13 +120,19 @@ lyr_get_system_properties(XrInstance instance, XrSystemId system, XrSystemProper
         unlink_from_chain(head, XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_FB, &fb_prev);
     XrBaseOutStructure *meta =
         unlink_from_chain(head, XR_TYPE_SYSTEM_PROPERTIES_BODY_TRACKING_FULL_BODY_META, &meta_prev);
+    XrBaseOutStructure *bd_prev = NULL;
+    XrBaseOutStructure *bd =
+        unlink_from_chain(head, XR_TYPE_SYSTEM_BODY_TRACKING_PROPERTIES_BD, &bd_prev);
     const XrResult r = inst->next.get_system_properties(instance, system, properties);
-    relink(meta_prev, meta); /* in the reverse order of unlinking */
+    relink(bd_prev, bd); /* in the reverse order of unlinking */
+    relink(meta_prev, meta);
     relink(fb_prev, fb);
     if (XR_FAILED(r))
         return r;
     if (fb)
         ((XrSystemBodyTrackingPropertiesFB *)fb)->supportsBodyTracking = XR_TRUE;
+    if (bd)
+        ((XrSystemBodyTrackingPropertiesBD *)bd)->supportsBodyTracking = XR_TRUE;
     if (meta)
         ((XrSystemPropertiesBodyTrackingFullBodyMETA *)meta)->supportsFullBodyTracking =
             inst->full_body ? XR_TRUE : XR_FALSE;
@@ -269,6 +280,9 @@ static const struct lyr_function k_served[] = {
     LYR_FN("xrDestroyBodyTrackerFB", lyr_destroy_body_tracker),
     LYR_FN("xrLocateBodyJointsFB", lyr_locate_body_joints),
     LYR_FN("xrGetBodySkeletonFB", lyr_get_body_skeleton),
+    LYR_FN("xrCreateBodyTrackerBD", lyr_create_body_tracker_bd),
+    LYR_FN("xrDestroyBodyTrackerBD", lyr_destroy_body_tracker_bd),
+    LYR_FN("xrLocateBodyJointsBD", lyr_locate_body_joints_bd),
 };
 
 static XrResult XRAPI_CALL
@@ -341,7 +355,8 @@ static bool
 is_ours(const char *extension)
 {
     return strcmp(extension, XR_FB_BODY_TRACKING_EXTENSION_NAME) == 0 ||
-           strcmp(extension, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME) == 0;
+           strcmp(extension, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME) == 0 ||
+           strcmp(extension, XR_BD_BODY_TRACKING_EXTENSION_NAME) == 0;
 }
 
 #define NEXT_FN(inst, gipa, field, name)                                                           \
@@ -402,7 +417,8 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
      * extensions; if the runtime turns out to have them, it is made again with them. */
     const bool fb = requested(info, XR_FB_BODY_TRACKING_EXTENSION_NAME);
     const bool meta = requested(info, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME);
-    bool serving = fb || meta;
+    const bool bd = requested(info, XR_BD_BODY_TRACKING_EXTENSION_NAME);
+    bool serving = fb || meta || bd;
 
     const char *names[MAX_EXTENSIONS];
     uint32_t count = 0;
@@ -426,9 +442,10 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
          * where it has body trackers the application did not ask for, made again with
          * them, for the layer's own use. */
         const PFN_xrGetInstanceProcAddr gipa = mine->nextGetInstanceProcAddr;
-        const bool has_body =
-            !env_flag("EMBODY_LAYER_OVERRIDE") &&
-            offered_below(gipa, *out_instance, XR_FB_BODY_TRACKING_EXTENSION_NAME);
+        const bool has_body = !env_flag("EMBODY_LAYER_OVERRIDE") &&
+                              offered_below(gipa, *out_instance,
+                                            fb || meta ? XR_FB_BODY_TRACKING_EXTENSION_NAME
+                                                       : XR_BD_BODY_TRACKING_EXTENSION_NAME);
         const bool add_trackers =
             !has_body && !app_trackers && count < MAX_EXTENSIONS &&
             offered_below(gipa, *out_instance, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
@@ -456,7 +473,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
     }
     inst->handle = *out_instance;
     inst->serving = serving;
-    inst->full_body = serving && meta;
+    inst->full_body = serving && (meta || bd); /* a BD tracker stands on the full body */
     inst->trackers = serving && trackers;
     inst->app_trackers = app_trackers;
     if (!load_next(inst, mine->nextGetInstanceProcAddr)) {
@@ -481,8 +498,9 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         return XR_ERROR_LIMIT_REACHED;
     }
     if (serving)
-        U_LOG_I("openxr layer: serving %s%s", XR_FB_BODY_TRACKING_EXTENSION_NAME,
-                meta ? " and " XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME : "");
+        U_LOG_I("openxr layer: serving %s%s%s", XR_FB_BODY_TRACKING_EXTENSION_NAME,
+                meta ? " and " XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME : "",
+                bd ? " and " XR_BD_BODY_TRACKING_EXTENSION_NAME : "");
     return r;
 }
 
