@@ -35,6 +35,7 @@ struct pl_band {
     int class_count;                  /* classes 1..class_count */
     const char *class_name[4];        /* for the legend ("standing", ...) */
     const unsigned char *class_of;    /* [frame_count] */
+    int first_colour;                 /* the band palette's colour of class 1 (0..5) */
 };
 
 struct pl_lines {

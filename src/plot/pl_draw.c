@@ -105,7 +105,7 @@ y_axis(cairo_t *cr, double x0, double y0, double x1, double y1, double hi, const
         text_at(cr, x0 - 6, y + 4, s, 1.0);
     }
     cairo_save(cr);
-    cairo_move_to(cr, 24, (y0 + y1) / 2);
+    cairo_translate(cr, 24, (y0 + y1) / 2);
     cairo_rotate(cr, -1.57079632679489662);
     text_at(cr, 0, 0, label, 0.5);
     cairo_restore(cr);
@@ -132,8 +132,9 @@ legend(cairo_t *cr, int count, const char *const *names, const double (*colours)
 
 /* ---- lines ---- */
 
-static const double k_band_colours[4][3] = {
-    {0.30, 0.30, 0.30}, {0.95, 0.65, 0.20}, {0.80, 0.30, 0.30}, {0.40, 0.40, 0.85},
+static const double k_band_colours[6][3] = {
+    {0.30, 0.30, 0.30}, {0.62, 0.76, 0.90}, {0.95, 0.65, 0.20},
+    {0.80, 0.30, 0.30}, {0.40, 0.40, 0.85}, {0.55, 0.75, 0.45},
 };
 
 enum em_result
@@ -195,9 +196,9 @@ pl_write_lines(const char *path, const struct pl_lines *plot, struct em_error *e
                 continue;
             const double xa = x0 + (x1 - x0) * f / fmax(1.0, plot->frame_count - 1.0);
             const double w = (x1 - x0) / fmax(1.0, plot->frame_count - 1.0);
-            const double *rgb = k_band_colours[(c - 1) % 4];
+            const double *rgb = k_band_colours[(band->first_colour + c - 1) % 6];
             cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-            cairo_rectangle(cr, xa, by, w + 0.5, BAND_H - 4);
+            cairo_rectangle(cr, xa, by, w + 1.0, BAND_H - 4);
             cairo_fill(cr);
         }
         cairo_set_source_rgb(cr, 0, 0, 0);
@@ -210,7 +211,8 @@ pl_write_lines(const char *path, const struct pl_lines *plot, struct em_error *e
         if (b > 0 && plot->band[b].class_count == plot->band[b - 1].class_count &&
             plot->band[b].class_name[0] == plot->band[b - 1].class_name[0])
             continue; /* the same classes as the band above */
-        legend(cr, plot->band[b].class_count, plot->band[b].class_name, k_band_colours, ly);
+        legend(cr, plot->band[b].class_count, plot->band[b].class_name,
+               k_band_colours + plot->band[b].first_colour % 6, ly);
         ly += 20 * plot->band[b].class_count + 10;
     }
     return page_close(&p, path, err);

@@ -152,7 +152,8 @@ observe_clip(const struct ev_options *o, const struct ev_clip *clip, const struc
     plot.band[2] = (struct pl_band){.name = "posture",
                                     .class_count = 3,
                                     .class_name = {"standing", "crouching", "low (sit, kneel)"},
-                                    .class_of = classes + 2 * n};
+                                    .class_of = classes + 2 * n,
+                                    .first_colour = 1};
     r = pl_write_lines(path, &plot, err);
     free(values);
     free(classes);
