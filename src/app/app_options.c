@@ -38,6 +38,8 @@ enum option_id {
     OPT_VMC_ROLE,
     OPT_IDLE_EXIT,
     OPT_VMC_ALLOW,
+    OPT_FAULT,
+    OPT_FAULT_SEED,
     OPT_COUNT,
 };
 
@@ -72,6 +74,8 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_VMC_ROLE, "vmc-role", 0, APP_ARG_VALUE},
     {OPT_IDLE_EXIT, "idle-exit", 0, APP_ARG_VALUE},
     {OPT_VMC_ALLOW, "vmc-allow", 0, APP_ARG_VALUE},
+    {OPT_FAULT, "fault", 0, APP_ARG_VALUE},
+    {OPT_FAULT_SEED, "fault-seed", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -98,6 +102,11 @@ app_options_print_help(FILE *out)
           "  --vmc-role SERIAL=ROLE the role of a VMC serial: head, left, right, pelvis,\n"
           "                         chest, left_foot, right_foot, left_knee, right_knee,\n"
           "                         left_elbow, right_elbow (serials named so need none)\n"
+          "  --fault KIND:DEVICE:AMOUNT  a real tracker's fault on any source (repeatable):\n"
+          "                         drift:D:DEG_PER_MIN, noise:D:MM, latency:D:MS,\n"
+          "                         dropout:D:SHARE or dropout:D:FROM-TOs, offset:D:CM,\n"
+          "                         turn:D:DEG, swap:PAIR (as embody eval --fault)\n"
+          "  --fault-seed N         the faults' random seed (default 0)\n"
           "Avatar:\n"
           "  --height M             standing height, 0.5 to 2.8 m (default humanoid: from\n"
           "                         where a replay's head is held still, else 1.75; VMC\n"
@@ -260,6 +269,12 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
         o->body_mode = value;
         return EM_OK;
     case OPT_PRIOR: o->prior_path = value; return EM_OK;
+    case OPT_FAULT: return flt_set_add(&o->faults, value, name, err);
+    case OPT_FAULT_SEED:
+        if (app_parse_count(name, value, 0, 2147483647L, "a seed", &count, err) != EM_OK)
+            return EM_ERROR_INVALID_ARGUMENT;
+        o->faults.seed = (uint64_t)count;
+        return EM_OK;
     case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);
@@ -326,7 +341,8 @@ scan_one(void *context, int id, const char *name, const char *value, struct em_e
                        "unexpected argument \"%s\": embody takes files only after an "
                        "option (--replay FILE.csv, ...; see %s)",
                        value, HELP_HINT);
-    if (scan->seen[id] && id != OPT_VERBOSE && id != OPT_QUIET)
+    const bool repeatable = id == OPT_VERBOSE || id == OPT_QUIET || id == OPT_FAULT;
+    if (scan->seen[id] && !repeatable)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given twice", name);
     scan->seen[id] = true;
     return apply(scan->options, id, name, value, err);

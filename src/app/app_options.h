@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "embody/fault.h"
 #include "embody/osc.h"
 #include "embody/result.h"
 
@@ -75,6 +76,8 @@ struct app_options {
     const char *screenshot_path; /* --screenshot: the window's image at the end */
     int camera;                  /* --camera: enum render_camera to start with */
     bool no_window;              /* --no-window */
+
+    struct flt_set faults; /* --fault (repeatable), --fault-seed: put into every frame */
 
     bool print_config; /* --print-config */
     bool show_help;    /* --help */
