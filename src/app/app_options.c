@@ -4,6 +4,7 @@
 #include "app/app_args.h"
 #include "app/app_options.h"
 #include "embody/render.h"
+#include "embody/stream.h"
 
 #define HELP_HINT "embody --help"
 
@@ -40,6 +41,7 @@ enum option_id {
     OPT_VMC_ALLOW,
     OPT_FAULT,
     OPT_FAULT_SEED,
+    OPT_TRACKERS,
     OPT_COUNT,
 };
 
@@ -76,6 +78,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_VMC_ALLOW, "vmc-allow", 0, APP_ARG_VALUE},
     {OPT_FAULT, "fault", 0, APP_ARG_VALUE},
     {OPT_FAULT_SEED, "fault-seed", 0, APP_ARG_VALUE},
+    {OPT_TRACKERS, "trackers", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -91,6 +94,11 @@ app_options_print_help(FILE *out)
           "Tracking:\n"
           "  --openxr               OpenXR only: exit with an error if it is not available\n"
           "  --replay FILE.csv      play a 3-point stream file in real time\n"
+          "  --replay CLIP.bvh      play a motion capture clip: the stream a headset and\n"
+          "                         controllers would give, made from it (its skeleton is\n"
+          "                         the avatar unless --avatar, --skeleton or --height)\n"
+          "  --trackers SETUP       with --replay CLIP.bvh: body trackers made from the clip\n"
+          "                         too: 3 (none), 4, 6, 8, 11 or a list (pelvis,left_foot)\n"
           "  --demo                 play the bundled demo\n"
           "  --fast                 play the replay or the demo as fast as possible\n"
           "  --loop                 start the replay again at its end\n"
@@ -270,6 +278,14 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
         return EM_OK;
     case OPT_PRIOR: o->prior_path = value; return EM_OK;
     case OPT_FAULT: return flt_set_add(&o->faults, value, name, err);
+    case OPT_TRACKERS: {
+        struct em_error why = {{0}};
+        if (st_tracker_setup_parse(value, &o->replay_trackers, &why) != EM_OK)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: %s (see %s)", name, why.message,
+                           HELP_HINT);
+        o->replay_trackers_given = true;
+        return EM_OK;
+    }
     case OPT_FAULT_SEED:
         if (app_parse_count(name, value, 0, 2147483647L, "a seed", &count, err) != EM_OK)
             return EM_ERROR_INVALID_ARGUMENT;
@@ -297,6 +313,10 @@ check_combinations(const struct app_options *o, struct em_error *err)
     if (o->avatar_bvh && o->skeleton_json)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar and --skeleton: choose one of them for the avatar");
+    const bool clip = o->replay_path && app_has_suffix(o->replay_path, ".bvh");
+    if (o->replay_trackers_given && !clip)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--trackers: only with --replay CLIP.bvh (a stream file carries its own)");
     if (o->unit_scale > 0.0 && !o->avatar_bvh)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
     if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
@@ -361,5 +381,10 @@ app_options_parse(int argc, char **argv, int first, struct app_options *out_opti
         return r;
     if (o->show_help || o->show_version)
         return EM_OK;
-    return check_combinations(o, err);
+    const enum em_result c = check_combinations(o, err);
+    /* A clip's own skeleton is the avatar, unless another body was asked for. */
+    if (c == EM_OK && o->replay_path && app_has_suffix(o->replay_path, ".bvh") &&
+        !o->avatar_bvh && !o->avatar_model && !o->skeleton_json && o->height_m <= 0.0)
+        o->avatar_bvh = o->replay_path;
+    return c;
 }

@@ -8,6 +8,7 @@
 #define EMBODY_APP_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "embody/fault.h"
@@ -48,7 +49,9 @@ struct app_osc_option {
 
 struct app_options {
     enum app_input input;
-    const char *replay_path; /* --replay */
+    const char *replay_path; /* --replay: a stream file, or a motion capture clip (.bvh) */
+    uint32_t replay_trackers; /* --trackers SETUP: the body trackers made from a clip */
+    bool replay_trackers_given;
     bool fast;               /* --fast: replay and demo as fast as possible */
     bool loop;               /* --loop: replay starts again at the end */
 

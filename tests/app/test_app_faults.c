@@ -1,8 +1,9 @@
 /*
- * Faults in the live program (issue 28): `embody --fault KIND:DEVICE:AMOUNT` puts a real
- * tracker's fault into the frames of whatever source plays, so the body (and a recording
- * of what it was given) sees a lost, late or drifting tracker; a bad fault is refused
- * naming the option and what was expected.
+ * The tracker bench in the live program (issue 28): `embody --fault KIND:DEVICE:AMOUNT`
+ * puts a real tracker's fault into the frames of whatever source plays, so the body (and a
+ * recording of what it was given) sees a lost, late or drifting tracker; a bad fault is
+ * refused naming the option and what was expected; `--replay CLIP.bvh --trackers SETUP`
+ * plays the stream made from a motion capture clip, the protocol's own.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -81,6 +82,50 @@ a_bad_fault_is_refused_naming_the_option(void **state)
     app_run_result_fini(&r);
 }
 
+static void
+a_clip_replays_as_the_protocols_stream_with_its_setups_trackers(void **state)
+{
+    (void)state;
+    char clip[1024], reference[1024], out[1024];
+    app_run_source_path("tests/data/mocap/cmu_05_04.bvh", clip, sizeof clip);
+    app_run_source_path("tests/data/streams/cmu_05_04.csv", reference, sizeof reference);
+    app_run_scratch_path("clip", "csv", out, sizeof out);
+    const char *args[] = {"--replay", clip, "--trackers", "6", "--fast", "--no-window",
+                          "--quiet", "--record", out, NULL};
+    struct app_run_result r;
+    app_run(args, k_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_result_fini(&r);
+    struct st_stream played, expected;
+    struct em_error err = {{0}};
+    assert_int_equal(st_stream_load(out, &played, &err), EM_OK);
+    assert_int_equal(st_stream_load(reference, &expected, &err), EM_OK);
+    assert_int_equal(played.frame_count, expected.frame_count);
+    for (int i = 0; i < played.frame_count; ++i) {
+        assert_int_equal(played.frames[i].tracker_present, ST_SETUP_6);
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+            for (int k = 0; k < 3; ++k)
+                assert_true(fabsf(played.frames[i].device[d].pose.position_m[k] -
+                                  expected.frames[i].device[d].pose.position_m[k]) < 1e-4f);
+    }
+    st_stream_fini(&played);
+    st_stream_fini(&expected);
+    unlink(out);
+    /* another rig's clip plays too (CMU's bones under 3ds Max names; 3 points) */
+    app_run_source_path("tests/data/mocap-extra/cmu_131_03.bvh", clip, sizeof clip);
+    const char *other[] = {"--replay", clip, "--fast", "--no-window", "--frames", "60", NULL};
+    app_run(other, k_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "60 frames from replay");
+    app_run_result_fini(&r);
+    /* --trackers belongs to a clip */
+    const char *bad[] = {"--replay", reference, "--trackers", "6", "--no-window", NULL};
+    app_run(bad, k_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--trackers: only with --replay CLIP.bvh");
+    app_run_result_fini(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -92,6 +137,7 @@ main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_replay_with_a_dropout_window_records_the_tracker_lost_in_it),
         cmocka_unit_test(a_bad_fault_is_refused_naming_the_option),
+        cmocka_unit_test(a_clip_replays_as_the_protocols_stream_with_its_setups_trackers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
