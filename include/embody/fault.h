@@ -103,55 +103,47 @@ struct flt_set {
 };
 
 /* The kind's name in the option ("drift", ... "swap"). */
-const char *
-flt_kind_name(enum flt_kind kind);
+const char *flt_kind_name(enum flt_kind kind);
 
 /* Parses "KIND:DEVICE[:AMOUNT]". `what` names where it came from for the error ("--fault",
  * "settings.json: faults[1]"); errors quote the text and say what was expected. */
-enum em_result
-flt_parse(const char *text, const char *what, struct flt_fault *out, struct em_error *err);
+enum em_result flt_parse(const char *text, const char *what, struct flt_fault *out,
+                         struct em_error *err);
 
 /* Parses and appends; EM_ERROR_LIMIT past FLT_MAX_FAULTS. */
-enum em_result
-flt_set_add(struct flt_set *set, const char *text, const char *what, struct em_error *err);
+enum em_result flt_set_add(struct flt_set *set, const char *text, const char *what,
+                           struct em_error *err);
 
 /* The faults' texts joined by ", " into `out` ("none" when there is none). */
-void
-flt_set_describe(const struct flt_set *set, char *out, size_t out_size);
+void flt_set_describe(const struct flt_set *set, char *out, size_t out_size);
 
 /* The body trackers (EM_TRACKER_BIT) the set's faults name. */
-uint32_t
-flt_set_trackers(const struct flt_set *set);
+uint32_t flt_set_trackers(const struct flt_set *set);
 
 /* The running state of a set over one run of frames (latency history, held poses, random
  * generators). Heap object: create, apply to each frame in time order, destroy. */
 struct flt_state;
 
 /* Copies `set`. EM_ERROR_OUT_OF_MEMORY when the history cannot be allocated. */
-enum em_result
-flt_state_create(const struct flt_set *set, struct flt_state **out_state,
-                 struct em_error *err);
+enum em_result flt_state_create(const struct flt_set *set, struct flt_state **out_state,
+                                struct em_error *err);
 
 /* Destroys (NULL is fine) and clears the caller's pointer. */
-void
-flt_state_destroy(struct flt_state **state);
+void flt_state_destroy(struct flt_state **state);
 
 /* Applies the faults to `frame` in place. Frames must come in increasing time; the first
  * frame given starts the faults' clock (drift, dropout windows). Allocates nothing. */
-void
-flt_state_apply(struct flt_state *state, struct em_tracking_frame *frame);
+void flt_state_apply(struct flt_state *state, struct em_tracking_frame *frame);
 
 /* The same over `count` frames in order, with a fresh state. */
-enum em_result
-flt_apply_frames(const struct flt_set *set, struct em_tracking_frame *frames, int count,
-                 struct em_error *err);
+enum em_result flt_apply_frames(const struct flt_set *set, struct em_tracking_frame *frames,
+                                int count, struct em_error *err);
 
 /* A source whose frames are those of `inner` with the faults applied. The new source owns
  * `inner` (destroying it destroys inner); on failure `inner` is left to the caller. Pausing
  * and submitting pass through. */
-enum em_result
-flt_source_create(struct in_source *inner, const struct flt_set *set,
-                  struct in_source **out_source, struct em_error *err);
+enum em_result flt_source_create(struct in_source *inner, const struct flt_set *set,
+                                 struct in_source **out_source, struct em_error *err);
 
 #ifdef __cplusplus
 }

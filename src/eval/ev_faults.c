@@ -68,12 +68,18 @@ static const struct {
  * on it, and the feet's trackers assigned to the wrong sides. */
 #define FAULT_COLUMNS 8
 static const char *const k_typical[FAULT_COLUMNS] = {
-    NULL,          "drift:trackers:30", "noise:trackers:5", "latency:trackers:50",
-    "dropout:trackers:10%", "offset:trackers:3", "turn:trackers:15", "swap:feet",
+    NULL,
+    "drift:trackers:30",
+    "noise:trackers:5",
+    "latency:trackers:50",
+    "dropout:trackers:10%",
+    "offset:trackers:3",
+    "turn:trackers:15",
+    "swap:feet",
 };
 static const char *const k_headers[FAULT_COLUMNS] = {
-    "none", "drift 30 deg/min", "noise 5 mm", "latency 50 ms", "dropout 10%",
-    "offset 3 cm", "turn 15 deg", "swap feet",
+    "none",        "drift 30 deg/min", "noise 5 mm",  "latency 50 ms",
+    "dropout 10%", "offset 3 cm",      "turn 15 deg", "swap feet",
 };
 
 #define EV_DRIFT_TAIL_S 0.25
@@ -226,9 +232,8 @@ ev_stream_back_and_forth(const struct st_stream *stream, double seconds, uint32_
  * clip gives the body; a stream longer than the clip is scored against nothing, so the
  * clip is copied with its truth's length set to the stream's (its truth is not read). */
 static enum em_result
-run_stream(const struct ev_clip *clip, const struct st_stream *stream,
-           const struct flt_set *faults, const struct pr_model *prior, struct ev_motion *out,
-           struct em_error *err)
+run_stream(const struct ev_clip *clip, const struct st_stream *stream, const struct flt_set *faults,
+           const struct pr_model *prior, struct ev_motion *out, struct em_error *err)
 {
     struct st_stream work = *stream;
     work.frames = aligned_alloc(16, (size_t)stream->frame_count * sizeof *work.frames);
@@ -243,8 +248,7 @@ run_stream(const struct ev_clip *clip, const struct st_stream *stream,
     if (r == EM_OK) {
         *shape = *clip;
         shape->truth.frame_count = stream->frame_count;
-        r = ev_clip_reconstruct_stream(shape, &work, EV_KNOWN_BODY, prior, out, NULL, NULL,
-                                       err);
+        r = ev_clip_reconstruct_stream(shape, &work, EV_KNOWN_BODY, prior, out, NULL, NULL, err);
     } else {
         memset(out, 0, sizeof *out);
     }
@@ -273,8 +277,7 @@ ev_faults_drift_turn(const struct ev_clip *clip, uint32_t setup, const struct pr
         r = run_stream(clip, &stream, &drift, prior, &drifted, err);
     if (r == EM_OK) {
         *out_hips_deg = tail_turn_deg(&drifted, &clean, EV_LEFT_UPPER_LEG, EV_RIGHT_UPPER_LEG);
-        *out_shoulders_deg =
-            tail_turn_deg(&drifted, &clean, EV_LEFT_UPPER_ARM, EV_RIGHT_UPPER_ARM);
+        *out_shoulders_deg = tail_turn_deg(&drifted, &clean, EV_LEFT_UPPER_ARM, EV_RIGHT_UPPER_ARM);
     }
     ev_motion_fini(&drifted);
     ev_motion_fini(&clean);
@@ -348,8 +351,7 @@ fallback_checks(const struct ev_clip *clip, const struct pr_model *prior, struct
     for (int c = 0; c < FALLBACK_CASES; ++c) {
         double seconds = 0.0;
         const enum em_result r = ev_faults_fallback_s(clip, k_fallbacks[c].setup,
-                                                      k_fallbacks[c].dropped, prior, &seconds,
-                                                      err);
+                                                      k_fallbacks[c].dropped, prior, &seconds, err);
         if (r != EM_OK)
             return r;
         figure_add(&t->fallback[c], seconds, file);
@@ -434,8 +436,7 @@ print_table(const struct table *t, FILE *out)
 
 /* One check's row; a target that is NaN is shown but not judged (true). */
 static bool
-print_figure(FILE *out, const char *what, const struct figure *f, const char *unit,
-             double target)
+print_figure(FILE *out, const char *what, const struct figure *f, const char *unit, double target)
 {
     const double mean = f->clips ? f->sum / f->clips : (double)NAN;
     const bool judged = isfinite(target);
@@ -446,9 +447,11 @@ print_figure(FILE *out, const char *what, const struct figure *f, const char *un
     char goal[32] = "-";
     if (judged)
         snprintf(goal, sizeof goal, "<= %.2f %s", target, unit);
-    fprintf(out, "| %-48s | %6.2f %-3s | %6.2f %-3s (%s%s) | %-12s | %-7s |\n", what, mean,
-            unit, f->clips ? f->worst : (double)NAN, unit, f->clips ? f->worst_clip : "-",
-            never, goal, !judged ? "info" : met ? "met" : "NOT MET");
+    fprintf(out, "| %-48s | %6.2f %-3s | %6.2f %-3s (%s%s) | %-12s | %-7s |\n", what, mean, unit,
+            f->clips ? f->worst : (double)NAN, unit, f->clips ? f->worst_clip : "-", never, goal,
+            !judged ? "info"
+            : met   ? "met"
+                    : "NOT MET");
     return met;
 }
 
@@ -457,8 +460,9 @@ print_checks(const struct table *t, FILE *out)
 {
     int missed = 0;
     char what[128];
-    fprintf(out, "\n| %-48s | mean       | worst (clip)                          | target       "
-                 "| verdict |\n",
+    fprintf(out,
+            "\n| %-48s | mean       | worst (clip)                          | target       "
+            "| verdict |\n",
             "graceful degradation");
     fprintf(out, "|--------------------------------------------------|------------|"
                  "---------------------------------------|--------------|---------|\n");
@@ -468,13 +472,11 @@ print_checks(const struct table *t, FILE *out)
         missed += !print_figure(out, what, &t->hips_turn[s], "deg", EV_DRIFT_TURN_TARGET_DEG);
         snprintf(what, sizeof what, "setup %s, pelvis drifted 30 deg: shoulders turn",
                  setup_names[s]);
-        missed +=
-            !print_figure(out, what, &t->shoulders_turn[s], "deg", EV_DRIFT_TURN_TARGET_DEG);
+        missed += !print_figure(out, what, &t->shoulders_turn[s], "deg", EV_DRIFT_TURN_TARGET_DEG);
     }
     for (int c = 0; c < FALLBACK_CASES; ++c)
         missed += !print_figure(out, k_fallbacks[c].what, &t->fallback[c], "s",
-                                k_fallbacks[c].has_target ? EV_FALLBACK_TARGET_S
-                                                          : (double)NAN);
+                                k_fallbacks[c].has_target ? EV_FALLBACK_TARGET_S : (double)NAN);
     return missed;
 }
 

@@ -27,8 +27,8 @@ struct flt_state {
     bool started;
     double start_s, last_s;
     uint64_t rng[FLT_MAX_FAULTS];
-    struct history *history[FLT_MAX_FAULTS]; /* [DEVICE_SLOTS] per latency fault */
-    bool lost[FLT_MAX_FAULTS][DEVICE_SLOTS]; /* dropout: lost at the last frame */
+    struct history *history[FLT_MAX_FAULTS];                  /* [DEVICE_SLOTS] per latency fault */
+    bool lost[FLT_MAX_FAULTS][DEVICE_SLOTS];                  /* dropout: lost at the last frame */
     struct em_device_pose held[FLT_MAX_FAULTS][DEVICE_SLOTS]; /* last pose before a loss */
 };
 
@@ -250,9 +250,9 @@ apply_fault(struct flt_state *s, int i, struct em_tracking_frame *frame, bool fi
             history_at(&s->history[i][slot], frame->time_s - f->amount * 0.001, d);
             break;
         case FLT_DROPOUT: {
-            const bool lost =
-                f->window ? elapsed_s >= f->window_from_s && elapsed_s < f->window_to_s
-                          : share_lost(f, &s->rng[i], s->lost[i][slot], first, dt_s);
+            const bool lost = f->window
+                                  ? elapsed_s >= f->window_from_s && elapsed_s < f->window_to_s
+                                  : share_lost(f, &s->rng[i], s->lost[i][slot], first, dt_s);
             if (lost && !first) {
                 *d = s->held[i][slot];
                 d->flags = 0;
@@ -266,8 +266,7 @@ apply_fault(struct flt_state *s, int i, struct em_tracking_frame *frame, bool fi
             break;
         }
         case FLT_SWAP:
-        case FLT_KIND_COUNT:
-            break;
+        case FLT_KIND_COUNT: break;
         }
     }
 }

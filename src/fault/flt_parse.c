@@ -103,7 +103,7 @@ parse_window(const char *amount, struct flt_fault *out)
     char buf[FLT_TEXT_MAX];
     strip_unit(amount, "s", buf, sizeof buf);
     if (strcmp(buf, amount) == 0)
-        return EM_ERROR_PARSE; /* a window needs its "s" */
+        return EM_ERROR_PARSE;         /* a window needs its "s" */
     char *dash = strchr(buf + 1, '-'); /* buf + 1: FROM may not be negative anyway */
     if (!dash)
         return EM_ERROR_PARSE;
@@ -143,8 +143,8 @@ parse_amount(const char *amount, struct flt_fault *out)
     return EM_OK;
 }
 
-static enum em_result bad(struct em_error *err, const char *what, const char *text,
-                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum em_result bad(struct em_error *err, const char *what, const char *text, const char *fmt,
+                          ...) __attribute__((format(printf, 4, 5)));
 
 /* "WHAT "TEXT": REASON" */
 static enum em_result

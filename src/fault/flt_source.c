@@ -45,8 +45,8 @@ fault_destroy(struct in_source *src)
 }
 
 enum em_result
-flt_source_create(struct in_source *inner, const struct flt_set *set,
-                  struct in_source **out_source, struct em_error *err)
+flt_source_create(struct in_source *inner, const struct flt_set *set, struct in_source **out_source,
+                  struct em_error *err)
 {
     *out_source = NULL;
     struct fault_source *s = calloc(1, sizeof *s);

@@ -40,14 +40,12 @@ page_open(struct page *p, const char *path, const char *title, struct em_error *
     }
     cairo_set_source_rgb(p->cr, 1, 1, 1);
     cairo_paint(p->cr);
-    cairo_select_font_face(p->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                           CAIRO_FONT_WEIGHT_BOLD);
+    cairo_select_font_face(p->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(p->cr, 18);
     cairo_set_source_rgb(p->cr, 0, 0, 0);
     cairo_move_to(p->cr, LEFT, 32);
     cairo_show_text(p->cr, title);
-    cairo_select_font_face(p->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                           CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_select_font_face(p->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(p->cr, 12);
     cairo_set_line_width(p->cr, 1.0);
     return EM_OK;

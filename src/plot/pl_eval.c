@@ -145,10 +145,14 @@ observe_clip(const struct ev_options *o, const struct ev_clip *clip, const struc
         plot.series_name[g] = ev_group_name(k_clip_groups[g]);
         plot.value[g] = values + (size_t)g * n;
     }
-    plot.band[0] = (struct pl_band){.name = "left foot planted", .class_count = 1,
-                                    .class_name = {"foot planted"}, .class_of = classes};
-    plot.band[1] = (struct pl_band){.name = "right foot planted", .class_count = 1,
-                                    .class_name = {"foot planted"}, .class_of = classes + n};
+    plot.band[0] = (struct pl_band){.name = "left foot planted",
+                                    .class_count = 1,
+                                    .class_name = {"foot planted"},
+                                    .class_of = classes};
+    plot.band[1] = (struct pl_band){.name = "right foot planted",
+                                    .class_count = 1,
+                                    .class_name = {"foot planted"},
+                                    .class_of = classes + n};
     plot.band[2] = (struct pl_band){.name = "posture",
                                     .class_count = 3,
                                     .class_name = {"standing", "crouching", "low (sit, kneel)"},

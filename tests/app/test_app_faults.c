@@ -31,9 +31,18 @@ a_replay_with_a_dropout_window_records_the_tracker_lost_in_it(void **state)
     char stream[1024], out[1024];
     app_run_source_path("tests/data/streams-trackers/cmu_127_17.csv", stream, sizeof stream);
     app_run_scratch_path("faults", "csv", out, sizeof out);
-    const char *args[] = {"--replay", stream, "--fast", "--no-window", "--quiet",
-                          "--fault", "dropout:pelvis:1-2s", "--fault", "noise:left_foot:5",
-                          "--record", out, NULL};
+    const char *args[] = {"--replay",
+                          stream,
+                          "--fast",
+                          "--no-window",
+                          "--quiet",
+                          "--fault",
+                          "dropout:pelvis:1-2s",
+                          "--fault",
+                          "noise:left_foot:5",
+                          "--record",
+                          out,
+                          NULL};
     struct app_run_result r;
     app_run(args, k_env, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 0);
@@ -90,8 +99,8 @@ a_clip_replays_as_the_protocols_stream_with_its_setups_trackers(void **state)
     app_run_source_path("tests/data/mocap/cmu_05_04.bvh", clip, sizeof clip);
     app_run_source_path("tests/data/streams/cmu_05_04.csv", reference, sizeof reference);
     app_run_scratch_path("clip", "csv", out, sizeof out);
-    const char *args[] = {"--replay", clip, "--trackers", "6", "--fast", "--no-window",
-                          "--quiet", "--record", out, NULL};
+    const char *args[] = {"--replay",    clip,      "--trackers", "6", "--fast",
+                          "--no-window", "--quiet", "--record",   out, NULL};
     struct app_run_result r;
     app_run(args, k_env, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 0);

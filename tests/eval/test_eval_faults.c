@@ -59,8 +59,8 @@ the_eval_table_shows_a_faults_cost(void **state)
     (void)state;
     static char printed[1 << 16];
     const double clean = known_mpjpe(NULL, EV_MODE_KNOWN_BODY, NULL, 0);
-    const double noisy = known_mpjpe("noise:trackers:30mm", EV_MODE_KNOWN_BODY, printed,
-                                     sizeof printed);
+    const double noisy =
+        known_mpjpe("noise:trackers:30mm", EV_MODE_KNOWN_BODY, printed, sizeof printed);
     const double late = known_mpjpe("latency:all:150", EV_MODE_KNOWN_BODY, NULL, 0);
     assert_true(isfinite(clean));
     assert_true(noisy > clean + 0.3);
@@ -123,8 +123,7 @@ a_lost_pelvis_tracker_falls_back_to_the_three_point_estimate_within_0_3_s(void *
         struct em_error err = {{0}};
         assert_int_equal(ev_clip_load(clips[c], 0, &clip, &err), EM_OK);
         double seconds = NAN;
-        assert_int_equal(ev_faults_fallback_s(&clip, ST_SETUP_4, ST_SETUP_4, NULL, &seconds,
-                                              &err),
+        assert_int_equal(ev_faults_fallback_s(&clip, ST_SETUP_4, ST_SETUP_4, NULL, &seconds, &err),
                          EM_OK);
         if (!(seconds <= EV_FALLBACK_TARGET_S))
             fail_msg("%s: the hips took %.2f s to come within %.0f cm of the 3-point estimate",
@@ -157,7 +156,6 @@ the_back_and_forth_stream_is_continuous_and_keeps_the_setup(void **state)
     st_stream_fini(&s);
     ev_clip_fini(&clip);
 }
-
 
 int
 main(void)

@@ -89,8 +89,7 @@ drift_turns_the_heading_at_the_given_degrees_per_minute(void **state)
     assert_true(fabs(slope_deg_per_min - 20.0) < 0.05);
     assert_true(fabs(yaw_deg(&frames[n - 1].tracker[EM_TRACKER_PELVIS]) - 30.0) < 0.05);
     /* the position and every other device are left alone */
-    assert_true(fabsf(frames[n - 1].tracker[EM_TRACKER_PELVIS].pose.position_m[0] - 90.0f) <
-                1e-4f);
+    assert_true(fabsf(frames[n - 1].tracker[EM_TRACKER_PELVIS].pose.position_m[0] - 90.0f) < 1e-4f);
     assert_true(fabs(yaw_deg(&frames[n - 1].tracker[EM_TRACKER_LEFT_FOOT])) < 1e-6);
     assert_true(fabs(yaw_deg(&frames[n - 1].device[EM_DEVICE_HEAD])) < 1e-6);
     free(frames);
@@ -203,8 +202,7 @@ offset_and_turn_move_the_tracker_as_strapped(void **state)
                 fabsf(p[2] - 0.04f) < 1e-6f);
     apply("turn:right_foot:-25", 0, frames, 2);
     assert_true(fabs(yaw_deg(&frames[1].tracker[EM_TRACKER_RIGHT_FOOT]) + 25.0) < 1e-3);
-    assert_true(fabsf(frames[1].tracker[EM_TRACKER_RIGHT_FOOT].pose.position_m[0] + 0.1f) <
-                1e-7f);
+    assert_true(fabsf(frames[1].tracker[EM_TRACKER_RIGHT_FOOT].pose.position_m[0] + 0.1f) < 1e-7f);
     free(frames);
 }
 

@@ -65,14 +65,18 @@ lines_plot_draws_its_series_and_bands(void **state)
         b[i] = i < 300 ? 2.0 : (double)NAN;
         band[i] = i % 100 < 50 ? 1 : 0;
     }
-    struct pl_lines plot = {.title = "a test", .y_label = "cm", .frame_count = N, .fps = 60.0,
-                            .series_count = 2, .band_count = 1};
+    struct pl_lines plot = {.title = "a test",
+                            .y_label = "cm",
+                            .frame_count = N,
+                            .fps = 60.0,
+                            .series_count = 2,
+                            .band_count = 1};
     plot.series_name[0] = "a";
     plot.series_name[1] = "b";
     plot.value[0] = a;
     plot.value[1] = b;
-    plot.band[0] = (struct pl_band){.name = "contact", .class_count = 1,
-                                    .class_name = {"planted"}, .class_of = band};
+    plot.band[0] = (struct pl_band){
+        .name = "contact", .class_count = 1, .class_name = {"planted"}, .class_of = band};
     struct em_error err = {{0}};
     snprintf(path, sizeof path, "%s/lines.png", dir);
     assert_int_equal(pl_write_lines(path, &plot, &err), EM_OK);
@@ -95,9 +99,13 @@ bars_and_heatmap_fill_their_area(void **state)
     temp_dir(dir, sizeof dir);
     const char *groups[3] = {"walk", "run", "sit"};
     const double values[6] = {3.0, 5.0, 4.0, 8.0, (double)NAN, 2.0};
-    const struct pl_bars bars = {.title = "bars", .y_label = "cm", .group_count = 3,
-                                 .group_name = groups, .series_count = 2,
-                                 .series_name = {"known", "height"}, .value = values};
+    const struct pl_bars bars = {.title = "bars",
+                                 .y_label = "cm",
+                                 .group_count = 3,
+                                 .group_name = groups,
+                                 .series_count = 2,
+                                 .series_name = {"known", "height"},
+                                 .value = values};
     struct em_error err = {{0}};
     snprintf(path, sizeof path, "%s/bars.png", dir);
     assert_int_equal(pl_write_bars(path, &bars, &err), EM_OK);
@@ -105,8 +113,12 @@ bars_and_heatmap_fill_their_area(void **state)
     unlink(path);
     const char *rows[2] = {"4", "6"}, *cols[3] = {"none", "drift", "noise"};
     const double cells[6] = {5.0, 7.0, (double)NAN, 3.0, 6.0, 4.0};
-    const struct pl_heatmap heat = {.title = "heat", .unit = "cm", .row_count = 2,
-                                    .col_count = 3, .row_name = rows, .col_name = cols,
+    const struct pl_heatmap heat = {.title = "heat",
+                                    .unit = "cm",
+                                    .row_count = 2,
+                                    .col_count = 3,
+                                    .row_name = rows,
+                                    .col_name = cols,
                                     .value = cells};
     snprintf(path, sizeof path, "%s/heat.png", dir);
     assert_int_equal(pl_write_heatmap(path, &heat, &err), EM_OK);
@@ -124,9 +136,14 @@ eval_plot_writes_the_clip_and_category_figures(void **state)
     temp_dir(dir, sizeof dir);
     char plot_dir[96];
     snprintf(plot_dir, sizeof plot_dir, "%s/figures", dir); /* made by --plot */
-    char *argv[] = {"eval", EMBODY_SOURCE_DIR "/tests/data/mocap", "--subjects", "05",
-                    "--frames", "240", "--body", "procedural", "--mode", "known",
-                    "--json", "-", "--quiet", "--plot", plot_dir};
+    char *argv[] = {"eval",       EMBODY_SOURCE_DIR "/tests/data/mocap",
+                    "--subjects", "05",
+                    "--frames",   "240",
+                    "--body",     "procedural",
+                    "--mode",     "known",
+                    "--json",     "-",
+                    "--quiet",    "--plot",
+                    plot_dir};
     const int argc = (int)(sizeof argv / sizeof argv[0]);
     FILE *saved = stdout;
     stdout = fopen("/dev/null", "w");
