@@ -281,7 +281,7 @@ pl_write_heatmap(const char *path, const struct pl_heatmap *plot, struct em_erro
         return r;
     cairo_t *cr = p.cr;
     const double x0 = LEFT + 40, x1 = PL_WIDTH - 40, y0 = TOP + 40, y1 = PL_HEIGHT - 40;
-    double lo = INFINITY, hi = -INFINITY;
+    double lo = (double)INFINITY, hi = -(double)INFINITY;
     for (int i = 0; i < plot->row_count * plot->col_count; ++i)
         if (isfinite(plot->value[i])) {
             lo = fmin(lo, plot->value[i]);

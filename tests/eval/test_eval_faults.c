@@ -102,7 +102,7 @@ a_drifting_pelvis_tracker_does_not_turn_the_whole_body(void **state)
     for (int s = 0; s < 2; ++s) {
         /* the walk played back and forth for 5 minutes, the pelvis tracker drifting 6 deg a
          * minute: 30 deg off at the end */
-        double hips = NAN, shoulders = NAN;
+        double hips = (double)NAN, shoulders = (double)NAN;
         assert_int_equal(ev_faults_drift_turn(&clip, setups[s], NULL, &hips, &shoulders, &err),
                          EM_OK);
         if (!(hips <= EV_DRIFT_TURN_TARGET_DEG && shoulders <= EV_DRIFT_TURN_TARGET_DEG))
@@ -122,7 +122,7 @@ a_lost_pelvis_tracker_falls_back_to_the_three_point_estimate_within_0_3_s(void *
         struct ev_clip clip;
         struct em_error err = {{0}};
         assert_int_equal(ev_clip_load(clips[c], 0, &clip, &err), EM_OK);
-        double seconds = NAN;
+        double seconds = (double)NAN;
         assert_int_equal(ev_faults_fallback_s(&clip, ST_SETUP_4, ST_SETUP_4, NULL, &seconds, &err),
                          EM_OK);
         if (!(seconds <= EV_FALLBACK_TARGET_S))
