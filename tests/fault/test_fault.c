@@ -106,7 +106,7 @@ latency_delays_the_pose_by_the_given_time(void **state)
      * first 50 ms on; the time shift measured back from each frame */
     for (int i = 10; i < n; ++i) {
         const double t = frames[i].time_s - frames[0].time_s;
-        const double shown = frames[i].tracker[EM_TRACKER_PELVIS].pose.position_m[0];
+        const double shown = (double)frames[i].tracker[EM_TRACKER_PELVIS].pose.position_m[0];
         assert_true(fabs((t - shown) - 0.050) < 1e-4);
     }
     /* before the history reaches back 50 ms: the first sample */
@@ -127,7 +127,8 @@ noise_has_the_given_deviation_on_each_axis(void **state)
     for (int a = 0; a < 3; ++a) {
         double sum = 0.0, sq = 0.0;
         for (int i = 0; i < n; ++i) {
-            const double e = frames[i].tracker[EM_TRACKER_LEFT_FOOT].pose.position_m[a] - rest[a];
+            const double e =
+                (double)(frames[i].tracker[EM_TRACKER_LEFT_FOOT].pose.position_m[a] - rest[a]);
             sum += e;
             sq += e * e;
         }
