@@ -11,7 +11,7 @@ mode="${1:-run}"
 
 PACKAGES="build-essential cmake pkg-config libcglm-dev libcjson-dev libcmocka-dev \
 libsdl2-dev libepoxy-dev libopenxr-dev libopenxr-loader1 liblo-dev liblo-tools libstb-dev \
-libgl1-mesa-dri xvfb xauth fonts-dejavu-core libassimp-dev \
+libgl1-mesa-dri xvfb xauth fonts-dejavu-core libassimp-dev libcairo2-dev \
 openxr-layer-corevalidation"
 
 # clang and its sanitizer runtime, for the sanitizer build of `test`.

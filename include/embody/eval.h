@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "embody/fault.h"
 #include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
@@ -491,6 +492,39 @@ struct ev_options {
     const char *body_mode;
     const char *prior_path;
     const char *validation_dir;
+    /* Faults put into every clip's stream once its trackers are chosen (--fault, --seed;
+     * include/embody/fault.h); a zeroed set is none. */
+    struct flt_set faults;
+    bool fault_table; /* --fault-table: every named setup x the typical faults (ev_faults.c) */
+    /* --plot DIR: the observer (a program's plots, include/embody/plot.h) is told of each
+     * figure the run makes and draws it into that folder; NULL: no plots. */
+    const char *plot_dir;
+    const struct ev_observer *observer;
+};
+
+/* What a caller above the core (the program's plots) is told of a run, each with the
+ * resolved options (options->plot_dir says where to draw). Each returns EM_OK or fills
+ * `err` naming what could not be written. Any member may be NULL. */
+struct ev_clip;
+struct ev_motion;
+struct ev_report;
+struct ev_means;
+struct ev_observer {
+    /* A clip's known-body reconstruction `ours` (clip->truth beside it), in ev_run. */
+    enum em_result (*clip)(const struct ev_options *options, const struct ev_clip *clip,
+                           const struct ev_motion *ours, struct em_error *err);
+    /* A whole run's report, once its tables are printed. */
+    enum em_result (*report)(const struct ev_options *options, const struct ev_report *report,
+                             struct em_error *err);
+    /* --trackers all: the means of each named setup. */
+    enum em_result (*setups)(const struct ev_options *options, int count,
+                             const char *const *names, const struct ev_means *means,
+                             struct em_error *err);
+    /* --fault-table: [row][col] known-body MPJPE and lower-body MPJPE (cm; NaN: not run). */
+    enum em_result (*faults)(const struct ev_options *options, int rows,
+                             const char *const *row_names, int cols,
+                             const char *const *col_names, const double *mpjpe_cm,
+                             const double *lower_cm, struct em_error *err);
 };
 
 /* Fills in the defaults. The clip folder is not checked here (ev_run does). */
@@ -550,6 +584,7 @@ struct ev_report {
     struct ev_timing_summary timing_all;
     struct ev_turn_result turn; /* the turn-in-place check */
     double elapsed_s;
+    char plot_error[EM_ERROR_MESSAGE_MAX]; /* the first figure the observer failed to draw */
 };
 
 /* Runs the evaluation over every *.bvh file of the folder (in name order). A clip that
@@ -583,6 +618,52 @@ void ev_trackers_known_mounts(const struct ev_clip *clip, void *out_mounts);
  * clip's jitter ratio, update time) and the targets. Returns the exit status as ev_main. */
 int ev_trackers_main(const struct ev_options *options);
 
+/* ---- Faults (ev_faults.c) ---------------------------------------------------------- */
+
+/* --fault KIND:DEVICE:AMOUNT (repeatable) and --seed N into options->faults. */
+enum em_result ev_faults_option(const char *name, const char *value, struct ev_options *options,
+                                struct em_error *err);
+
+/* Fails naming the fault when one names a body tracker the setup (options->trackers) does
+ * not carry, so a fault is never silently without effect. */
+enum em_result ev_faults_check_setup(const struct ev_options *options, struct em_error *err);
+
+/* Graceful degradation (issue 28). A pelvis tracker drifting EV_DRIFT_DEG_PER_MIN for long
+ * enough to be EV_DRIFT_DEG off must turn the body's hips and shoulders at most
+ * EV_DRIFT_TURN_TARGET_DEG; a lost tracker's joints must be within EV_FALLBACK_NEAR_CM of
+ * the estimate without it within EV_FALLBACK_TARGET_S. */
+#define EV_DRIFT_DEG 30.0
+#define EV_DRIFT_DEG_PER_MIN 6.0
+#define EV_DRIFT_TURN_TARGET_DEG 10.0
+#define EV_FALLBACK_TARGET_S 0.3
+#define EV_FALLBACK_NEAR_CM 3.0
+
+/* The clip's stream played forth and back (continuous, time going on) for `seconds`, with
+ * only the trackers of `mask`; out is the caller's to st_stream_fini. */
+enum em_result ev_stream_back_and_forth(const struct st_stream *stream, double seconds,
+                                        uint32_t mask, struct st_stream *out,
+                                        struct em_error *err);
+
+/* The pelvis drift check on one clip and setup (known body): the clip played back and forth
+ * until a pelvis tracker drifting EV_DRIFT_DEG_PER_MIN is EV_DRIFT_DEG off, with and without
+ * the drift; how far the body's hips (the upper legs' line) and shoulders (the upper arms')
+ * turned from the clean run's, degrees, mean over the last 0.25 s. */
+enum em_result ev_faults_drift_turn(const struct ev_clip *clip, uint32_t setup,
+                                    const struct pr_model *prior, double *out_hips_deg,
+                                    double *out_shoulders_deg, struct em_error *err);
+
+/* The fallback check on one clip: the trackers `dropped` of `setup` lost from the clip's
+ * middle on; seconds until the joints they drive (the hips; the feet) are within
+ * EV_FALLBACK_NEAR_CM of the run without those trackers (NaN: never). */
+enum em_result ev_faults_fallback_s(const struct ev_clip *clip, uint32_t setup, uint32_t dropped,
+                                    const struct pr_model *prior, double *out_s,
+                                    struct em_error *err);
+
+/* The typical faults (one of each kind at a size real trackers show) run on every named
+ * setup that carries their devices; prints one table of setups x faults (MPJPE and lower
+ * body, known body) and the graceful-degradation checks. Returns the exit status as ev_main. */
+int ev_faults_main(const struct ev_options *options);
+
 /* The absolute path of a file just written (as `path` when it cannot be resolved), for
  * telling the user where to look. */
 void
@@ -595,6 +676,11 @@ ev_json_is_an_input(const struct ev_report *report, const char *json, struct em_
 
 void
 ev_report_fini(struct ev_report *report);
+
+/* Hands the report to options->observer's report (when --plot asked for it); false, with
+ * the reason on stderr, when a figure of the run or of the report could not be drawn. */
+bool
+ev_report_observe(const struct ev_report *report);
 
 /* The tables: per clip for each method, by category, timing, and the summary with the
  * targets (markdown, readable in a terminal). */
@@ -645,6 +731,10 @@ ev_prior_main(const struct ev_options *options, int *out_status);
  * above --max-mpjpe; 2 for bad options or a folder without clips. */
 int
 ev_main(int argc, char **argv);
+
+/* The same with an observer for --plot (NULL: --plot is refused as not built in). */
+int
+ev_main_observed(int argc, char **argv, const struct ev_observer *observer);
 
 #ifdef __cplusplus
 }

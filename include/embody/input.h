@@ -88,8 +88,12 @@ typedef void (*in_replay_gap_fn)(void *user, double gap_s, double at_s, double w
 /* The longest a real-time replay waits for a frame, unless the desc says otherwise. */
 #define IN_REPLAY_DEFAULT_MAX_WAIT_S 2.0
 
+struct st_stream;
 struct in_replay_desc {
     const char *path;         /* a 3-point stream file */
+    /* or frames made in memory (a stream made from a motion capture clip, copied); when
+     * set, `path` is not read */
+    const struct st_stream *stream;
     bool as_fast_as_possible; /* false: frames come at the file's pace in real time */
     bool loop;                /* start again at the end instead of ending */
     const char *name;         /* the source's name (copied, up to 63 bytes); default "replay" */

@@ -35,6 +35,7 @@ struct live {
     struct body *body;
     struct render *render;
     struct in_source *source;
+    struct flt_state *faults; /* --fault: applied to every frame of the source */
     struct app_source_info source_info;
     struct app_eye_target eyes;
     struct osc_sender *vmc;
@@ -302,6 +303,12 @@ open_source(struct live *L)
         /* A bad file or option is the user's to fix; a runtime that fails is not. */
         return L->opt->input == APP_INPUT_OPENXR ? APP_EXIT_FAILURE : APP_EXIT_USAGE;
     }
+    /* Faults go on the frames here rather than in a wrapping source, so the OpenXR source
+     * is still itself for its status, floor and headless queries. */
+    if (L->opt->faults.count > 0 && flt_state_create(&L->opt->faults, &L->faults, &err) != EM_OK) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_FAILURE;
+    }
     return APP_EXIT_OK;
 }
 
@@ -321,6 +328,11 @@ announce_source(const struct live *L)
                 L->opt->vmc_in.host[0] ? L->opt->vmc_in.host : "127.0.0.1 (this machine only)");
     else
         U_LOG_I("tracking the headset through OpenXR");
+    if (L->opt->faults.count > 0) {
+        char faults[FLT_MAX_FAULTS * FLT_TEXT_MAX];
+        flt_set_describe(&L->opt->faults, faults, sizeof faults);
+        U_LOG_I("with faults: %s (seed %llu)", faults, (unsigned long long)L->opt->faults.seed);
+    }
 }
 
 static int
@@ -742,6 +754,8 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
             U_LOG_E("tracking (%s) failed: %s", L->source_info.kind, em_result_string(r));
             return APP_EXIT_FAILURE;
         }
+        if (L->faults)
+            flt_state_apply(L->faults, &next);
         L->frame = next;
         L->have_frame = true;
         if (hooks && hooks->on_frame)
@@ -885,6 +899,7 @@ teardown(struct live *L)
     if (L->render && L->source && strcmp(L->source_info.kind, "openxr") == 0)
         render_make_current(L->render);
     in_source_destroy(&L->source);
+    flt_state_destroy(&L->faults);
     free(L->auto_estimate);
     L->auto_estimate = NULL;
     render_destroy(&L->render);

@@ -4,6 +4,7 @@
 #include "app/app_args.h"
 #include "app/app_options.h"
 #include "embody/render.h"
+#include "embody/stream.h"
 
 #define HELP_HINT "embody --help"
 
@@ -38,6 +39,9 @@ enum option_id {
     OPT_VMC_ROLE,
     OPT_IDLE_EXIT,
     OPT_VMC_ALLOW,
+    OPT_FAULT,
+    OPT_FAULT_SEED,
+    OPT_TRACKERS,
     OPT_COUNT,
 };
 
@@ -72,6 +76,9 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_VMC_ROLE, "vmc-role", 0, APP_ARG_VALUE},
     {OPT_IDLE_EXIT, "idle-exit", 0, APP_ARG_VALUE},
     {OPT_VMC_ALLOW, "vmc-allow", 0, APP_ARG_VALUE},
+    {OPT_FAULT, "fault", 0, APP_ARG_VALUE},
+    {OPT_FAULT_SEED, "fault-seed", 0, APP_ARG_VALUE},
+    {OPT_TRACKERS, "trackers", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -87,6 +94,11 @@ app_options_print_help(FILE *out)
           "Tracking:\n"
           "  --openxr               OpenXR only: exit with an error if it is not available\n"
           "  --replay FILE.csv      play a 3-point stream file in real time\n"
+          "  --replay CLIP.bvh      play a motion capture clip: the stream a headset and\n"
+          "                         controllers would give, made from it (its skeleton is\n"
+          "                         the avatar unless --avatar, --skeleton or --height)\n"
+          "  --trackers SETUP       with --replay CLIP.bvh: body trackers made from the clip\n"
+          "                         too: 3 (none), 4, 6, 8, 11 or a list (pelvis,left_foot)\n"
           "  --demo                 play the bundled demo\n"
           "  --fast                 play the replay or the demo as fast as possible\n"
           "  --loop                 start the replay again at its end\n"
@@ -98,6 +110,11 @@ app_options_print_help(FILE *out)
           "  --vmc-role SERIAL=ROLE the role of a VMC serial: head, left, right, pelvis,\n"
           "                         chest, left_foot, right_foot, left_knee, right_knee,\n"
           "                         left_elbow, right_elbow (serials named so need none)\n"
+          "  --fault KIND:DEVICE:AMOUNT  a real tracker's fault on any source (repeatable):\n"
+          "                         drift:D:DEG_PER_MIN, noise:D:MM, latency:D:MS,\n"
+          "                         dropout:D:SHARE or dropout:D:FROM-TOs, offset:D:CM,\n"
+          "                         turn:D:DEG, swap:PAIR (as embody eval --fault)\n"
+          "  --fault-seed N         the faults' random seed (default 0)\n"
           "Avatar:\n"
           "  --height M             standing height, 0.5 to 2.8 m (default humanoid: from\n"
           "                         where a replay's head is held still, else 1.75; VMC\n"
@@ -260,6 +277,20 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
         o->body_mode = value;
         return EM_OK;
     case OPT_PRIOR: o->prior_path = value; return EM_OK;
+    case OPT_FAULT: return flt_set_add(&o->faults, value, name, err);
+    case OPT_TRACKERS: {
+        struct em_error why = {{0}};
+        if (st_tracker_setup_parse(value, &o->replay_trackers, &why) != EM_OK)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: %s (see %s)", name, why.message,
+                           HELP_HINT);
+        o->replay_trackers_given = true;
+        return EM_OK;
+    }
+    case OPT_FAULT_SEED:
+        if (app_parse_count(name, value, 0, 2147483647L, "a seed", &count, err) != EM_OK)
+            return EM_ERROR_INVALID_ARGUMENT;
+        o->faults.seed = (uint64_t)count;
+        return EM_OK;
     case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);
@@ -282,6 +313,10 @@ check_combinations(const struct app_options *o, struct em_error *err)
     if (o->avatar_bvh && o->skeleton_json)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar and --skeleton: choose one of them for the avatar");
+    const bool clip = o->replay_path && app_has_suffix(o->replay_path, ".bvh");
+    if (o->replay_trackers_given && !clip)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--trackers: only with --replay CLIP.bvh (a stream file carries its own)");
     if (o->unit_scale > 0.0 && !o->avatar_bvh)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--unit-scale: only with --avatar FILE.bvh");
     if (o->avatar_bvh && !app_has_suffix(o->avatar_bvh, ".bvh"))
@@ -326,7 +361,8 @@ scan_one(void *context, int id, const char *name, const char *value, struct em_e
                        "unexpected argument \"%s\": embody takes files only after an "
                        "option (--replay FILE.csv, ...; see %s)",
                        value, HELP_HINT);
-    if (scan->seen[id] && id != OPT_VERBOSE && id != OPT_QUIET)
+    const bool repeatable = id == OPT_VERBOSE || id == OPT_QUIET || id == OPT_FAULT;
+    if (scan->seen[id] && !repeatable)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given twice", name);
     scan->seen[id] = true;
     return apply(scan->options, id, name, value, err);
@@ -345,5 +381,10 @@ app_options_parse(int argc, char **argv, int first, struct app_options *out_opti
         return r;
     if (o->show_help || o->show_version)
         return EM_OK;
-    return check_combinations(o, err);
+    const enum em_result c = check_combinations(o, err);
+    /* A clip's own skeleton is the avatar, unless another body was asked for. */
+    if (c == EM_OK && o->replay_path && app_has_suffix(o->replay_path, ".bvh") &&
+        !o->avatar_bvh && !o->avatar_model && !o->skeleton_json && o->height_m <= 0.0)
+        o->avatar_bvh = o->replay_path;
+    return c;
 }

@@ -8,8 +8,10 @@
 #define EMBODY_APP_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "embody/fault.h"
 #include "embody/osc.h"
 #include "embody/result.h"
 
@@ -47,7 +49,9 @@ struct app_osc_option {
 
 struct app_options {
     enum app_input input;
-    const char *replay_path; /* --replay */
+    const char *replay_path; /* --replay: a stream file, or a motion capture clip (.bvh) */
+    uint32_t replay_trackers; /* --trackers SETUP: the body trackers made from a clip */
+    bool replay_trackers_given;
     bool fast;               /* --fast: replay and demo as fast as possible */
     bool loop;               /* --loop: replay starts again at the end */
 
@@ -75,6 +79,8 @@ struct app_options {
     const char *screenshot_path; /* --screenshot: the window's image at the end */
     int camera;                  /* --camera: enum render_camera to start with */
     bool no_window;              /* --no-window */
+
+    struct flt_set faults; /* --fault (repeatable), --fault-seed: put into every frame */
 
     bool print_config; /* --print-config */
     bool show_help;    /* --help */

@@ -8,6 +8,7 @@
 
 #include "app/app_args.h"
 #include "app/app_source.h"
+#include "embody/stream.h"
 #include "util/u_log.h"
 
 #ifdef EMBODY_HAVE_OPENXR
@@ -83,6 +84,19 @@ tell_cut_row(void *user, int line)
 }
 
 static enum em_result
+stream_from_clip(const char *path, uint32_t trackers, struct st_stream *out, struct em_error *err)
+{
+    struct st_bvh bvh;
+    enum em_result r = st_bvh_load(path, &bvh, err);
+    if (r != EM_OK)
+        return r;
+    r = st_mocap_to_stream_trackers(&bvh, st_bvh_guess_unit_scale(&bvh), trackers, path, out,
+                                    err);
+    st_bvh_fini(&bvh);
+    return r;
+}
+
+static enum em_result
 open_replay(const struct app_options *o, struct in_source **out_source,
             struct app_source_info *info, struct em_error *err)
 {
@@ -91,8 +105,17 @@ open_replay(const struct app_options *o, struct in_source **out_source,
     enum em_result r = app_check_readable("--replay", o->replay_path, err);
     if (r != EM_OK)
         return r;
+    /* A motion capture clip: the stream a headset, controllers and the --trackers setup
+     * would give, made now (PROTOCOL sections 2 and 2b, as embody mocap2stream does). */
+    struct st_stream made = {0};
+    const bool clip = app_has_suffix(o->replay_path, ".bvh");
+    if (clip && (r = stream_from_clip(o->replay_path, o->replay_trackers, &made, err)) != EM_OK) {
+        app_error_prefix(err, "--replay");
+        return r;
+    }
     const struct in_replay_desc desc = {
         .path = o->replay_path,
+        .stream = clip ? &made : NULL,
         .as_fast_as_possible = o->fast,
         .loop = o->loop,
         .on_gap = tell_replay_gap,
@@ -100,6 +123,7 @@ open_replay(const struct app_options *o, struct in_source **out_source,
         .on_cut_row = tell_cut_row,
     };
     r = in_replay_create(&desc, out_source, err);
+    st_stream_fini(&made);
     if (r != EM_OK)
         app_error_prefix(err, "--replay");
     return r;

@@ -120,6 +120,13 @@ struct b_trackers {
     /* Before the pelvis estimate: to recompute the pelvis velocity from tracked hips. */
     float velocity_before_m_s[3];
     float hips_before_m[3];
+    /* The pelvis tracker's heading drift as the body sees it (b_trackers.c): how far its
+     * yaw has run from the headset's, slowly followed and taken out. */
+    float pelvis_yaw_bias_rad;
+    /* The estimate's own heading (b_pelvis.c's state) while the pelvis tracker overrides
+     * the body's: kept running, so a lost tracker falls back to the live estimate. */
+    float estimate_heading_rad;
+    bool estimate_heading_saved;
 };
 
 /* ---- The learned prior (b_prior.c) ------------------------------------------------ */

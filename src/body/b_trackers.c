@@ -46,6 +46,14 @@
  * guess. Measured on ../shared/mocap-train, 6-point known body: 0, 0.5 and 1 gave MPJPE
  * 3.00, 2.65 and 2.40 cm, worst clip jitter 3.9, 3.0 and 2.0 times the truth's. */
 #define FOOT_POLE_SHARE 1.0f
+/* An IMU tracker's heading drifts (degrees a minute); the headset's does not. The pelvis
+ * tracker's yaw away from the headset's is followed with this time constant and taken out,
+ * so a drifting or turned pelvis tracker does not turn the body, while its quick turns (a
+ * twist of the hips, faster than this) still come through. Measured with `embody eval
+ * --fault-table` on the public clips (procedural, known body): see issue 28's report. */
+#ifndef PELVIS_DRIFT_TAU_S
+#define PELVIS_DRIFT_TAU_S 20.0f
+#endif
 /* How far from the limb's middle poles are put (only their direction counts). */
 #define POLE_DISTANCE_M 0.5f
 
@@ -152,6 +160,8 @@ b_trackers_reset(struct body *b)
     struct b_trackers *T = &b->trackers;
     use_full_solver(b, false);
     T->present = 0;
+    T->pelvis_yaw_bias_rad = 0.0f;
+    T->estimate_heading_saved = false;
     memset(T->filter_position, 0, sizeof T->filter_position);
     memset(T->filter_rotation, 0, sizeof T->filter_rotation);
     memset(T->track, 0, sizeof T->track);
@@ -271,9 +281,35 @@ b_trackers_update(struct body *b, const struct em_tracking_frame *frame, float d
     hands_from_elbows(b);
     m_vec3_copy(b->body_velocity_m_s, T->velocity_before_m_s);
     m_vec3_copy(b->hips_position_m, T->hips_before_m);
+    /* The estimate goes on from its own heading, not the tracker's (b_trackers_drive_pelvis). */
+    if (T->estimate_heading_saved)
+        b->heading_rad = T->estimate_heading_rad;
+    T->estimate_heading_saved = false;
 }
 
 /* ---- pelvis ------------------------------------------------------------------------ */
+
+/* Takes the pelvis tracker's heading drift out of its bone pose: the yaw the tracker has
+ * away from the headset's (b->head_yaw_rad, this frame's), followed with
+ * PELVIS_DRIFT_TAU_S while it is tracked, turned back about +Y before the mount. */
+static void
+unwind_pelvis_drift(struct body *b, float dt_s)
+{
+    struct b_trackers *T = &b->trackers;
+    const int t = EM_TRACKER_PELVIS;
+    struct b_device_track *k = &T->track[t];
+    if (k->state != BODY_DEVICE_LOST && dt_s > 0.0f) {
+        const float yaw = b_yaw_of(k->last_rotation, b->head_yaw_rad);
+        const float away = m_angle_wrap(yaw - b->head_yaw_rad - T->pelvis_yaw_bias_rad);
+        T->pelvis_yaw_bias_rad = m_angle_wrap(T->pelvis_yaw_bias_rad +
+                                              away * fminf(1.0f, dt_s / PELVIS_DRIFT_TAU_S));
+    }
+    float unwind[4], q[4];
+    b_quat_from_yaw(-T->pelvis_yaw_bias_rad, unwind);
+    m_quat_mul(unwind, k->last_rotation, q);
+    bone_from_tracker(&b->desc.tracker_mount[t], k->last_position_m, q, T->bone_position_m[t],
+                      T->bone_rotation[t]);
+}
 
 void
 b_trackers_drive_pelvis(struct body *b, float dt_s)
@@ -282,6 +318,9 @@ b_trackers_drive_pelvis(struct body *b, float dt_s)
     const float w = T->weight[EM_TRACKER_PELVIS];
     if (w <= 0.0f)
         return;
+    T->estimate_heading_rad = b->heading_rad;
+    T->estimate_heading_saved = true;
+    unwind_pelvis_drift(b, dt_s);
     m_vec3_lerp(b->hips_position_m, T->bone_position_m[EM_TRACKER_PELVIS], w, b->hips_position_m);
     m_quat_slerp(b->hips_rotation, T->bone_rotation[EM_TRACKER_PELVIS], w, b->hips_rotation);
     m_quat_normalize(b->hips_rotation);

@@ -48,6 +48,19 @@ ev_print_usage(FILE *out)
             "  --validation DIR  where the model's held-out subjects' clips are (default\n"
             "                    ../shared/mocap-train; - for none)\n"
             "  --subjects LIST   only clips cmu_SUBJECT_TRIAL.bvh of these subjects (\"03,09\")\n"
+            "  --fault F         put a tracker's fault into every stream (repeatable), F =\n"
+            "                    KIND:DEVICE:AMOUNT: drift:D:DEG_PER_MIN, noise:D:MM,\n"
+            "                    latency:D:MS, dropout:D:SHARE (0.1, 10%%) or dropout:D:FROM-TOs,\n"
+            "                    offset:D:CM, turn:D:DEG, swap:PAIR; D a device (head, left,\n"
+            "                    right, pelvis, left_foot, ...) or hands, feet, knees, elbows,\n"
+            "                    trackers, all\n"
+            "  --seed N          the faults' random seed (default 0)\n"
+            "  --plot DIR        draw PNG figures into DIR (made if missing): each clip's\n"
+            "                    error over time per joint group with contacts and posture,\n"
+            "                    MPJPE bars per category (per setup with --trackers all), the\n"
+            "                    fault table as a heat map (--fault-table)\n"
+            "  --fault-table     every named setup x the typical faults, one table, and the\n"
+            "                    graceful-degradation checks\n"
             "  -q, --quiet       no progress on stderr\n"
             "  -h, --help        this text\n"
             "\n"
@@ -196,6 +209,30 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
             return r;
         return ev_trackers_parse(v, out, err);
     }
+    if (strcmp(name, "--plot") == 0) {
+        if ((r = option_value(argc, argv, i, name, inline_value, "a folder", &v, err)) != EM_OK)
+            return r;
+        if (!v[0])
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "--plot: expected a folder, got an empty value");
+        out->plot_dir = v;
+        return EM_OK;
+    }
+    if (strcmp(name, "--fault-table") == 0) {
+        if (inline_value)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
+                           name, inline_value);
+        out->fault_table = true;
+        return EM_OK;
+    }
+    if (strcmp(name, "--fault") == 0 || strcmp(name, "--seed") == 0) {
+        if ((r = option_value(argc, argv, i, name, inline_value,
+                              strcmp(name, "--seed") == 0 ? "a whole number"
+                                                          : "KIND:DEVICE:AMOUNT",
+                              &v, err)) != EM_OK)
+            return r;
+        return ev_faults_option(name, v, out, err);
+    }
     if (strcmp(name, "--body") == 0 || strcmp(name, "--prior") == 0 ||
         strcmp(name, "--validation") == 0 || strcmp(name, "--subjects") == 0) {
         if ((r = option_value(argc, argv, i, name, inline_value, "a value", &v, err)) != EM_OK)
@@ -274,10 +311,38 @@ print_progress(void *user, int index, int count, const struct ev_clip_result *cl
 int
 ev_main(int argc, char **argv)
 {
+    return ev_main_observed(argc, argv, NULL);
+}
+
+bool
+ev_report_observe(const struct ev_report *report)
+{
+    const struct ev_options *o = &report->options;
+    struct em_error err = {{0}};
+    if (report->plot_error[0]) {
+        fprintf(stderr, "embody eval: --plot: %s\n", report->plot_error);
+        return false;
+    }
+    if (o->plot_dir && o->observer && o->observer->report &&
+        o->observer->report(o, report, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: --plot: %s\n", err.message);
+        return false;
+    }
+    return true;
+}
+
+int
+ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
+{
     struct ev_options options;
     bool help = false;
     struct em_error err = {{0}};
-    if (ev_parse_options(argc, argv, &options, &help, &err) != EM_OK) {
+    enum em_result parsed = ev_parse_options(argc, argv, &options, &help, &err);
+    if (parsed == EM_OK && options.plot_dir && !observer)
+        parsed = em_fail(&err, EM_ERROR_UNSUPPORTED,
+                         "--plot: this program was built without the plots");
+    options.observer = observer;
+    if (parsed != EM_OK) {
         fprintf(stderr, "embody eval: %s\n", err.message);
         fprintf(stderr, "usage: embody eval [DIR] [--json PATH|-] [--mode known|height|both] "
                         "[--frames N] [--max-mpjpe CM] [--quiet] [--help]\n");
@@ -286,6 +351,12 @@ ev_main(int argc, char **argv)
     if (help) {
         ev_print_usage(stdout);
         return 0;
+    }
+    if (options.fault_table)
+        return ev_faults_main(&options);
+    if (ev_faults_check_setup(&options, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        return 2;
     }
     if (options.tracker_setups)
         return ev_trackers_main(&options);
@@ -311,6 +382,8 @@ ev_main(int argc, char **argv)
     ev_report_print(&report, stdout);
     fflush(stdout);
     int status = report.failed_count > 0 || report.manifest_error[0] ? 1 : 0;
+    if (!ev_report_observe(&report))
+        status = 1;
     if (report.failed_count > 0)
         fprintf(stderr, "embody eval: %d of %d clips failed (listed under Failures)\n",
                 report.failed_count, report.clip_count);

@@ -182,6 +182,8 @@ run_one(const struct ev_options *base, const struct pr_model *prior, const char 
 {
     struct ev_options o = *base;
     o.prior = prior;
+    if (!prior)
+        o.observer = NULL; /* --plot draws the prior's run (the program's body) alone */
     if (!o.quiet) {
         o.progress = print_progress;
         o.progress_user = (void *)label;
@@ -244,6 +246,7 @@ run_validation(const struct ev_options *base, const struct pr_model *prior)
     }
     struct ev_options o = *base;
     o.clip_dir = dir;
+    o.observer = NULL; /* the plots are of the evaluation clips */
     o.subjects = prior->holdout;
     o.json_path = "-";
     o.max_mean_mpjpe_cm = 0.0;
@@ -316,9 +319,10 @@ ev_prior_main(const struct ev_options *options, int *out_status)
     printf("# Body: the learned prior (%s)\n", model.note);
     ev_report_print(&p, stdout);
     print_side_by_side(stdout, "Prior and procedural side by side", both ? &a : NULL, &p);
+    const bool plotted = ev_report_observe(&p);
     run_validation(options, &model);
     fflush(stdout);
-    status = report_status(&p) | (both ? report_status(&a) : 0);
+    status = report_status(&p) | (both ? report_status(&a) : 0) | (plotted ? 0 : 1);
     const char *json = p.options.json_path;
     if (strcmp(json, "-") != 0) {
         const int wrote = write_json(&p, json);

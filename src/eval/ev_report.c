@@ -443,6 +443,12 @@ ev_report_print(const struct ev_report *r, FILE *out)
             r->options.frame_limit > 0 ? "only the first rows of each clip" : "every row");
     if (r->options.frame_limit > 0)
         fprintf(out, "frame limit: %d rows (60 Hz) per clip\n", r->options.frame_limit);
+    if (r->options.faults.count > 0) {
+        char faults[FLT_MAX_FAULTS * FLT_TEXT_MAX];
+        flt_set_describe(&r->options.faults, faults, sizeof faults);
+        fprintf(out, "faults: %s (seed %llu)\n", faults,
+                (unsigned long long)r->options.faults.seed);
+    }
     print_clips(r, out);
     for (int m = 0; m < EV_METHOD_COUNT; ++m)
         if (ran(r, (enum ev_method)m))
@@ -564,6 +570,12 @@ report_json(const struct ev_report *r)
     cJSON *root = cJSON_CreateObject();
     bool ok = root && cJSON_AddStringToObject(root, "clip_dir", r->clip_dir);
     ok = ok && cJSON_AddNumberToObject(root, "frame_limit", r->options.frame_limit);
+    if (ok && r->options.faults.count > 0) {
+        char faults[FLT_MAX_FAULTS * FLT_TEXT_MAX];
+        flt_set_describe(&r->options.faults, faults, sizeof faults);
+        ok = cJSON_AddStringToObject(root, "faults", faults) &&
+             cJSON_AddNumberToObject(root, "fault_seed", (double)r->options.faults.seed);
+    }
     ok = ok && cJSON_AddNumberToObject(root, "clip_count", r->clip_count);
     ok = ok && cJSON_AddNumberToObject(root, "failed_count", r->failed_count);
     if (ok && r->manifest_error[0])

@@ -287,9 +287,20 @@ clip_failed(struct ev_clip_result *out, const struct em_error *err)
     snprintf(out->error, sizeof out->error, "%s", err->message);
 }
 
+/* Tells the observer of a clip's known-body motion; keeps the first failure. */
+static void
+observe_clip(const struct ev_options *opt, const struct ev_clip *clip, enum ev_method m,
+             const struct ev_motion *ours, char *plot_error)
+{
+    struct em_error err = {{0}};
+    if (m == EV_KNOWN_BODY && opt->observer && opt->observer->clip && opt->plot_dir &&
+        opt->observer->clip(opt, clip, ours, &err) != EM_OK && !plot_error[0])
+        snprintf(plot_error, EM_ERROR_MESSAGE_MAX, "%s", err.message);
+}
+
 static void
 run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timing,
-         struct ev_clip_result *out)
+         struct ev_clip_result *out, char *plot_error)
 {
     struct em_error err = {{0}};
     struct ev_clip clip;
@@ -297,7 +308,9 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
         clip_failed(out, &err);
         return;
     }
-    if (ev_trackers_select(&clip, opt->trackers, &err) != EM_OK) {
+    if (ev_trackers_select(&clip, opt->trackers, &err) != EM_OK ||
+        flt_apply_frames(&opt->faults, clip.stream.frames, clip.stream.frame_count, &err) !=
+            EM_OK) {
         clip_failed(out, &err);
         ev_clip_fini(&clip);
         return;
@@ -329,6 +342,7 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
         } else {
             ev_score(&ours, &clip.truth, &out->scores[m]);
             out->has[m] = true;
+            observe_clip(opt, &clip, (enum ev_method)m, &ours, plot_error);
             const long count = timing[m].count - first;
             out->update_median_us[m] = ev_timing_median_us(&timing[m], first, count);
             out->update_mean_us[m] = ev_timing_mean_us(&timing[m], first, count);
@@ -470,7 +484,7 @@ run_clips(const struct name_list *files, const struct manifest *manifest,
                  manifest_category(manifest, files->names[i]));
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", r->clip_dir, files->names[i]);
-        run_clip(path, &r->options, timing, clip);
+        run_clip(path, &r->options, timing, clip, r->plot_error);
         if (!clip->ok)
             r->failed_count++;
         if (r->options.progress)

@@ -212,6 +212,25 @@ write_setups_json(const struct setup_row *rows, const struct ev_options *o, cons
     return ok;
 }
 
+/* The setups' means to the observer (--plot). */
+static bool
+observe_setups(const struct setup_row *rows, const struct ev_options *o)
+{
+    if (!o->plot_dir || !o->observer || !o->observer->setups)
+        return true;
+    const char *names[SETUP_COUNT];
+    struct ev_means means[SETUP_COUNT];
+    for (int s = 0; s < SETUP_COUNT; ++s) {
+        names[s] = k_setups[s].name;
+        means[s] = rows[s].means;
+    }
+    struct em_error err = {{0}};
+    if (o->observer->setups(o, SETUP_COUNT, names, means, &err) == EM_OK)
+        return true;
+    fprintf(stderr, "embody eval: --plot: %s\n", err.message);
+    return false;
+}
+
 int
 ev_trackers_main(const struct ev_options *options)
 {
@@ -221,6 +240,7 @@ ev_trackers_main(const struct ev_options *options)
     o.json_path = "-";
     o.progress = NULL;
     o.tracker_setups = false;
+    o.observer = NULL; /* no clip figures per setup: the setups' bars below */
     /* The body the program uses by default: the learned prior, unless --body procedural
      * (or the model does not load). */
     struct pr_model model;
@@ -259,6 +279,9 @@ ev_trackers_main(const struct ev_options *options)
            "feet; 8 + knees; 11 + chest and elbows.\n\n",
            have_prior ? "learned prior" : "procedural estimate");
     print_rows(rows, &o, stdout);
+    o.observer = options->observer;
+    if (!observe_setups(rows, &o))
+        failed++;
     const int missed = print_targets(rows, &o, stdout);
     printf("\n%d target%s not met\n", missed, missed == 1 ? "" : "s");
     int status = failed > 0 ? 1 : 0;

@@ -160,20 +160,37 @@ replay_destroy(struct in_source *src)
     free(r);
 }
 
+/* A copy of frames made in memory (a stream made from a clip); at least one frame. */
+static enum em_result
+take_stream(const struct st_stream *from, struct st_stream *out, struct em_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (from->frame_count < 1)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "replay: a stream without frames");
+    const size_t bytes = (size_t)from->frame_count * sizeof *out->frames;
+    out->frames = aligned_alloc(16, bytes);
+    if (!out->frames)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "replay: out of memory");
+    memcpy(out->frames, from->frames, bytes);
+    out->frame_count = out->capacity = from->frame_count;
+    return EM_OK;
+}
+
 enum em_result
 in_replay_create(const struct in_replay_desc *desc, struct in_source **out_source,
                  struct em_error *err)
 {
     *out_source = NULL;
-    if (!desc || !desc->path)
+    if (!desc || (!desc->path && !desc->stream))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "replay: no stream file given");
     /* The frames hold 16-byte aligned versors. */
     const size_t bytes = (sizeof(struct replay) + 15) & ~(size_t)15;
     struct replay *r = aligned_alloc(16, bytes);
     if (!r)
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", desc->path);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "replay: out of memory");
     memset(r, 0, sizeof *r);
-    const enum em_result res = st_stream_load(desc->path, &r->stream, err);
+    const enum em_result res = desc->stream ? take_stream(desc->stream, &r->stream, err)
+                                            : st_stream_load(desc->path, &r->stream, err);
     if (res != EM_OK) {
         free(r);
         return res;
