@@ -410,6 +410,22 @@ enum bench_control { CONTROL_PLAIN = 0, CONTROL_STRETCH, CONTROL_STIFFNESS, CONT
 static const char *const control_names[] = {"plain", "stretch", "stiffness", "blend"};
 static enum bench_control g_control = CONTROL_PLAIN;
 
+/* The solver's method (--solver), and DLS's damping (--damping; 0: the solver's default). */
+static const char *const solver_names[] = {"fabrik", "ccd", "jt", "dls"};
+static enum ik_method g_method = IK_METHOD_FABRIK;
+static float g_damping = 0.0f;
+
+static bool
+parse_solver(const char *text, enum ik_method *out)
+{
+    for (int m = 0; m < 4; ++m)
+        if (strcmp(text, solver_names[m]) == 0) {
+            *out = (enum ik_method)m;
+            return true;
+        }
+    return false;
+}
+
 static void
 apply_control(struct ik_solver *solver, const struct problem *p)
 {
@@ -438,6 +454,8 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
         .root_mode = IK_ROOT_PINNED,
         .predict_warm_start = start == START_PREDICT,
         .blend_mode = g_control == CONTROL_BLEND ? IK_BLEND_NLERP : IK_BLEND_LINEAR,
+        .method = g_method,
+        .damping = g_damping,
     };
     for (int e = 0; e < p->effector_count; ++e)
         desc.effector[e].joint = p->effector[e];
@@ -669,6 +687,12 @@ main(int argc, char **argv)
                    (strcmp(argv[i + 1], "plain") == 0 || strcmp(argv[i + 1], "predict") == 0)) {
             starts[START_PLAIN] = strcmp(argv[++i], "plain") == 0;
             starts[START_PREDICT] = !starts[START_PLAIN];
+        } else if (strcmp(argv[i], "--solver") == 0 && i + 1 < argc &&
+                   parse_solver(argv[i + 1], &g_method)) {
+            ++i;
+        } else if (strcmp(argv[i], "--damping") == 0 && i + 1 < argc &&
+                   u_parse_float(argv[i + 1], &g_damping) && g_damping > 0.0f) {
+            ++i;
         } else if (strcmp(argv[i], "--callgrind") == 0) {
             callgrind = true;
         } else if (strcmp(argv[i], "--controls") == 0) {
@@ -680,7 +704,12 @@ main(int argc, char **argv)
             fprintf(stderr,
                     "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
                     "[--solves N] [--repeat N] [--start plain|predict] [--callgrind] "
-                    "[--controls] [--control plain|stretch|stiffness|blend]\n"
+                    "[--controls] [--control plain|stretch|stiffness|blend] "
+                    "[--solver fabrik|ccd|jt|dls] [--damping X] [--side-by-side]\n"
+                    "  --solver: the solver's method (default fabrik); ccd, jt (Jacobian "
+                    "transpose) and dls (damped least squares) turn joints, so they have no "
+                    "pos rows and no predicted warm starts\n"
+                    "  --damping: dls's damping, a share of the reach (default the solver's)\n"
                     "  --controls: only the table of issue 14's controls against plain solves\n"
                     "  --control: every row with that control on\n"
                     "  FILE defaults to ../shared/bench/problems.json beside the source tree,\n"
@@ -693,6 +722,10 @@ main(int argc, char **argv)
     }
     if (!any_mode)
         modes[MODE_POSITIONS] = modes[MODE_FULL] = modes[MODE_LIMITS] = true;
+    if (g_method != IK_METHOD_FABRIK) { /* they turn joints: no positions-only solve */
+        modes[MODE_POSITIONS] = false;
+        starts[START_PREDICT] = false;
+    }
     struct u_text text;
     struct em_error err;
     if (u_text_read_file(path, &text, &err) != EM_OK) {
@@ -712,6 +745,8 @@ main(int argc, char **argv)
         cJSON_Delete(root);
         return failures ? 1 : 0;
     }
+    if (g_method != IK_METHOD_FABRIK)
+        printf("solver: %s\n\n", solver_names[g_method]);
     printf("solve: pos = no limits, positions only; full = no limits, positions and rotations; "
            "limits = joint limits on (rigid joints, rotations)\n"
            "mode: warm = from the previous solution (the protocol); warm+p = the same with the "
