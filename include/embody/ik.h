@@ -172,7 +172,7 @@ struct ik_solver_desc {
      * rotation with or without limits. */
     enum ik_method method;
     /* IK_METHOD_DAMPED_LEAST_SQUARES: lambda as a share of the reach (the summed bone
-     * lengths) of the joints solved together; 0 = 0.1 (the default; see
+     * lengths) of the joints solved together; 0 = 0.01 (the default; see
      * ik_solver_set_damping()). Other methods ignore it. */
     float damping;
 };

@@ -185,6 +185,8 @@ struct ik_solver {
     /* CCD and the Jacobian methods (ik_joints.c, ik_ccd.c, ik_jacobian.c). */
     unsigned *chain_mask; /* per node: bit e when the node turns for effector e */
     float damping;        /* IK_METHOD_DAMPED_LEAST_SQUARES, resolved */
+    float group_reach_m;  /* the reach of the group being solved */
+    float damping_scale;  /* this solve's adaptation of the damping (ik_joints.c) */
     float eff_pos[IK_MAX_EFFECTORS][3]; /* effectors' positions as the joints turn */
     int dof_capacity;                   /* 3 per node */
     int *dof_node;                      /* per degree of freedom: its node */

@@ -724,6 +724,7 @@ struct unreachable_result {
     double worst_point_deg; /* angle between root->tip and root->target */
     double worst_off_line_m; /* farthest joint from the line root->target */
     int non_finite;          /* solves leaving a NaN or infinity anywhere */
+    double within_1deg_pct;  /* solves pointing within a degree */
 };
 
 /* P1_chain10's targets moved out along their direction to 1.5 times the chain's reach,
@@ -742,6 +743,7 @@ measure_unreachable(const struct problem *p, int solves, struct unreachable_resu
     for (int j = tip; p->skeleton.parent[j] >= 0; j = p->skeleton.parent[j])
         reach += (double)p->skeleton.length_m[j];
     memset(out, 0, sizeof *out);
+    int counted = 0, within = 0;
     for (int k = 0; k < solves && k < p->target_count; ++k) {
         sk_pose_set_rest(&pose, &p->skeleton);
         const float *root = pose.position_m[0];
@@ -762,6 +764,8 @@ measure_unreachable(const struct problem *p, int solves, struct unreachable_resu
         const double angle =
             (double)acosf(m_clampf(m_vec3_dot(to_tip, dir), -1.0f, 1.0f)) / (double)M_DEG_TO_RAD;
         out->worst_point_deg = angle > out->worst_point_deg ? angle : out->worst_point_deg;
+        ++counted;
+        within += angle <= 1.0;
         for (int j = 1; j < p->skeleton.joint_count; ++j) {
             float rel[3], across[3];
             m_vec3_sub(pose.position_m[j], root, rel);
@@ -770,6 +774,7 @@ measure_unreachable(const struct problem *p, int solves, struct unreachable_resu
             out->worst_off_line_m = off > out->worst_off_line_m ? off : out->worst_off_line_m;
         }
     }
+    out->within_1deg_pct = counted > 0 ? 100.0 * within / counted : 0.0;
     sk_pose_fini(&pose);
     ik_solver_destroy(&solver);
     return true;
@@ -885,14 +890,15 @@ print_side_by_side(const cJSON *problems, const char *path, int repeat, long max
     }
     printf("\nunreachable: P1_chain10's targets moved out to 1.5 x the chain's reach, cold, "
            "no limits: the worst angle between root->tip and root->target, the farthest "
-           "joint from that line, solves leaving a NaN. track: P3_human3_track warm, as the "
+           "joint from that line, the solves pointing within 1 degree, solves leaving a NaN. track: P3_human3_track warm, as the "
            "protocol: the effectors' path over their targets' path (1 = no overshoot), the "
            "largest move of any joint between successive solves (the targets' largest: "
            "in brackets)\n\n");
-    printf("| solver | unreach. pointing deg | unreach. off line m | NaN solves | track "
-           "solve | track converged | tip path / target path | largest joint jump mm |\n");
-    printf("|--------|-----------------------|---------------------|------------|-------"
-           "------|-----------------|------------------------|-----------------------|\n");
+    printf("| solver | unreach. pointing deg | unreach. off line m | within 1 deg | NaN solves "
+           "| track solve | track converged | tip path / target path | largest joint jump mm |\n");
+    printf("|--------|-----------------------|---------------------|--------------|----------"
+           "--|-------------|-----------------|------------------------|-----------------------"
+           "|\n");
     struct problem chain, track;
     const bool have_chain = load_by_id(problems, path, "P1_chain10", &chain);
     const bool have_track = load_by_id(problems, path, "P3_human3_track", &track);
@@ -918,9 +924,10 @@ print_side_by_side(const cJSON *problems, const char *path, int repeat, long max
                 ++failures;
                 continue;
             }
-            printf("| %-6s | %21.3f | %19.2e | %10d | %-11s | %14.2f%% | %22.3f | %11.2f (%.2f) "
-                   "|\n",
-                   solver_names[g_method], u.worst_point_deg, u.worst_off_line_m, u.non_finite,
+            printf("| %-6s | %21.3f | %19.2e | %11.2f%% | %10d | %-11s | %14.2f%% | %22.3f | "
+                   "%11.2f (%.2f) |\n",
+                   solver_names[g_method], u.worst_point_deg, u.worst_off_line_m,
+                   u.within_1deg_pct, u.non_finite,
                    limits ? "limits" : "full", tr.converged_pct, tr.path_ratio,
                    1e3 * tr.max_jump_m, 1e3 * tr.max_target_jump_m);
         }
