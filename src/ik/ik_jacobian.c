@@ -215,9 +215,33 @@ apply_steps(struct ik_solver *s, const struct sk_pose *pose, int dofs)
     }
 }
 
+/* Swings each limb with a pole about the line from its top to its hinge's child, so the
+ * hinge bends toward the pole (that line's end, the effector, stays), as CCD does before
+ * turning a hinge's parent; the step that follows starts from the pole's side. */
+static void
+swing_toward_poles(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
+{
+    for (int i = g->node_begin; i < g->node_end; ++i) {
+        const int k = s->group_nodes[i];
+        const int c = s->solve_child[k];
+        if (!s->chain_mask[k] || c < 0 || s->pole[c] < 0 || s->solve_child[c] < 0)
+            continue;
+        float turn[4], wanted[4], previous[4];
+        if (!ik_pole_swivel(s, k, s->pos[s->solve_child[c]], turn))
+            continue;
+        m_quat_copy(s->local[k], previous);
+        m_quat_mul(turn, s->rot[k], wanted);
+        m_quat_mul_conj_first(ik_parent_rotation(s, pose, k), wanted, s->local[k]);
+        ik_constrain_local(s, k, previous, s->local[k]);
+        ik_group_forward_kinematics(s, pose, g);
+    }
+}
+
 void
 ik_jacobian_iterate(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
 {
+    if (s->pole_count > 0)
+        swing_toward_poles(s, pose, g);
     float reach = 0.0f;
     const int dofs = list_dofs(s, pose, g, &reach);
     s->group_reach_m = reach;
