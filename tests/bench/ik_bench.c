@@ -838,8 +838,8 @@ measure_track(const struct problem *p, bool limits, struct track_result *out)
  * published peers beside them, then how each behaves on unreachable targets and on the
  * tracking problem. P2_chain1000 runs its first `big_solves` target sets. */
 static int
-print_side_by_side(const cJSON *problems, const char *path, int repeat, long max_solves,
-                   int big_solves)
+print_side_by_side(const cJSON *problems, const char *path, const char *only, int repeat,
+                   long max_solves, int big_solves)
 {
     static const char *const ids[] = {"P1_chain10",   "P2_chain100", "P2_chain1000",
                                       "P3_human3",    "P3_human5",   "P3_human3_track"};
@@ -856,6 +856,8 @@ print_side_by_side(const cJSON *problems, const char *path, int repeat, long max
     printf("|------------------|-----------------------|---------|--------|-----------|-------"
            "----|-----------|-----------|-----------|\n");
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; ++i) {
+        if (only && strcmp(only, ids[i]) != 0)
+            continue;
         struct problem p;
         if (!load_by_id(problems, path, ids[i], &p)) {
             ++failures;
@@ -1006,8 +1008,9 @@ main(int argc, char **argv)
                     "transpose) and dls (damped least squares) turn joints, so they have no "
                     "pos rows and no predicted warm starts\n"
                     "  --damping: dls's damping, a share of the reach (default the solver's)\n"
-                    "  --side-by-side: every solver on the six problems beside the published "
-                    "peers, and their behaviour on unreachable targets and tracking\n"
+                    "  --side-by-side: every solver on the six problems (--only: one) beside "
+                    "the published peers, and their behaviour on unreachable targets and "
+                    "tracking\n"
                     "  --controls: only the table of issue 14's controls against plain solves\n"
                     "  --control: every row with that control on\n"
                     "  FILE defaults to ../shared/bench/problems.json beside the source tree,\n"
@@ -1040,7 +1043,8 @@ main(int argc, char **argv)
     }
     if (side_by_side) {
         const int failures =
-            print_side_by_side(problems, path, (int)repeat, max_solves, SIDE_BY_SIDE_BIG_SOLVES);
+            print_side_by_side(problems, path, only, (int)repeat, max_solves,
+                               SIDE_BY_SIDE_BIG_SOLVES);
         cJSON_Delete(root);
         return failures ? 1 : 0;
     }
