@@ -3,7 +3,9 @@
  * solver for the Inverse Kinematics problem", Graphical Models 73(5), 2011; the
  * multiple-end-effector case), with joint limits applied inside the iterations, plus the
  * two specialised solvers engines offer beside it: an exact two-bone solver and a
- * one-bone look-at.
+ * one-bone look-at. The same solver object can instead iterate by cyclic coordinate
+ * descent or a Jacobian method (transpose or damped least squares) on the same compiled
+ * joints, limits, targets and controls (ik_solver_desc.method, enum ik_method).
  *
  * The skeleton and its effector set are compiled once into the joints the solver may
  * move. Each iteration reaches forward from every effector toward the root: a joint where

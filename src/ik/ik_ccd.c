@@ -29,8 +29,7 @@ turn_node(struct ik_solver *s, const struct sk_pose *pose, int k, const float *t
     m_quat_conjugate(s->rot[k], old_conj);
     m_quat_mul(new_rot, old_conj, actual); /* the turn the constraints left */
     m_quat_copy(new_rot, s->rot[k]);
-    for (unsigned bits = s->effectors_below[k]; bits;
-         bits &= bits - 1) {
+    for (unsigned bits = s->effectors_below[k]; bits; bits &= bits - 1) {
         const int e = __builtin_ctz(bits);
         float v[3];
         m_vec3_sub(s->eff_pos[e], s->pos[k], v);
@@ -78,8 +77,8 @@ wanted_turn(const struct ik_solver *s, int k, unsigned mask, float *out_turn)
         m_quat_from_to(v, t, q);
         /* Weighted by the lever (|v| |t|), as the least-squares rotation weighs them: a far
          * effector's direction says more about this joint's turn than a near one's. */
-        const float w = (m_quat_dot(sum, q) < 0.0f ? -1.0f : 1.0f) * s->desc.effector[e].weight *
-                        lv * lt;
+        const float w =
+            (m_quat_dot(sum, q) < 0.0f ? -1.0f : 1.0f) * s->desc.effector[e].weight * lv * lt;
         for (int i = 0; i < 4; ++i)
             sum[i] += w * q[i];
         any = true;

@@ -1,6 +1,7 @@
 /*
  * Internals of the ik module, shared by its files and its tests: the compiled solver
- * (ik_compile.c builds it; ik_passes.c, ik_rotations.c and ik_solver.c run it) and joint
+ * (ik_compile.c builds it; ik_passes.c, ik_rotations.c and ik_solver.c run it; ik_joints.c,
+ * ik_ccd.c and ik_jacobian.c run the other methods on it) and joint
  * limits compiled for the solver's hot path (ik_limits.c). The public ik_limit_apply() is the
  * reference (clear, with trigonometry); the compiled form gives the same results without
  * trigonometry, using half-angle vectors: a rotation by angle a about an axis has quaternion (axis

@@ -60,8 +60,7 @@ ik_joints_init(struct ik_solver *s)
         s->jacobian = calloc(rows * dofs, sizeof *s->jacobian);
         s->jjt = calloc(rows * rows, sizeof *s->jjt);
         s->row_work = calloc(2 * rows, sizeof *s->row_work);
-        if (!s->dof_node || !s->dof_axis || !s->dof_step || !s->jacobian || !s->jjt ||
-            !s->row_work)
+        if (!s->dof_node || !s->dof_axis || !s->dof_step || !s->jacobian || !s->jjt || !s->row_work)
             return false;
     }
     return true;

@@ -721,7 +721,7 @@ pose_is_finite(const struct sk_skeleton *sk, const struct sk_pose *pose)
 }
 
 struct unreachable_result {
-    double worst_point_deg; /* angle between root->tip and root->target */
+    double worst_point_deg;  /* angle between root->tip and root->target */
     double worst_off_line_m; /* farthest joint from the line root->target */
     int non_finite;          /* solves leaving a NaN or infinity anywhere */
     double within_1deg_pct;  /* solves pointing within a degree */
@@ -781,8 +781,8 @@ measure_unreachable(const struct problem *p, int solves, struct unreachable_resu
 }
 
 struct track_result {
-    double path_ratio;     /* the effectors' path length over their targets' */
-    double max_jump_m;     /* the largest move of any joint between successive solves */
+    double path_ratio; /* the effectors' path length over their targets' */
+    double max_jump_m; /* the largest move of any joint between successive solves */
     double max_target_jump_m;
     double converged_pct;
 };
@@ -841,10 +841,9 @@ static int
 print_side_by_side(const cJSON *problems, const char *path, const char *only, int repeat,
                    long max_solves, int big_solves)
 {
-    static const char *const ids[] = {"P1_chain10",   "P2_chain100", "P2_chain1000",
-                                      "P3_human3",    "P3_human5",   "P3_human3_track"};
-    const enum ik_method methods[] = {IK_METHOD_FABRIK, IK_METHOD_CCD,
-                                      IK_METHOD_JACOBIAN_TRANSPOSE,
+    static const char *const ids[] = {"P1_chain10", "P2_chain100", "P2_chain1000",
+                                      "P3_human3",  "P3_human5",   "P3_human3_track"};
+    const enum ik_method methods[] = {IK_METHOD_FABRIK, IK_METHOD_CCD, IK_METHOD_JACOBIAN_TRANSPOSE,
                                       IK_METHOD_DAMPED_LEAST_SQUARES};
     int failures = 0;
     printf("solvers side by side: fabrik, ccd, jt (Jacobian transpose), dls (damped least "
@@ -878,21 +877,22 @@ print_side_by_side(const cJSON *problems, const char *path, const char *only, in
                 }
                 printf("| %-16s | %-21s | %-7s | %6d | %9.3f | %9.2f | %8.2f%% | %9.2e | "
                        "%9.1e |\n",
-                       p.id, solver_names[g_method], mode_names[mode], p.target_count,
-                       r.median_us, r.mean_iterations, r.converged_pct, r.max_err, r.bone_dev);
+                       p.id, solver_names[g_method], mode_names[mode], p.target_count, r.median_us,
+                       r.mean_iterations, r.converged_pct, r.max_err, r.bone_dev);
                 fflush(stdout);
             }
         for (size_t q = 0; q < sizeof peer_medians / sizeof peer_medians[0]; ++q)
             if (strcmp(peer_medians[q].id, p.id) == 0)
                 for (int k = 0; k < 4; ++k)
-                    printf("| %-16s | %-21s | %-7s | %6s | %9.1f | %9s | %9s | %9s | %9s |\n",
-                           p.id, peer_names[k], "publ.", "", peer_medians[q].median_us[k], "",
-                           "", "", "");
+                    printf("| %-16s | %-21s | %-7s | %6s | %9.1f | %9s | %9s | %9s | %9s |\n", p.id,
+                           peer_names[k], "publ.", "", peer_medians[q].median_us[k], "", "", "",
+                           "");
         free_problem(&p);
     }
     printf("\nunreachable: P1_chain10's targets moved out to 1.5 x the chain's reach, cold, "
            "no limits: the worst angle between root->tip and root->target, the farthest "
-           "joint from that line, the solves pointing within 1 degree, solves leaving a NaN. track: P3_human3_track warm, as the "
+           "joint from that line, the solves pointing within 1 degree, solves leaving a NaN. "
+           "track: P3_human3_track warm, as the "
            "protocol: the effectors' path over their targets' path (1 = no overshoot), the "
            "largest move of any joint between successive solves (the targets' largest: "
            "in brackets)\n\n");
@@ -928,9 +928,8 @@ print_side_by_side(const cJSON *problems, const char *path, const char *only, in
             }
             printf("| %-6s | %21.3f | %19.2e | %11.2f%% | %10d | %-11s | %14.2f%% | %22.3f | "
                    "%11.2f (%.2f) |\n",
-                   solver_names[g_method], u.worst_point_deg, u.worst_off_line_m,
-                   u.within_1deg_pct, u.non_finite,
-                   limits ? "limits" : "full", tr.converged_pct, tr.path_ratio,
+                   solver_names[g_method], u.worst_point_deg, u.worst_off_line_m, u.within_1deg_pct,
+                   u.non_finite, limits ? "limits" : "full", tr.converged_pct, tr.path_ratio,
                    1e3 * tr.max_jump_m, 1e3 * tr.max_target_jump_m);
         }
     }
@@ -1042,9 +1041,8 @@ main(int argc, char **argv)
         return 1;
     }
     if (side_by_side) {
-        const int failures =
-            print_side_by_side(problems, path, only, (int)repeat, max_solves,
-                               SIDE_BY_SIDE_BIG_SOLVES);
+        const int failures = print_side_by_side(problems, path, only, (int)repeat, max_solves,
+                                                SIDE_BY_SIDE_BIG_SOLVES);
         cJSON_Delete(root);
         return failures ? 1 : 0;
     }

@@ -1727,8 +1727,7 @@ unreachable_target_leaves_every_method_pointing_at_it_without_nan(void **state)
                 }
                 if (!(worst < 0.02f))
                     fail_msg("%s, target %zu%s: a joint %.3f m off the line to the target",
-                             method_names[d.method], i, limits ? " (limits)" : "",
-                             (double)worst);
+                             method_names[d.method], i, limits ? " (limits)" : "", (double)worst);
                 ik_solver_destroy(&s);
             }
     sk_pose_fini(&pose);
