@@ -24,8 +24,10 @@
  * 2004: clamping the error keeps the linearisation honest far from the target). A target
  * far beyond reach otherwise drives the chain into a zigzag whose tip lies on the line to
  * the target, where the gradient vanishes: ik_bench --side-by-side, unreachable P1_chain10
- * targets, dls worst pointing error 8.4 degrees unclamped, 5.0 at 0.2; P1_chain10 and
- * P3_human3 cold take the same iterations at 0.2 (0.05: three times as many on P1). */
+ * targets, dls (damping 0.1 then, before the adaptive damping of ik_joints.c) worst
+ * pointing error 8.4 degrees unclamped, 5.0 at 0.2; P1_chain10 and P3_human3 cold take the
+ * same iterations at 0.2 (0.05: three times as many on P1). With both, 3.9 degrees, and
+ * 93 % of those solves within 1 degree. */
 #define MAX_ERROR_SHARE 0.2f
 
 static int
