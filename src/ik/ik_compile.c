@@ -56,6 +56,26 @@ resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct
     if (in->blend_mode == IK_BLEND_NLERP && in->positions_only)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "ik: IK_BLEND_NLERP blends rotations, which positions_only leaves out");
+    if ((unsigned)in->method > IK_METHOD_DAMPED_LEAST_SQUARES)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: method: expected IK_METHOD_FABRIK, _CCD, _JACOBIAN_TRANSPOSE or "
+                       "_DAMPED_LEAST_SQUARES");
+    if (!isfinite(in->damping) || in->damping < 0.0f)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: damping: expected a finite number >= 0");
+    if (in->method != IK_METHOD_FABRIK) {
+        /* These turn joints: nothing to solve without rotations, no positions to predict,
+         * no translation of a root. */
+        if (in->positions_only)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "ik: positions_only: only IK_METHOD_FABRIK solves without rotations");
+        if (in->predict_warm_start)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "ik: predict_warm_start: only IK_METHOD_FABRIK predicts positions");
+        if (in->root_mode == IK_ROOT_FREE)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "ik: IK_ROOT_FREE: only IK_METHOD_FABRIK moves the root");
+    }
     if (out->tolerance_m == 0.0f)
         out->tolerance_m = DEFAULT_TOLERANCE_M;
     if (out->max_iterations == 0)
@@ -197,6 +217,7 @@ ik_solver_destroy(struct ik_solver **solver)
     free(s->last_result);
     free(s->last_motion);
     ik_controls_fini(s);
+    ik_joints_fini(s);
     free(s);
     *solver = NULL;
 }
@@ -282,7 +303,8 @@ order_by_levels(struct ik_solver *s)
 static void
 assign_groups(struct ik_solver *s)
 {
-    const bool turns = !s->desc.ignore_limits;
+    /* CCD and the Jacobian methods turn every base but a fixed root, limits or not. */
+    const bool turns = !s->desc.ignore_limits || s->desc.method != IK_METHOD_FABRIK;
     s->group_count = 0;
     for (int k = 0; k < s->node_count; ++k) {
         const int p = s->parent[k];
@@ -578,7 +600,7 @@ ik_solver_create(const struct ik_solver_desc *desc, struct ik_solver **out_solve
     build_nodes(s, marks, marks + sk->joint_count);
     warn_ignored_effectors(&resolved);
     free(marks);
-    if (!ik_controls_init(s)) {
+    if (!ik_controls_init(s) || !ik_joints_init(s)) {
         ik_solver_destroy(&s);
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "ik: out of memory");
     }

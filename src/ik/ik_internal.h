@@ -1,6 +1,7 @@
 /*
  * Internals of the ik module, shared by its files and its tests: the compiled solver
- * (ik_compile.c builds it; ik_passes.c, ik_rotations.c and ik_solver.c run it) and joint
+ * (ik_compile.c builds it; ik_passes.c, ik_rotations.c and ik_solver.c run it; ik_joints.c,
+ * ik_ccd.c and ik_jacobian.c run the other methods on it) and joint
  * limits compiled for the solver's hot path (ik_limits.c). The public ik_limit_apply() is the
  * reference (clear, with trigonometry); the compiled form gives the same results without
  * trigonometry, using half-angle vectors: a rotation by angle a about an axis has quaternion (axis
@@ -182,6 +183,20 @@ struct ik_solver {
     float *rest_length_m;      /* per node: its bone's own length */
     bool *swing_failed;        /* per node: its limb swing found no angle in this solve */
 
+    /* CCD and the Jacobian methods (ik_joints.c, ik_ccd.c, ik_jacobian.c). */
+    unsigned *chain_mask; /* per node: bit e when the node turns for effector e */
+    float damping;        /* IK_METHOD_DAMPED_LEAST_SQUARES, resolved */
+    float group_reach_m;  /* the reach of the group being solved */
+    float damping_scale;  /* this solve's adaptation of the damping (ik_joints.c) */
+    float eff_pos[IK_MAX_EFFECTORS][3]; /* effectors' positions as the joints turn */
+    int dof_capacity;                   /* 3 per node */
+    int *dof_node;                      /* per degree of freedom: its node */
+    float (*dof_axis)[3];               /* its world axis this iteration */
+    float *dof_step;                    /* its angle this iteration */
+    float *jacobian;                    /* rows (3 per effector) x dof_capacity */
+    float *jjt;                         /* rows x rows: J J^T (+ lambda^2 I) */
+    float *row_work;                    /* rows: the errors, then solutions */
+
     float target[IK_MAX_EFFECTORS][3];
     float target_rotation[IK_MAX_EFFECTORS][4];
     bool has_target_rotation[IK_MAX_EFFECTORS];
@@ -253,6 +268,46 @@ ik_in_subtree(const struct sk_skeleton *sk, int j, int root)
  * iterations made. */
 int
 ik_solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g);
+
+/* ---- CCD and the Jacobian methods (ik_joints.c, ik_ccd.c, ik_jacobian.c) ------------- */
+
+/* Allocates their state (chain masks, the Jacobian's arrays) and resolves the damping;
+ * false when out of memory. */
+bool
+ik_joints_init(struct ik_solver *s);
+
+void
+ik_joints_fini(struct ik_solver *s);
+
+/* Iterates group g by CCD or a Jacobian method (desc.method) until its effectors are
+ * within tolerance, progress stalls, or the iteration cap; returns the iterations made. */
+int
+ik_solve_group_by_joints(struct ik_solver *s, const struct sk_pose *pose,
+                         const struct ik_group *g);
+
+/* Forward kinematics of group g's nodes from their local rotations, parents first;
+ * effectors with an orientation target take it (within their limit). */
+void
+ik_group_forward_kinematics(struct ik_solver *s, const struct sk_pose *pose,
+                            const struct ik_group *g);
+
+/* Keeps node k's new local rotation L within its stiffness (`previous`: the one before
+ * this step), limit (unless ignore_limits) and axis lock. */
+void
+ik_constrain_local(const struct ik_solver *s, int k, const float *previous, float *L);
+
+/* The world rotation about the line from node k to its hinge child's child that swings
+ * the hinge (an elbow) into its pole's half-plane; false when no pole applies. */
+bool
+ik_pole_swivel(const struct ik_solver *s, int k, const float *end_m, float *out_turn);
+
+/* One CCD iteration over group g (ik_ccd.c). */
+void
+ik_ccd_iterate(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g);
+
+/* One Jacobian iteration over group g, transpose or damped (ik_jacobian.c). */
+void
+ik_jacobian_iterate(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g);
 
 /* ---- Rotations (ik_rotations.c; the passes call them, never the other way) ---------- */
 

@@ -231,6 +231,8 @@ predict_group(struct ik_solver *s, const struct ik_group *g)
 int
 ik_solve_group(struct ik_solver *s, const struct sk_pose *pose, const struct ik_group *g)
 {
+    if (s->desc.method != IK_METHOD_FABRIK)
+        return ik_solve_group_by_joints(s, pose, g);
     const bool limited = !s->desc.ignore_limits;
     const float tolerance_sq = s->tolerance_m * s->tolerance_m;
     int iterations = 0, stalled = 0;

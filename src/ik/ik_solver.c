@@ -151,7 +151,7 @@ ik_solver_solve(struct ik_solver *s, struct sk_pose *pose, struct ik_stats *out_
         const int n = ik_solve_group(s, pose, &s->groups[g]);
         iterations = n > iterations ? n : iterations;
     }
-    if (!limited && !s->desc.positions_only)
+    if (!limited && !s->desc.positions_only && s->desc.method == IK_METHOD_FABRIK)
         ik_derive_rotations(s, pose);
     if (s->blending)
         ik_blend_with_input(s, pose);

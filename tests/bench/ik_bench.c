@@ -42,6 +42,9 @@
 #include "util/u_time.h"
 
 #define WARMUP_SOLVES 200
+/* --side-by-side runs P2_chain1000 on its first 1000 target sets: CCD and the Jacobian
+ * methods take milliseconds per solve there. */
+#define SIDE_BY_SIDE_BIG_SOLVES 1000
 
 struct problem {
     const char *id;
@@ -410,6 +413,22 @@ enum bench_control { CONTROL_PLAIN = 0, CONTROL_STRETCH, CONTROL_STIFFNESS, CONT
 static const char *const control_names[] = {"plain", "stretch", "stiffness", "blend"};
 static enum bench_control g_control = CONTROL_PLAIN;
 
+/* The solver's method (--solver), and DLS's damping (--damping; 0: the solver's default). */
+static const char *const solver_names[] = {"fabrik", "ccd", "jt", "dls"};
+static enum ik_method g_method = IK_METHOD_FABRIK;
+static float g_damping = 0.0f;
+
+static bool
+parse_solver(const char *text, enum ik_method *out)
+{
+    for (int m = 0; m < 4; ++m)
+        if (strcmp(text, solver_names[m]) == 0) {
+            *out = (enum ik_method)m;
+            return true;
+        }
+    return false;
+}
+
 static void
 apply_control(struct ik_solver *solver, const struct problem *p)
 {
@@ -438,6 +457,8 @@ run_problem(const struct problem *p, enum bench_mode mode, enum bench_start star
         .root_mode = IK_ROOT_PINNED,
         .predict_warm_start = start == START_PREDICT,
         .blend_mode = g_control == CONTROL_BLEND ? IK_BLEND_NLERP : IK_BLEND_LINEAR,
+        .method = g_method,
+        .damping = g_damping,
     };
     for (int e = 0; e < p->effector_count; ++e)
         desc.effector[e].joint = p->effector[e];
@@ -626,6 +647,298 @@ print_controls_table(const cJSON *problems, const char *path, int repeat)
     return failures;
 }
 
+/* ---- The solvers side by side (--side-by-side) ----------------------------------- */
+
+/* Published medians (us per solve) of peer solvers on the same problems and protocol
+ * (../shared/bench/README.md), in the order of peer_names, for the side-by-side table. */
+static const char *const peer_names[] = {"plain C FABRIK", "TheComet/ik", "three-ik (JS)",
+                                         "closed-chain-ik (DLS)"};
+static const struct {
+    const char *id;
+    double median_us[4];
+} peer_medians[] = {
+    {"P1_chain10", {1.5, 20, 100, 384}},
+    {"P2_chain100", {82, 672, 18340, 4082}},
+    {"P2_chain1000", {2372, 6720, 5005000, 77760}},
+    {"P3_human3", {5.7, 88, 247, 743}},
+    {"P3_human5", {7.3, 127, 340, 425}},
+    {"P3_human3_track", {0.6, 18, 47, 112}},
+};
+
+static bool
+load_by_id(const cJSON *problems, const char *path, const char *id, struct problem *out)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, problems)
+    {
+        const char *pid = cJSON_GetStringValue(cJSON_GetObjectItem(it, "id"));
+        if (!pid || strcmp(pid, id) != 0)
+            continue;
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind"));
+        if (load_problem(it, path, out, kind && strcmp(kind, "tree") == 0))
+            return true;
+        sk_skeleton_fini(&out->skeleton);
+        free(out->targets);
+        return false;
+    }
+    fprintf(stderr, "ik_bench: %s: no problem %s\n", path, id);
+    return false;
+}
+
+static void
+free_problem(struct problem *p)
+{
+    sk_skeleton_fini(&p->skeleton);
+    free(p->targets);
+}
+
+static struct ik_solver *
+bench_solver(const struct problem *p, bool limits, int max_iterations)
+{
+    struct ik_solver_desc desc = {.skeleton = &p->skeleton,
+                                  .effector_count = p->effector_count,
+                                  .tolerance_m = p->tolerance_m,
+                                  .max_iterations = max_iterations,
+                                  .ignore_limits = !limits,
+                                  .method = g_method,
+                                  .damping = g_damping};
+    for (int e = 0; e < p->effector_count; ++e)
+        desc.effector[e].joint = p->effector[e];
+    struct ik_solver *solver = NULL;
+    struct em_error err;
+    if (ik_solver_create(&desc, &solver, &err) != EM_OK)
+        fprintf(stderr, "%s: %s\n", p->id, err.message);
+    return solver;
+}
+
+static bool
+pose_is_finite(const struct sk_skeleton *sk, const struct sk_pose *pose)
+{
+    for (int j = 0; j < sk->joint_count; ++j)
+        if (!m_vec3_is_finite(pose->position_m[j]) || !m_quat_is_finite(pose->rotation[j]))
+            return false;
+    return true;
+}
+
+struct unreachable_result {
+    double worst_point_deg;  /* angle between root->tip and root->target */
+    double worst_off_line_m; /* farthest joint from the line root->target */
+    int non_finite;          /* solves leaving a NaN or infinity anywhere */
+    double within_1deg_pct;  /* solves pointing within a degree */
+};
+
+/* P1_chain10's targets moved out along their direction to 1.5 times the chain's reach,
+ * each solved cold: the chain should end straight, pointing at the target. */
+static bool
+measure_unreachable(const struct problem *p, int solves, struct unreachable_result *out)
+{
+    struct ik_solver *solver = bench_solver(p, false, p->max_iterations);
+    struct sk_pose pose;
+    if (!solver || sk_pose_init(&pose, &p->skeleton) != EM_OK) {
+        ik_solver_destroy(&solver);
+        return false;
+    }
+    const int tip = p->effector[0];
+    double reach = 0.0;
+    for (int j = tip; p->skeleton.parent[j] >= 0; j = p->skeleton.parent[j])
+        reach += (double)p->skeleton.length_m[j];
+    memset(out, 0, sizeof *out);
+    int counted = 0, within = 0;
+    for (int k = 0; k < solves && k < p->target_count; ++k) {
+        sk_pose_set_rest(&pose, &p->skeleton);
+        const float *root = pose.position_m[0];
+        float dir[3], far[3];
+        m_vec3_sub(p->targets[k][0], root, dir);
+        if (!(m_vec3_normalize_or(dir, dir, dir) > 0.0f))
+            continue;
+        m_vec3_muladd(root, dir, (float)(1.5 * reach), far);
+        ik_solver_set_target(solver, 0, far, NULL);
+        ik_solver_solve(solver, &pose, NULL);
+        if (!pose_is_finite(&p->skeleton, &pose)) {
+            ++out->non_finite;
+            continue;
+        }
+        float to_tip[3];
+        m_vec3_sub(pose.position_m[tip], root, to_tip);
+        m_vec3_normalize_or(to_tip, dir, to_tip);
+        const double angle =
+            (double)acosf(m_clampf(m_vec3_dot(to_tip, dir), -1.0f, 1.0f)) / (double)M_DEG_TO_RAD;
+        out->worst_point_deg = angle > out->worst_point_deg ? angle : out->worst_point_deg;
+        ++counted;
+        within += angle <= 1.0;
+        for (int j = 1; j < p->skeleton.joint_count; ++j) {
+            float rel[3], across[3];
+            m_vec3_sub(pose.position_m[j], root, rel);
+            m_vec3_cross(rel, dir, across);
+            const double off = (double)m_vec3_length(across);
+            out->worst_off_line_m = off > out->worst_off_line_m ? off : out->worst_off_line_m;
+        }
+    }
+    out->within_1deg_pct = counted > 0 ? 100.0 * within / counted : 0.0;
+    sk_pose_fini(&pose);
+    ik_solver_destroy(&solver);
+    return true;
+}
+
+struct track_result {
+    double path_ratio; /* the effectors' path length over their targets' */
+    double max_jump_m; /* the largest move of any joint between successive solves */
+    double max_target_jump_m;
+    double converged_pct;
+};
+
+/* P3_human3_track solved warm, as the protocol: how far the effectors and joints travel
+ * from solve to solve, against how far the targets do (overshoot and tangling show as a
+ * path longer than the targets' and as jumps). */
+static bool
+measure_track(const struct problem *p, bool limits, struct track_result *out)
+{
+    struct ik_solver *solver = bench_solver(p, limits, p->max_iterations);
+    struct sk_pose pose;
+    const int n = p->skeleton.joint_count;
+    float(*last)[3] = calloc((size_t)n, sizeof *last);
+    if (!solver || !last || sk_pose_init(&pose, &p->skeleton) != EM_OK) {
+        ik_solver_destroy(&solver);
+        free(last);
+        return false;
+    }
+    memset(out, 0, sizeof *out);
+    double path = 0.0, target_path = 0.0;
+    int converged = 0;
+    for (int k = 0; k < p->target_count; ++k) {
+        for (int e = 0; e < p->effector_count; ++e)
+            ik_solver_set_target(solver, e, p->targets[k][e], NULL);
+        struct ik_stats stats;
+        ik_solver_solve(solver, &pose, &stats);
+        converged += stats.max_residual_m <= p->tolerance_m;
+        if (k > 0) {
+            for (int e = 0; e < p->effector_count; ++e) {
+                const int j = p->effector[e];
+                path += (double)m_vec3_distance(pose.position_m[j], last[j]);
+                const double dt = (double)m_vec3_distance(p->targets[k][e], p->targets[k - 1][e]);
+                target_path += dt;
+                out->max_target_jump_m = fmax(out->max_target_jump_m, dt);
+            }
+            for (int j = 0; j < n; ++j)
+                out->max_jump_m =
+                    fmax(out->max_jump_m, (double)m_vec3_distance(pose.position_m[j], last[j]));
+        }
+        for (int j = 0; j < n; ++j)
+            m_vec3_copy(pose.position_m[j], last[j]);
+    }
+    out->path_ratio = target_path > 0.0 ? path / target_path : 0.0;
+    out->converged_pct = 100.0 * converged / p->target_count;
+    free(last);
+    sk_pose_fini(&pose);
+    ik_solver_destroy(&solver);
+    return true;
+}
+
+/* Every method on the six problems (no limits; the humanoid ones with limits too), the
+ * published peers beside them, then how each behaves on unreachable targets and on the
+ * tracking problem. P2_chain1000 runs its first `big_solves` target sets. */
+static int
+print_side_by_side(const cJSON *problems, const char *path, const char *only, int repeat,
+                   long max_solves, int big_solves)
+{
+    static const char *const ids[] = {"P1_chain10", "P2_chain100", "P2_chain1000",
+                                      "P3_human3",  "P3_human5",   "P3_human3_track"};
+    const enum ik_method methods[] = {IK_METHOD_FABRIK, IK_METHOD_CCD, IK_METHOD_JACOBIAN_TRANSPOSE,
+                                      IK_METHOD_DAMPED_LEAST_SQUARES};
+    int failures = 0;
+    printf("solvers side by side: fabrik, ccd, jt (Jacobian transpose), dls (damped least "
+           "squares); full = no limits, limits = joint limits on; the protocol of "
+           "../shared/bench/README.md (cold: from the rest pose; warm: from the previous "
+           "solution); published = the peers' figures from that README (median only)\n\n");
+    printf("| problem          | solver                | solve   | solves | median us | mean "
+           "iter | converged |   max err | bone dev  |\n");
+    printf("|------------------|-----------------------|---------|--------|-----------|-------"
+           "----|-----------|-----------|-----------|\n");
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; ++i) {
+        if (only && strcmp(only, ids[i]) != 0)
+            continue;
+        struct problem p;
+        if (!load_by_id(problems, path, ids[i], &p)) {
+            ++failures;
+            continue;
+        }
+        if (strcmp(p.id, "P2_chain1000") == 0 && p.target_count > big_solves)
+            p.target_count = big_solves;
+        if (max_solves > 0 && p.target_count > max_solves)
+            p.target_count = (int)max_solves;
+        const bool tree = strcmp(p.kind, "tree") == 0;
+        for (int mode = MODE_FULL; mode <= (tree ? MODE_LIMITS : MODE_FULL); ++mode)
+            for (size_t m = 0; m < 4; ++m) {
+                g_method = methods[m];
+                struct result r;
+                if (!run_repeated(&p, (enum bench_mode)mode, START_PLAIN, false, repeat, &r)) {
+                    ++failures;
+                    continue;
+                }
+                printf("| %-16s | %-21s | %-7s | %6d | %9.3f | %9.2f | %8.2f%% | %9.2e | "
+                       "%9.1e |\n",
+                       p.id, solver_names[g_method], mode_names[mode], p.target_count, r.median_us,
+                       r.mean_iterations, r.converged_pct, r.max_err, r.bone_dev);
+                fflush(stdout);
+            }
+        for (size_t q = 0; q < sizeof peer_medians / sizeof peer_medians[0]; ++q)
+            if (strcmp(peer_medians[q].id, p.id) == 0)
+                for (int k = 0; k < 4; ++k)
+                    printf("| %-16s | %-21s | %-7s | %6s | %9.1f | %9s | %9s | %9s | %9s |\n", p.id,
+                           peer_names[k], "publ.", "", peer_medians[q].median_us[k], "", "", "",
+                           "");
+        free_problem(&p);
+    }
+    printf("\nunreachable: P1_chain10's targets moved out to 1.5 x the chain's reach, cold, "
+           "no limits: the worst angle between root->tip and root->target, the farthest "
+           "joint from that line, the solves pointing within 1 degree, solves leaving a NaN. "
+           "track: P3_human3_track warm, as the "
+           "protocol: the effectors' path over their targets' path (1 = no overshoot), the "
+           "largest move of any joint between successive solves (the targets' largest: "
+           "in brackets)\n\n");
+    printf("| solver | unreach. pointing deg | unreach. off line m | within 1 deg | NaN solves "
+           "| track solve | track converged | tip path / target path | largest joint jump mm |\n");
+    printf("|--------|-----------------------|---------------------|--------------|----------"
+           "--|-------------|-----------------|------------------------|-----------------------"
+           "|\n");
+    struct problem chain, track;
+    const bool have_chain = load_by_id(problems, path, "P1_chain10", &chain);
+    const bool have_track = load_by_id(problems, path, "P3_human3_track", &track);
+    if (!have_chain || !have_track) {
+        if (have_chain)
+            free_problem(&chain);
+        if (have_track)
+            free_problem(&track);
+        return failures + 1;
+    }
+    if (max_solves > 0 && track.target_count > max_solves)
+        track.target_count = (int)max_solves;
+    for (size_t m = 0; m < 4; ++m) {
+        g_method = methods[m];
+        struct unreachable_result u;
+        if (!measure_unreachable(&chain, max_solves > 0 ? (int)max_solves : 1000, &u)) {
+            ++failures;
+            continue;
+        }
+        for (int limits = 0; limits < 2; ++limits) {
+            struct track_result tr;
+            if (!measure_track(&track, limits, &tr)) {
+                ++failures;
+                continue;
+            }
+            printf("| %-6s | %21.3f | %19.2e | %11.2f%% | %10d | %-11s | %14.2f%% | %22.3f | "
+                   "%11.2f (%.2f) |\n",
+                   solver_names[g_method], u.worst_point_deg, u.worst_off_line_m, u.within_1deg_pct,
+                   u.non_finite, limits ? "limits" : "full", tr.converged_pct, tr.path_ratio,
+                   1e3 * tr.max_jump_m, 1e3 * tr.max_target_jump_m);
+        }
+    }
+    free_problem(&chain);
+    free_problem(&track);
+    g_method = IK_METHOD_FABRIK;
+    return failures;
+}
+
 static bool
 parse_mode(const char *text, enum bench_mode *out)
 {
@@ -648,7 +961,7 @@ main(int argc, char **argv)
     const char *only = NULL;
     bool callgrind = false, modes[3] = {false, false, false}, any_mode = false;
     bool starts[2] = {true, true}; /* plain and predicted warm starts */
-    bool controls_table = false;
+    bool controls_table = false, side_by_side = false;
     long max_solves = 0, repeat = 3;
     for (int i = 1; i < argc; ++i) {
         enum bench_mode m;
@@ -669,8 +982,16 @@ main(int argc, char **argv)
                    (strcmp(argv[i + 1], "plain") == 0 || strcmp(argv[i + 1], "predict") == 0)) {
             starts[START_PLAIN] = strcmp(argv[++i], "plain") == 0;
             starts[START_PREDICT] = !starts[START_PLAIN];
+        } else if (strcmp(argv[i], "--solver") == 0 && i + 1 < argc &&
+                   parse_solver(argv[i + 1], &g_method)) {
+            ++i;
+        } else if (strcmp(argv[i], "--damping") == 0 && i + 1 < argc &&
+                   u_parse_float(argv[i + 1], &g_damping) && g_damping > 0.0f) {
+            ++i;
         } else if (strcmp(argv[i], "--callgrind") == 0) {
             callgrind = true;
+        } else if (strcmp(argv[i], "--side-by-side") == 0) {
+            side_by_side = true;
         } else if (strcmp(argv[i], "--controls") == 0) {
             controls_table = true;
         } else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc &&
@@ -680,7 +1001,15 @@ main(int argc, char **argv)
             fprintf(stderr,
                     "usage: %s [--problems FILE] [--only ID] [--mode pos|full|limits]... "
                     "[--solves N] [--repeat N] [--start plain|predict] [--callgrind] "
-                    "[--controls] [--control plain|stretch|stiffness|blend]\n"
+                    "[--controls] [--control plain|stretch|stiffness|blend] "
+                    "[--solver fabrik|ccd|jt|dls] [--damping X] [--side-by-side]\n"
+                    "  --solver: the solver's method (default fabrik); ccd, jt (Jacobian "
+                    "transpose) and dls (damped least squares) turn joints, so they have no "
+                    "pos rows and no predicted warm starts\n"
+                    "  --damping: dls's damping, a share of the reach (default the solver's)\n"
+                    "  --side-by-side: every solver on the six problems (--only: one) beside "
+                    "the published peers, and their behaviour on unreachable targets and "
+                    "tracking\n"
                     "  --controls: only the table of issue 14's controls against plain solves\n"
                     "  --control: every row with that control on\n"
                     "  FILE defaults to ../shared/bench/problems.json beside the source tree,\n"
@@ -693,6 +1022,10 @@ main(int argc, char **argv)
     }
     if (!any_mode)
         modes[MODE_POSITIONS] = modes[MODE_FULL] = modes[MODE_LIMITS] = true;
+    if (g_method != IK_METHOD_FABRIK) { /* they turn joints: no positions-only solve */
+        modes[MODE_POSITIONS] = false;
+        starts[START_PREDICT] = false;
+    }
     struct u_text text;
     struct em_error err;
     if (u_text_read_file(path, &text, &err) != EM_OK) {
@@ -707,11 +1040,19 @@ main(int argc, char **argv)
         cJSON_Delete(root);
         return 1;
     }
+    if (side_by_side) {
+        const int failures = print_side_by_side(problems, path, only, (int)repeat, max_solves,
+                                                SIDE_BY_SIDE_BIG_SOLVES);
+        cJSON_Delete(root);
+        return failures ? 1 : 0;
+    }
     if (controls_table) {
         const int failures = print_controls_table(problems, path, (int)repeat);
         cJSON_Delete(root);
         return failures ? 1 : 0;
     }
+    if (g_method != IK_METHOD_FABRIK)
+        printf("solver: %s\n\n", solver_names[g_method]);
     printf("solve: pos = no limits, positions only; full = no limits, positions and rotations; "
            "limits = joint limits on (rigid joints, rotations)\n"
            "mode: warm = from the previous solution (the protocol); warm+p = the same with the "
