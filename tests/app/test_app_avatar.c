@@ -108,7 +108,7 @@ bad_avatar_files_are_reported_and_the_default_avatar_shown(void **state)
     app_run_scratch_path("missing", "vrm", missing, sizeof missing);
     write_text(truncated, "glTF\x02");
     write_text(bones, "{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [{\"name\": \"bone0\"}, "
-                      "{\"name\": \"bone1\"}]}");
+                      "{\"name\": \"bone1\"}], \"scenes\": [{\"nodes\": [0, 1]}]}");
     write_text(old, "{\"asset\": {\"version\": \"1.0\"}}");
     const struct {
         const char *path;
