@@ -492,11 +492,13 @@ bone_from_words(const char *name)
 enum sk_bone
 sk_bone_from_node_name_in(enum sk_name_map map, const char *name)
 {
-    if (!name || !name[0] || sk_name_is_twist(name))
+    if (!name || !name[0])
         return SK_BONE_NONE;
     const enum sk_bone b = sk_bone_from_mapped_name(map, name);
-    if (b != SK_BONE_NONE)
+    if (b != SK_BONE_NONE) /* a table's word first: CC_Base_NeckTwist01 is CC's neck */
         return b >= SK_HEAD_TOP ? SK_BONE_NONE : b;
+    if (sk_name_is_twist(name))
+        return SK_BONE_NONE;
     const enum sk_bone w = bone_from_words(name);
     return w >= SK_HEAD_TOP ? SK_BONE_NONE : w;
 }
