@@ -122,9 +122,9 @@ set_name(cJSON *node, const char *name)
 }
 
 /* Plain glTF: the VRM extension gone; every node renamed "node<i>" except the bones
- * `names` gives (pairs of VRM bone, node name, ending in NULL). */
+ * `names` gives (pairs of VRM bone, node name, ending in NULL); then `edit`, if any. */
 static void
-make_plain_rig(const char *const (*names)[2], const char *path)
+make_edited_rig(const char *const (*names)[2], void (*edit)(struct glb *), const char *path)
 {
     struct glb g;
     glb_read(DEFAULT_AVATAR, &g);
@@ -144,6 +144,8 @@ make_plain_rig(const char *const (*names)[2], const char *path)
         snprintf(other, sizeof other, "node%d", i);
         set_name(cJSON_GetArrayItem(nodes_of(&g), i), other);
     }
+    if (edit)
+        edit(&g);
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(g.json, "extensions"), "VRMC_vrm");
     cJSON *used = cJSON_GetObjectItem(g.json, "extensionsUsed");
     for (int i = cJSON_GetArraySize(used) - 1; i >= 0; --i)
@@ -151,6 +153,89 @@ make_plain_rig(const char *const (*names)[2], const char *path)
             cJSON_DeleteItemFromArray(used, i);
     glb_write(&g, path);
     glb_fini(&g);
+}
+
+static void
+make_plain_rig(const char *const (*names)[2], const char *path)
+{
+    make_edited_rig(names, NULL, path);
+}
+
+static float
+translation(const cJSON *node, int k)
+{
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(node, "translation"), k);
+    return t ? (float)t->valuedouble : 0.0f;
+}
+
+static void
+set_translation(cJSON *node, const float *t)
+{
+    cJSON_DeleteItemFromObject(node, "translation");
+    cJSON_AddItemToObject(node, "translation", cJSON_CreateFloatArray(t, 3));
+}
+
+/* A new node called `name` under node `parent`, at `t` from it; its index. */
+static int
+add_node(struct glb *g, int parent, const char *name, const float *t)
+{
+    cJSON *node = cJSON_CreateObject();
+    cJSON_AddStringToObject(node, "name", name);
+    set_translation(node, t);
+    cJSON_AddItemToArray(nodes_of(g), node);
+    const int index = cJSON_GetArraySize(nodes_of(g)) - 1;
+    cJSON *p = cJSON_GetArrayItem(nodes_of(g), parent);
+    cJSON *children = cJSON_GetObjectItem(p, "children");
+    if (!children)
+        children = cJSON_AddArrayToObject(p, "children");
+    cJSON_AddItemToArray(children, cJSON_CreateNumber(index));
+    return index;
+}
+
+/* Moves node `child` from its parent to under `new_parent`, keeping where it is: its
+ * translation loses `shift` (the new parent's offset from the old). */
+static void
+reparent(struct glb *g, int old_parent, int child, int new_parent, const float *shift)
+{
+    cJSON *children = cJSON_GetObjectItem(cJSON_GetArrayItem(nodes_of(g), old_parent), "children");
+    for (int i = 0; i < cJSON_GetArraySize(children); ++i)
+        if (cJSON_GetArrayItem(children, i)->valueint == child) {
+            cJSON_DeleteItemFromArray(children, i);
+            break;
+        }
+    cJSON *np = cJSON_GetArrayItem(nodes_of(g), new_parent);
+    cJSON *nc = cJSON_GetObjectItem(np, "children");
+    if (!nc)
+        nc = cJSON_AddArrayToObject(np, "children");
+    cJSON_AddItemToArray(nc, cJSON_CreateNumber(child));
+    cJSON *c = cJSON_GetArrayItem(nodes_of(g), child);
+    const float t[3] = {translation(c, 0) - shift[0], translation(c, 1) - shift[1],
+                        translation(c, 2) - shift[2]};
+    set_translation(c, t);
+}
+
+/* A twist bone called `name` halfway along the bone from VRM bone `upper` to `lower`,
+ * inside the chain (`lower` hangs from it), as Daz's lShldrTwist and Rigify's .001. */
+static void
+insert_twist(struct glb *g, const char *upper, const char *lower, const char *name)
+{
+    const int u = bone_node(g, upper), l = bone_node(g, lower);
+    const cJSON *ln = cJSON_GetArrayItem(nodes_of(g), l);
+    const float half[3] = {0.5f * translation(ln, 0), 0.5f * translation(ln, 1),
+                           0.5f * translation(ln, 2)};
+    const int t = add_node(g, u, name, half);
+    reparent(g, u, l, t, half);
+}
+
+/* A twist bone beside the chain (Unreal's upperarm_twist_01_l): a leaf under `upper`
+ * halfway to `lower`. */
+static void
+add_side_twist(struct glb *g, const char *upper, const char *lower, const char *name)
+{
+    const cJSON *ln = cJSON_GetArrayItem(nodes_of(g), bone_node(g, lower));
+    const float half[3] = {0.5f * translation(ln, 0), 0.5f * translation(ln, 1),
+                           0.5f * translation(ln, 2)};
+    add_node(g, bone_node(g, upper), name, half);
 }
 
 /* ---- The conventions ---- */
@@ -445,12 +530,226 @@ every_conventions_fbx_loads_as_the_vrm_does(void **state)
     av_avatar_fini(&ref);
 }
 
+/* An exporter that mirrored the names: "Left" bones on the figure's right (the toes say
+ * which way it faces). The bones are swapped back, and the figure is not turned. */
+static void
+rigs_named_with_sides_swapped_are_read_by_their_rest_pose(void **state)
+{
+    (void)state;
+    const char *swapped[sizeof k_mixamo / sizeof k_mixamo[0]][2];
+    for (size_t i = 0; i < sizeof k_mixamo / sizeof k_mixamo[0]; ++i) {
+        swapped[i][0] = k_mixamo[i][0];
+        swapped[i][1] = k_mixamo[i][1];
+        const enum sk_bone b = k_mixamo[i][0] ? sk_bone_from_name(k_mixamo[i][0]) : SK_HIPS;
+        if (sk_bone_mirror(b) != b) /* the other side's name */
+            swapped[i][1] = k_mixamo[i + (b < sk_bone_mirror(b) ? 1 : -1)][1];
+    }
+    make_plain_rig((const char *const(*)[2])swapped, OUT "rig-swapped.glb");
+    struct av_avatar ref, av;
+    load_ok(DEFAULT_AVATAR, NULL, &ref);
+    load_ok(OUT "rig-swapped.glb", NULL, &av);
+    assert_true(av.rig_sides_swapped);
+    expect_same_rig("swapped", &av, &ref, NULL, SK_RIG_BY_NAME, 1e-4f);
+    assert_string_equal(av.rig.node[SK_LEFT_UPPER_ARM], "mixamorig1:RightArm");
+    assert_string_equal(av.rig.node[SK_RIGHT_FOOT], "mixamorig1:LeftFoot");
+    /* Facing +Z with its left at +X, toes in front. */
+    const int lh = av.skeleton.bone_joint[SK_LEFT_HAND], lf = av.skeleton.bone_joint[SK_LEFT_FOOT];
+    const int lt = av.skeleton.bone_joint[SK_LEFT_TOES];
+    assert_true(av.skeleton.rest_position_m[lh][0] > 0.3f);
+    assert_true(av.skeleton.rest_position_m[lt][2] > av.skeleton.rest_position_m[lf][2]);
+    av_avatar_fini(&av);
+    av_avatar_fini(&ref);
+}
+
+static void
+daz_twists(struct glb *g)
+{
+    insert_twist(g, "leftUpperArm", "leftLowerArm", "lShldrTwist");
+    insert_twist(g, "rightUpperArm", "rightLowerArm", "rShldrTwist");
+    insert_twist(g, "leftLowerArm", "leftHand", "lForearmTwist");
+    insert_twist(g, "rightLowerArm", "rightHand", "rForearmTwist");
+    insert_twist(g, "leftUpperLeg", "leftLowerLeg", "lThighTwist");
+    insert_twist(g, "rightUpperLeg", "rightLowerLeg", "rThighTwist");
+}
+
+static void
+rigify_twists(struct glb *g)
+{
+    insert_twist(g, "leftUpperArm", "leftLowerArm", "DEF-upper_arm.L.001");
+    insert_twist(g, "rightUpperArm", "rightLowerArm", "DEF-upper_arm.R.001");
+    insert_twist(g, "leftLowerArm", "leftHand", "DEF-forearm.L.001");
+    insert_twist(g, "rightUpperLeg", "rightLowerLeg", "DEF-thigh.R.001");
+}
+
+static void
+unreal_twists(struct glb *g)
+{
+    add_side_twist(g, "leftUpperArm", "leftLowerArm", "upperarm_twist_01_l");
+    add_side_twist(g, "rightUpperArm", "rightLowerArm", "upperarm_twist_01_r");
+    add_side_twist(g, "leftLowerArm", "leftHand", "lowerarm_twist_01_l");
+    add_side_twist(g, "leftUpperLeg", "leftLowerLeg", "thigh_twist_01_l");
+}
+
+/* Twist bones inside the limb (Daz, Rigify) and beside it (Unreal) stay part of their
+ * limb: the elbow is the forearm bone, not the twist bone halfway up the upper arm. */
+static void
+twist_bones_stay_part_of_their_limb(void **state)
+{
+    (void)state;
+    const struct {
+        const char *label;
+        const char *const (*names)[2];
+        void (*edit)(struct glb *);
+    } cases[] = {
+        {"daz-twist", k_daz, daz_twists},
+        {"rigify-twist", k_rigify, rigify_twists},
+        {"unreal-twist", k_unreal, unreal_twists},
+    };
+    struct av_avatar ref;
+    load_ok(DEFAULT_AVATAR, NULL, &ref);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        char path[512];
+        snprintf(path, sizeof path, OUT "rig-%s.glb", cases[c].label);
+        make_edited_rig(cases[c].names, cases[c].edit, path);
+        struct av_avatar av;
+        load_ok(path, NULL, &av);
+        expect_same_rig(cases[c].label, &av, &ref, cases[c].names, SK_RIG_BY_NAME, 1e-4f);
+        av_avatar_fini(&av);
+    }
+    av_avatar_fini(&ref);
+}
+
+/* MMD: 下半身 (lower body, the legs' parent) and 上半身 (upper body) side by side under a
+ * centre bone, which is then the hips. */
+static void
+mmd_layout(struct glb *g)
+{
+    const int hips = bone_node(g, "hips");
+    set_name(cJSON_GetArrayItem(nodes_of(g), hips), "センター");
+    const float down[3] = {0.0f, -0.05f, 0.0f};
+    const int lower = add_node(g, hips, "下半身", down);
+    reparent(g, hips, bone_node(g, "leftUpperLeg"), lower, down);
+    reparent(g, hips, bone_node(g, "rightUpperLeg"), lower, down);
+}
+
+static void
+mmd_rigs_with_lower_and_upper_body_side_by_side_load(void **state)
+{
+    (void)state;
+    make_edited_rig(k_mmd + 1, mmd_layout, OUT "rig-mmd-centre.glb");
+    struct av_avatar ref, av;
+    load_ok(DEFAULT_AVATAR, NULL, &ref);
+    load_ok(OUT "rig-mmd-centre.glb", NULL, &av);
+    expect_same_rig("mmd-centre", &av, &ref, k_mmd + 1, SK_RIG_BY_NAME, 1e-4f);
+    assert_string_equal(av.rig.node[SK_HIPS], "センター");
+    av_avatar_fini(&av);
+    av_avatar_fini(&ref);
+}
+
+/* No name a convention knows: the bones come from the skeleton's shape, and say so. */
+static void
+rigs_without_known_names_are_read_from_their_shape(void **state)
+{
+    (void)state;
+    static const char *const none[][2] = {{NULL, NULL}};
+    make_plain_rig(none, OUT "rig-anonymous.glb");
+    struct av_avatar ref, av;
+    load_ok(DEFAULT_AVATAR, NULL, &ref);
+    load_ok(OUT "rig-anonymous.glb", NULL, &av);
+    expect_same_rig("anonymous", &av, &ref, k_vroid, SK_RIG_BY_SHAPE, 1e-4f);
+    av_avatar_fini(&av);
+    av_avatar_fini(&ref);
+}
+
+/* 3ds Max Biped names, which no table has: a bone map file names every bone. */
+static const char *const k_biped[][2] = {
+    {"hips", "Bip01 Pelvis"},
+    {"spine", "Bip01 Spine"},
+    {"chest", "Bip01 Spine1"},
+    {"neck", "Bip01 Neck"},
+    {"head", "Bip01 Head"},
+    SIDED("Shoulder", "Bip01 L Clavicle", "Bip01 R Clavicle"),
+    SIDED("UpperArm", "Bip01 L UpperArm", "Bip01 R UpperArm"),
+    SIDED("LowerArm", "Bip01 L Forearm", "Bip01 R Forearm"),
+    SIDED("Hand", "Bip01 L Hand", "Bip01 R Hand"),
+    SIDED("UpperLeg", "Bip01 L Thigh", "Bip01 R Thigh"),
+    SIDED("LowerLeg", "Bip01 L Calf", "Bip01 R Calf"),
+    SIDED("Foot", "Bip01 L Foot", "Bip01 R Foot"),
+    SIDED("Toes", "Bip01 L Toe0", "Bip01 R Toe0"),
+    {NULL, NULL},
+};
+
+static void
+write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void
+bone_map_files_name_the_nodes_of_any_rig(void **state)
+{
+    (void)state;
+    make_plain_rig(k_biped, OUT "rig-biped.glb");
+    /* The map as JSON, bone -> node. */
+    cJSON *json = cJSON_CreateObject();
+    for (size_t i = 0; k_biped[i][0]; ++i)
+        cJSON_AddStringToObject(json, k_biped[i][0], k_biped[i][1]);
+    char *text = cJSON_Print(json);
+    write_text(OUT "biped-map.json", text);
+    free(text);
+    cJSON_Delete(json);
+
+    struct sk_bone_map map;
+    struct em_error err = {{0}};
+    if (sk_bone_map_load(OUT "biped-map.json", &map, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct av_avatar ref, av;
+    load_ok(DEFAULT_AVATAR, NULL, &ref);
+    load_ok(OUT "rig-biped.glb", &(struct av_load_desc){.bone_map = &map}, &av);
+    expect_same_rig("biped", &av, &ref, k_biped, SK_RIG_BY_BONE_MAP, 1e-4f);
+
+    /* --print-rig's text reads back as the same map. */
+    char printed[4096];
+    const int n = sk_bone_map_format(&av.rig, printed, sizeof printed);
+    assert_true(n > 0 && (size_t)n < sizeof printed);
+    struct sk_bone_map back;
+    if (sk_bone_map_parse(printed, (size_t)n, "printed", &back, &err) != EM_OK)
+        fail_msg("%s\n%s", err.message, printed);
+    for (int b = 0; b < SK_HEAD_TOP; ++b)
+        assert_string_equal(back.node[b], map.node[b]);
+    av_avatar_fini(&av);
+
+    /* A bone embody does not know, and a node the rig lacks: refused, naming both. */
+    write_text(OUT "bad-bone-map.json", "{\"hips\": \"Bip01 Pelvis\", \"leftElbow\": \"x\"}");
+    assert_int_equal(sk_bone_map_load(OUT "bad-bone-map.json", &map, &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, OUT "bad-bone-map.json"));
+    assert_non_null(strstr(err.message, "\"leftElbow\": not a humanoid bone"));
+    write_text(OUT "bad-node-map.json",
+               "{\"hips\": \"Bip01 Pelvis\", \"leftHand\": \"Bip01 L Palm\"}");
+    if (sk_bone_map_load(OUT "bad-node-map.json", &map, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_not_equal(
+        av_avatar_load(OUT "rig-biped.glb", &(struct av_load_desc){.bone_map = &map}, &av, &err),
+        EM_OK);
+    assert_non_null(strstr(err.message, OUT "bad-node-map.json"));
+    assert_non_null(strstr(err.message, "\"leftHand\": no node called \"Bip01 L Palm\""));
+    av_avatar_fini(&ref);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_conventions_glb_loads_as_the_vrm_does),
         cmocka_unit_test(every_conventions_fbx_loads_as_the_vrm_does),
+        cmocka_unit_test(rigs_named_with_sides_swapped_are_read_by_their_rest_pose),
+        cmocka_unit_test(twist_bones_stay_part_of_their_limb),
+        cmocka_unit_test(mmd_rigs_with_lower_and_upper_body_side_by_side_load),
+        cmocka_unit_test(rigs_without_known_names_are_read_from_their_shape),
+        cmocka_unit_test(bone_map_files_name_the_nodes_of_any_rig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
