@@ -415,31 +415,33 @@ refuse(const struct rig *R, struct em_error *err)
         else if (sk_bone_is_needed_in_file((enum sk_bone)b))
             append(missing, sizeof missing, "%s%s", missing[0] ? ", " : "", name);
     }
-    /* The unused names most like a missing bone's, best first (at most 5). */
-    bool *listed = calloc((size_t)d->node_count + 1, sizeof *listed);
-    for (int shown = 0; listed && shown < 5; ++shown) {
+    /* The unused names most like a missing bone's, best first (at most 5): each node's
+     * likeness is measured once (a refused file may have thousands of nodes). */
+    size_t *like = calloc((size_t)d->node_count + 1, sizeof *like);
+    for (int i = 0; like && i < d->node_count; ++i) {
+        if (R->used[i] || !d->nodes[i].name)
+            continue;
+        for (int b = 0; b < SK_HEAD_TOP; ++b)
+            if (R->map->node[b] < 0 && sk_bone_is_needed_in_file((enum sk_bone)b)) {
+                const size_t l = likeness(d->nodes[i].name, (enum sk_bone)b);
+                like[i] = l > like[i] ? l : like[i];
+            }
+    }
+    for (int shown = 0; like && shown < 5; ++shown) {
         int best_node = -1;
         size_t best = 2; /* a run of 3 letters at least */
-        for (int i = 0; i < d->node_count; ++i) {
-            if (R->used[i] || listed[i] || !d->nodes[i].name)
-                continue;
-            for (int b = 0; b < SK_HEAD_TOP; ++b) {
-                if (R->map->node[b] >= 0 || !sk_bone_is_needed_in_file((enum sk_bone)b))
-                    continue;
-                const size_t like = likeness(d->nodes[i].name, (enum sk_bone)b);
-                if (like > best) {
-                    best = like;
-                    best_node = i;
-                }
+        for (int i = 0; i < d->node_count; ++i)
+            if (like[i] > best) {
+                best = like[i];
+                best_node = i;
             }
-        }
         if (best_node < 0)
             break;
-        listed[best_node] = true;
+        like[best_node] = 0;
         append(closest, sizeof closest, "%s\"%s\"", closest[0] ? ", " : "",
                d->nodes[best_node].name);
     }
-    free(listed);
+    free(like);
     /* The most useful first: a message is cut at EM_ERROR_MESSAGE_MAX. */
     return em_fail(err, EM_ERROR_PARSE,
                    "%s: no humanoid skeleton embody can read: missing %s; closest names: %s; "
