@@ -541,8 +541,8 @@ rigs_named_with_sides_swapped_are_read_by_their_rest_pose(void **state)
         swapped[i][0] = k_mixamo[i][0];
         swapped[i][1] = k_mixamo[i][1];
         const enum sk_bone b = k_mixamo[i][0] ? sk_bone_from_name(k_mixamo[i][0]) : SK_HIPS;
-        if (sk_bone_mirror(b) != b) /* the other side's name */
-            swapped[i][1] = k_mixamo[i + (b < sk_bone_mirror(b) ? 1 : -1)][1];
+        if (sk_bone_mirror(b) != b) /* the other side's name: the next entry, or the last */
+            swapped[i][1] = k_mixamo[b < sk_bone_mirror(b) ? i + 1 : i - 1][1];
     }
     make_plain_rig((const char *const(*)[2])swapped, OUT "rig-swapped.glb");
     struct av_avatar ref, av;
