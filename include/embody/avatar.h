@@ -4,9 +4,10 @@
  * av_avatar_load reads .vrm, .glb and .gltf files (assimp reads the glTF itself; the VRM
  * extension's JSON is read with cJSON). The humanoid bones come from VRM 0.x
  * (`extensions.VRM.humanoid.humanBones`, an array of {bone, node}), VRM 1.0
- * (`extensions.VRMC_vrm.humanoid.humanBones`, an object name -> {node}) or, for plain glTF,
- * from the node names (VRM names, Mixamo `mixamorig:LeftArm`, Unity/Blender `UpperArm.L`,
- * ...; av_bone_from_node_name).
+ * (`extensions.VRMC_vrm.humanoid.humanBones`, an object name -> {node}) or, for plain glTF
+ * and FBX, from the node tree with the one humanoid name map (VRoid, Mixamo, Unreal, Rigify,
+ * Character Creator, Daz, CATS/VRChat, MMD, Unity/Blender side marks) and, where names
+ * fail, the skeleton's shape (sk_rig_find_bones); a player's bone map file overrides both.
  *
  * Everything comes out in embody's frame (include/embody/skeleton.h: metres, +Y up, the body
  * facing +Z, its left at +X): a model facing -Z (VRM 0.x) is turned about +Y. The mesh is
@@ -105,6 +106,12 @@ struct av_avatar {
                               embody's world axes); identity for placed joints */
     bool *from_file;       /* per joint: a bone node of the file (not placed or an end) */
     float height_m;        /* floor (lowest vertex or foot) to crown */
+    /* The rig as found: each bone's node name ("" where placed or absent), in the form of
+     * a bone map file (--print-rig), and how each was found. */
+    struct sk_bone_map rig;
+    enum sk_rig_found rig_found[SK_BONE_COUNT];
+    enum sk_name_map rig_names; /* the convention node names were read in */
+    bool rig_sides_swapped;     /* named left on the body's right, swapped */
 
     struct av_vertex *vertices;
     int vertex_count;
@@ -122,6 +129,9 @@ struct av_avatar {
 struct av_load_desc {
     int max_triangles; /* default and most AV_MAX_TRIANGLES */
     int max_vertices;  /* default and most AV_MAX_VERTICES */
+    /* The player's bone map (humanoid bone -> node name), over the file's own: NULL for
+     * none. A node it names that the file lacks is refused. */
+    const struct sk_bone_map *bone_map;
 };
 
 /* Reads `path` (.vrm, .glb or .gltf). `desc` may be NULL. Refuses, with a reason naming the
@@ -137,11 +147,6 @@ enum em_result av_avatar_load(const char *path, const struct av_load_desc *desc,
 
 /* Frees everything; safe on a zeroed struct and twice. */
 void av_avatar_fini(struct av_avatar *avatar);
-
-/* The humanoid bone a glTF node called `name` is, by common conventions (VRM names,
- * Mixamo "mixamorig:LeftUpLeg", Unity/Blender "LeftUpperArm", "UpperArm.L", "thigh_l",
- * "Spine1" for chest, ...), or SK_BONE_NONE. */
-enum sk_bone av_bone_from_node_name(const char *name);
 
 /* ---- Skinning ---- */
 

@@ -59,6 +59,8 @@ struct body_tracker_mount {
     versor rotation;
 };
 
+#define BODY_ARM_STRETCH_MAX 0.3f
+
 struct body_desc {
     /* The avatar: a humanoid skeleton (copied), or NULL for config/humanoid.json. */
     const struct sk_skeleton *skeleton;
@@ -66,6 +68,12 @@ struct body_desc {
      * the skeleton's own. */
     float height_m;
     float arm_span_m;
+    /* How far an avatar's arms may stretch past their length to put its hands on
+     * controllers out of their reach (an avatar with shorter arms than its player's), as
+     * a fraction of the arm's length: 0.15 lets a 60 cm arm reach 69 cm. 0 (the default)
+     * never stretches; at most BODY_ARM_STRETCH_MAX. Only the elbow and hand move out
+     * along the straight arm; rotations stay. */
+    float arm_stretch_max;
     struct body_device_offsets offsets;
     float floor_height_m; /* the floor's y in the tracking space (0 in STAGE space) */
     /* Jitter filter (One-Euro, Casiez et al. 2012): cutoff at rest in Hz (default 3)

@@ -19,6 +19,7 @@
 #define EMBODY_SKELETON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <cglm/types.h>
 
@@ -217,17 +218,36 @@ sk_skeleton_parse_json(const char *text, const char *source, struct sk_skeleton 
 void
 sk_skeleton_copy_limits(const struct sk_skeleton *from, struct sk_skeleton *to);
 
-/* Name maps from other skeleton conventions to the humanoid bones. */
+/* The one humanoid name map (src/skeleton/sk_names.c): the names each rig convention
+ * gives the humanoid bones. Every reader (BVH, glTF/GLB, FBX, VRM without its extension)
+ * uses it. Names compare folded (sk_name_fold), so case, separators and prefixes such as
+ * "mixamorig:" or "Armature|" do not matter. */
 enum sk_name_map {
-    SK_NAMES_VRM = 0,   /* VRM humanoid names: hips, leftUpperArm, ... */
-    SK_NAMES_CMU = 1,   /* CMU mocap BVH: Hips, LeftArm, LeftForeArm, ... */
+    SK_NAMES_VRM = 0,    /* VRM humanoid names: hips, leftUpperArm, ... */
+    SK_NAMES_CMU = 1,    /* CMU mocap BVH: Hips, LeftArm, LeftForeArm, ... */
     SK_NAMES_MIXAMO = 2, /* Mixamo: mixamorig:Hips, mixamorig:LeftArm, ... */
-    SK_NAMES_DAZ = 3,    /* Daz-friendly BVH: hip, abdomen, chest, lShldr, lThigh, ... */
+    SK_NAMES_DAZ = 3,    /* Daz BVH and Genesis 8: hip, abdomenLower, lShldrBend, lThigh, ... */
     SK_NAMES_MAX = 4,    /* 3ds Max BVH: Hips, Chest, LeftShoulder (upper arm), LeftHip, ... */
-    SK_NAMES_CC3 = 5,    /* Character Creator 3 / iClone: CC_Base_Hip, CC_Base_L_Thigh, ... */
+    SK_NAMES_CC3 = 5,    /* Character Creator 3/4, iClone: CC_Base_Hip, CC_Base_L_Thigh, ... */
+    SK_NAMES_VROID = 6,  /* VRoid Studio: J_Bip_C_Hips, J_Bip_L_UpperArm, ... */
+    SK_NAMES_UNREAL = 7, /* Unreal mannequin: pelvis, spine_01, upperarm_l, calf_l, ball_l */
+    SK_NAMES_RIGIFY = 8, /* Blender Rigify deform bones: DEF-spine.001, DEF-upper_arm.L */
+    SK_NAMES_CATS = 9,   /* CATS / VRChat: Hips, Left arm, Left elbow, Left wrist, Left knee */
+    SK_NAMES_MMD = 10,   /* MikuMikuDance: 下半身, 上半身, 左腕, 左ひじ, 左足首 */
+    SK_NAMES_COUNT = 11,
 };
 
-/* The humanoid bone a joint called `name` is in `map`, or SK_BONE_NONE. */
+/* A name folded for comparison: what comes before the last ':' or '|' dropped, ASCII
+ * letters lower case, ' ', '_', '.' and '-' dropped ("Armature|J_Bip_L_UpperArm" ->
+ * "jbiplupperarm"). Writes at most out_size bytes, always terminated. */
+void
+sk_name_fold(const char *name, char *out, size_t out_size);
+
+/* The convention's name for people ("VRoid", "Unreal"), or "unknown". */
+const char *
+sk_name_map_label(enum sk_name_map map);
+
+/* The humanoid bone a joint called `name` is in `map` (folded names), or SK_BONE_NONE. */
 enum sk_bone
 sk_bone_from_mapped_name(enum sk_name_map map, const char *name);
 
@@ -235,9 +255,110 @@ sk_bone_from_mapped_name(enum sk_name_map map, const char *name);
 const char *
 sk_mapped_name(enum sk_name_map map, enum sk_bone bone);
 
-/* Guesses the convention of a set of joint names (the one that maps most of them). */
+/* Guesses the convention of a set of joint names (the one that maps most of them; a tie
+ * keeps the lower enum value). */
 enum sk_name_map
 sk_name_map_guess(const char *const *names, int count);
+
+/* True for twist, roll and share bones ("lShldrTwist", "upperarm_twist_01_l", "左腕捩"):
+ * parts of a limb that no humanoid bone names. */
+bool
+sk_name_is_twist(const char *name);
+
+/* The humanoid bone (no end joints) a node called `name` is in a rig of convention `map`:
+ * the map's table, else the name's side marks and words (Unity "LeftUpperArm", Blender
+ * "UpperArm.L", "thigh_l", "L_Hand", "左腕"); twist bones and unknown names give
+ * SK_BONE_NONE. */
+enum sk_bone
+sk_bone_from_node_name_in(enum sk_name_map map, const char *name);
+
+/* The same for a name alone, its convention guessed from it. */
+enum sk_bone
+sk_bone_from_node_name(const char *name);
+
+/* Bones a rig file must have for embody to take it as a humanoid: hips, spine, head,
+ * upper and lower arms, hands, upper and lower legs, feet. The other required bones
+ * (chest, neck, shoulders) a reader can place between their neighbours. */
+bool
+sk_bone_is_needed_in_file(enum sk_bone bone);
+
+/* ---- Finding the humanoid bones of a rig (src/skeleton/sk_rig.c) ---- */
+
+/* One node of a rig's tree as a file gives it. */
+struct sk_rig_node {
+    const char *name;
+    int parent;        /* < this node's index; -1 for a root */
+    vec3 position;     /* rest position, the file's frame (+Y up) and unit */
+};
+
+/* How a bone's node was found. */
+enum sk_rig_found {
+    SK_RIG_ABSENT = 0,
+    SK_RIG_BY_EXTENSION = 1, /* the file's humanoid description (VRM humanBones) */
+    SK_RIG_BY_BONE_MAP = 2,  /* the player's bone map file (--bone-map) */
+    SK_RIG_BY_NAME = 3,      /* the humanoid name map */
+    SK_RIG_BY_SHAPE = 4,     /* guessed from the skeleton's shape */
+};
+
+#define SK_BONE_MAP_NODE_MAX 128
+
+/* A bone map: the node of each humanoid bone, by name. A file of it is one JSON object,
+ * humanoid bone -> node name ({"hips": "CC_Base_Hip", "leftUpperArm": "arm.L"}); bones
+ * left out are found as usual. */
+struct sk_bone_map {
+    char source[256];                               /* the file, for messages */
+    char node[SK_BONE_COUNT][SK_BONE_MAP_NODE_MAX]; /* "" where not given */
+};
+
+/* Reads a bone map file. Refuses, naming the file and the field: broken JSON (with its
+ * line), not an object, an unknown humanoid bone (listing the names), a value that is
+ * not a non-empty string or is longer than SK_BONE_MAP_NODE_MAX - 1 bytes, two bones
+ * given the same node. */
+enum em_result
+sk_bone_map_load(const char *path, struct sk_bone_map *out_map, struct em_error *err);
+
+/* The same from `len` bytes of text; `source` names it in errors. */
+enum em_result
+sk_bone_map_parse(const char *text, size_t len, const char *source, struct sk_bone_map *out_map,
+                  struct em_error *err);
+
+/* Writes `map` as a bone map file's JSON (one bone a line, in bone order) to `out`
+ * (snprintf's rules); returns the length the whole text needs. */
+int
+sk_bone_map_format(const struct sk_bone_map *map, char *out, size_t out_size);
+
+struct sk_rig_desc {
+    const struct sk_rig_node *nodes;
+    int node_count;
+    const int *known_node;              /* per bone from the file's extension, or NULL */
+    const struct sk_bone_map *bone_map; /* the player's, or NULL */
+    const char *source;                 /* the file, for messages */
+};
+
+struct sk_rig_map {
+    int node[SK_BONE_COUNT]; /* node of each bone (no end joints), or -1 */
+    enum sk_rig_found found[SK_BONE_COUNT];
+    enum sk_name_map names;  /* the convention names were read in */
+    bool sides_swapped;      /* named left on the body's right (from the rest pose) */
+    bool hips_moved;         /* the named hips had the spine beside it, not below (MMD) */
+};
+
+/* Finds the humanoid bones of a rig: those of the extension, then the bone map's, then
+ * (without an extension) by the name map, then, while a bone the file must have
+ * (sk_bone_is_needed_in_file) is missing, by the skeleton's shape: the hips where the two
+ * legs (the lowest ends) and the head (the highest) meet, the chest where the arms (the
+ * ends farthest out on each side) branch off, the limb joints along each chain from
+ * human proportions. Names read as left that lie on the body's right (facing taken from
+ * the feet: toes in front) are swapped. Refuses, naming what was found, what is missing
+ * and the closest names seen, and pointing at --bone-map; or a bone map naming a node the
+ * rig lacks. */
+enum em_result
+sk_rig_find_bones(const struct sk_rig_desc *desc, struct sk_rig_map *out_map,
+                  struct em_error *err);
+
+/* What sk_rig_found says, for people ("by name", "guessed from the shape"). */
+const char *
+sk_rig_found_label(enum sk_rig_found found);
 
 /* A pose of a skeleton: global positions and rotations, and local rotations. */
 struct sk_pose {

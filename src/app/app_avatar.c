@@ -141,17 +141,43 @@ load_default_model(struct app_avatar *a)
 
 /* A VRM or glTF avatar: its skeleton (with the default humanoid's joint limits, its rest
  * frames being embody's) and its mesh. */
+/* Says which bones of a rig were guessed, and a mirror-named rig's swap. */
+static void
+report_rig(const struct av_avatar *model, const char *path)
+{
+    char guessed[400] = "";
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        if (model->rig_found[b] != SK_RIG_BY_SHAPE)
+            continue;
+        const size_t n = strlen(guessed);
+        snprintf(guessed + n, sizeof guessed - n, "%s%s", n ? ", " : "",
+                 sk_bone_name((enum sk_bone)b));
+    }
+    if (guessed[0])
+        U_LOG_W("%s: bones guessed from the skeleton's shape (their names are none embody "
+                "knows): %s; --print-rig shows their nodes, --bone-map FILE.json sets them",
+                path, guessed);
+    if (model->rig_sides_swapped)
+        U_LOG_W("%s: the bones named left are on the figure's right (its toes show which way "
+                "it faces): read with the sides swapped",
+                path);
+}
+
 static enum em_result
-load_model(struct app_avatar *a, const char *path, struct em_error *err)
+load_model(struct app_avatar *a, const char *path, const struct sk_bone_map *bone_map,
+           struct em_error *err)
 {
     a->kind = app_has_suffix(path, ".fbx") ? "FBX avatar" : "VRM/glTF avatar";
     a->option = "--avatar";
     snprintf(a->path, sizeof a->path, "%s", path);
     enum em_result r = app_check_readable(a->option, path, err);
     if (r == EM_OK)
-        r = av_avatar_load(path, NULL, &a->model, err);
+        r = av_avatar_load(path, &(struct av_load_desc){.bone_map = bone_map}, &a->model, err);
     if (r != EM_OK)
         return r;
+    report_rig(&a->model, path);
+    a->rig = a->model.rig;
+    a->have_rig = true;
     r = sk_skeleton_copy(&a->model.skeleton, &a->skeleton);
     if (r != EM_OK) {
         av_avatar_fini(&a->model);
@@ -221,9 +247,23 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
     memset(a, 0, sizeof *a);
     enum em_result r = EM_OK;
     bool is_default = !desc->bvh_path && !desc->skeleton_path;
+    struct sk_bone_map *bone_map = NULL;
+    if (desc->bone_map_path) {
+        /* A settings file the player wrote: a bad one stops the program, as --config's. */
+        bone_map = malloc(sizeof *bone_map);
+        if (!bone_map)
+            return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "--bone-map: out of memory");
+        r = app_check_readable("--bone-map", desc->bone_map_path, err);
+        if (r == EM_OK && (r = sk_bone_map_load(desc->bone_map_path, bone_map, err)) != EM_OK)
+            app_error_prefix(err, "--bone-map");
+        if (r != EM_OK) {
+            free(bone_map);
+            return r;
+        }
+    }
     if (desc->model_path) {
         struct em_error model_err = {{0}};
-        r = load_model(a, desc->model_path, &model_err);
+        r = load_model(a, desc->model_path, bone_map, &model_err);
         if (r != EM_OK) {
             /* A bad avatar file is not worth stopping for: say why and show the default. */
             snprintf(a->model_error, sizeof a->model_error, "%s", model_err.message);
@@ -234,6 +274,7 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
             is_default = false;
         }
     }
+    free(bone_map);
     if (desc->bvh_path)
         r = load_bvh(a, desc->bvh_path, desc->unit_scale, err);
     else if (desc->skeleton_path)
@@ -356,4 +397,18 @@ app_avatar_create_body(const struct app_avatar_desc *desc, struct app_avatar *ou
         app_avatar_fini(out_avatar);
     }
     return r;
+}
+
+int
+app_avatar_print_rig(FILE *out, const struct app_avatar *avatar)
+{
+    if (!avatar->have_rig) {
+        U_LOG_E("--print-rig: no rig to print: %s",
+                avatar->model_error[0] ? avatar->model_error : "no --avatar FILE");
+        return APP_EXIT_USAGE;
+    }
+    char text[SK_BONE_COUNT * (SK_BONE_MAP_NODE_MAX * 2 + 32) + 8];
+    sk_bone_map_format(&avatar->rig, text, sizeof text);
+    fputs(text, out);
+    return APP_EXIT_OK;
 }

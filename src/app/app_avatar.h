@@ -11,6 +11,7 @@
 #define EMBODY_APP_AVATAR_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "embody/avatar.h"
 #include "embody/body.h"
@@ -26,6 +27,7 @@ struct app_avatar_desc {
     const char *bvh_path;      /* --avatar FILE.bvh, or NULL */
     const char *skeleton_path; /* --skeleton FILE.json, or NULL */
     const char *model_path;    /* --avatar FILE.vrm|.glb|.gltf, or NULL */
+    const char *bone_map_path; /* --bone-map FILE.json for model_path, or NULL */
     bool default_mesh;         /* the default humanoid wears config/avatar/embody.vrm (for
                                   drawing; commands without a window leave it out) */
     double unit_scale;         /* metres per BVH unit; 0 = st_bvh_guess_unit_scale */
@@ -60,6 +62,8 @@ struct app_avatar {
     bool have_model;
     bool meshless; /* --avatar FILE.vrm had a skeleton and no mesh: drawn as capsules */
     char model_error[EM_ERROR_MESSAGE_MAX]; /* why --avatar FILE.vrm was not used, or "" */
+    struct sk_bone_map rig; /* --avatar FILE.vrm's bones as found (--print-rig) */
+    bool have_rig;
     struct av_skin_binding binding; /* to the body's fitted skeleton, renewed on refits */
     float bound_height_m;
     struct pr_model prior; /* the learned body-pose prior, when has_prior */
@@ -83,6 +87,11 @@ float
 app_avatar_height_m(const struct app_avatar *avatar);
 
 void app_avatar_fini(struct app_avatar *avatar);
+
+/* --print-rig: writes the avatar file's bones as found, as a bone map file (JSON, bone ->
+ * node name), to `out`; APP_EXIT_OK, or APP_EXIT_USAGE (logged) when no avatar file was
+ * read. */
+int app_avatar_print_rig(FILE *out, const struct app_avatar *avatar);
 
 /* Puts the avatar's skinned mesh in `scene` (or nothing when it has none), binding it again
  * when the body's fitted skeleton changed height (calibration). */

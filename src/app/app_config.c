@@ -98,6 +98,7 @@ print_body(FILE *out, const struct app_avatar *a, const struct body *body)
             a->settings_path[0] ? a->settings_path : "built-in (no config/body.json found)");
     fprintf(out, "%-34s = %.3f m\n", "height_m", (double)d.height_m);
     fprintf(out, "%-34s = %.3f m\n", "arm_span_m", (double)d.arm_span_m);
+    fprintf(out, "%-34s = %.3f\n", "arm_stretch_max", (double)d.arm_stretch_max);
     fprintf(out, "%-34s = %.3f m\n", "floor_height_m", (double)d.floor_height_m);
     fprintf(out, "%-34s = %.3f Hz\n", "filter_min_cutoff_hz", (double)d.filter_min_cutoff_hz);
     fprintf(out, "%-34s = %.3f\n", "filter_beta", (double)d.filter_beta);

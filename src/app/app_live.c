@@ -100,6 +100,7 @@ setup_body(struct live *L)
     const struct app_avatar_desc desc = {
         .bvh_path = L->opt->avatar_bvh,
         .model_path = L->opt->avatar_model,
+        .bone_map_path = L->opt->bone_map_path,
         .default_mesh = true,
         .skeleton_path = L->opt->skeleton_json,
         .unit_scale = L->opt->unit_scale,
@@ -957,6 +958,12 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
     g_interrupted = 0;
 
     int code = setup_body(L);
+    if (code == APP_EXIT_OK && options->print_rig) {
+        code = app_avatar_print_rig(stdout, &L->avatar);
+        teardown(L);
+        free(L);
+        return code;
+    }
     if (code == APP_EXIT_OK && options->print_config) {
         app_config_print(stdout, options, &L->avatar, L->body);
         teardown(L);

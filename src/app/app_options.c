@@ -42,6 +42,8 @@ enum option_id {
     OPT_FAULT,
     OPT_FAULT_SEED,
     OPT_TRACKERS,
+    OPT_BONE_MAP,
+    OPT_PRINT_RIG,
     OPT_COUNT,
 };
 
@@ -79,6 +81,8 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_FAULT, "fault", 0, APP_ARG_VALUE},
     {OPT_FAULT_SEED, "fault-seed", 0, APP_ARG_VALUE},
     {OPT_TRACKERS, "trackers", 0, APP_ARG_VALUE},
+    {OPT_BONE_MAP, "bone-map", 0, APP_ARG_VALUE},
+    {OPT_PRINT_RIG, "print-rig", 0, APP_ARG_FLAG},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -128,6 +132,8 @@ app_options_print_help(FILE *out)
           "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF or FBX humanoid\n"
           "                         (.glb, .gltf, .fbx); a bad file is reported and the\n"
           "                         default avatar shown\n"
+          "  --bone-map FILE.json   the avatar's bones by node name, {\"hips\": \"Pelvis\", ...}\n"
+          "  --print-rig            print the avatar's bones as found (a --bone-map file)\n"
           "  --figure               the capsule figure over the avatar (key B)\n"
           "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
           "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
@@ -291,6 +297,8 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
             return EM_ERROR_INVALID_ARGUMENT;
         o->faults.seed = (uint64_t)count;
         return EM_OK;
+    case OPT_BONE_MAP: o->bone_map_path = value; return EM_OK;
+    case OPT_PRINT_RIG: o->print_rig = true; return EM_OK;
     case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);
@@ -323,6 +331,16 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--avatar: expected FILE.vrm, FILE.glb, FILE.gltf, FILE.fbx or FILE.bvh, got \"%s\"",
                        o->avatar_bvh);
+    if (o->bone_map_path && !o->avatar_model)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--bone-map: only with --avatar FILE.vrm, .glb, .gltf or .fbx");
+    if (o->bone_map_path && !app_has_suffix(o->bone_map_path, ".json"))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--bone-map: expected a bone map file (FILE.json), got \"%s\"",
+                       o->bone_map_path);
+    if (o->print_rig && !o->avatar_model)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--print-rig: only with --avatar FILE.vrm, .glb, .gltf or .fbx");
     if (o->skeleton_json && !app_has_suffix(o->skeleton_json, ".json"))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--skeleton: expected an embody skeleton file (FILE.json), got \"%s\"",

@@ -60,6 +60,8 @@ struct app_options {
     const char *avatar_bvh;    /* --avatar */
     const char *avatar_model;  /* --avatar FILE.vrm|.glb|.gltf: a skinned avatar */
     bool show_figure;          /* --figure: the capsule figure over the skinned avatar */
+    const char *bone_map_path; /* --bone-map: the avatar's bones by node name, or NULL */
+    bool print_rig;            /* --print-rig: print the avatar's bones as found, exit */
     const char *skeleton_json; /* --skeleton */
     double unit_scale;         /* --unit-scale for --avatar: metres per BVH unit, 0 = guess */
     double height_m;           /* --height, 0 when not given */

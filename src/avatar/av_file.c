@@ -2,8 +2,8 @@
  * The avatar file as a container, checked before assimp sees it: the GLB header and chunks
  * (glTF 2.0 spec, "Binary glTF Layout"), the JSON, asset.version, and the humanoid bones
  * from VRM 0.x (extensions.VRM.humanoid.humanBones: [{"bone": "hips", "node": 3}, ...]),
- * VRM 1.0 (extensions.VRMC_vrm.humanoid.humanBones: {"hips": {"node": 3}, ...}) or, for
- * plain glTF, node names (av_bone_from_node_name).
+ * VRM 1.0 (extensions.VRMC_vrm.humanoid.humanBones: {"hips": {"node": 3}, ...}); a plain
+ * glTF's bones are found in the node tree (av_load.c, sk_rig_find_bones).
  */
 #include <errno.h>
 #include <math.h>
@@ -17,25 +17,6 @@
 #define GLB_MAGIC 0x46546C67u      /* "glTF" */
 #define GLB_CHUNK_JSON 0x4E4F534Au /* "JSON" */
 #define GLB_CHUNK_BIN 0x004E4942u  /* "BIN\0" */
-
-/* The bones VRM 1.0 requires (and embody needs a file to have; the others it can place). */
-static const enum sk_bone k_required[] = {
-    SK_HIPS,
-    SK_SPINE,
-    SK_HEAD,
-    SK_LEFT_UPPER_ARM,
-    SK_LEFT_LOWER_ARM,
-    SK_LEFT_HAND,
-    SK_RIGHT_UPPER_ARM,
-    SK_RIGHT_LOWER_ARM,
-    SK_RIGHT_HAND,
-    SK_LEFT_UPPER_LEG,
-    SK_LEFT_LOWER_LEG,
-    SK_LEFT_FOOT,
-    SK_RIGHT_UPPER_LEG,
-    SK_RIGHT_LOWER_LEG,
-    SK_RIGHT_FOOT,
-};
 
 static uint32_t
 read_u32(const uint8_t *p)
@@ -230,46 +211,23 @@ bones_vrm1(const char *path, struct av_file *f, const cJSON *vrm, struct em_erro
     return EM_OK;
 }
 
-static void
-bones_by_name(struct av_file *f)
-{
-    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(f->json, "nodes");
-    for (int i = 0; i < f->node_count; ++i) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, i), "name");
-        if (!cJSON_IsString(name))
-            continue;
-        const enum sk_bone b = av_bone_from_node_name(name->valuestring);
-        if (b != SK_BONE_NONE && f->bone_node[b] < 0)
-            f->bone_node[b] = i;
-    }
-    f->format = AV_FORMAT_GLTF;
-}
-
 static enum em_result
 check_required(const char *path, const struct av_file *f, struct em_error *err)
 {
     char missing[400] = "";
-    int missing_count = 0, found = 0;
-    for (size_t i = 0; i < sizeof k_required / sizeof k_required[0]; ++i) {
-        if (f->bone_node[k_required[i]] >= 0) {
-            ++found;
+    int missing_count = 0;
+    for (int b = 0; b < SK_HEAD_TOP; ++b) {
+        if (!sk_bone_is_needed_in_file((enum sk_bone)b) || f->bone_node[b] >= 0)
             continue;
-        }
         const size_t n = strlen(missing);
         snprintf(missing + n, sizeof missing - n, "%s%s", missing_count ? ", " : "",
-                 sk_bone_name(k_required[i]));
+                 sk_bone_name((enum sk_bone)b));
         ++missing_count;
     }
     if (missing_count == 0)
         return EM_OK;
-    const bool by_name = f->format == AV_FORMAT_GLTF || f->format == AV_FORMAT_FBX;
-    if (by_name && found < 3)
-        return em_fail(err, EM_ERROR_PARSE,
-                       "%s: no humanoid skeleton: no VRM humanoid extension, and no node names "
-                       "a humanoid rig uses (VRM, Mixamo, Unity or Blender bone names)",
-                       path);
-    return em_fail(err, EM_ERROR_PARSE, "%s: the %s lacks required humanoid bones: %s", path,
-                   by_name ? "rig (by node names)" : "VRM humanoid", missing);
+    return em_fail(err, EM_ERROR_PARSE, "%s: the VRM humanoid lacks required humanoid bones: %s",
+                   path, missing);
 }
 
 enum em_result
@@ -329,8 +287,8 @@ av_file_read(const char *path, struct av_file *out_file, struct em_error *err)
     else if (vrm0)
         r = bones_vrm0(path, f, vrm0, err);
     else
-        bones_by_name(f);
-    if (r == EM_OK)
+        f->format = AV_FORMAT_GLTF;
+    if (r == EM_OK && f->format != AV_FORMAT_GLTF)
         r = check_required(path, f, err);
     return r;
 }
@@ -343,29 +301,6 @@ av_file_read_fbx(const char *path, struct av_file *out_file, struct em_error *er
         out_file->bone_node[b] = -1;
     out_file->format = AV_FORMAT_FBX;
     return read_bytes(path, out_file, err);
-}
-
-enum em_result
-av_file_bones_by_name(const char *path, struct av_file *f, const char *const *names, int count,
-                      struct em_error *err)
-{
-    /* The names as a glTF "nodes" array, so that one name map and one check serve both. */
-    cJSON_Delete(f->json);
-    f->json = cJSON_CreateObject();
-    cJSON *nodes = f->json ? cJSON_AddArrayToObject(f->json, "nodes") : NULL;
-    for (int i = 0; nodes && i < count; ++i) {
-        cJSON *node = cJSON_CreateObject();
-        if (!node || !cJSON_AddItemToArray(nodes, node) ||
-            !cJSON_AddStringToObject(node, "name", names[i]))
-            nodes = NULL;
-    }
-    if (!nodes)
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", path);
-    f->node_count = count;
-    const enum av_format format = f->format;
-    bones_by_name(f);
-    f->format = format;
-    return check_required(path, f, err);
 }
 
 void

@@ -1,7 +1,6 @@
 /*
  * Inside the avatar module (include/embody/avatar.h):
  *
- *   av_names.c  humanoid bones from node names
  *   av_file.c   the container: GLB chunks checked, the glTF JSON, the VRM humanBones
  *   av_load.c   assimp's scene to the skeleton and the baked, weighted mesh
  *   av_skin.c   binding to a body's skeleton, joint matrices
@@ -30,19 +29,14 @@ struct av_file {
 };
 
 /* Reads `path` and checks the container: size limit, GLB header and chunks, JSON,
- * asset.version 2.x, VRM specVersion, humanBones node indices. Finds the bone nodes
- * (VRM humanBones, else node names) and checks the required ones are there. */
+ * asset.version 2.x, VRM specVersion, humanBones node indices. With a VRM extension, finds
+ * the bone nodes and checks the required ones are there; a plain glTF's bones are found
+ * later, in assimp's node tree (sk_rig_find_bones). */
 enum em_result av_file_read(const char *path, struct av_file *out_file, struct em_error *err);
 
 /* An FBX file: reads its bytes (within AV_MAX_FILE_BYTES) for assimp; the bones come
- * later from its node names (av_file_bones_by_name). */
+ * later from its node tree, as a plain glTF's. */
 enum em_result av_file_read_fbx(const char *path, struct av_file *out_file, struct em_error *err);
-
-/* Finds the bone nodes among `count` node names (assimp's, flattened parents first) with
- * the humanoid name map, as for a glTF without a VRM extension, and checks the required
- * ones are there. av_file_node_name then gives back these names. */
-enum em_result av_file_bones_by_name(const char *path, struct av_file *file,
-                                     const char *const *names, int count, struct em_error *err);
 
 void av_file_fini(struct av_file *file);
 

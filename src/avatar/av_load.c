@@ -50,6 +50,7 @@ struct loader {
     int joint_of_bone[SK_BONE_COUNT];
     mat4 facing; /* file frame to embody frame */
     struct av_load_desc limits;
+    const struct sk_bone_map *bone_map; /* the player's, or NULL */
     long long texture_pixels; /* decoded so far */
 };
 
@@ -107,20 +108,64 @@ is_below(const struct loader *L, int node, int ancestor)
     return false;
 }
 
+/* The bone nodes: a VRM's from its extension (by the names assimp kept), the others'
+ * from the node tree by name or shape (sk_rig_find_bones), the player's bone map over
+ * both. Keeps the rig as found in `out` for --print-rig. */
 static enum em_result
-find_bone_nodes(struct loader *L, struct em_error *err)
+find_bone_nodes(struct loader *L, struct av_avatar *out, struct em_error *err)
 {
+    int known[SK_BONE_COUNT];
+    const bool vrm = L->file.format == AV_FORMAT_VRM0 || L->file.format == AV_FORMAT_VRM1;
     for (int b = 0; b < SK_BONE_COUNT; ++b) {
-        L->bone_flat[b] = -1;
-        if (L->file.bone_node[b] < 0)
+        known[b] = -1;
+        if (!vrm || L->file.bone_node[b] < 0)
             continue;
         char name[256];
         av_file_node_name(&L->file, L->file.bone_node[b], name, sizeof name);
-        L->bone_flat[b] = find_flat(L, name);
-        if (L->bone_flat[b] < 0)
+        known[b] = find_flat(L, name);
+        if (known[b] < 0)
             return em_fail(err, EM_ERROR_PARSE, "%s: the node of bone \"%s\" (\"%s\") is missing",
                            L->path, sk_bone_name((enum sk_bone)b), name);
     }
+    struct sk_rig_node *nodes = calloc((size_t)L->node_count, sizeof *nodes);
+    if (!nodes)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
+    for (int i = 0; i < L->node_count; ++i) {
+        nodes[i].name = L->nodes[i].node->mName.data;
+        nodes[i].parent = L->nodes[i].parent;
+        glm_vec3_copy(L->nodes[i].global[3], nodes[i].position);
+    }
+    const struct sk_rig_desc desc = {
+        .nodes = nodes,
+        .node_count = L->node_count,
+        .known_node = vrm ? known : NULL,
+        .bone_map = L->bone_map,
+        .source = L->path,
+    };
+    struct sk_rig_map map;
+    const enum em_result r = sk_rig_find_bones(&desc, &map, err);
+    free(nodes);
+    if (r != EM_OK)
+        return r;
+    snprintf(out->rig.source, sizeof out->rig.source, "%s", L->path);
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        L->bone_flat[b] = map.node[b];
+        out->rig_found[b] = map.found[b];
+        if (map.node[b] >= 0) { /* (a longer name than a bone map holds is cut) */
+            const char *name = L->nodes[map.node[b]].node->mName.data;
+            const size_t n = strnlen(name, sizeof out->rig.node[b] - 1);
+            memcpy(out->rig.node[b], name, n);
+            out->rig.node[b][n] = '\0';
+        }
+    }
+    out->rig_names = map.names;
+    out->rig_sides_swapped = map.sides_swapped;
+    return EM_OK;
+}
+
+static enum em_result
+check_nesting(struct loader *L, struct em_error *err)
+{
     /* The bones must nest as a humanoid's do. */
     static const enum sk_bone pairs[][2] = {
         {SK_SPINE, SK_HIPS},
@@ -141,9 +186,13 @@ find_bone_nodes(struct loader *L, struct em_error *err)
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i)
         if (!is_below(L, L->bone_flat[pairs[i][0]], L->bone_flat[pairs[i][1]]))
             return em_fail(err, EM_ERROR_PARSE,
-                           "%s: bone \"%s\" is not below \"%s\" in the node tree: not a "
-                           "humanoid skeleton",
-                           L->path, sk_bone_name(pairs[i][0]), sk_bone_name(pairs[i][1]));
+                           "%s: bone \"%s\" (node \"%s\") is not below \"%s\" (node \"%s\") in "
+                           "the node tree: not a humanoid skeleton (a bone map file, "
+                           "--bone-map FILE.json, can name the right nodes)",
+                           L->path, sk_bone_name(pairs[i][0]),
+                           L->nodes[L->bone_flat[pairs[i][0]]].node->mName.data,
+                           sk_bone_name(pairs[i][1]),
+                           L->nodes[L->bone_flat[pairs[i][1]]].node->mName.data);
     return EM_OK;
 }
 
@@ -671,20 +720,6 @@ vertical_extent(const struct loader *L, const struct av_avatar *out, float *out_
     *out_top = out->vertex_count ? hi : -FLT_MAX;
 }
 
-/* An FBX has no humanoid extension: its bones are found by the node names assimp read. */
-static enum em_result
-fbx_bones(struct loader *L, struct em_error *err)
-{
-    const char **names = malloc((size_t)L->node_count * sizeof *names);
-    if (!names)
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
-    for (int i = 0; i < L->node_count; ++i)
-        names[i] = L->nodes[i].node->mName.data;
-    const enum em_result r = av_file_bones_by_name(L->path, &L->file, names, L->node_count, err);
-    free(names);
-    return r;
-}
-
 static enum em_result
 load(struct loader *L, struct av_avatar *out, struct em_error *err)
 {
@@ -712,9 +747,8 @@ load(struct loader *L, struct av_avatar *out, struct em_error *err)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", L->path);
     int at = 0;
     flatten(L, L->scene->mRootNode, -1, &at);
-    if (L->fbx && (r = fbx_bones(L, err)) != EM_OK)
-        return r;
-    if ((r = find_bone_nodes(L, err)) != EM_OK || (r = check_size(L, err)) != EM_OK)
+    if ((r = find_bone_nodes(L, out, err)) != EM_OK || (r = check_nesting(L, err)) != EM_OK ||
+        (r = check_size(L, err)) != EM_OK)
         return r;
     fix_facing(L);
 
@@ -765,6 +799,7 @@ av_avatar_load(const char *path, const struct av_load_desc *desc, struct av_avat
     L.limits.max_vertices = desc && desc->max_vertices > 0 && desc->max_vertices < AV_MAX_VERTICES
                                 ? desc->max_vertices
                                 : AV_MAX_VERTICES;
+    L.bone_map = desc ? desc->bone_map : NULL;
     const char *ext = strrchr(path, '.');
     enum em_result r;
     L.fbx = ext && strcasecmp(ext, ".fbx") == 0;

@@ -632,8 +632,8 @@ mixamo_name(enum sk_bone b)
     return b >= 0 && b < SK_BONE_COUNT && names[b] ? names[b] : "Extra";
 }
 
-/* VRoid's style: J_Bip_C_Hips, J_Bip_L_UpperArm (not names av_bone_from_node_name knows,
- * so a VRM file's bones can only come from its humanBones). */
+/* VRoid's style: J_Bip_C_Hips, J_Bip_L_UpperArm (the name map knows them, but a VRM
+ * file's bones come from its humanBones alone). */
 static void
 vroid_name(enum sk_bone b, const char *vrm, char *out, size_t size)
 {

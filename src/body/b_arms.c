@@ -405,3 +405,40 @@ b_torso_controls(struct body *b, struct ik_solver *ik, struct em_error *err)
         em_fail(err, r, "body: cannot set the torso's solver controls");
     return r;
 }
+
+void
+b_arms_stretch(struct body *b)
+{
+    const float most = b->desc.arm_stretch_max;
+    if (!(most > 0.0f))
+        return;
+    const struct sk_skeleton *sk = &b->skeleton;
+    for (int s = 0; s < 2; ++s) {
+        const int upper = b->j.upper_arm[s], lower = b->j.lower_arm[s], hand = b->j.hand[s];
+        const float *shoulder = b->pose.position_m[upper];
+        const float length = b->m.upper_arm_m + b->m.lower_arm_m;
+        const float wanted = m_vec3_distance(b->hand_position_m[s], shoulder);
+        if (!(wanted > length) || !(length > 1e-6f))
+            continue;
+        /* The hand goes toward its target by at most the stretch, the elbow out with it
+         * (the arm is straight toward the target unless its twist range bent it). */
+        float to_target[3], moved[3], delta[3];
+        m_vec3_sub(b->hand_position_m[s], b->pose.position_m[hand], to_target);
+        const float gap = m_vec3_length(to_target);
+        const float step = fminf(gap, most * length);
+        if (!(gap > 1e-6f))
+            continue;
+        m_vec3_muladd(b->pose.position_m[hand], to_target, step / gap, moved);
+        const float before = m_vec3_distance(b->pose.position_m[hand], shoulder);
+        const float k = before > 1e-6f ? m_vec3_distance(moved, shoulder) / before : 1.0f;
+        m_vec3_lerp(shoulder, b->pose.position_m[lower], k, b->pose.position_m[lower]);
+        m_vec3_sub(moved, b->pose.position_m[hand], delta);
+        for (int j = hand; j < sk->joint_count; ++j) {
+            int a = j;
+            while (a > hand)
+                a = sk->parent[a];
+            if (a == hand) /* the hand and what hangs from it (parents come first) */
+                m_vec3_add(b->pose.position_m[j], delta, b->pose.position_m[j]);
+        }
+    }
+}

@@ -248,7 +248,7 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     if (r == EM_OK)
         r = check_fields(root,
                          "format,version,note,devices,filter,tracking_loss,floor_height_m,"
-                         "trackers",
+                         "arm_stretch_max,trackers",
                          source, err);
     if (r == EM_OK) {
         snprintf(where, sizeof where, "%s", source);
@@ -282,6 +282,9 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     }
     if (r == EM_OK)
         r = read_number(root, "floor_height_m", -10.0, 10.0, source, &d.floor_height_m, err);
+    if (r == EM_OK)
+        r = read_number(root, "arm_stretch_max", 0.0, (double)BODY_ARM_STRETCH_MAX, source,
+                        &d.arm_stretch_max, err);
     if (r == EM_OK) {
         const cJSON *trackers = object_or_null(root, "trackers", source, &bad, err);
         if (bad)

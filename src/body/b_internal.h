@@ -250,6 +250,13 @@ b_arms_solve(struct body *body);
 void
 b_spread_forearm_twist(struct body *body);
 
+/* With desc.arm_stretch_max > 0: an arm whose hand target is beyond its length is
+ * lengthened along itself (the elbow and the hand with what hangs from it moved out from
+ * the shoulder), by at most that fraction. Runs last: nothing after it redoes the arm's
+ * forward kinematics. */
+void
+b_arms_stretch(struct body *body);
+
 /* What the legs are built from each frame. */
 struct b_leg_targets {
     float ankle_m[2][3];

@@ -87,6 +87,7 @@ resolve_desc(const struct body_desc *in, struct body_desc *out, struct em_error 
     bool finite = m_vec3_is_finite(o->head_position_m) && m_quat_is_finite(o->head_rotation) &&
                   isfinite(o->grip_palm_fraction) && isfinite(in->height_m) &&
                   isfinite(in->arm_span_m) && isfinite(in->floor_height_m) &&
+                  isfinite(in->arm_stretch_max) &&
                   isfinite(in->filter_min_cutoff_hz) && isfinite(in->filter_beta) &&
                   isfinite(in->loss_blend_s);
     for (int s = 0; s < 2; ++s)
@@ -94,6 +95,10 @@ resolve_desc(const struct body_desc *in, struct body_desc *out, struct em_error 
                  m_quat_is_finite(o->grip_rotation[s]);
     if (!finite)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "body: a setting is not a finite number");
+    if (!(in->arm_stretch_max >= 0.0f && in->arm_stretch_max <= BODY_ARM_STRETCH_MAX))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "body: arm stretch %g: expected 0 to %g (a fraction of the arm)",
+                       (double)in->arm_stretch_max, (double)BODY_ARM_STRETCH_MAX);
     if (in->height_m < 0.0f || in->arm_span_m < 0.0f || in->loss_blend_s < 0.0f ||
         in->filter_beta < 0.0f)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
@@ -495,6 +500,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
                  (const float(*)[3])legs.knee_pole_m);
     b_trackers_after_solve(b);
     b_spread_forearm_twist(b);
+    b_arms_stretch(b);
     classify_posture(b);
     if (!pose_is_finite(b)) {
         /* Whatever got through, it does not stay: start over from the next frame. */

@@ -80,7 +80,6 @@ static enum em_result
 check_required(const int *bone_joint, enum sk_name_map map, const char *source,
                struct em_error *err)
 {
-    static const char *const map_name[] = {"VRM", "CMU", "Mixamo", "Daz", "3ds Max", "CC3"};
     char missing[400] = "";
     for (int b = 0; b < SK_BONE_COUNT; ++b) {
         if (!sk_bone_is_required((enum sk_bone)b) || bone_joint[b] >= 0)
@@ -92,7 +91,7 @@ check_required(const int *bone_joint, enum sk_name_map map, const char *source,
     if (missing[0])
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: no joint for the humanoid joints %s (joint names read as %s names)",
-                       source, missing, map_name[map]);
+                       source, missing, sk_name_map_label(map));
     return EM_OK;
 }
 

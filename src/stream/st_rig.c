@@ -222,13 +222,12 @@ map_joints(const struct st_bvh *bvh, const char *source, struct st_mocap_rig *ri
         snprintf(missing + used, sizeof missing - used, "%s\"%s\"", used ? ", " : "",
                  name ? name : sk_bone_name(k_needed[i]));
     }
-    static const char *const map_name[] = {"VRM", "CMU", "Mixamo", "Daz", "3ds Max", "CC3"};
     if (missing[0])
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: no joint named %s (joint names read as %s names); a 3-point stream "
                        "is made from the head, both hands and their knuckles (CMU: Head, "
                        "LeftHand, LeftFingerBase, RightHand, RightFingerBase)",
-                       source, missing, map_name[rig->map]);
+                       source, missing, sk_name_map_label(rig->map));
     return EM_OK;
 }
 

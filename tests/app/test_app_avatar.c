@@ -108,7 +108,7 @@ bad_avatar_files_are_reported_and_the_default_avatar_shown(void **state)
     app_run_scratch_path("missing", "vrm", missing, sizeof missing);
     write_text(truncated, "glTF\x02");
     write_text(bones, "{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [{\"name\": \"bone0\"}, "
-                      "{\"name\": \"bone1\"}]}");
+                      "{\"name\": \"bone1\"}], \"scenes\": [{\"nodes\": [0, 1]}]}");
     write_text(old, "{\"asset\": {\"version\": \"1.0\"}}");
     const struct {
         const char *path;
@@ -140,6 +140,43 @@ bad_avatar_files_are_reported_and_the_default_avatar_shown(void **state)
     remove(old);
 }
 
+/* --print-rig prints the bones as found, in the form --bone-map reads back; a bad bone
+ * map stops the program naming the option, the file and the field. */
+static void
+print_rig_output_is_a_bone_map_that_reads_back(void **state)
+{
+    (void)state;
+    char avatar[1024], map[1024], bad[1024];
+    app_run_scratch_path("rig-mixamo", "glb", avatar, sizeof avatar);
+    app_run_scratch_path("rig-map", "json", map, sizeof map);
+    app_run_scratch_path("rig-bad-map", "json", bad, sizeof bad);
+    struct app_run_result r;
+    run((const char *[]){"make-avatar", "-o", avatar, "--rig", "mixamo", NULL}, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_result_fini(&r);
+    run((const char *[]){"--avatar", avatar, "--print-rig", NULL}, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "\"leftUpperArm\": \"mixamorig:LeftArm\"");
+    write_text(map, r.out);
+    char *printed = strdup(r.out);
+    app_run_result_fini(&r);
+    run((const char *[]){"--avatar", avatar, "--bone-map", map, "--print-rig", NULL}, &r);
+    app_run_expect_exit(&r, 0);
+    assert_string_equal(r.out, printed);
+    app_run_result_fini(&r);
+    free(printed);
+    write_text(bad, "{\"hips\": \"mixamorig:Hips\",\n \"leftElbow\": \"mixamorig:LeftForeArm\"}");
+    run((const char *[]){"--avatar", avatar, "--bone-map", bad, "--demo", "--no-window", NULL}, &r);
+    app_run_expect_exit(&r, 2);
+    app_run_expect_text(r.err, "--bone-map");
+    app_run_expect_text(r.err, bad);
+    app_run_expect_text(r.err, "\"leftElbow\": not a humanoid bone");
+    app_run_result_fini(&r);
+    remove(avatar);
+    remove(map);
+    remove(bad);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -152,6 +189,7 @@ main(int argc, char **argv)
         cmocka_unit_test(make_avatar_writes_files_that_read_back),
         cmocka_unit_test(a_vrm_avatar_becomes_the_bodys_skeleton),
         cmocka_unit_test(bad_avatar_files_are_reported_and_the_default_avatar_shown),
+        cmocka_unit_test(print_rig_output_is_a_bone_map_that_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

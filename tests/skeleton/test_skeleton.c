@@ -219,6 +219,113 @@ name_maps_know_cmu_and_mixamo(void **state)
     assert_int_equal(sk_name_map_guess(vrm, 3), SK_NAMES_VRM);
 }
 
+/* The conventions that disagree are told apart by the other names of the set: "Left leg"
+ * is CATS's thigh and "LeftLeg" Mixamo's shin. */
+static void
+name_map_reads_a_set_of_names_in_its_convention(void **state)
+{
+    (void)state;
+    const char *cats[] = {"Hips", "Left leg", "Left knee", "Left ankle", "Left elbow"};
+    const enum sk_name_map c = sk_name_map_guess(cats, 5);
+    assert_int_equal(c, SK_NAMES_CATS);
+    assert_int_equal(sk_bone_from_node_name_in(c, "Left leg"), SK_LEFT_UPPER_LEG);
+    const char *mix[] = {"mixamorig:Hips", "mixamorig:LeftUpLeg", "mixamorig:LeftLeg"};
+    const enum sk_name_map m = sk_name_map_guess(mix, 3);
+    assert_int_equal(sk_bone_from_node_name_in(m, "mixamorig:LeftLeg"), SK_LEFT_LOWER_LEG);
+    const char *max[] = {"Hips", "Chest", "Chest2", "LeftCollar", "LeftShoulder", "LeftElbow"};
+    const enum sk_name_map x = sk_name_map_guess(max, 6);
+    assert_int_equal(x, SK_NAMES_MAX);
+    assert_int_equal(sk_bone_from_node_name_in(x, "LeftShoulder"), SK_LEFT_UPPER_ARM);
+    /* Folding: case, separators, prefixes. */
+    char folded[64];
+    sk_name_fold("Armature|J_Bip_L_Upper-Arm.001", folded, sizeof folded);
+    assert_string_equal(folded, "jbiplupperarm001");
+    assert_int_equal(sk_bone_from_mapped_name(SK_NAMES_RIGIFY, "def_upper_arm_l"),
+                     SK_LEFT_UPPER_ARM);
+}
+
+/* A humanoid's node tree, the left arm's names none a convention knows and hung where no
+ * arm hangs (from the hips), so neither names nor shape find it. */
+static void
+a_rig_missing_bones_is_refused_naming_found_missing_and_closest(void **state)
+{
+    (void)state;
+    const struct sk_rig_node nodes[] = {
+        {"Hips", -1, {0, 1, 0}},          {"Spine", 0, {0, 1.1f, 0}},
+        {"Chest", 1, {0, 1.3f, 0}},       {"Neck", 2, {0, 1.5f, 0}},
+        {"Head", 3, {0, 1.6f, 0}},        {"HeadTop", 4, {0, 1.75f, 0}},
+        {"RightArm", 2, {-0.2f, 1.45f, 0}}, {"RightForeArm", 6, {-0.5f, 1.45f, 0}},
+        {"RightHand", 7, {-0.75f, 1.45f, 0}}, {"RightHandEnd", 8, {-0.85f, 1.45f, 0}},
+        {"L_Upr", 0, {0.2f, 1.0f, 0}},     {"L_Elbo", 10, {0.5f, 1.0f, 0}},
+        {"L_Pawm", 11, {0.75f, 1.0f, 0}},  {"LeftUpLeg", 0, {0.1f, 0.9f, 0}},
+        {"LeftLeg", 13, {0.1f, 0.5f, 0}},  {"LeftFoot", 14, {0.1f, 0.08f, 0}},
+        {"RightUpLeg", 0, {-0.1f, 0.9f, 0}}, {"RightLeg", 16, {-0.1f, 0.5f, 0}},
+        {"RightFoot", 17, {-0.1f, 0.08f, 0}},
+    };
+    const struct sk_rig_desc desc = {
+        .nodes = nodes, .node_count = (int)(sizeof nodes / sizeof nodes[0]), .source = "a.glb"};
+    struct sk_rig_map map;
+    struct em_error err = {{0}};
+    assert_int_equal(sk_rig_find_bones(&desc, &map, &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "a.glb: no humanoid skeleton"));
+    assert_non_null(strstr(err.message, "missing leftUpperArm, leftLowerArm, leftHand;"));
+    assert_non_null(strstr(err.message, "\"L_Elbo\""));
+    assert_non_null(strstr(err.message, "--bone-map FILE.json"));
+    assert_non_null(strstr(err.message, "Found (names read as"));
+    assert_non_null(strstr(err.message, "rightLowerArm"));
+    /* A bone map naming the three makes it a humanoid. */
+    struct sk_bone_map bm;
+    const char *text = "{\"leftUpperArm\": \"L_Upr\", \"leftLowerArm\": \"L_Elbo\", "
+                       "\"leftHand\": \"L_Pawm\"}";
+    assert_int_equal(sk_bone_map_parse(text, strlen(text), "map.json", &bm, &err), EM_OK);
+    const struct sk_rig_desc with_map = {.nodes = nodes,
+                                         .node_count = desc.node_count,
+                                         .bone_map = &bm,
+                                         .source = "a.glb"};
+    if (sk_rig_find_bones(&with_map, &map, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(map.node[SK_LEFT_LOWER_ARM], 11);
+    assert_int_equal(map.found[SK_LEFT_LOWER_ARM], SK_RIG_BY_BONE_MAP);
+    assert_int_equal(map.found[SK_RIGHT_LOWER_ARM], SK_RIG_BY_NAME);
+}
+
+static void
+bone_map_files_are_checked_field_by_field(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *reason;
+    } bad[] = {
+        {"{\"hips\": \"a\",\n \"spine\": ", "map.json:2: malformed JSON"},
+        {"[\"hips\"]", "map.json: expected a JSON object of humanoid bone -> node name"},
+        {"{\"leftElbow\": \"a\"}", "map.json: \"leftElbow\": not a humanoid bone"},
+        {"{\"headTop\": \"a\"}", "map.json: \"headTop\": not a humanoid bone"},
+        {"{\"hips\": 3}", "map.json: \"hips\": expected a node name"},
+        {"{\"hips\": \"\"}", "map.json: \"hips\": expected a node name"},
+        {"{\"hips\": \"a\", \"hips\": \"b\"}", "map.json: \"hips\": given twice"},
+        {"{\"hips\": \"a\", \"spine\": \"a\"}", "\"spine\": node \"a\" is already \"hips\"'s"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        struct sk_bone_map m;
+        struct em_error err = {{0}};
+        const enum em_result r = sk_bone_map_parse(bad[i].text, strlen(bad[i].text), "map.json",
+                                                   &m, &err);
+        if (r != EM_ERROR_PARSE || !strstr(err.message, bad[i].reason))
+            fail_msg("%s: got %d \"%s\", expected \"%s\"", bad[i].text, r, err.message,
+                     bad[i].reason);
+    }
+    char longname[400];
+    memset(longname, 'x', sizeof longname);
+    memcpy(longname, "{\"hips\": \"", 10);
+    memcpy(longname + sizeof longname - 3, "\"}", 3);
+    struct sk_bone_map m;
+    struct em_error err = {{0}};
+    assert_int_equal(sk_bone_map_parse(longname, strlen(longname), "map.json", &m, &err),
+                     EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "at most 127"));
+}
+
 static double
 seconds_now(void)
 {
@@ -320,6 +427,9 @@ main(void)
         cmocka_unit_test(bad_skeleton_files_are_rejected_with_a_reason),
         cmocka_unit_test(a_humanoid_missing_a_joint_is_rejected),
         cmocka_unit_test(name_maps_know_cmu_and_mixamo),
+        cmocka_unit_test(name_map_reads_a_set_of_names_in_its_convention),
+        cmocka_unit_test(a_rig_missing_bones_is_refused_naming_found_missing_and_closest),
+        cmocka_unit_test(bone_map_files_are_checked_field_by_field),
         cmocka_unit_test(a_skeleton_of_20000_joints_is_refused_in_well_under_a_second),
         cmocka_unit_test(a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second),
     };
