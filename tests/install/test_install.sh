@@ -64,9 +64,9 @@ loaded=$(ldd "$work/make/solve_arm" | awk '/libembody/ {print $3}')
     fail "solve_arm does not use the installed libembody.so (it loads '$loaded')"
 
 # The README's program, built with the README's command.
-awk '/^## Using the solver in your program/ {s = 1} s && /^```c/ {p = 1; next} p && /^```/ {exit} p' \
+awk '/^## The library/ {s = 1} s && /^```c/ {p = 1; next} p && /^```/ {exit} p' \
     "$src/README.md" >"$work/readme_arm.c"
-[ -s "$work/readme_arm.c" ] || fail "no C program in the README's section 'Using the solver in your program'"
+[ -s "$work/readme_arm.c" ] || fail "no C program in the README's section 'The library'"
 cc "$work/readme_arm.c" $(pkg-config --cflags --libs embody) -Wl,-rpath,"$libdir" -o "$work/readme_arm" ||
     fail "the README's program does not build"
 "$work/readme_arm" | awk '$1 == "wrist" { d = ($2 - 0.25) ^ 2 + ($3 - 1.1) ^ 2 + ($4 - 0.3) ^ 2
