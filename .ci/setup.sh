@@ -46,10 +46,12 @@ with_display() { # runs a command under Xvfb when there is no display
 
 case "$mode" in
 run)
-    # Only the program, and warnings are not errors here (a build dir left by `test`
-    # keeps EMBODY_WERROR=ON in its cache; an optimised build may warn in test code).
+    # The program and what `cmake --install build` installs besides it (the libraries and
+    # the OpenXR layer, as the README's install step needs), not the tests; warnings are
+    # not errors here (a build dir left by `test` keeps EMBODY_WERROR=ON in its cache).
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEMBODY_WERROR=OFF >/dev/null
-    cmake --build build -j "$jobs" --target embody
+    cmake --build build -j "$jobs" --target embody embody_shared embody_static \
+        embody_openxr_layer
     if [ -n "${DISPLAY:-}" ]; then
         exec ./build/embody
     fi
