@@ -259,10 +259,17 @@ u_json_parse_error(const char *text, const char *source, const char *at, struct 
                    u_text_line_of(text, at), column, found);
 }
 
-/* The first key given twice in `node` or below it, its path written to `path`. */
+/* The first key given twice in `node` or below it, its path written to `path`, or an
+ * object of more than U_JSON_MAX_KEYS keys (the pairwise check would take too long; no
+ * settings file has that many), its path ending in "(more than ...)". */
 static bool
 duplicate_key(const cJSON *node, char *path, size_t size, size_t used)
 {
+    if (cJSON_IsObject(node) && cJSON_GetArraySize(node) > U_JSON_MAX_KEYS) {
+        snprintf(path + used, size - used, "%s(more than %d keys)", used ? " " : "",
+                 U_JSON_MAX_KEYS);
+        return true;
+    }
     for (const cJSON *a = node ? node->child : NULL; a; a = a->next) {
         size_t n = used;
         if (a->string) {
@@ -286,6 +293,7 @@ u_json_check_unique_keys(const cJSON *root, const char *source, struct em_error 
 {
     char path[256] = "";
     if (duplicate_key(root, path, sizeof path, 0))
-        return em_fail(err, EM_ERROR_PARSE, "%s: %s: given twice (each key once)", source, path);
+        return em_fail(err, EM_ERROR_PARSE, "%s: %s: %s", source, path,
+                       strstr(path, "(more than") ? "too many keys" : "given twice (each key once)");
     return EM_OK;
 }

@@ -77,6 +77,7 @@ u_json_parse_error(const char *text, const char *source, const char *at, struct 
 /* Refuses an object that names a key twice (cJSON keeps both and readers would see only
  * the first): "SOURCE: PATH: given twice" with the key's path from the top
  * ("devices.head.position_m"). Returns EM_OK when every key is unique. */
+#define U_JSON_MAX_KEYS 4096
 struct cJSON;
 enum em_result
 u_json_check_unique_keys(const struct cJSON *root, const char *source, struct em_error *err);
