@@ -13,6 +13,10 @@ libsdl2-dev libepoxy-dev libopenxr-dev libopenxr-loader1 liblo-dev liblo-tools l
 libgl1-mesa-dri xvfb xauth fonts-dejavu-core libassimp-dev \
 openxr-layer-corevalidation"
 
+# cpack's Debian package (tests/install/test_package.sh): `file` and dpkg-shlibdeps
+# (dpkg-dev) find the package's shared-library dependencies.
+PACKAGES="$PACKAGES file dpkg-dev"
+
 # clang and its sanitizer runtime, for the sanitizer build of `test`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 

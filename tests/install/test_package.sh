@@ -8,7 +8,7 @@
 #   test_package.sh BUILD_DIR
 set -eu
 build=$1
-for tool in cpack dpkg-deb; do
+for tool in cpack dpkg-deb dpkg-shlibdeps file objdump; do
     command -v $tool >/dev/null 2>&1 || { echo "no $tool: skipped"; exit 77; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/embody-package.XXXXXX")
