@@ -14,6 +14,10 @@ libsdl2-dev libepoxy-dev libopenxr-dev libopenxr-loader1 liblo-dev liblo-tools l
 libgl1-mesa-dri xvfb xauth fonts-dejavu-core libassimp-dev libcairo2-dev \
 openxr-layer-corevalidation"
 
+# cpack's Debian package (tests/install/test_package.sh): `file` and dpkg-shlibdeps
+# (dpkg-dev) find the package's shared-library dependencies.
+PACKAGES="$PACKAGES file dpkg-dev"
+
 # clang and its sanitizer runtime, for the sanitizer build of `test`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 
@@ -47,10 +51,12 @@ with_display() { # runs a command under Xvfb when there is no display
 
 case "$mode" in
 run)
-    # Only the program, and warnings are not errors here (a build dir left by `test`
-    # keeps EMBODY_WERROR=ON in its cache; an optimised build may warn in test code).
+    # The program and what `cmake --install build` installs besides it (the libraries and
+    # the OpenXR layer, as the README's install step needs), not the tests; warnings are
+    # not errors here (a build dir left by `test` keeps EMBODY_WERROR=ON in its cache).
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEMBODY_WERROR=OFF >/dev/null
-    cmake --build build -j "$jobs" --target embody
+    cmake --build build -j "$jobs" --target embody embody_shared embody_static \
+        embody_openxr_layer
     if [ -n "${DISPLAY:-}" ]; then
         exec ./build/embody
     fi

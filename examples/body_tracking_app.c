@@ -29,6 +29,15 @@
         }                                                                                          \
     } while (0)
 
+/* Whether the loader finds a runtime at all: without one it cannot list extensions
+ * (whatever layers are enabled). */
+static int
+runtime_found(void)
+{
+    uint32_t n = 0;
+    return XR_SUCCEEDED(xrEnumerateInstanceExtensionProperties(NULL, 0, &n, NULL)) && n > 0;
+}
+
 static int
 offered(const char *extension)
 {
@@ -86,9 +95,17 @@ main(int argc, char **argv)
     const int frames = argc > 1 ? atoi(argv[1]) : 300;
     int status = 1;
     XrInstance instance = XR_NULL_HANDLE;
+    /* Two different fixes: start a runtime, or enable the layer. */
+    if (!runtime_found()) {
+        fprintf(stderr, "body_tracking_app: no OpenXR runtime: start one (Monado, SteamVR, ...) "
+                        "or point XR_RUNTIME_JSON at its manifest\n");
+        return 1;
+    }
     if (!offered(XR_FB_BODY_TRACKING_EXTENSION_NAME)) {
-        fprintf(stderr, "body_tracking_app: no XR_FB_body_tracking here; enable embody's layer "
-                        "(XR_ENABLE_API_LAYERS=XR_APILAYER_EMBODY_body_tracking)\n");
+        fprintf(stderr, "body_tracking_app: the runtime has no XR_FB_body_tracking and embody's "
+                        "layer is not enabled (XR_ENABLE_API_LAYERS="
+                        "XR_APILAYER_EMBODY_body_tracking, or EMBODY_LAYER_ENABLE=1 with the "
+                        "package)\n");
         return 1;
     }
     const int full = offered(XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME);

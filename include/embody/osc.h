@@ -37,8 +37,8 @@ extern "C" {
 #define OSC_VRCHAT_DEFAULT_PORT 9000
 #define OSC_HOST_MAX 256
 
-/* Parses a destination "HOST:PORT", "HOST", ":PORT" or "[IPV6]:PORT" (NULL or "" = all
- * defaults) into `out_host` (OSC_HOST_MAX bytes) and `out_port`. HOST must be a literal
+/* Parses a destination "HOST:PORT", "HOST", ":PORT", "PORT" (digits only) or
+ * "[IPV6]:PORT" (NULL or "" = all defaults) into `out_host` (OSC_HOST_MAX bytes) and `out_port`. HOST must be a literal
  * address or a name that resolves now (this may wait for DNS: call it at start); PORT
  * must be digits only, 1-65535. A bad value gets an error naming `option` ("--vmc") and
  * what was expected, for example `--vmc: port "99999" is out of range 1-65535`. */

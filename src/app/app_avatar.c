@@ -12,7 +12,6 @@
 #include "util/u_path.h"
 
 #define DEFAULT_HUMANOID "config/humanoid.json"
-#define DEFAULT_SETTINGS "config/body.json"
 
 /* The body's settings: --config's file, else config/body.json where the data is (none:
  * the built-in values, which are the same). */
@@ -29,7 +28,7 @@ load_settings(struct app_avatar *a, const char *config_path, struct em_error *er
         return r;
     }
     char path[APP_PATH_MAX];
-    if (!u_path_find_data(DEFAULT_SETTINGS, path, sizeof path))
+    if (!u_path_find_data(APP_DEFAULT_BODY_SETTINGS, path, sizeof path))
         return EM_OK;
     app_path_tidy(path, a->settings_path, sizeof a->settings_path);
     return body_desc_load_json(a->settings_path, &a->settings, err);
@@ -197,6 +196,8 @@ load_model(struct app_avatar *a, const char *path, const struct sk_bone_map *bon
         return EM_OK;
     }
     a->have_model = true;
+    U_LOG_I("avatar %s: %s, %d joints, %u triangles", path, a->kind, a->skeleton.joint_count,
+            a->model.index_count / 3u);
     return EM_OK;
 }
 
@@ -262,6 +263,10 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         }
     }
     if (desc->model_path) {
+        /* A file the user names that cannot be opened is a mistake in the command line,
+         * not a bad avatar: stop (exit 2) rather than show the default one. */
+        if (app_check_readable("--avatar", desc->model_path, err) != EM_OK)
+            return EM_ERROR_IO;
         struct em_error model_err = {{0}};
         r = load_model(a, desc->model_path, bone_map, &model_err);
         if (r != EM_OK) {
@@ -343,29 +348,35 @@ app_avatar_scene(struct app_avatar *avatar, const struct body *body, struct rend
     scene->avatar_binding = &avatar->binding;
 }
 
-/* The body-pose prior for --body prior (the default): a model that cannot be found or is
- * refused leaves the procedural estimate, with a warning naming the file and why. */
-static void
-load_prior(const struct app_avatar_desc *desc, struct app_avatar *a)
+/* The body-pose prior for --body prior (the default). A --prior file that cannot be
+ * opened is an error (the user named it); a model that cannot be found or is refused
+ * leaves the procedural estimate, with a warning naming the file and why. */
+static enum em_result
+load_prior(const struct app_avatar_desc *desc, struct app_avatar *a, struct em_error *err)
 {
+    a->prior_path[0] = '\0';
     if (desc->body_mode && strcmp(desc->body_mode, "procedural") == 0)
-        return;
+        return EM_OK;
     char found[APP_PATH_MAX];
     const char *path = desc->prior_path;
+    if (path && app_check_readable("--prior", path, err) != EM_OK)
+        return EM_ERROR_IO;
     if (!path) {
         if (!u_path_find_data(PR_DEFAULT_MODEL, found, sizeof found)) {
             U_LOG_W("%s not found; the body uses the procedural estimate", PR_DEFAULT_MODEL);
-            return;
+            return EM_OK;
         }
         path = found;
     }
-    struct em_error err = {{0}};
-    if (pr_model_load(path, &a->prior, &err) != EM_OK) {
-        U_LOG_W("%s; the body uses the procedural estimate", err.message);
-        return;
+    struct em_error model_err = {{0}};
+    if (pr_model_load(path, &a->prior, &model_err) != EM_OK) {
+        U_LOG_W("%s; the body uses the procedural estimate", model_err.message);
+        return EM_OK;
     }
     a->has_prior = true;
-    U_LOG_D("body: the learned prior %s (%s)", path, a->prior.note);
+    app_path_tidy(path, a->prior_path, sizeof a->prior_path);
+    U_LOG_D("body: the learned prior %s (%s)", a->prior_path, a->prior.note);
+    return EM_OK;
 }
 
 void
@@ -386,7 +397,11 @@ app_avatar_create_body(const struct app_avatar_desc *desc, struct app_avatar *ou
     enum em_result r = app_avatar_load(desc, out_avatar, err);
     if (r != EM_OK)
         return r;
-    load_prior(desc, out_avatar);
+    r = load_prior(desc, out_avatar, err);
+    if (r != EM_OK) {
+        app_avatar_fini(out_avatar);
+        return r;
+    }
     struct body_desc bd;
     app_avatar_body_desc(out_avatar, &bd);
     r = body_create(&bd, out_body, err);

@@ -36,7 +36,9 @@ struct app_avatar_desc {
     const char *config_path;   /* --config FILE.json: the body's settings; NULL = the
                                   default config/body.json (built-in values without it) */
     const char *body_mode;     /* --body: "procedural" or "prior" (NULL: prior) */
-    const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v2.bin) */
+    const char *prior_path;    /* --prior MODEL (NULL: PR_DEFAULT_MODEL); a file named that
+                                  cannot be opened is an error, one that is refused falls
+                                  back to the procedural estimate */
     const char *height_stream; /* a stream file to estimate the default humanoid's height
                                   from when height_m is 0 (in_height_estimate_file); NULL:
                                   APP_DEFAULT_HEIGHT_M */
@@ -68,6 +70,7 @@ struct app_avatar {
     float bound_height_m;
     struct pr_model prior; /* the learned body-pose prior, when has_prior */
     bool has_prior;
+    char prior_path[APP_PATH_MAX]; /* its model file, for reports ("" without it) */
     /* Where the fitted height comes from, for messages and --print-config: "--height",
      * "the avatar's own", "default", or "estimated from STREAM: ..." with the figures. */
     char height_source[APP_PATH_MAX + 200];

@@ -17,6 +17,11 @@
 
 enum { OPT_OUTPUT = 1, OPT_SKELETON, OPT_RIG, OPT_DETAIL, OPT_HEIGHT, OPT_BONE_AXES, OPT_HELP };
 
+/* --detail's range and default (av_make_desc: 0 means MAKE_DETAIL_DEFAULT). */
+#define MAKE_DETAIL_MIN 6
+#define MAKE_DETAIL_MAX 256
+#define MAKE_DETAIL_DEFAULT 12
+
 static const struct app_arg_spec k_specs[] = {
     {OPT_OUTPUT, "output", 'o', APP_ARG_VALUE}, {OPT_SKELETON, "skeleton", 0, APP_ARG_VALUE},
     {OPT_RIG, "rig", 0, APP_ARG_VALUE},         {OPT_DETAIL, "detail", 0, APP_ARG_VALUE},
@@ -28,24 +33,24 @@ static const struct app_arg_spec k_specs[] = {
 static void
 print_help(void)
 {
-    fputs("usage: embody make-avatar -o OUT.vrm [--skeleton FILE.json] [--rig R]\n"
+    printf("usage: embody make-avatar -o OUT.vrm [--skeleton FILE.json] [--rig R]\n"
           "                          [--detail N] [--height M]\n"
           "\n"
           "Writes a small skinned humanoid (glTF 2.0 binary): every body part a capsule\n"
           "weighted to its bone, the mirror view's colours (left orange, right blue),\n"
           "eyes as a rigid mesh under the head. No third-party model is involved.\n"
           "\n"
-          "  -o, --output OUT       where to write (.vrm or .glb)\n"
+          "  -o, --output OUT       where to write (.vrm or .glb: binary glTF)\n"
           "  --skeleton FILE.json   the skeleton (default config/humanoid.json)\n"
           "  --rig R                vrm1 (default), vrm0 (facing -Z, as VRM 0.x),\n"
           "                         mixamo or plain (glTF without VRM, named bones)\n"
-          "  --detail N             sides of each limb, 6 to 256 (default 12; 40 makes\n"
-          "                         about 30,000 triangles)\n"
+          "  --detail N             sides of each limb, %d to %d (default %d; more sides,\n"
+          "                         more triangles: the command prints how many it made)\n"
           "  --height M             fit the skeleton to this height first\n"
           "  --bone-axes            each bone node's +Y along its bone (as Blender\n"
           "                         exports rigs) instead of world-aligned frames\n"
           "  -h, --help             this help\n",
-          stdout);
+          MAKE_DETAIL_MIN, MAKE_DETAIL_MAX, MAKE_DETAIL_DEFAULT);
 }
 
 struct make_args {
@@ -78,7 +83,9 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "%s: expected vrm1, vrm0, mixamo or plain, got \"%s\"", name, value);
     }
-    case OPT_DETAIL: return app_parse_count(name, value, 6, 256, "sides", &a->detail, err);
+    case OPT_DETAIL:
+        return app_parse_count(name, value, MAKE_DETAIL_MIN, MAKE_DETAIL_MAX, "sides", &a->detail,
+                               err);
     case OPT_HEIGHT: return app_parse_number(name, value, 0.5, 2.8, "metres", &a->height_m, err);
     case OPT_BONE_AXES: a->bone_axes = true; return EM_OK;
     default: a->help = true; return EM_OK;
@@ -102,6 +109,14 @@ app_cmd_make_avatar(int argc, char **argv)
         fprintf(stderr, "embody make-avatar: error: -o OUT.vrm is required (see %s)\n", HELP_HINT);
         return APP_EXIT_USAGE;
     }
+    /* What is written is binary glTF: a .gltf name would promise JSON. */
+    if (!app_has_suffix(a.output, ".vrm") && !app_has_suffix(a.output, ".glb")) {
+        fprintf(stderr,
+                "embody make-avatar: error: -o: expected a .vrm or .glb file name (the avatar is "
+                "binary glTF), got \"%s\"\n",
+                a.output);
+        return APP_EXIT_USAGE;
+    }
     char found[4096] = "config/humanoid.json";
     if (!a.skeleton && !u_path_find_data("config/humanoid.json", found, sizeof found))
         snprintf(found, sizeof found, "config/humanoid.json");
@@ -117,13 +132,24 @@ app_cmd_make_avatar(int argc, char **argv)
         sk_skeleton_fini(&sk);
         return APP_EXIT_USAGE;
     }
+    const int detail = a.detail > 0 ? (int)a.detail : MAKE_DETAIL_DEFAULT;
     const struct av_make_desc desc = {
-        .skeleton = &sk, .rig = a.rig, .detail = (int)a.detail, .bone_axes = a.bone_axes};
+        .skeleton = &sk, .rig = a.rig, .detail = detail, .bone_axes = a.bone_axes};
     r = av_make_file(&desc, a.output, &err);
     sk_skeleton_fini(&sk);
     if (r != EM_OK) {
         fprintf(stderr, "embody make-avatar: error: %s\n", err.message);
         return r == EM_ERROR_IO ? APP_EXIT_FAILURE : APP_EXIT_USAGE;
     }
+    /* Read back what was written: the figures are the file's, and it loads. */
+    struct av_avatar made;
+    if (av_avatar_load(a.output, NULL, &made, &err) != EM_OK) {
+        fprintf(stderr, "embody make-avatar: error: %s does not read back: %s\n", a.output,
+                err.message);
+        return APP_EXIT_FAILURE;
+    }
+    printf("embody make-avatar: %s: detail %d, %u triangles, %d vertices, %.2f m tall\n", a.output,
+           detail, made.index_count / 3u, made.vertex_count, (double)made.height_m);
+    av_avatar_fini(&made);
     return APP_EXIT_OK;
 }

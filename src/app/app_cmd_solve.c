@@ -13,6 +13,8 @@
 #include "app/app_options.h"
 #include "embody/body.h"
 #include "embody/stream.h"
+#include "embody/prior.h"
+#include "util/u_log.h"
 #include "util/u_time.h"
 
 #define HELP_HINT "embody solve --help"
@@ -26,6 +28,7 @@ enum {
     OPT_ARM_SPAN,
     OPT_UNIT_SCALE,
     OPT_QUIET,
+    OPT_VERBOSE,
     OPT_HELP,
     OPT_CONFIG,
     OPT_BODY,
@@ -39,6 +42,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_ARM_SPAN, "arm-span", 0, APP_ARG_VALUE},
     {OPT_UNIT_SCALE, "unit-scale", 0, APP_ARG_VALUE},
     {OPT_QUIET, "quiet", 'q', APP_ARG_FLAG},
+    {OPT_VERBOSE, "verbose", 'v', APP_ARG_FLAG},
     {OPT_HELP, "help", 'h', APP_ARG_FLAG},
     {OPT_CONFIG, "config", 0, APP_ARG_VALUE},
     {OPT_BODY, "body", 0, APP_ARG_VALUE},
@@ -46,10 +50,12 @@ static const struct app_arg_spec k_specs[] = {
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
+/* Every default and range named here is the constant the code uses
+ * (tests/app/test_app_help.c checks them). */
 static void
 print_help(void)
 {
-    fputs("usage: embody solve STREAM.csv -o OUT.bvh [--avatar CLIP.bvh | --height M]\n"
+    printf("usage: embody solve STREAM.csv -o OUT.bvh [--avatar CLIP.bvh | --height M]\n"
           "\n"
           "Reconstructs the full body for every row of a 3-point stream and writes its\n"
           "motion as BVH: one frame per row, Frame Time = the stream's period, joints named\n"
@@ -59,19 +65,21 @@ print_help(void)
           "  --avatar CLIP.bvh      known body: the avatar from a BVH skeleton (its\n"
           "                         HIERARCHY only, never its motion)\n"
           "  --height M             height only: the default humanoid fitted to M metres\n"
-          "                         (0.5 to 2.8; without it and --avatar, the height is\n"
+          "                         (%.1f to %.1f; without it and --avatar, the height is\n"
           "                         estimated from where the stream's head is held still)\n"
-          "  --arm-span M           also fit the arm span (0.5 to 3.0 m)\n"
+          "  --arm-span M           also fit the arm span (%.1f to %.1f m)\n"
           "  --unit-scale S         metres per unit of the --avatar file (default: guessed)\n"
-          "  --config FILE.json     the body's settings (default: config/body.json)\n"
+          "  --config FILE.json     the body's settings (default: %s)\n"
           "  --body MODE            legs and pelvis from the learned prior (prior, the\n"
           "                         default, as the program) or the procedural estimate\n"
           "                         (procedural), to compare them\n"
           "  --prior MODEL          the prior's model file (default\n"
-          "                         config/prior/body-prior-v1.bin)\n"
+          "                         %s)\n"
           "  -q, --quiet            no progress and no summary\n"
+          "  -v, --verbose          more messages (the model and settings files read)\n"
           "  -h, --help             this help\n",
-          stdout);
+          APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
+          APP_DEFAULT_BODY_SETTINGS, PR_DEFAULT_MODEL);
 }
 
 struct solve_args {
@@ -85,6 +93,7 @@ struct solve_args {
     double arm_span_m;
     double unit_scale;
     bool quiet;
+    bool verbose;
     bool help;
 };
 
@@ -112,6 +121,7 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
                                 "metres per BVH unit", &a->unit_scale, err);
     case OPT_QUIET: a->quiet = true; return EM_OK;
+    case OPT_VERBOSE: a->verbose = true; return EM_OK;
     case OPT_CONFIG: a->config = value; return EM_OK;
     case OPT_BODY:
         if (strcmp(value, "procedural") != 0 && strcmp(value, "prior") != 0)
@@ -241,6 +251,7 @@ app_cmd_solve(int argc, char **argv)
         print_help();
         return APP_EXIT_OK;
     }
+    u_log_set_level(a.verbose ? U_LOG_DEBUG : (a.quiet ? U_LOG_WARN : U_LOG_INFO));
     const struct app_input_file inputs[] = {
         {"the stream", a.stream}, {"the avatar", a.avatar}, {"the settings", a.config}};
     if (app_check_not_input("-o", a.output, inputs, 3, &err) != EM_OK)
@@ -289,7 +300,11 @@ app_cmd_solve(int argc, char **argv)
     else
         st_bvh_writer_abort(&writer); /* what was at -o stays as it was */
     const int frames = stream.frame_count;
-    const bool with_prior = avatar.has_prior;
+    char body_name[APP_PATH_MAX + 32];
+    if (avatar.has_prior)
+        snprintf(body_name, sizeof body_name, "learned prior %s", avatar.prior_path);
+    else
+        snprintf(body_name, sizeof body_name, "procedural");
     sk_skeleton_fini(&skeleton);
     body_destroy(&body);
     app_avatar_fini(&avatar);
@@ -298,10 +313,10 @@ app_cmd_solve(int argc, char **argv)
         return fail(err.message, APP_EXIT_FAILURE);
     if (!a.quiet)
         fprintf(stderr,
-                "embody solve: %d frames from %s to %s (avatar: %s, %s, %s body); body "
+                "embody solve: %d frames from %s to %s (avatar: %s, %s; body: %s); body "
                 "update %.1f µs per frame\n",
                 frames, a.stream, a.output, avatar.path[0] ? avatar.path : "-",
-                a.avatar ? "known body" : "height only",
-                with_prior ? "learned prior" : "procedural", 1e6 * update_s / (double)frames);
+                a.avatar ? "known body" : "height only", body_name,
+                1e6 * update_s / (double)frames);
     return APP_EXIT_OK;
 }

@@ -119,6 +119,10 @@ setup_body(struct live *L)
     }
     U_LOG_D("avatar: %s (%s), %d joints", L->avatar.path, L->avatar.kind,
             L->avatar.skeleton.joint_count);
+    if (L->avatar.has_prior)
+        U_LOG_I("body: the learned prior %s", L->avatar.prior_path);
+    else
+        U_LOG_I("body: the procedural estimate");
     if (L->avatar.height_estimated || desc.height_stream)
         U_LOG_I("height %.2f m: %s", (double)app_avatar_height_m(&L->avatar),
                 L->avatar.height_source);
@@ -728,6 +732,8 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
 {
     const long limit = L->opt->frames > 0 ? L->opt->frames : L->frame_limit;
     const bool openxr_window = L->render && strcmp(L->source_info.kind, "openxr") == 0;
+    /* Silence counts from here (tracking starts: the avatar, prior and window are ready)
+     * until the first frame, then from the last one, as the help says. */
     const double idle_limit_s = idle_exit_s(L);
     int64_t last_heard_ns = u_time_now_ns();
     while (!g_interrupted && (limit == 0 || L->stats.frames < limit)) {

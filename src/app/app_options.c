@@ -3,6 +3,7 @@
 
 #include "app/app_args.h"
 #include "app/app_options.h"
+#include "embody/prior.h"
 #include "embody/render.h"
 #include "embody/stream.h"
 
@@ -86,10 +87,13 @@ static const struct app_arg_spec k_specs[] = {
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
+/* Every default and range the help names is the constant the code uses
+ * (tests/app/test_app_help.c checks them). */
 void
 app_options_print_help(FILE *out)
 {
-    fputs("usage: embody [OPTIONS]            a full body from a headset and two controllers\n"
+    fprintf(out,
+          "usage: embody [OPTIONS]            a full body from a headset and two controllers\n"
           "       embody COMMAND [ARGS]       (embody COMMAND --help for each)\n"
           "\n"
           "With no options, embody tracks a headset through OpenXR when a runtime and a\n"
@@ -107,7 +111,7 @@ app_options_print_help(FILE *out)
           "  --fast                 play the replay or the demo as fast as possible\n"
           "  --loop                 start the replay again at its end\n"
           "  --vmc-in [[HOST:]PORT] read tracking sent over the VMC protocol (UDP\n"
-          "                         127.0.0.1:39539, this machine only; 0.0.0.0:PORT\n"
+          "                         %s:%d, this machine only; 0.0.0.0:PORT\n"
           "                         takes it from the network): Hmd/Con/Tra/Pos\n"
           "  --vmc-allow ADDR,...   take VMC only from these senders: IPv4 addresses,\n"
           "                         a.b.c.d/n blocks or host names; others are counted\n"
@@ -120,14 +124,14 @@ app_options_print_help(FILE *out)
           "                         turn:D:DEG, swap:PAIR (as embody eval --fault)\n"
           "  --fault-seed N         the faults' random seed (default 0)\n"
           "Avatar:\n"
-          "  --height M             standing height, 0.5 to 2.8 m (default humanoid: from\n"
-          "                         where a replay's head is held still, else 1.75; VMC\n"
+          "  --height M             standing height, %.1f to %.1f m (default humanoid: from\n"
+          "                         where a replay's head is held still, else %.2f; VMC\n"
           "                         input and headless OpenXR estimate it as they go)\n"
           "  --body MODE            legs and pelvis from the learned prior (prior, the\n"
           "                         default) or the procedural estimate (procedural)\n"
           "  --prior MODEL          the prior's model file (default\n"
-          "                         config/prior/body-prior-v2.bin)\n"
-          "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
+          "                         %s)\n"
+          "  --arm-span M           arm span, %.1f to %.1f m (default: the avatar's proportions)\n"
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
           "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF or FBX humanoid\n"
           "                         (.glb, .gltf, .fbx); a bad file is reported and the\n"
@@ -138,15 +142,17 @@ app_options_print_help(FILE *out)
           "  --skeleton FILE.json   an embody skeleton file (as config/humanoid.json)\n"
           "  --unit-scale S         metres per BVH unit for --avatar (default: guessed)\n"
           "  --config FILE.json     the body's settings: device offsets, filter, tracking\n"
-          "                         loss, floor (default: config/body.json)\n"
+          "                         loss, floor (default: %s)\n"
           "Output:\n"
-          "  --vmc [HOST:PORT]      send the pose over the VMC protocol (127.0.0.1:39539)\n"
-          "  --vrchat-osc [HOST:PORT]  send VRChat OSC trackers (127.0.0.1:9000)\n"
+          "  --vmc [HOST:PORT|PORT] send the pose over the VMC protocol (%s:%d)\n"
+          "  --vrchat-osc [HOST:PORT|PORT]  send VRChat OSC trackers (%s:%d)\n"
           "  --record FILE.csv      write the tracking frames as read to a stream file\n"
           "Window:\n"
           "  --frames N             stop after N frames (the window is then hidden)\n"
           "  --idle-exit SECONDS    stop when a live source (VMC input, OpenXR) has sent\n"
-          "                         nothing for this long (with --frames: 10 s)\n"
+          "                         nothing for this long: from its last packet, or\n"
+          "                         before the first from when tracking starts (with\n"
+          "                         --frames: %.0f s)\n"
           "  --screenshot FILE.png  write the window's image at the end\n"
           "  --camera NAME          start with this view: mirror (default), orbit, front,\n"
           "                         side, top\n"
@@ -166,10 +172,13 @@ app_options_print_help(FILE *out)
           "  make-avatar -o OUT.vrm             write the default skinned humanoid avatar\n"
           "\n"
           "Keys in the window: C calibrate (stand straight, arms out), R recenter,\n"
-          "Space pause, Tab camera, H HUD, T IK targets, S screenshot, F9 record, F1 help,\n"
-          "Esc quit.\n"
+          "Space pause, Tab or 1-5 camera, H HUD, T IK targets, B capsule figure,\n"
+          "S screenshot, F9 record, F1 help, Esc quit.\n"
           "Exit status: 0 done, 1 failed while running, 2 bad options or input files.\n",
-          out);
+          OSC_DEFAULT_HOST, OSC_VMC_DEFAULT_PORT, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
+          APP_DEFAULT_HEIGHT_M, PR_DEFAULT_MODEL, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
+          APP_DEFAULT_BODY_SETTINGS, OSC_DEFAULT_HOST, OSC_VMC_DEFAULT_PORT, OSC_DEFAULT_HOST,
+          OSC_VRCHAT_DEFAULT_PORT, APP_IDLE_EXIT_DEFAULT_S);
 }
 
 const char *
@@ -304,6 +313,19 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);
 }
 
+/* Whether --vmc's destination is --vmc-in's own socket: the same port on this machine
+ * (a loopback address, or the listening address itself, or a listener on every address). */
+static bool
+vmc_output_feeds_input(const struct app_options *o)
+{
+    const int listen_port = o->vmc_in.port ? o->vmc_in.port : OSC_VMC_DEFAULT_PORT;
+    if (o->vmc.port != listen_port)
+        return false;
+    const char *listen_host = o->vmc_in.host[0] ? o->vmc_in.host : OSC_DEFAULT_HOST;
+    return strncmp(o->vmc.host, "127.", 4) == 0 || strcmp(o->vmc.host, "localhost") == 0 ||
+           strcmp(o->vmc.host, listen_host) == 0 || strcmp(listen_host, "0.0.0.0") == 0;
+}
+
 /* Checks the options that only make sense together (or apart). */
 static enum em_result
 check_combinations(const struct app_options *o, struct em_error *err)
@@ -361,6 +383,12 @@ check_combinations(const struct app_options *o, struct em_error *err)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--vmc and --vrchat-osc: both send to %s:%d; give them different ports",
                        o->vmc.host, o->vmc.port);
+    if (o->vmc.enabled && o->input == APP_INPUT_VMC && vmc_output_feeds_input(o))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--vmc and --vmc-in: --vmc sends to %s:%d, where --vmc-in listens: "
+                       "embody would read its own output; give one of them another port "
+                       "(--vmc %d)",
+                       o->vmc.host, o->vmc.port, o->vmc.port + 1);
     return EM_OK;
 }
 

@@ -19,6 +19,8 @@
 #define APP_HEIGHT_MIN_M 0.5
 #define APP_HEIGHT_MAX_M 2.8
 #define APP_DEFAULT_HEIGHT_M 1.75
+/* The body's settings file when --config names none, found where the data is. */
+#define APP_DEFAULT_BODY_SETTINGS "config/body.json"
 #define APP_ARM_SPAN_MIN_M 0.5
 #define APP_ARM_SPAN_MAX_M 3.0
 #define APP_UNIT_SCALE_MIN 1e-4

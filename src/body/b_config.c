@@ -27,13 +27,21 @@ is_known(const char *name, const char *known)
     return false;
 }
 
+/* Messages name a field as "SOURCE: a.b.c": `where` is the file alone at the top level
+ * and "SOURCE: a.b" below it, so a key follows the file with ": " and a parent with ".". */
+static const char *
+sep(const char *where)
+{
+    return strstr(where, ": ") ? "." : ": ";
+}
+
 static enum em_result
 check_fields(const cJSON *obj, const char *known, const char *where, struct em_error *err)
 {
     for (const cJSON *item = obj ? obj->child : NULL; item; item = item->next)
         if (item->string && !is_known(item->string, known))
             return em_fail(err, EM_ERROR_PARSE, "%s%s%s: unknown field (expected one of: %s)",
-                           where, strchr(where, ':') ? "." : ": ", item->string, known);
+                           where, sep(where), item->string, known);
     return EM_OK;
 }
 
@@ -47,13 +55,13 @@ read_floats(const cJSON *obj, const char *key, int n, const char *where, float *
     if (!a)
         return EM_OK;
     if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n)
-        return em_fail(err, EM_ERROR_PARSE, "%s.%s: expected an array of %d numbers", where, key,
-                       n);
+        return em_fail(err, EM_ERROR_PARSE, "%s%s%s: expected an array of %d numbers", where,
+                       sep(where), key, n);
     for (int i = 0; i < n; ++i) {
         const cJSON *v = cJSON_GetArrayItem(a, i);
         if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 1e6)
-            return em_fail(err, EM_ERROR_PARSE, "%s.%s[%d]: expected a finite number", where, key,
-                           i);
+            return em_fail(err, EM_ERROR_PARSE, "%s%s%s[%d]: expected a finite number", where,
+                           sep(where), key, i);
         out[i] = (float)v->valuedouble;
     }
     return EM_OK;
@@ -69,8 +77,8 @@ read_number(const cJSON *obj, const char *key, double lo, double hi, const char 
         return EM_OK;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
         v->valuedouble > hi)
-        return em_fail(err, EM_ERROR_PARSE, "%s.%s: expected a number from %g to %g", where, key,
-                       lo, hi);
+        return em_fail(err, EM_ERROR_PARSE, "%s%s%s: expected a number from %g to %g", where,
+                       sep(where), key, lo, hi);
     *out = (float)v->valuedouble;
     return EM_OK;
 }
@@ -81,7 +89,7 @@ object_or_null(const cJSON *parent, const char *key, const char *where, bool *ba
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
     if (o && !cJSON_IsObject(o)) {
-        em_fail(err, EM_ERROR_PARSE, "%s.%s: expected an object", where, key);
+        em_fail(err, EM_ERROR_PARSE, "%s%s%s: expected an object", where, sep(where), key);
         *bad = true;
         return NULL;
     }
@@ -241,10 +249,16 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
     char where[300];
     bool bad = false;
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
     if (!cJSON_IsObject(root))
         r = em_fail(err, EM_ERROR_PARSE, "%s: expected a JSON object at the top", source);
     else if (format && !(cJSON_IsString(format) && strcmp(format->valuestring, "embody-body") == 0))
         r = em_fail(err, EM_ERROR_PARSE, "%s: format: expected \"embody-body\"", source);
+    else if (version && !(cJSON_IsNumber(version) && version->valuedouble == 1.0))
+        r = em_fail(err, EM_ERROR_PARSE,
+                    "%s: version: expected 1 (the version this embody reads)", source);
+    else
+        r = u_json_check_unique_keys(root, source, err);
     if (r == EM_OK)
         r = check_fields(root,
                          "format,version,note,devices,filter,tracking_loss,floor_height_m,"

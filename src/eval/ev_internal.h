@@ -18,9 +18,11 @@ ev_format_number(char *buf, size_t size, int width, int precision, double v);
 
 /* Loads the prior the options name (--prior, or the shipped model): the body the program
  * uses by default. On failure warns on stderr and returns false (the procedural body
- * runs). `out` is the caller's to pr_model_fini on success. */
+ * runs). `out` is the caller's to pr_model_fini on success; `out_path` (`size` bytes, or
+ * NULL) gets the model file's path, for the report. */
 bool
-ev_prior_load(const struct ev_options *options, struct pr_model *out);
+ev_prior_load(const struct ev_options *options, struct pr_model *out, char *out_path,
+              size_t size);
 
 /* The tables of what a player sees (ev_report_body.c): per clip, and the summary rows of
  * mode `m` with their targets. */

@@ -5,6 +5,7 @@
  * and the regression bound (if given) held.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ ev_print_usage(FILE *out)
             "                    row per named setup with the targets\n"
             "  --body BODY       procedural, prior (the learned body-pose prior) or both side\n"
             "                    by side (default; procedural alone when no model loads)\n"
-            "  --prior MODEL     the prior's model file (default config/prior/body-prior-v2.bin)\n"
+            "  --prior MODEL     the prior's model file (default %s)\n"
             "  --validation DIR  where the model's held-out subjects' clips are (default\n"
             "                    ../shared/mocap-train; - for none)\n"
             "  --subjects LIST   only clips cmu_SUBJECT_TRIAL.bvh of these subjects (\"03,09\")\n"
@@ -65,7 +66,9 @@ ev_print_usage(FILE *out)
             "  -h, --help        this text\n"
             "\n"
             "Exit status: 0 all ran (and the bound held); 1 a clip, MANIFEST.tsv or the JSON\n"
-            "failed, or the bound was exceeded; 2 bad options or no clips.\n");
+            "failed, or the bound was exceeded; 2 bad options, no clips or a --prior file\n"
+            "that cannot be opened.\n",
+            PR_DEFAULT_MODEL);
 }
 
 /* ---- Options ---- */
@@ -352,6 +355,18 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
         ev_print_usage(stdout);
         return 0;
     }
+    /* A model the user names that cannot be opened is a mistake in the command, not a
+     * model to fall back from. */
+    const bool procedural = options.body_mode && strcmp(options.body_mode, "procedural") == 0;
+    if (options.prior_path && !procedural) {
+        FILE *f = fopen(options.prior_path, "rb");
+        if (!f) {
+            fprintf(stderr, "embody eval: --prior: %s: cannot open: %s\n", options.prior_path,
+                    strerror(errno));
+            return 2;
+        }
+        fclose(f);
+    }
     if (options.fault_table)
         return ev_faults_main(&options);
     if (ev_faults_check_setup(&options, &err) != EM_OK) {
@@ -379,6 +394,7 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
         ev_report_fini(&report);
         return 2;
     }
+    printf("# Body: the procedural estimate\n");
     ev_report_print(&report, stdout);
     fflush(stdout);
     int status = report.failed_count > 0 || report.manifest_error[0] ? 1 : 0;

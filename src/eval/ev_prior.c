@@ -194,7 +194,7 @@ run_one(const struct ev_options *base, const struct pr_model *prior, const char 
 /* Loads the model the options name (or the shipped one); on failure warns and returns
  * false: the caller runs the procedural body. */
 bool
-ev_prior_load(const struct ev_options *o, struct pr_model *out)
+ev_prior_load(const struct ev_options *o, struct pr_model *out, char *out_path, size_t size)
 {
     char found[1024];
     const char *path = o->prior_path;
@@ -214,6 +214,8 @@ ev_prior_load(const struct ev_options *o, struct pr_model *out)
                 err.message);
         return false;
     }
+    if (out_path)
+        snprintf(out_path, size, "%s", path);
     return true;
 }
 
@@ -301,7 +303,8 @@ ev_prior_main(const struct ev_options *options, int *out_status)
     if (options->body_mode && strcmp(options->body_mode, "procedural") == 0)
         return false;
     struct pr_model model;
-    if (!ev_prior_load(options, &model))
+    char model_path[1024];
+    if (!ev_prior_load(options, &model, model_path, sizeof model_path))
         return false;
     const bool both = !options->body_mode || strcmp(options->body_mode, "both") == 0;
     struct ev_report a, p;
@@ -316,7 +319,7 @@ ev_prior_main(const struct ev_options *options, int *out_status)
         *out_status = 2;
         return true;
     }
-    printf("# Body: the learned prior (%s)\n", model.note);
+    printf("# Body: the learned prior %s (%s)\n", model_path, model.note);
     ev_report_print(&p, stdout);
     print_side_by_side(stdout, "Prior and procedural side by side", both ? &a : NULL, &p);
     const bool plotted = ev_report_observe(&p);

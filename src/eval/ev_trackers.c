@@ -244,8 +244,10 @@ ev_trackers_main(const struct ev_options *options)
     /* The body the program uses by default: the learned prior, unless --body procedural
      * (or the model does not load). */
     struct pr_model model;
+    char model_path[1024] = "";
     const bool procedural_asked = options->body_mode && strcmp(options->body_mode, "procedural") == 0;
-    const bool have_prior = !procedural_asked && ev_prior_load(options, &model);
+    const bool have_prior =
+        !procedural_asked && ev_prior_load(options, &model, model_path, sizeof model_path);
     o.prior = have_prior ? &model : NULL;
     const char *body = have_prior ? "prior" : "procedural";
     int failed = 0;
@@ -275,9 +277,9 @@ ev_trackers_main(const struct ev_options *options)
         pr_model_fini(&model);
     printf("## Tracker setups (PROTOCOL.md section 2b), means over %d clips of %s\n\n",
            rows[0].means.clip_count, dir);
-    printf("Body: the %s (--body prior|procedural). Setups: 3 head and hands; 4 + pelvis; 6 + "
+    printf("Body: the %s%s (--body prior|procedural). Setups: 3 head and hands; 4 + pelvis; 6 + "
            "feet; 8 + knees; 11 + chest and elbows.\n\n",
-           have_prior ? "learned prior" : "procedural estimate");
+           have_prior ? "learned prior " : "procedural estimate", model_path);
     print_rows(rows, &o, stdout);
     o.observer = options->observer;
     if (!observe_setups(rows, &o))

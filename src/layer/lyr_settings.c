@@ -2,7 +2,7 @@
  * The layer's settings, read once per instance that it serves:
  *
  *   - the default humanoid (config/humanoid.json) and the learned prior
- *     (config/prior/body-prior-v1.bin; the procedural estimate without it);
+ *     (PR_DEFAULT_MODEL, include/embody/prior.h; the procedural estimate without it);
  *   - the layer's settings file: $EMBODY_LAYER_SETTINGS, else config/layer.json:
  *
  *         {"format": "embody-layer", "version": 1,
@@ -55,6 +55,8 @@ parse_layer_file(const char *path, float *out_height_m, char *out_body_path, siz
     const cJSON *fields = cJSON_IsObject(root) ? root : NULL;
     if (!fields)
         r = em_fail(err, EM_ERROR_PARSE, "%s: expected a JSON object at the top", path);
+    else
+        r = u_json_check_unique_keys(root, path, err);
     cJSON_ArrayForEach(item, fields)
     {
         bool known = false;

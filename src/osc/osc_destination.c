@@ -108,6 +108,11 @@ split_destination(const char *text, const char *option, char *host, const char *
         host_len = colon ? (size_t)(colon - text) : strlen(text);
         if (colon)
             port = colon + 1;
+        /* A bare port ("39540"), as --vmc-in takes: digits only are never a host name. */
+        if (!colon && strspn(text, "0123456789") == host_len) {
+            port = text;
+            host_len = 0;
+        }
     }
     if (host_len >= OSC_HOST_MAX)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: host name is longer than %d characters",

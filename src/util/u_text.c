@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "util/u_text.h"
 
 enum em_result
@@ -234,6 +236,64 @@ u_json_parse_error(const char *text, const char *source, const char *at, struct 
     if (deep)
         return em_fail(err, EM_ERROR_PARSE, "%s:%d: JSON nested deeper than %d levels", source,
                        u_text_line_of(text, deep), U_JSON_MAX_DEPTH);
-    return em_fail(err, EM_ERROR_PARSE, "%s:%d: malformed JSON", source,
-                   at ? u_text_line_of(text, at) : 1);
+    const char *first = text + strspn(text, " \t\r\n");
+    if (!*first)
+        return em_fail(err, EM_ERROR_PARSE, "%s: empty file, expected JSON", source);
+    if (!at)
+        return em_fail(err, EM_ERROR_PARSE, "%s:1: malformed JSON", source);
+    /* cJSON stops just past what it could not take, on white space: name that. */
+    while (at > text && *at && strchr(" \t\r\n", *at) && !strchr(" \t\r\n", at[-1]))
+        --at;
+    const char *line_start = at;
+    while (line_start > text && line_start[-1] != '\n')
+        --line_start;
+    const int column = (int)(at - line_start) + 1;
+    char found[48];
+    if (!*at)
+        snprintf(found, sizeof found, "the text ends early (something left open)");
+    else if ((unsigned char)*at >= 0x20 && (unsigned char)*at < 0x7f)
+        snprintf(found, sizeof found, "unexpected '%c'", *at);
+    else
+        snprintf(found, sizeof found, "unexpected byte 0x%02x", (unsigned)(unsigned char)*at);
+    return em_fail(err, EM_ERROR_PARSE, "%s:%d:%d: malformed JSON: %s", source,
+                   u_text_line_of(text, at), column, found);
+}
+
+/* The first key given twice in `node` or below it, its path written to `path`, or an
+ * object of more than U_JSON_MAX_KEYS keys (the pairwise check would take too long; no
+ * settings file has that many), its path ending in "(more than ...)". */
+static bool
+duplicate_key(const cJSON *node, char *path, size_t size, size_t used)
+{
+    if (cJSON_IsObject(node) && cJSON_GetArraySize(node) > U_JSON_MAX_KEYS) {
+        snprintf(path + used, size - used, "%s(more than %d keys)", used ? " " : "",
+                 U_JSON_MAX_KEYS);
+        return true;
+    }
+    for (const cJSON *a = node ? node->child : NULL; a; a = a->next) {
+        size_t n = used;
+        if (a->string) {
+            for (const cJSON *b = node->child; b != a; b = b->next)
+                if (b->string && strcmp(a->string, b->string) == 0) {
+                    snprintf(path + used, size - used, "%s%s", used ? "." : "", a->string);
+                    return true;
+                }
+            const int w = snprintf(path + used, size - used, "%s%s", used ? "." : "", a->string);
+            n = w > 0 && used + (size_t)w < size ? used + (size_t)w : size - 1;
+        }
+        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && duplicate_key(a, path, size, n))
+            return true;
+        path[used] = '\0';
+    }
+    return false;
+}
+
+enum em_result
+u_json_check_unique_keys(const cJSON *root, const char *source, struct em_error *err)
+{
+    char path[256] = "";
+    if (duplicate_key(root, path, sizeof path, 0))
+        return em_fail(err, EM_ERROR_PARSE, "%s: %s: %s", source, path,
+                       strstr(path, "(more than") ? "too many keys" : "given twice (each key once)");
+    return EM_OK;
 }

@@ -67,10 +67,20 @@ u_text_line_of(const char *text, const char *at);
 
 /* The reason JSON `text` from `source` did not parse, for a parser that stopped at `at`
  * (NULL: unknown): "SOURCE:LINE: JSON nested deeper than 1000 levels" when it nests
- * arrays and objects that deep (strings skipped), else "SOURCE:LINE: malformed JSON".
+ * arrays and objects that deep (strings skipped), "SOURCE: empty file, expected JSON"
+ * for nothing but white space, else "SOURCE:LINE:COLUMN: malformed JSON: REASON" with
+ * the reason at that place (the text ends early, or what was found there).
  * Returns EM_ERROR_PARSE. */
 enum em_result
 u_json_parse_error(const char *text, const char *source, const char *at, struct em_error *err);
+
+/* Refuses an object that names a key twice (cJSON keeps both and readers would see only
+ * the first): "SOURCE: PATH: given twice" with the key's path from the top
+ * ("devices.head.position_m"). Returns EM_OK when every key is unique. */
+#define U_JSON_MAX_KEYS 4096
+struct cJSON;
+enum em_result
+u_json_check_unique_keys(const struct cJSON *root, const char *source, struct em_error *err);
 
 /* Parses all of `s` as a finite number. */
 bool

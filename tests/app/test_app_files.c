@@ -375,7 +375,7 @@ expect_file_holds(const char *path, const char *text)
 static int
 entries_beside(const char *path)
 {
-    char dir[1024];
+    char dir[2048]; /* the callers' paths are up to 1100 bytes */
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
     DIR *d = opendir(dir);

@@ -25,6 +25,7 @@
 #include "vmc_sender.h"
 #include "embody/m_math.h"
 #include "embody/osc.h"
+#include "embody/prior.h"
 #include "embody/skeleton.h"
 
 #define TIMEOUT_MS 120000
@@ -177,10 +178,11 @@ solve_takes_the_body_to_use(void **state)
     app_run_scratch_path("solve-procedural", "bvh", b, sizeof b);
     struct app_run_result r;
     run_ok((const char *[]){"solve", stream, "-o", a, "--body", "prior", NULL}, &r);
-    app_run_expect_text(r.err, "learned prior body");
+    app_run_expect_text(r.err, "body: learned prior ");
+    app_run_expect_text(r.err, PR_DEFAULT_MODEL);
     app_run_result_fini(&r);
     run_ok((const char *[]){"solve", stream, "-o", b, "--body", "procedural", NULL}, &r);
-    app_run_expect_text(r.err, "procedural body");
+    app_run_expect_text(r.err, "body: procedural");
     app_run_result_fini(&r);
     size_t na = 0, nb = 0;
     char *ta = app_run_read_file(a, &na), *tb = app_run_read_file(b, &nb);

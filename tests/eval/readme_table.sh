@@ -1,15 +1,15 @@
 #!/bin/sh
-# Checks README.md's accuracy table of the public clips against what `embody eval` prints
+# Checks the accuracy table of the public clips (docs/accuracy.md) against what `embody eval` prints
 # now: the MPJPE, upper, lower, hands and feet columns of the "known body | prior" and
 # "height only | prior" rows of the table under "**Public clips" must be within 0.05 cm
 # of the same rows of eval's "Prior and procedural side by side" table. Prints each
 # figure, and fails (exit 1) naming the ones that differ.
 #
-#   tests/eval/readme_table.sh EMBODY README.md CLIP_DIR [EVAL_OUTPUT]
+#   tests/eval/readme_table.sh EMBODY docs/accuracy.md CLIP_DIR [EVAL_OUTPUT]
 #
 # EVAL_OUTPUT: a file with eval's output to use instead of running it (for tests).
 set -eu
-[ $# -ge 3 ] || { echo "usage: $0 EMBODY README.md CLIP_DIR [EVAL_OUTPUT]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 EMBODY docs/accuracy.md CLIP_DIR [EVAL_OUTPUT]" >&2; exit 2; }
 embody=$1 readme=$2 clips=$3
 [ -r "$readme" ] || { echo "readme_table.sh: $readme: not readable" >&2; exit 2; }
 out=$(mktemp)
@@ -46,10 +46,10 @@ awk -v tol=0.05 -v readme="$readme" '
             for (c = 4; c <= 8; c++) {
                 r = value[1, mode, c]; e = value[2, mode, c]; d = r - e; if (d < 0) d = -d
                 verdict = d <= tol ? "same" : "DIFFERS"
-                printf "%-11s prior %-5s README %6s  eval %6s  %s\n", mode, name[c - 3], r, e, verdict
+                printf "%-11s prior %-5s doc %6s  eval %6s  %s\n", mode, name[c - 3], r, e, verdict
                 if (d > tol) bad = 1
             }
         }
-        if (bad) printf "readme_table.sh: README.md and embody eval disagree (by more than %s cm)\n", tol
+        if (bad) printf "readme_table.sh: " readme " and embody eval disagree (by more than %s cm)\n", tol
         exit bad
     }' "$readme" "$out"

@@ -1,9 +1,9 @@
 #!/bin/sh
-# readme_table.sh must notice a changed figure: README's public-clip "known body | prior"
+# readme_table.sh must notice a changed figure: docs/accuracy.md's public-clip "known body | prior"
 # MPJPE changed by 0.1 cm against an eval output holding README's own rows must fail,
-# and the unchanged README must pass.
+# and the unchanged document must pass.
 #
-#   tests/eval/readme_table_selftest.sh README.md tests/eval/readme_table.sh
+#   tests/eval/readme_table_selftest.sh docs/accuracy.md tests/eval/readme_table.sh
 set -eu
 readme=$1 check=$2
 dir=$(mktemp -d)

@@ -75,6 +75,9 @@ latest_frame(struct in_source *src, struct em_tracking_frame *out)
 {
     bool got = false;
     struct em_tracking_frame f;
+    /* Cleared first: fail_msg does not return, which an optimising build cannot see, and
+     * would warn that the caller's frame may be read uninitialised. */
+    memset(out, 0, sizeof *out);
     for (int i = 0; i < 10; ++i)
         if (in_source_next(src, &f) == EM_OK) {
             *out = f;
