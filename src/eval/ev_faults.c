@@ -526,8 +526,10 @@ ev_faults_main(const struct ev_options *options)
         return 2;
     }
     struct pr_model model;
+    char model_path[1024] = "";
     const bool procedural = o.body_mode && strcmp(o.body_mode, "procedural") == 0;
-    const bool have_prior = !procedural && ev_prior_load(&o, &model);
+    const bool have_prior =
+        !procedural && ev_prior_load(&o, &model, model_path, sizeof model_path);
     struct table *t = calloc(1, sizeof *t);
     int status = t ? 0 : 2;
     for (int i = 0; i < count && t; ++i) {
@@ -547,10 +549,10 @@ ev_faults_main(const struct ev_options *options)
     if (t) {
         printf("## What trackers' faults cost (setups x faults), %d clips of %s\n\n",
                t->clip_count - t->failed, o.clip_dir);
-        printf("Known body, the %s; each cell MPJPE cm (lower body cm), means over clips; - "
+        printf("Known body, the %s%s; each cell MPJPE cm (lower body cm), means over clips; - "
                "where the setup has none of the fault's trackers. Faults on every body tracker "
                "of the setup (swap: the feet's), seed %llu.\n\n",
-               have_prior ? "learned prior" : "procedural estimate",
+               have_prior ? "learned prior " : "procedural estimate", have_prior ? model_path : "",
                (unsigned long long)o.faults.seed);
         print_table(t, stdout);
         if (!observe_table(t, &o))
