@@ -11,8 +11,9 @@
  *
  * Learning: mean squared error on normalised outputs, Adam with decoupled weight decay
  * (Loshchilov and Hutter 2019), cosine-decayed learning rate, minibatches in a shuffled
- * order; one thread, a seeded generator, so a seed gives the same model bit for bit. The
- * epoch with the lowest validation loss is kept.
+ * order (optionally with dropout and a one-cycle learning rate); one thread, a seeded
+ * generator, so a seed gives the same model bit for bit. The epoch whose pelvis, knees and
+ * ankles are closest on the validation people is kept.
  */
 #include <dirent.h>
 #include <math.h>
@@ -923,9 +924,19 @@ struct activations {
     float x[PR_FEATURE_COUNT], a1[PR_MAX_HIDDEN], h1[PR_MAX_HIDDEN], a2[PR_MAX_HIDDEN],
         h2[PR_MAX_HIDDEN], y[PR_OUTPUT_COUNT];
     float dy[PR_OUTPUT_COUNT], dh[PR_MAX_HIDDEN], da[PR_MAX_HIDDEN];
+    /* Dropout: each hidden unit's factor this sample (0, or 1 / (1 - rate)); 1 without. */
+    float keep1[PR_MAX_HIDDEN], keep2[PR_MAX_HIDDEN];
 };
 
-static void
+/* Built for AVX2 too, picked at load (as the inference's layers): the same machine always
+ * takes the same one, so a seed still gives the same bytes there. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TRAIN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TRAIN_CLONES
+#endif
+
+TRAIN_CLONES static void
 dense(const float *w, const float *b, const float *x, int n_in, int n_out, float *y)
 {
     for (int j = 0; j < n_out; ++j)
@@ -938,18 +949,39 @@ dense(const float *w, const float *b, const float *x, int n_in, int n_out, float
     }
 }
 
-/* Forward pass on a normalised input; outputs stay normalised. */
+/* Forward pass on a normalised input; outputs stay normalised. The hidden units are
+ * scaled by a->keep1 and a->keep2 (dropout while training; all 1 otherwise). */
 static void
 forward(const struct pr_model *m, struct activations *a)
 {
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
     dense(m->w1, m->b1, a->x, f, h, a->a1);
     for (int j = 0; j < h; ++j)
-        a->h1[j] = a->a1[j] > 0.0f ? a->a1[j] : 0.0f;
+        a->h1[j] = a->a1[j] > 0.0f ? a->a1[j] * a->keep1[j] : 0.0f;
     dense(m->w2, m->b2, a->h1, h, h, a->a2);
     for (int j = 0; j < h; ++j)
-        a->h2[j] = a->a2[j] > 0.0f ? a->a2[j] : 0.0f;
+        a->h2[j] = a->a2[j] > 0.0f ? a->a2[j] * a->keep2[j] : 0.0f;
     dense(m->w3, m->b3, a->h2, h, o, a->y);
+}
+
+/* Every unit kept as is (scoring, and training without dropout). */
+static void
+keep_all(struct activations *a)
+{
+    for (int j = 0; j < PR_MAX_HIDDEN; ++j)
+        a->keep1[j] = a->keep2[j] = 1.0f;
+}
+
+/* A fresh dropout draw: each unit zeroed with probability `rate`, the rest scaled up so
+ * the layer's expected output is unchanged (inverted dropout; Srivastava et al. 2014). */
+static void
+draw_dropout(struct activations *a, int hidden, float rate, struct rng *r)
+{
+    const float up = 1.0f / (1.0f - rate);
+    for (int j = 0; j < hidden; ++j)
+        a->keep1[j] = rng_uniform(r) < (double)rate ? 0.0f : up;
+    for (int j = 0; j < hidden; ++j)
+        a->keep2[j] = rng_uniform(r) < (double)rate ? 0.0f : up;
 }
 
 static void
@@ -977,7 +1009,7 @@ sample_loss(const struct pr_model *m, const struct activations *a, const float *
 }
 
 /* grad_w[i][j] += x[i] dy[j]; grad_b += dy; dx[i] = sum_j w[i][j] dy[j]. */
-static void
+TRAIN_CLONES static void
 dense_backward(const float *w, const float *x, const float *dy, int n_in, int n_out, float *gw,
                float *gb, float *dx)
 {
@@ -1006,10 +1038,10 @@ backward(const struct pr_model *m, struct trainer *t, struct activations *a)
     const long off_w3 = m->w3 - m->params, off_b3 = m->b3 - m->params;
     dense_backward(m->w3, a->h2, a->dy, h, o, t->grad + off_w3, t->grad + off_b3, a->dh);
     for (int j = 0; j < h; ++j)
-        a->da[j] = a->a2[j] > 0.0f ? a->dh[j] : 0.0f;
+        a->da[j] = a->a2[j] > 0.0f ? a->dh[j] * a->keep2[j] : 0.0f;
     dense_backward(m->w2, a->h1, a->da, h, h, t->grad + off_w2, t->grad + off_b2, a->dh);
     for (int j = 0; j < h; ++j)
-        a->da[j] = a->a1[j] > 0.0f ? a->dh[j] : 0.0f;
+        a->da[j] = a->a1[j] > 0.0f ? a->dh[j] * a->keep1[j] : 0.0f;
     dense_backward(m->w1, a->x, a->da, f, h, t->grad + off_w1, t->grad + off_b1, NULL);
 }
 
@@ -1145,6 +1177,8 @@ resolve(const struct pr_train_options *in, struct pr_train_options *o)
         o->height_noise = DEFAULT_HEIGHT_NOISE;
     if (o->proportion_spread == 0.0f)
         o->proportion_spread = DEFAULT_PROPORTION_SPREAD;
+    if (!(o->dropout > 0.0f && o->dropout < 1.0f))
+        o->dropout = 0.0f;
 }
 
 /* Every clip of every folder, in folder order then name order. */
@@ -1310,8 +1344,8 @@ split_fini(struct split *s)
 }
 
 static enum em_result
-make_split(const struct corpus *c, const struct holdout *hold, struct split *out,
-           struct pr_train_report *rep, struct em_error *err)
+make_split(const struct corpus *c, const struct holdout *hold, int row_stride,
+           struct split *out, struct pr_train_report *rep, struct em_error *err)
 {
     memset(out, 0, sizeof *out);
     const long n = c->data.count > 0 ? c->data.count : 1;
@@ -1322,12 +1356,16 @@ make_split(const struct corpus *c, const struct holdout *hold, struct split *out
         split_fini(out);
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
     }
+    const long stride = row_stride > 1 ? row_stride : 1;
+    long augmented = 0;
     for (long i = 0; i < c->data.count; ++i) {
         const bool is_val = held_out(hold, c->list.e[c->data.clip[i]].subject);
         if (is_val && c->data.plain[i])
             out->val[out->val_count++] = i;
-        else if (!is_val && !c->data.plain[i])
-            out->train[out->train_count++] = i;
+        else if (!is_val && !c->data.plain[i]) {
+            if (augmented++ % stride == 0)
+                out->train[out->train_count++] = i;
+        }
         else if (!is_val)
             out->seen[out->seen_count++] = i;
     }
@@ -1346,24 +1384,51 @@ make_split(const struct corpus *c, const struct holdout *hold, struct split *out
     return EM_OK;
 }
 
+/* The learning rate of step `step` (0-based, within `epoch`) of `steps` per epoch. */
+static float
+learning_rate_at(const struct pr_train_options *o, int epoch, long step, long steps)
+{
+    const double pi = 3.141592653589793, top = (double)o->learning_rate;
+    if (o->schedule == PR_SCHEDULE_ONE_CYCLE) {
+        const double total = (double)o->epochs * (double)steps;
+        const double now = (double)epoch * (double)steps + (double)step, rise = 0.3 * total;
+        const double start = top / 25.0, end = start / 1e4;
+        if (now < rise)
+            return (float)(start + (top - start) * 0.5 * (1.0 - cos(pi * now / rise)));
+        return (float)(end + (top - end) * 0.5 * (1.0 + cos(pi * (now - rise) / (total - rise))));
+    }
+    const double progress = o->epochs > 1 ? (double)epoch / (o->epochs - 1) : 0.0;
+    return (float)(top * (0.1 + 0.45 * (1.0 + cos(pi * progress))));
+}
+
 static double
 train_epoch(struct trainer *t, const struct dataset *d, long *order, long count, struct rng *r,
-            struct activations *a, float lr, const struct pr_train_options *o)
+            struct activations *a, int epoch, const struct pr_train_options *o)
 {
     shuffle(order, count, r);
     double loss = 0.0;
     int in_batch = 0;
+    const long steps = (count + o->batch - 1) / o->batch;
+    long step = 0;
+    const bool drop = o->dropout > 0.0f;
+    if (!drop)
+        keep_all(a);
     for (long k = 0; k < count; ++k) {
         const long i = order[k];
         normalise_input(t->m, d->x + i * PR_FEATURE_COUNT, a->x);
+        if (drop)
+            draw_dropout(a, t->m->hidden_count, o->dropout, r);
         forward(t->m, a);
         loss += sample_loss(t->m, a, d->y + i * PR_OUTPUT_COUNT, a->dy);
         backward(t->m, t, a);
         if (++in_batch == o->batch || k == count - 1) {
-            adam_step(t, lr, o->weight_decay > 0.0f ? o->weight_decay : 0.0f, in_batch);
+            adam_step(t, learning_rate_at(o, epoch, step++, steps),
+                      o->weight_decay > 0.0f ? o->weight_decay : 0.0f, in_batch);
             in_batch = 0;
         }
     }
+    if (drop)
+        keep_all(a);
     return loss / (double)count;
 }
 
@@ -1404,19 +1469,21 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
                 t.n - 2L * (PR_FEATURE_COUNT + PR_OUTPUT_COUNT));
     double best_loss = (double)INFINITY;
     memcpy(best, m->params, (size_t)t.n * sizeof *best);
+    keep_all(a);
     for (int e = 0; e < o->epochs; ++e) {
         const int64_t start = u_time_now_ns();
-        const double progress = o->epochs > 1 ? (double)e / (o->epochs - 1) : 0.0;
-        const float lr =
-            o->learning_rate * (float)(0.1 + 0.45 * (1.0 + cos(3.141592653589793 * progress)));
-        rep->train_loss[e] = train_epoch(&t, &c->data, sp->train, sp->train_count, &rng, a, lr, o);
+        rep->train_loss[e] = train_epoch(&t, &c->data, sp->train, sp->train_count, &rng, a, e, o);
         struct validation v;
         validate(m, &c->data, sp->val, sp->val_count, a, &v);
         rep->validation_loss[e] = v.loss;
         rep->validation_by_epoch[e] = (struct pr_joint_errors){v.hips_cm, v.knee_cm, v.ankle_cm,
                                                                v.toes_cm, v.contact_accuracy};
         rep->epochs_run = e + 1;
-        double score = sp->val_count > 0 ? v.loss : rep->train_loss[e];
+        /* Epochs are picked by the joints the body takes from the network on the people
+         * left out; the mixed loss (which also weighs rotations and contacts) can rise
+         * while those joints still improve. */
+        double score = sp->val_count > 0 ? pr_joint_sum_cm(&rep->validation_by_epoch[e])
+                                         : rep->train_loss[e];
         if (o->keep_epoch > 0) /* the epoch chosen beforehand, whatever this split says */
             score = e + 1 == o->keep_epoch || (e + 1 == o->epochs && o->keep_epoch > o->epochs)
                         ? -1.0
@@ -1436,10 +1503,11 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
                         o->epochs, rep->train_loss[e], (double)(u_time_now_ns() - start) * 1e-9);
         else
             report_line(o,
-                    "epoch %3d/%d  train %.4f  validation %.4f  (hips %.1f, knees %.1f, ankles "
-                    "%.1f, toes %.1f cm; contact %.0f %%)  %.1f s",
+                    "epoch %3d/%d  train %.4f  validation %.4f  (hips %.2f, knees %.2f, ankles "
+                    "%.2f: sum %.2f; toes %.2f cm; contact %.0f %%)  %.1f s",
                     e + 1, o->epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm,
-                    v.ankle_cm, v.toes_cm, 100.0 * v.contact_accuracy,
+                    v.ankle_cm, pr_joint_sum_cm(&rep->validation_by_epoch[e]), v.toes_cm,
+                    100.0 * v.contact_accuracy,
                     (double)(u_time_now_ns() - start) * 1e-9);
     }
     memcpy(m->params, best, (size_t)t.n * sizeof *best);
@@ -1471,7 +1539,7 @@ pr_train(const struct pr_train_options *options, struct pr_model *out_model,
     if ((res = load_corpus(&o, &rng, &c, err)) != EM_OK)
         return res;
     struct split sp;
-    res = make_split(&c, &hold, &sp, rep, err);
+    res = make_split(&c, &hold, o.row_stride, &sp, rep, err);
     if (res == EM_OK && sp.train_count == 0)
         res = em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                       "%s: no training clips left after holding out subjects %s",
@@ -1635,6 +1703,8 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
     if (res == EM_OK && !a)
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+    if (a)
+        keep_all(a);
     for (int f = 0; f < folds && res == EM_OK; ++f) {
         struct pr_fold_report *fr = &out->fold[f];
         struct holdout hold = {.count = fr->subject_count};
@@ -1648,7 +1718,7 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         snprintf(rep.holdout, sizeof rep.holdout, "%s", text);
         struct split sp;
         struct pr_model m;
-        res = make_split(&c, &hold, &sp, &rep, err);
+        res = make_split(&c, &hold, o.row_stride, &sp, &rep, err);
         if (res != EM_OK)
             break;
         report_line(&o, "fold %d/%d: subjects %s left out", f + 1, folds, text);
@@ -1678,9 +1748,12 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         pr_model_fini(&m);
         split_fini(&sp);
     }
-    for (int e = 0; e < out->epochs; ++e)
-        if (out->best_epoch == 0 || out->validation_loss[e] < out->validation_loss[out->best_epoch - 1])
+    for (int e = 0; e < out->epochs; ++e) {
+        out->unseen_by_epoch[e] = by_epoch[e];
+        if (out->best_epoch == 0 ||
+            pr_joint_sum_cm(&by_epoch[e]) < pr_joint_sum_cm(&by_epoch[out->best_epoch - 1]))
             out->best_epoch = e + 1;
+    }
     if (out->best_epoch > 0)
         out->unseen_at_best = by_epoch[out->best_epoch - 1];
     free(by_epoch);
