@@ -322,7 +322,7 @@ enum em_result pr_cross_validate(const struct pr_train_options *options, int fol
                                  struct pr_cv_report *out_report, struct em_error *err);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v2.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v3.bin"
 
 #ifdef __cplusplus
 }

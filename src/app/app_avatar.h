@@ -34,7 +34,7 @@ struct app_avatar_desc {
     const char *config_path;   /* --config FILE.json: the body's settings; NULL = the
                                   default config/body.json (built-in values without it) */
     const char *body_mode;     /* --body: "procedural" or "prior" (NULL: prior) */
-    const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v2.bin) */
+    const char *prior_path;    /* --prior MODEL (NULL: PR_DEFAULT_MODEL) */
     const char *height_stream; /* a stream file to estimate the default humanoid's height
                                   from when height_m is 0 (in_height_estimate_file); NULL:
                                   APP_DEFAULT_HEIGHT_M */

@@ -3,6 +3,7 @@
 
 #include "app/app_args.h"
 #include "app/app_options.h"
+#include "embody/prior.h"
 #include "embody/render.h"
 
 #define HELP_HINT "embody --help"
@@ -105,7 +106,7 @@ app_options_print_help(FILE *out)
           "  --body MODE            legs and pelvis from the learned prior (prior, the\n"
           "                         default) or the procedural estimate (procedural)\n"
           "  --prior MODEL          the prior's model file (default\n"
-          "                         config/prior/body-prior-v2.bin)\n"
+          "                         " PR_DEFAULT_MODEL ")\n"
           "  --arm-span M           arm span, 0.5 to 3.0 m (default: the avatar's proportions)\n"
           "  --avatar CLIP.bvh      a known body: the skeleton of a BVH file\n"
           "  --avatar FILE.vrm      your own avatar: VRM 0.x/1.0, or a glTF or FBX humanoid\n"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "embody/eval.h"
+#include "embody/prior.h"
 #include "util/u_file.h"
 #include "util/u_text.h"
 
@@ -44,7 +45,7 @@ ev_print_usage(FILE *out)
             "                    row per named setup with the targets\n"
             "  --body BODY       procedural, prior (the learned body-pose prior) or both side\n"
             "                    by side (default; procedural alone when no model loads)\n"
-            "  --prior MODEL     the prior's model file (default config/prior/body-prior-v2.bin)\n"
+            "  --prior MODEL     the prior's model file (default " PR_DEFAULT_MODEL ")\n"
             "  --validation DIR  where the model's held-out subjects' clips are (default\n"
             "                    ../shared/mocap-train; - for none)\n"
             "  --subjects LIST   only clips cmu_SUBJECT_TRIAL.bvh of these subjects (\"03,09\")\n"

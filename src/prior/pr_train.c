@@ -928,7 +928,8 @@ struct activations {
     float keep1[PR_MAX_HIDDEN], keep2[PR_MAX_HIDDEN];
 };
 
-/* Built for AVX2 too, picked at load (as the inference's layers): the same machine always
+/* Built for AVX2 too, picked at load (as the inference's layers; names of their own, since
+ * clang names a static clone's resolver globally): the same machine always
  * takes the same one, so a seed still gives the same bytes there. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TRAIN_CLONES __attribute__((target_clones("avx2", "default")))
@@ -937,7 +938,7 @@ struct activations {
 #endif
 
 TRAIN_CLONES static void
-dense(const float *w, const float *b, const float *x, int n_in, int n_out, float *y)
+dense_sample(const float *w, const float *b, const float *x, int n_in, int n_out, float *y)
 {
     for (int j = 0; j < n_out; ++j)
         y[j] = b[j];
@@ -955,13 +956,13 @@ static void
 forward(const struct pr_model *m, struct activations *a)
 {
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
-    dense(m->w1, m->b1, a->x, f, h, a->a1);
+    dense_sample(m->w1, m->b1, a->x, f, h, a->a1);
     for (int j = 0; j < h; ++j)
         a->h1[j] = a->a1[j] > 0.0f ? a->a1[j] * a->keep1[j] : 0.0f;
-    dense(m->w2, m->b2, a->h1, h, h, a->a2);
+    dense_sample(m->w2, m->b2, a->h1, h, h, a->a2);
     for (int j = 0; j < h; ++j)
         a->h2[j] = a->a2[j] > 0.0f ? a->a2[j] * a->keep2[j] : 0.0f;
-    dense(m->w3, m->b3, a->h2, h, o, a->y);
+    dense_sample(m->w3, m->b3, a->h2, h, o, a->y);
 }
 
 /* Every unit kept as is (scoring, and training without dropout). */
@@ -1688,6 +1689,10 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
                     v.ankle_cm, pr_joint_sum_cm(&rep->validation_by_epoch[e]), v.toes_cm,
                     100.0 * v.contact_accuracy,
                     (double)(u_time_now_ns() - start) * 1e-9);
+        /* Nothing after the epoch chosen beforehand can be kept (the schedule still spans
+         * every epoch asked for, so the model is the same as after a full run). */
+        if (o->keep_epoch > 0 && e + 1 == o->keep_epoch)
+            break;
     }
     memcpy(m->params, best, (size_t)t.n * sizeof *best);
 done:

@@ -561,19 +561,23 @@ static void
 the_previous_model_file_still_loads(void **state)
 {
     (void)state;
-    /* body-prior-v1.bin (the first shipped model) is of the same file format: a user
-     * who picks it with --prior gets it, not a refusal. */
-    struct pr_model v1, v2;
+    /* body-prior-v1.bin and -v2.bin (the models shipped before) are of the same file
+     * format: a user who picks one with --prior gets it, not a refusal. */
+    struct pr_model v1, v2, shipped;
     struct em_error err = {{0}};
     if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v1.bin", &v1, &err) != EM_OK)
         fail_msg("%s", err.message);
-    if (pr_model_load(SHIPPED, &v2, &err) != EM_OK)
+    if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v2.bin", &v2, &err) != EM_OK)
         fail_msg("%s", err.message);
-    assert_int_equal(v1.feature_count, v2.feature_count);
-    assert_int_equal(v1.output_count, v2.output_count);
+    if (pr_model_load(SHIPPED, &shipped, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(v1.feature_count, shipped.feature_count);
+    assert_int_equal(v1.output_count, shipped.output_count);
+    assert_int_equal(v2.hidden_count, 128);
     assert_string_equal(v1.holdout, "02,07,35");
     pr_model_fini(&v1);
     pr_model_fini(&v2);
+    pr_model_fini(&shipped);
 }
 
 static void
