@@ -186,6 +186,8 @@ uint32_t pr_crc32(uint32_t crc, const unsigned char *bytes, long size);
 #define PR_DEFAULT_HOLDOUT "02,07,35"
 #define PR_MAX_EPOCHS 1000
 
+enum pr_schedule { PR_SCHEDULE_COSINE = 0, PR_SCHEDULE_ONE_CYCLE = 1 };
+
 typedef void (*pr_progress_fn)(void *user, const char *line);
 
 /* Zero means default for every field. */
@@ -213,6 +215,16 @@ struct pr_train_options {
     /* Keep the model of this epoch (1-based) rather than the best on validation (or,
      * without validation clips, the last): the epoch cross-validation chose; 0 = none. */
     int keep_epoch;
+    /* Inverted dropout on both hidden layers while training: the share of units zeroed
+     * per sample (0 = none; below 1). */
+    float dropout;
+    /* The learning rate's course: PR_SCHEDULE_COSINE (per epoch, from the rate down to a
+     * tenth; the default) or PR_SCHEDULE_ONE_CYCLE (per step: up from a 25th to the rate
+     * over the first 30 % of steps, then down to a 250,000th, both halves cosine; Smith
+     * and Topin 2019). */
+    int schedule;
+    /* Train on every Nth augmented row only (quick cross-validation; 0 or 1 = all). */
+    int row_stride;
     /* More folders of clips after clip_dir (each with its subfolders and MANIFEST.tsv). */
     const char *const *more_clip_dirs;
     int more_clip_dir_count;
@@ -224,11 +236,21 @@ struct pr_joint_errors {
     double hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
 };
 
+/* What picks epochs and settings: the pelvis's, a knee's and an ankle's mean errors added
+ * (cm), the joints the body takes from the network. */
+static inline double
+pr_joint_sum_cm(const struct pr_joint_errors *e)
+{
+    return e->hips_cm + e->knee_cm + e->ankle_cm;
+}
+
 struct pr_train_report {
     int train_clips, validation_clips;
     long train_samples, validation_samples;   /* augmented copies included */
     double train_minutes, validation_minutes; /* of motion, before augmentation */
-    int epochs_run, best_epoch;               /* best: lowest validation loss (1-based) */
+    /* best (1-based): lowest pr_joint_sum_cm on the validation people (the body's joints,
+     * not the mixed loss), or the last without validation clips */
+    int epochs_run, best_epoch;
     double train_loss[PR_MAX_EPOCHS];         /* mean squared error, normalised outputs */
     double validation_loss[PR_MAX_EPOCHS];
     /* On the validation subjects at the best epoch: mean distance (cm) of the pelvis,
@@ -285,7 +307,8 @@ struct pr_cv_report {
     struct pr_joint_errors unseen, seen; /* means over folds */
     int epochs;
     double validation_loss[PR_MAX_EPOCHS]; /* by epoch, mean over folds */
-    int best_epoch;                        /* of that mean: the epochs to train for */
+    struct pr_joint_errors unseen_by_epoch[PR_MAX_EPOCHS]; /* people left out, mean over folds */
+    int best_epoch; /* lowest pr_joint_sum_cm of unseen_by_epoch: the epochs to train for */
     struct pr_joint_errors unseen_at_best; /* people left out, every fold at best_epoch */
     int category_count;
     struct pr_category_score category[PR_MAX_CATEGORIES];
@@ -299,7 +322,7 @@ enum em_result pr_cross_validate(const struct pr_train_options *options, int fol
                                  struct pr_cv_report *out_report, struct em_error *err);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v2.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v3.bin"
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,9 @@ enum {
     OPT_PROPORTIONS,
     OPT_KEEP_EPOCH,
     OPT_ROTATION_NOISE,
+    OPT_DROPOUT,
+    OPT_SCHEDULE,
+    OPT_ROW_STRIDE,
     OPT_HELP
 };
 #define MAX_MORE_DIRS 7
@@ -47,6 +50,9 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_PROPORTIONS, "proportions", 0, APP_ARG_VALUE},
     {OPT_KEEP_EPOCH, "keep-epoch", 0, APP_ARG_VALUE},
     {OPT_ROTATION_NOISE, "rotation-noise", 0, APP_ARG_VALUE},
+    {OPT_DROPOUT, "dropout", 0, APP_ARG_VALUE},
+    {OPT_SCHEDULE, "schedule", 0, APP_ARG_VALUE},
+    {OPT_ROW_STRIDE, "row-stride", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -80,7 +86,14 @@ print_help(void)
           "                         each 1 -+ X times as long (default 0.06; 0 for none)\n"
           "  --holdout LIST         subjects kept out for validation (default " PR_DEFAULT_HOLDOUT
           ";\n"
-          "                         none for none); the best epoch on them is kept\n"
+          "                         none for none); the epoch whose pelvis + knees +\n"
+          "                         ankles error on them is lowest is kept\n"
+          "  --dropout P            drop this share of hidden units per training sample\n"
+          "                         (default 0)\n"
+          "  --schedule NAME        the learning rate's course: cosine (per epoch down to\n"
+          "                         a tenth; default) or one-cycle (per step: up from a\n"
+          "                         25th over 30 %% of the steps, then down)\n"
+          "  --row-stride N         train on every Nth augmented row only (quick runs)\n"
           "  --seed N               random seed (default 1): the same seed, the same model\n"
           "  --epochs N             passes over the data (default 15)\n"
           "  --hidden N             units per hidden layer (default 64)\n"
@@ -149,6 +162,22 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         r = app_parse_number(name, value, 0.0, 0.3, "a spread", &x, err);
         a->o.proportion_spread = x > 0.0 ? (float)x : -1.0f;
         return r;
+    case OPT_DROPOUT:
+        r = app_parse_number(name, value, 0.0, 0.9, "a share", &x, err);
+        a->o.dropout = (float)x;
+        return r;
+    case OPT_SCHEDULE:
+        if (strcmp(value, "cosine") == 0)
+            a->o.schedule = PR_SCHEDULE_COSINE;
+        else if (strcmp(value, "one-cycle") == 0)
+            a->o.schedule = PR_SCHEDULE_ONE_CYCLE;
+        else
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: \"%s\"; expected cosine or one-cycle (see %s)", name, value,
+                           HELP_HINT);
+        return EM_OK;
+    case OPT_ROW_STRIDE:
+        return count_value(name, value, 1, 1000, "a stride", &a->o.row_stride, err);
     case OPT_OUTPUT: a->output = value; return EM_OK;
     case OPT_SEED:
         r = app_parse_count(name, value, 1, 2147483647L, "a seed", &n, err);
@@ -230,7 +259,8 @@ cross_validate(struct train_args *a)
                100.0 * fr->unseen.contact_accuracy, fr->seen.ankle_cm);
     }
     printf("\n(rows 1-2: each fold at its own best epoch; row 3: every fold at the epoch whose "
-           "mean validation loss is lowest, the epochs to train the model for)\n");
+           "mean pelvis + knees + ankles error of the people left out is lowest, the epochs to "
+           "train the model for)\n");
     printf("\n| mean over folds        | hips  | knees | ankles | toes  | contact |\n");
     printf("|------------------------|-------|-------|--------|-------|---------|\n");
     print_errors_row("people left out", &rep->unseen);
@@ -241,10 +271,15 @@ cross_validate(struct train_args *a)
     printf("\ngap (left out - trained on): hips %.2f, knees %.2f, ankles %.2f, toes %.2f cm\n",
            rep->unseen.hips_cm - rep->seen.hips_cm, rep->unseen.knee_cm - rep->seen.knee_cm,
            rep->unseen.ankle_cm - rep->seen.ankle_cm, rep->unseen.toes_cm - rep->seen.toes_cm);
-    printf("\nmean validation loss over folds by epoch:");
-    for (int e = 0; e < rep->epochs; ++e)
-        printf(" %d: %.4f%s", e + 1, rep->validation_loss[e], e + 1 == rep->best_epoch ? " (best)" : "");
-    printf("\n");
+    printf("\nBy epoch, mean over folds (people left out; cm):\n\n");
+    printf("| epoch | loss   | hips  | knees | ankles | hips + knees + ankles |\n");
+    printf("|-------|--------|-------|-------|--------|-----------------------|\n");
+    for (int e = 0; e < rep->epochs; ++e) {
+        const struct pr_joint_errors *u = &rep->unseen_by_epoch[e];
+        printf("| %5d | %6.4f | %5.2f | %5.2f | %6.2f | %14.2f%s |\n", e + 1,
+               rep->validation_loss[e], u->hips_cm, u->knee_cm, u->ankle_cm, pr_joint_sum_cm(u),
+               e + 1 == rep->best_epoch ? " (best)" : "       ");
+    }
     printf("\n| category (people left out) | clips | min   | hips  | knees | ankles | toes  |\n");
     printf("|----------------------------|-------|-------|-------|-------|--------|-------|\n");
     for (int i = 0; i < rep->category_count; ++i) {

@@ -69,7 +69,7 @@ struct app_options {
     double height_m;           /* --height, 0 when not given */
     double arm_span_m;         /* --arm-span, 0 when not given */
     const char *body_mode;     /* --body procedural|prior (NULL: prior when its model loads) */
-    const char *prior_path;    /* --prior MODEL (NULL: config/prior/body-prior-v2.bin) */
+    const char *prior_path;    /* --prior MODEL (NULL: PR_DEFAULT_MODEL) */
 
     struct app_osc_option vmc;    /* --vmc [HOST:PORT] */
     struct app_osc_option vrchat; /* --vrchat-osc [HOST:PORT] */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "embody/eval.h"
+#include "embody/prior.h"
 #include "util/u_file.h"
 #include "util/u_text.h"
 

@@ -11,8 +11,9 @@
  *
  * Learning: mean squared error on normalised outputs, Adam with decoupled weight decay
  * (Loshchilov and Hutter 2019), cosine-decayed learning rate, minibatches in a shuffled
- * order; one thread, a seeded generator, so a seed gives the same model bit for bit. The
- * epoch with the lowest validation loss is kept.
+ * order (optionally with dropout and a one-cycle learning rate); one thread, a seeded
+ * generator, so a seed gives the same model bit for bit. The epoch whose pelvis, knees and
+ * ankles are closest on the validation people is kept.
  */
 #include <dirent.h>
 #include <math.h>
@@ -923,10 +924,21 @@ struct activations {
     float x[PR_FEATURE_COUNT], a1[PR_MAX_HIDDEN], h1[PR_MAX_HIDDEN], a2[PR_MAX_HIDDEN],
         h2[PR_MAX_HIDDEN], y[PR_OUTPUT_COUNT];
     float dy[PR_OUTPUT_COUNT], dh[PR_MAX_HIDDEN], da[PR_MAX_HIDDEN];
+    /* Dropout: each hidden unit's factor this sample (0, or 1 / (1 - rate)); 1 without. */
+    float keep1[PR_MAX_HIDDEN], keep2[PR_MAX_HIDDEN];
 };
 
-static void
-dense(const float *w, const float *b, const float *x, int n_in, int n_out, float *y)
+/* Built for AVX2 too, picked at load (as the inference's layers; names of their own, since
+ * clang names a static clone's resolver globally): the same machine always
+ * takes the same one, so a seed still gives the same bytes there. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TRAIN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TRAIN_CLONES
+#endif
+
+TRAIN_CLONES static void
+dense_sample(const float *w, const float *b, const float *x, int n_in, int n_out, float *y)
 {
     for (int j = 0; j < n_out; ++j)
         y[j] = b[j];
@@ -938,18 +950,39 @@ dense(const float *w, const float *b, const float *x, int n_in, int n_out, float
     }
 }
 
-/* Forward pass on a normalised input; outputs stay normalised. */
+/* Forward pass on a normalised input; outputs stay normalised. The hidden units are
+ * scaled by a->keep1 and a->keep2 (dropout while training; all 1 otherwise). */
 static void
 forward(const struct pr_model *m, struct activations *a)
 {
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
-    dense(m->w1, m->b1, a->x, f, h, a->a1);
+    dense_sample(m->w1, m->b1, a->x, f, h, a->a1);
     for (int j = 0; j < h; ++j)
-        a->h1[j] = a->a1[j] > 0.0f ? a->a1[j] : 0.0f;
-    dense(m->w2, m->b2, a->h1, h, h, a->a2);
+        a->h1[j] = a->a1[j] > 0.0f ? a->a1[j] * a->keep1[j] : 0.0f;
+    dense_sample(m->w2, m->b2, a->h1, h, h, a->a2);
     for (int j = 0; j < h; ++j)
-        a->h2[j] = a->a2[j] > 0.0f ? a->a2[j] : 0.0f;
-    dense(m->w3, m->b3, a->h2, h, o, a->y);
+        a->h2[j] = a->a2[j] > 0.0f ? a->a2[j] * a->keep2[j] : 0.0f;
+    dense_sample(m->w3, m->b3, a->h2, h, o, a->y);
+}
+
+/* Every unit kept as is (scoring, and training without dropout). */
+static void
+keep_all(struct activations *a)
+{
+    for (int j = 0; j < PR_MAX_HIDDEN; ++j)
+        a->keep1[j] = a->keep2[j] = 1.0f;
+}
+
+/* A fresh dropout draw: each unit zeroed with probability `rate`, the rest scaled up so
+ * the layer's expected output is unchanged (inverted dropout; Srivastava et al. 2014). */
+static void
+draw_dropout(struct activations *a, int hidden, float rate, struct rng *r)
+{
+    const float up = 1.0f / (1.0f - rate);
+    for (int j = 0; j < hidden; ++j)
+        a->keep1[j] = rng_uniform(r) < (double)rate ? 0.0f : up;
+    for (int j = 0; j < hidden; ++j)
+        a->keep2[j] = rng_uniform(r) < (double)rate ? 0.0f : up;
 }
 
 static void
@@ -976,41 +1009,210 @@ sample_loss(const struct pr_model *m, const struct activations *a, const float *
     return loss / o;
 }
 
-/* grad_w[i][j] += x[i] dy[j]; grad_b += dy; dx[i] = sum_j w[i][j] dy[j]. */
-static void
-dense_backward(const float *w, const float *x, const float *dy, int n_in, int n_out, float *gw,
-               float *gb, float *dx)
+/* ---- A minibatch at once: the same layers as matrices, so each weight row is read once
+ * for four samples and each gradient row updated once for four (the per-sample loops
+ * above read every weight and gradient once per sample: memory-bound). Sums run in a
+ * fixed order, so a seed still gives the same bytes. ---- */
+
+/* y[r] = b + x[r] W for `rows` rows; W a row per input. Four rows by four inputs per pass
+ * over the outputs (16 products per 8 loads and 4 stores). */
+TRAIN_CLONES static void
+dense_rows(const float *restrict w, const float *restrict b, const float *restrict x, int rows,
+           int n_in, int n_out, float *restrict y)
 {
-    for (int j = 0; j < n_out; ++j)
-        gb[j] += dy[j];
-    for (int i = 0; i < n_in; ++i) {
-        const float xi = x[i];
-        const float *row = w + (long)i * n_out;
-        float *grow = gw + (long)i * n_out;
-        float s = 0.0f;
-        for (int j = 0; j < n_out; ++j) {
-            grow[j] += xi * dy[j];
-            s += row[j] * dy[j];
+    for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < n_out; ++j)
+            y[(long)r * n_out + j] = b ? b[j] : 0.0f;
+    int r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        float *restrict y0 = y + (long)r * n_out, *restrict y1 = y0 + n_out;
+        float *restrict y2 = y1 + n_out, *restrict y3 = y2 + n_out;
+        const float *x0 = x + (long)r * n_in, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
+        int i = 0;
+        for (; i + 4 <= n_in; i += 4) {
+            const float *restrict w0 = w + (long)i * n_out, *restrict w1 = w0 + n_out;
+            const float *restrict w2 = w1 + n_out, *restrict w3 = w2 + n_out;
+            const float a0 = x0[i], a1 = x0[i + 1], a2 = x0[i + 2], a3 = x0[i + 3];
+            const float b0 = x1[i], b1 = x1[i + 1], b2 = x1[i + 2], b3 = x1[i + 3];
+            const float c0 = x2[i], c1 = x2[i + 1], c2 = x2[i + 2], c3 = x2[i + 3];
+            const float d0 = x3[i], d1 = x3[i + 1], d2 = x3[i + 2], d3 = x3[i + 3];
+            for (int j = 0; j < n_out; ++j) {
+                const float u0 = w0[j], u1 = w1[j], u2 = w2[j], u3 = w3[j];
+                y0[j] += u0 * a0 + u1 * a1 + u2 * a2 + u3 * a3;
+                y1[j] += u0 * b0 + u1 * b1 + u2 * b2 + u3 * b3;
+                y2[j] += u0 * c0 + u1 * c1 + u2 * c2 + u3 * c3;
+                y3[j] += u0 * d0 + u1 * d1 + u2 * d2 + u3 * d3;
+            }
         }
-        if (dx)
-            dx[i] = s;
+        for (; i < n_in; ++i) {
+            const float *restrict w0 = w + (long)i * n_out;
+            for (int j = 0; j < n_out; ++j) {
+                y0[j] += w0[j] * x0[i];
+                y1[j] += w0[j] * x1[i];
+                y2[j] += w0[j] * x2[i];
+                y3[j] += w0[j] * x3[i];
+            }
+        }
+    }
+    for (; r < rows; ++r) {
+        float *restrict y0 = y + (long)r * n_out;
+        const float *x0 = x + (long)r * n_in;
+        for (int i = 0; i < n_in; ++i) {
+            const float *restrict w0 = w + (long)i * n_out;
+            for (int j = 0; j < n_out; ++j)
+                y0[j] += w0[j] * x0[i];
+        }
+    }
+}
+
+/* gw[i][j] += sum_r x[r][i] dy[r][j]; gb[j] += sum_r dy[r][j]. Four inputs by four rows
+ * per pass over the outputs. */
+TRAIN_CLONES static void
+gradient_rows(const float *restrict x, const float *restrict dy, int rows, int n_in, int n_out,
+              float *restrict gw, float *restrict gb)
+{
+    for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < n_out; ++j)
+            gb[j] += dy[(long)r * n_out + j];
+    int i = 0;
+    for (; i + 4 <= n_in; i += 4) {
+        float *restrict g0 = gw + (long)i * n_out, *restrict g1 = g0 + n_out;
+        float *restrict g2 = g1 + n_out, *restrict g3 = g2 + n_out;
+        int r = 0;
+        for (; r + 4 <= rows; r += 4) {
+            const float *restrict e0 = dy + (long)r * n_out, *restrict e1 = e0 + n_out;
+            const float *restrict e2 = e1 + n_out, *restrict e3 = e2 + n_out;
+            const float *x0 = x + (long)r * n_in + i, *x1 = x0 + n_in, *x2 = x1 + n_in,
+                        *x3 = x2 + n_in;
+            for (int j = 0; j < n_out; ++j) {
+                const float v0 = e0[j], v1 = e1[j], v2 = e2[j], v3 = e3[j];
+                g0[j] += x0[0] * v0 + x1[0] * v1 + x2[0] * v2 + x3[0] * v3;
+                g1[j] += x0[1] * v0 + x1[1] * v1 + x2[1] * v2 + x3[1] * v3;
+                g2[j] += x0[2] * v0 + x1[2] * v1 + x2[2] * v2 + x3[2] * v3;
+                g3[j] += x0[3] * v0 + x1[3] * v1 + x2[3] * v2 + x3[3] * v3;
+            }
+        }
+        for (; r < rows; ++r) {
+            const float *restrict e0 = dy + (long)r * n_out;
+            const float *x0 = x + (long)r * n_in + i;
+            for (int j = 0; j < n_out; ++j) {
+                g0[j] += x0[0] * e0[j];
+                g1[j] += x0[1] * e0[j];
+                g2[j] += x0[2] * e0[j];
+                g3[j] += x0[3] * e0[j];
+            }
+        }
+    }
+    for (; i < n_in; ++i) {
+        float *restrict g0 = gw + (long)i * n_out;
+        for (int r = 0; r < rows; ++r) {
+            const float xi = x[(long)r * n_in + i];
+            const float *restrict e0 = dy + (long)r * n_out;
+            for (int j = 0; j < n_out; ++j)
+                g0[j] += xi * e0[j];
+        }
     }
 }
 
 static void
-backward(const struct pr_model *m, struct trainer *t, struct activations *a)
+transpose(const float *w, int n_in, int n_out, float *out)
+{
+    for (int i = 0; i < n_in; ++i)
+        for (int j = 0; j < n_out; ++j)
+            out[(long)j * n_in + i] = w[(long)i * n_out + j];
+}
+
+/* A minibatch's inputs, activations and their gradients, a row per sample. */
+struct batch {
+    int capacity;
+    float *x, *a1, *h1, *a2, *h2, *y, *dy, *dh, *da, *keep1, *keep2, *wt;
+};
+
+static void
+batch_fini(struct batch *b)
+{
+    free(b->x);
+    free(b->a1);
+    free(b->h1);
+    free(b->a2);
+    free(b->h2);
+    free(b->y);
+    free(b->dy);
+    free(b->dh);
+    free(b->da);
+    free(b->keep1);
+    free(b->keep2);
+    free(b->wt);
+    memset(b, 0, sizeof *b);
+}
+
+static bool
+batch_init(struct batch *b, int capacity, int hidden)
+{
+    memset(b, 0, sizeof *b);
+    const size_t n = (size_t)capacity, h = (size_t)hidden;
+    b->capacity = capacity;
+    b->x = malloc(n * PR_FEATURE_COUNT * sizeof(float));
+    b->a1 = malloc(n * h * sizeof(float));
+    b->h1 = malloc(n * h * sizeof(float));
+    b->a2 = malloc(n * h * sizeof(float));
+    b->h2 = malloc(n * h * sizeof(float));
+    b->y = malloc(n * PR_OUTPUT_COUNT * sizeof(float));
+    b->dy = malloc(n * PR_OUTPUT_COUNT * sizeof(float));
+    b->dh = malloc(n * h * sizeof(float));
+    b->da = malloc(n * h * sizeof(float));
+    b->keep1 = malloc(n * h * sizeof(float));
+    b->keep2 = malloc(n * h * sizeof(float));
+    b->wt = malloc(h * (h > PR_OUTPUT_COUNT ? h : PR_OUTPUT_COUNT) * sizeof(float));
+    if (b->x && b->a1 && b->h1 && b->a2 && b->h2 && b->y && b->dy && b->dh && b->da &&
+        b->keep1 && b->keep2 && b->wt)
+        return true;
+    batch_fini(b);
+    return false;
+}
+
+static void
+relu_rows(const float *a, const float *keep, long n, float *h)
+{
+    for (long k = 0; k < n; ++k)
+        h[k] = a[k] > 0.0f ? a[k] * keep[k] : 0.0f;
+}
+
+static void
+relu_backward_rows(const float *a, const float *keep, long n, const float *dh, float *da)
+{
+    for (long k = 0; k < n; ++k)
+        da[k] = a[k] > 0.0f ? dh[k] * keep[k] : 0.0f;
+}
+
+/* Forward and backward over the batch's `rows` samples (inputs in b->x, output gradients
+ * in b->dy after the forward), adding the gradients into t->grad. */
+static void
+forward_rows(const struct pr_model *m, struct batch *b, int rows)
 {
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
-    const long off_w1 = m->w1 - m->params, off_b1 = m->b1 - m->params;
-    const long off_w2 = m->w2 - m->params, off_b2 = m->b2 - m->params;
-    const long off_w3 = m->w3 - m->params, off_b3 = m->b3 - m->params;
-    dense_backward(m->w3, a->h2, a->dy, h, o, t->grad + off_w3, t->grad + off_b3, a->dh);
-    for (int j = 0; j < h; ++j)
-        a->da[j] = a->a2[j] > 0.0f ? a->dh[j] : 0.0f;
-    dense_backward(m->w2, a->h1, a->da, h, h, t->grad + off_w2, t->grad + off_b2, a->dh);
-    for (int j = 0; j < h; ++j)
-        a->da[j] = a->a1[j] > 0.0f ? a->dh[j] : 0.0f;
-    dense_backward(m->w1, a->x, a->da, f, h, t->grad + off_w1, t->grad + off_b1, NULL);
+    dense_rows(m->w1, m->b1, b->x, rows, f, h, b->a1);
+    relu_rows(b->a1, b->keep1, (long)rows * h, b->h1);
+    dense_rows(m->w2, m->b2, b->h1, rows, h, h, b->a2);
+    relu_rows(b->a2, b->keep2, (long)rows * h, b->h2);
+    dense_rows(m->w3, m->b3, b->h2, rows, h, o, b->y);
+}
+
+static void
+backward_rows(const struct pr_model *m, struct trainer *t, struct batch *b, int rows)
+{
+    const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
+    float *g = t->grad;
+    const float *p = m->params;
+    gradient_rows(b->h2, b->dy, rows, h, o, g + (m->w3 - p), g + (m->b3 - p));
+    transpose(m->w3, h, o, b->wt);
+    dense_rows(b->wt, NULL, b->dy, rows, o, h, b->dh);
+    relu_backward_rows(b->a2, b->keep2, (long)rows * h, b->dh, b->da);
+    gradient_rows(b->h1, b->da, rows, h, h, g + (m->w2 - p), g + (m->b2 - p));
+    transpose(m->w2, h, h, b->wt);
+    dense_rows(b->wt, NULL, b->da, rows, h, h, b->dh);
+    relu_backward_rows(b->a1, b->keep1, (long)rows * h, b->dh, b->da);
+    gradient_rows(b->x, b->da, rows, f, h, g + (m->w1 - p), g + (m->b1 - p));
 }
 
 /* One Adam step over the weights and biases (the normalisation stays fixed). */
@@ -1145,6 +1347,8 @@ resolve(const struct pr_train_options *in, struct pr_train_options *o)
         o->height_noise = DEFAULT_HEIGHT_NOISE;
     if (o->proportion_spread == 0.0f)
         o->proportion_spread = DEFAULT_PROPORTION_SPREAD;
+    if (!(o->dropout > 0.0f && o->dropout < 1.0f))
+        o->dropout = 0.0f;
 }
 
 /* Every clip of every folder, in folder order then name order. */
@@ -1310,8 +1514,8 @@ split_fini(struct split *s)
 }
 
 static enum em_result
-make_split(const struct corpus *c, const struct holdout *hold, struct split *out,
-           struct pr_train_report *rep, struct em_error *err)
+make_split(const struct corpus *c, const struct holdout *hold, int row_stride,
+           struct split *out, struct pr_train_report *rep, struct em_error *err)
 {
     memset(out, 0, sizeof *out);
     const long n = c->data.count > 0 ? c->data.count : 1;
@@ -1322,12 +1526,16 @@ make_split(const struct corpus *c, const struct holdout *hold, struct split *out
         split_fini(out);
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
     }
+    const long stride = row_stride > 1 ? row_stride : 1;
+    long augmented = 0;
     for (long i = 0; i < c->data.count; ++i) {
         const bool is_val = held_out(hold, c->list.e[c->data.clip[i]].subject);
         if (is_val && c->data.plain[i])
             out->val[out->val_count++] = i;
-        else if (!is_val && !c->data.plain[i])
-            out->train[out->train_count++] = i;
+        else if (!is_val && !c->data.plain[i]) {
+            if (augmented++ % stride == 0)
+                out->train[out->train_count++] = i;
+        }
         else if (!is_val)
             out->seen[out->seen_count++] = i;
     }
@@ -1346,24 +1554,59 @@ make_split(const struct corpus *c, const struct holdout *hold, struct split *out
     return EM_OK;
 }
 
+/* The learning rate of step `step` (0-based, within `epoch`) of `steps` per epoch. */
+static float
+learning_rate_at(const struct pr_train_options *o, int epoch, long step, long steps)
+{
+    const double pi = 3.141592653589793, top = (double)o->learning_rate;
+    if (o->schedule == PR_SCHEDULE_ONE_CYCLE) {
+        const double total = (double)o->epochs * (double)steps;
+        const double now = (double)epoch * (double)steps + (double)step, rise = 0.3 * total;
+        const double start = top / 25.0, end = start / 1e4;
+        if (now < rise)
+            return (float)(start + (top - start) * 0.5 * (1.0 - cos(pi * now / rise)));
+        return (float)(end + (top - end) * 0.5 * (1.0 + cos(pi * (now - rise) / (total - rise))));
+    }
+    const double progress = o->epochs > 1 ? (double)epoch / (o->epochs - 1) : 0.0;
+    return (float)(top * (0.1 + 0.45 * (1.0 + cos(pi * progress))));
+}
+
 static double
 train_epoch(struct trainer *t, const struct dataset *d, long *order, long count, struct rng *r,
-            struct activations *a, float lr, const struct pr_train_options *o)
+            struct batch *b, struct activations *a, int epoch, const struct pr_train_options *o)
 {
     shuffle(order, count, r);
+    const struct pr_model *m = t->m;
+    const int h = m->hidden_count;
     double loss = 0.0;
-    int in_batch = 0;
-    for (long k = 0; k < count; ++k) {
-        const long i = order[k];
-        normalise_input(t->m, d->x + i * PR_FEATURE_COUNT, a->x);
-        forward(t->m, a);
-        loss += sample_loss(t->m, a, d->y + i * PR_OUTPUT_COUNT, a->dy);
-        backward(t->m, t, a);
-        if (++in_batch == o->batch || k == count - 1) {
-            adam_step(t, lr, o->weight_decay > 0.0f ? o->weight_decay : 0.0f, in_batch);
-            in_batch = 0;
+    const long steps = (count + o->batch - 1) / o->batch;
+    for (long step = 0; step < steps; ++step) {
+        const long first = step * o->batch;
+        const int rows = (int)(count - first < o->batch ? count - first : o->batch);
+        for (int k = 0; k < rows; ++k) {
+            normalise_input(m, d->x + order[first + k] * PR_FEATURE_COUNT,
+                            b->x + (long)k * PR_FEATURE_COUNT);
+            float *k1 = b->keep1 + (long)k * h, *k2 = b->keep2 + (long)k * h;
+            if (o->dropout > 0.0f) { /* drawn per sample, in order: the same as one at a time */
+                draw_dropout(a, h, o->dropout, r);
+                memcpy(k1, a->keep1, (size_t)h * sizeof *k1);
+                memcpy(k2, a->keep2, (size_t)h * sizeof *k2);
+            } else {
+                for (int j = 0; j < h; ++j)
+                    k1[j] = k2[j] = 1.0f;
+            }
         }
+        forward_rows(m, b, rows);
+        for (int k = 0; k < rows; ++k) {
+            memcpy(a->y, b->y + (long)k * PR_OUTPUT_COUNT, sizeof a->y);
+            loss += sample_loss(m, a, d->y + order[first + k] * PR_OUTPUT_COUNT,
+                                b->dy + (long)k * PR_OUTPUT_COUNT);
+        }
+        backward_rows(m, t, b, rows);
+        adam_step(t, learning_rate_at(o, epoch, step, steps),
+                  o->weight_decay > 0.0f ? o->weight_decay : 0.0f, rows);
     }
+    keep_all(a);
     return loss / (double)count;
 }
 
@@ -1376,9 +1619,10 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
     struct rng rng = {o->seed};
     struct trainer t = {.m = m};
     struct activations *a = calloc(1, sizeof *a);
+    struct batch b = {0};
     float *best = NULL;
     enum em_result res = EM_OK;
-    if (!a) {
+    if (!a || !batch_init(&b, o->batch, m->hidden_count)) {
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
         goto done;
     }
@@ -1404,19 +1648,22 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
                 t.n - 2L * (PR_FEATURE_COUNT + PR_OUTPUT_COUNT));
     double best_loss = (double)INFINITY;
     memcpy(best, m->params, (size_t)t.n * sizeof *best);
+    keep_all(a);
     for (int e = 0; e < o->epochs; ++e) {
         const int64_t start = u_time_now_ns();
-        const double progress = o->epochs > 1 ? (double)e / (o->epochs - 1) : 0.0;
-        const float lr =
-            o->learning_rate * (float)(0.1 + 0.45 * (1.0 + cos(3.141592653589793 * progress)));
-        rep->train_loss[e] = train_epoch(&t, &c->data, sp->train, sp->train_count, &rng, a, lr, o);
+        rep->train_loss[e] =
+            train_epoch(&t, &c->data, sp->train, sp->train_count, &rng, &b, a, e, o);
         struct validation v;
         validate(m, &c->data, sp->val, sp->val_count, a, &v);
         rep->validation_loss[e] = v.loss;
         rep->validation_by_epoch[e] = (struct pr_joint_errors){v.hips_cm, v.knee_cm, v.ankle_cm,
                                                                v.toes_cm, v.contact_accuracy};
         rep->epochs_run = e + 1;
-        double score = sp->val_count > 0 ? v.loss : rep->train_loss[e];
+        /* Epochs are picked by the joints the body takes from the network on the people
+         * left out; the mixed loss (which also weighs rotations and contacts) can rise
+         * while those joints still improve. */
+        double score = sp->val_count > 0 ? pr_joint_sum_cm(&rep->validation_by_epoch[e])
+                                         : rep->train_loss[e];
         if (o->keep_epoch > 0) /* the epoch chosen beforehand, whatever this split says */
             score = e + 1 == o->keep_epoch || (e + 1 == o->epochs && o->keep_epoch > o->epochs)
                         ? -1.0
@@ -1436,15 +1683,21 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
                         o->epochs, rep->train_loss[e], (double)(u_time_now_ns() - start) * 1e-9);
         else
             report_line(o,
-                    "epoch %3d/%d  train %.4f  validation %.4f  (hips %.1f, knees %.1f, ankles "
-                    "%.1f, toes %.1f cm; contact %.0f %%)  %.1f s",
+                    "epoch %3d/%d  train %.4f  validation %.4f  (hips %.2f, knees %.2f, ankles "
+                    "%.2f: sum %.2f; toes %.2f cm; contact %.0f %%)  %.1f s",
                     e + 1, o->epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm,
-                    v.ankle_cm, v.toes_cm, 100.0 * v.contact_accuracy,
+                    v.ankle_cm, pr_joint_sum_cm(&rep->validation_by_epoch[e]), v.toes_cm,
+                    100.0 * v.contact_accuracy,
                     (double)(u_time_now_ns() - start) * 1e-9);
+        /* Nothing after the epoch chosen beforehand can be kept (the schedule still spans
+         * every epoch asked for, so the model is the same as after a full run). */
+        if (o->keep_epoch > 0 && e + 1 == o->keep_epoch)
+            break;
     }
     memcpy(m->params, best, (size_t)t.n * sizeof *best);
 done:
     free(a);
+    batch_fini(&b);
     free(best);
     free(t.grad);
     free(t.adam_m);
@@ -1471,7 +1724,7 @@ pr_train(const struct pr_train_options *options, struct pr_model *out_model,
     if ((res = load_corpus(&o, &rng, &c, err)) != EM_OK)
         return res;
     struct split sp;
-    res = make_split(&c, &hold, &sp, rep, err);
+    res = make_split(&c, &hold, o.row_stride, &sp, rep, err);
     if (res == EM_OK && sp.train_count == 0)
         res = em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                       "%s: no training clips left after holding out subjects %s",
@@ -1635,6 +1888,8 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
     if (res == EM_OK && !a)
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
+    if (a)
+        keep_all(a);
     for (int f = 0; f < folds && res == EM_OK; ++f) {
         struct pr_fold_report *fr = &out->fold[f];
         struct holdout hold = {.count = fr->subject_count};
@@ -1648,7 +1903,7 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         snprintf(rep.holdout, sizeof rep.holdout, "%s", text);
         struct split sp;
         struct pr_model m;
-        res = make_split(&c, &hold, &sp, &rep, err);
+        res = make_split(&c, &hold, o.row_stride, &sp, &rep, err);
         if (res != EM_OK)
             break;
         report_line(&o, "fold %d/%d: subjects %s left out", f + 1, folds, text);
@@ -1678,9 +1933,12 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
         pr_model_fini(&m);
         split_fini(&sp);
     }
-    for (int e = 0; e < out->epochs; ++e)
-        if (out->best_epoch == 0 || out->validation_loss[e] < out->validation_loss[out->best_epoch - 1])
+    for (int e = 0; e < out->epochs; ++e) {
+        out->unseen_by_epoch[e] = by_epoch[e];
+        if (out->best_epoch == 0 ||
+            pr_joint_sum_cm(&by_epoch[e]) < pr_joint_sum_cm(&by_epoch[out->best_epoch - 1]))
             out->best_epoch = e + 1;
+    }
     if (out->best_epoch > 0)
         out->unseen_at_best = by_epoch[out->best_epoch - 1];
     free(by_epoch);

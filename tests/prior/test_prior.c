@@ -60,6 +60,54 @@ training_lowers_the_loss_and_repeats_bit_for_bit(void **state)
     pr_model_fini(&b);
 }
 
+static void
+train_regularised(struct pr_model *model, struct pr_train_report *rep, float dropout)
+{
+    const char *const more[] = {EXTRA_DIR};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .more_clip_dirs = more,
+                                       .more_clip_dir_count = 1,
+                                       .holdout = "09",
+                                       .seed = 7,
+                                       .epochs = 4,
+                                       .hidden = 16,
+                                       .dropout = dropout,
+                                       .schedule = PR_SCHEDULE_ONE_CYCLE,
+                                       .frame_limit = 90};
+    struct em_error err = {{0}};
+    if (pr_train(&o, model, rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+}
+
+static void
+training_with_dropout_and_one_cycle_repeats_bit_for_bit(void **state)
+{
+    (void)state;
+    /* Dropout draws from the seeded generator: the same seed, the same model; and it does
+     * change the model (a draw that zeroed nothing would leave it as without). */
+    struct pr_model a, b, plain;
+    struct pr_train_report *r = calloc(3, sizeof *r);
+    train_regularised(&a, &r[0], 0.2f);
+    train_regularised(&b, &r[1], 0.2f);
+    train_regularised(&plain, &r[2], 0.0f);
+    const long n = pr_model_param_count(a.feature_count, a.hidden_count, a.output_count);
+    assert_memory_equal(a.params, b.params, (size_t)n * sizeof(float));
+    assert_memory_equal(r[0].train_loss, r[1].train_loss, sizeof r[0].train_loss);
+    assert_true(memcmp(a.params, plain.params, (size_t)n * sizeof(float)) != 0);
+    /* The epoch kept is the one whose pelvis + knees + ankles error on the held-out
+     * subject is lowest (not the one of lowest loss). */
+    for (int k = 0; k < 3; ++k) {
+        assert_int_equal(r[k].epochs_run, 4);
+        for (int e = 0; e < r[k].epochs_run; ++e)
+            assert_true(pr_joint_sum_cm(&r[k].validation_by_epoch[r[k].best_epoch - 1]) <=
+                        pr_joint_sum_cm(&r[k].validation_by_epoch[e]));
+    }
+    free(r);
+    pr_model_fini(&a);
+    pr_model_fini(&b);
+    pr_model_fini(&plain);
+}
+
 /* Writes `text` as DIR/NAME in a fresh scratch folder; returns the folder. */
 static void
 write_scratch_clip(const char *text, const char *name, char *out_dir, size_t size)
@@ -207,6 +255,35 @@ cross_validation_never_puts_a_subject_on_both_sides_of_a_fold(void **state)
     }
     for (int f = 0; f < rep->fold_count; ++f)
         assert_true(rep->fold[f].unseen.ankle_cm > 0.0 && isfinite(rep->fold[f].unseen.ankle_cm));
+    free(rep);
+}
+
+static void
+cross_validation_picks_the_epoch_of_the_lowest_joint_error_of_people_left_out(void **state)
+{
+    (void)state;
+    /* The epochs to train for: the lowest mean (over folds) of pelvis + knees + ankles of
+     * the people left out, each epoch's figure reported. */
+    const char *const more[] = {EXTRA_DIR};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .more_clip_dirs = more,
+                                       .more_clip_dir_count = 1,
+                                       .epochs = 4,
+                                       .hidden = 8,
+                                       .frame_limit = 90};
+    struct pr_cv_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    if (pr_cross_validate(&o, 2, rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(rep->epochs, 4);
+    assert_in_range(rep->best_epoch, 1, 4);
+    for (int e = 0; e < rep->epochs; ++e) {
+        const double sum = pr_joint_sum_cm(&rep->unseen_by_epoch[e]);
+        assert_true(sum > 0.0 && isfinite(sum));
+        assert_true(pr_joint_sum_cm(&rep->unseen_by_epoch[rep->best_epoch - 1]) <= sum);
+    }
+    assert_memory_equal(&rep->unseen_at_best, &rep->unseen_by_epoch[rep->best_epoch - 1],
+                        sizeof rep->unseen_at_best);
     free(rep);
 }
 
@@ -484,19 +561,23 @@ static void
 the_previous_model_file_still_loads(void **state)
 {
     (void)state;
-    /* body-prior-v1.bin (the first shipped model) is of the same file format: a user
-     * who picks it with --prior gets it, not a refusal. */
-    struct pr_model v1, v2;
+    /* body-prior-v1.bin and -v2.bin (the models shipped before) are of the same file
+     * format: a user who picks one with --prior gets it, not a refusal. */
+    struct pr_model v1, v2, shipped;
     struct em_error err = {{0}};
     if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v1.bin", &v1, &err) != EM_OK)
         fail_msg("%s", err.message);
-    if (pr_model_load(SHIPPED, &v2, &err) != EM_OK)
+    if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v2.bin", &v2, &err) != EM_OK)
         fail_msg("%s", err.message);
-    assert_int_equal(v1.feature_count, v2.feature_count);
-    assert_int_equal(v1.output_count, v2.output_count);
+    if (pr_model_load(SHIPPED, &shipped, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(v1.feature_count, shipped.feature_count);
+    assert_int_equal(v1.output_count, shipped.output_count);
+    assert_int_equal(v2.hidden_count, 128);
     assert_string_equal(v1.holdout, "02,07,35");
     pr_model_fini(&v1);
     pr_model_fini(&v2);
+    pr_model_fini(&shipped);
 }
 
 static void
@@ -650,7 +731,9 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(training_lowers_the_loss_and_repeats_bit_for_bit),
         cmocka_unit_test(a_glitch_window_is_left_out_of_training),
+        cmocka_unit_test(training_with_dropout_and_one_cycle_repeats_bit_for_bit),
         cmocka_unit_test(cross_validation_never_puts_a_subject_on_both_sides_of_a_fold),
+        cmocka_unit_test(cross_validation_picks_the_epoch_of_the_lowest_joint_error_of_people_left_out),
         cmocka_unit_test(inference_matches_a_plain_reference),
         cmocka_unit_test(a_saved_model_loads_back_with_the_same_outputs),
         cmocka_unit_test(every_bad_model_file_is_refused_with_its_reason),
