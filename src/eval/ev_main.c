@@ -311,29 +311,12 @@ print_progress(void *user, int index, int count, const struct ev_clip_result *cl
             p->tty && index + 1 < count ? "" : "\n");
     fflush(stderr);
 }
-/* Where a written file is, as an absolute path, so the user knows where to look. */
 int
 ev_main(int argc, char **argv)
 {
     return ev_main_observed(argc, argv, NULL);
 }
 
-bool
-ev_report_observe(const struct ev_report *report)
-{
-    const struct ev_options *o = &report->options;
-    struct em_error err = {{0}};
-    if (report->plot_error[0]) {
-        fprintf(stderr, "embody eval: --plot: %s\n", report->plot_error);
-        return false;
-    }
-    if (o->plot_dir && o->observer && o->observer->report &&
-        o->observer->report(o, report, &err) != EM_OK) {
-        fprintf(stderr, "embody eval: --plot: %s\n", err.message);
-        return false;
-    }
-    return true;
-}
 
 int
 ev_main_observed(int argc, char **argv, const struct ev_observer *observer)

@@ -633,3 +633,22 @@ ev_report_write_json(const struct ev_report *report, const char *path, struct em
     free(text);
     return r;
 }
+
+/* Hands a report to the program's observer (the plots of --plot), saying why on stderr
+ * when it cannot. */
+bool
+ev_report_observe(const struct ev_report *report)
+{
+    const struct ev_options *o = &report->options;
+    struct em_error err = {{0}};
+    if (report->plot_error[0]) {
+        fprintf(stderr, "embody eval: --plot: %s\n", report->plot_error);
+        return false;
+    }
+    if (o->plot_dir && o->observer && o->observer->report &&
+        o->observer->report(o, report, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: --plot: %s\n", err.message);
+        return false;
+    }
+    return true;
+}
