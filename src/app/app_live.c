@@ -6,6 +6,7 @@
  * before any window opens (a bad file fails at once), while OpenXR needs the window's
  * OpenGL context to exist first.
  */
+#include <errno.h>
 #include <glob.h>
 #include <math.h>
 #include <signal.h>
@@ -835,9 +836,20 @@ print_sender_summary(const char *what, const struct app_osc_option *o,
         return;
     struct osc_sender_stats st;
     osc_sender_get_stats(sender, &st);
-    printf("embody: %s to %s:%d: %llu frames, %llu datagrams sent, %llu failed\n", what, o->host,
-           o->port, (unsigned long long)st.frames, (unsigned long long)st.datagrams_sent,
-           (unsigned long long)st.datagrams_failed);
+    const unsigned long long frames = st.frames, sent = st.datagrams_sent,
+                             failed = st.datagrams_failed;
+    /* UDP says nothing listens only as a refusal of a later datagram, so a "sent" one may
+     * have reached no one: with refusals, say that rather than "N sent, N failed". */
+    if (failed > 0 && st.last_errno == ECONNREFUSED)
+        printf("embody: %s to %s:%d: %llu frames; nothing was listening there (%llu of %llu "
+               "datagrams refused)\n",
+               what, o->host, o->port, frames, failed, sent + failed);
+    else if (failed > 0)
+        printf("embody: %s to %s:%d: %llu frames, %llu datagrams sent, %llu failed (%s)\n", what,
+               o->host, o->port, frames, sent, failed, strerror(st.last_errno));
+    else
+        printf("embody: %s to %s:%d: %llu frames, %llu datagrams sent\n", what, o->host, o->port,
+               frames, sent);
 }
 
 /* What is on disk, not what was asked for. */

@@ -13,6 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -240,6 +245,35 @@ a_vmc_output_into_its_own_input_is_refused(void **state)
     app_run_result_fini(&r);
 }
 
+/* A UDP port on loopback that nothing listens on (bound, read, closed). */
+static int
+free_udp_port(void)
+{
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void
+a_vmc_output_nobody_listens_to_is_said_so(void **state)
+{
+    (void)state;
+    char dest[64];
+    snprintf(dest, sizeof dest, "127.0.0.1:%d", free_udp_port());
+    struct app_run_result r;
+    run((const char *[]){"--demo", "--no-window", "--frames", "30", "--vmc", dest, NULL}, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "nothing was listening there");
+    if (strstr(r.out, "datagrams sent"))
+        fail_msg("the summary still counts refused datagrams as sent:\n%s", r.out);
+    app_run_result_fini(&r);
+}
+
 /* Writes `text` to a scratch file `tag`.json; its path in `out`. */
 static void
 scratch_json(const char *tag, const char *text, char *out, size_t size)
@@ -308,6 +342,7 @@ main(int argc, char **argv)
         cmocka_unit_test(reports_name_the_body_they_used),
         cmocka_unit_test(vmc_takes_a_bare_port_as_vmc_in_does),
         cmocka_unit_test(a_vmc_output_into_its_own_input_is_refused),
+        cmocka_unit_test(a_vmc_output_nobody_listens_to_is_said_so),
         cmocka_unit_test(settings_files_name_every_field_the_same_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

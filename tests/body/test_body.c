@@ -678,7 +678,7 @@ settings_file_is_read_and_checked(void **state)
         {"{\"tracking_loss\": \"soon\"}", "tracking_loss: expected an object"},
         {"{\"format\": \"something-else\"}", "format"},
         {"{\n\"filter\": {\n", "bad.json:3"},
-        {"{\"arm_stretch_max\": 0.5}", "bad.json.arm_stretch_max: expected a number from 0 to 0.3"},
+        {"{\"arm_stretch_max\": 0.5}", "bad.json: arm_stretch_max: expected a number from 0 to 0.3"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         struct body_desc before = {.filter_beta = 5.0f};

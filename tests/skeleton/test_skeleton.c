@@ -297,7 +297,7 @@ bone_map_files_are_checked_field_by_field(void **state)
         const char *text;
         const char *reason;
     } bad[] = {
-        {"{\"hips\": \"a\",\n \"spine\": ", "map.json:2: malformed JSON"},
+        {"{\"hips\": \"a\",\n \"spine\": ", "map.json:2:9: malformed JSON"},
         {"[\"hips\"]", "map.json: expected a JSON object of humanoid bone -> node name"},
         {"{\"leftElbow\": \"a\"}", "map.json: \"leftElbow\": not a humanoid bone"},
         {"{\"headTop\": \"a\"}", "map.json: \"headTop\": not a humanoid bone"},
