@@ -492,6 +492,19 @@ drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
         if (d == EM_DEVICE_HEAD || moved > TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s)
             dev->flags = 0;
     }
+    /* A body tracker that jumped holds its last pose (it has no coast, and a loss would
+     * blend it out and back in over loss_blend_s). */
+    for (int k = 0; k < EM_TRACKER_COUNT; ++k) {
+        struct em_device_pose *dev = &frame->tracker[k];
+        const struct b_device_track *t = &b->trackers.track[k];
+        if (!(frame->tracker_present & EM_TRACKER_BIT(k)) || !b_device_sample_ok(dev) || !t->seen)
+            continue;
+        if (m_vec3_distance(dev->pose.position_m, t->last_position_m) >
+            TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s) {
+            m_vec3_copy(t->last_position_m, dev->pose.position_m);
+            m_quat_copy(t->last_rotation, dev->pose.orientation);
+        }
+    }
 }
 
 /* A head sample farther and faster than a person can move from the last one kept (a

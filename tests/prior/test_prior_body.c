@@ -432,9 +432,14 @@ static void
 shift_stream(struct st_stream *stream, int from, const float *shift_m)
 {
     for (int row = from; row < stream->frame_count; ++row)
+    {
+        struct em_tracking_frame *f = &stream->frames[row];
         for (int d = 0; d < EM_DEVICE_COUNT; ++d)
-            m_vec3_add(stream->frames[row].device[d].pose.position_m, shift_m,
-                       stream->frames[row].device[d].pose.position_m);
+            m_vec3_add(f->device[d].pose.position_m, shift_m, f->device[d].pose.position_m);
+        for (int k = 0; k < EM_TRACKER_COUNT; ++k)
+            if (f->tracker_present & EM_TRACKER_BIT(k))
+                m_vec3_add(f->tracker[k].pose.position_m, shift_m, f->tracker[k].pose.position_m);
+    }
 }
 
 /* One head sample 500 m away (inside the reader's 1 km) in a real walk is a lost sample:
