@@ -196,7 +196,9 @@ body_calibrate_trackers(struct body *body, const struct em_tracking_frame *frame
 enum em_result
 body_calibrate(struct body *body, const struct em_tracking_frame *frame, struct em_error *err);
 
-/* Puts the feet back under the body and resets the heading to the head's. */
+/* Puts the feet back under the body and resets the heading to the head's. Call it when
+ * the play space is recentred: the next frame's head sample is taken as the new place, and
+ * every history (filters, pelvis, feet, the learned prior's) moves there with it. */
 void
 body_recenter(struct body *body);
 

@@ -171,6 +171,13 @@ struct body {
     /* The headset's last usable position as it came (for teleports). */
     float last_head_device_m[3];
     bool head_device_seen;
+    /* A head sample that jumped farther and faster than a person moves is suspect
+     * (body.c, screen_jump): held as lost until it comes back (a glitch) or stays at its
+     * new place for TELEPORT_CONFIRM_S (a teleport). */
+    bool jump_suspect;
+    float suspect_s;            /* since the first suspect sample */
+    float suspect_head_m[3];    /* the latest suspect sample */
+    bool recentre_pending;      /* body_recenter: the next head sample is the new place */
 
     /* Devices: filtered poses, tracking state. */
     struct b_one_euro filter_position[EM_DEVICE_COUNT];
@@ -295,6 +302,11 @@ b_prior_update(struct body *body, const struct em_tracking_frame *frame, float d
 
 void
 b_prior_reset(struct body *body);
+
+/* A teleport or recentre moved the play space by `offset_m`: the prior's history and its
+ * filtered pose move with it (as if the player had always been there). */
+void
+b_prior_move(struct body *body, const float *offset_m);
 
 /* 0..1: how surely the prior says the body sits (both feet held off the floor, the pelvis
  * lowered and steady); 0 without a model. Seated, the feet are those of level thighs. */

@@ -132,6 +132,29 @@ b_prior_reset(struct body *b)
     pr_history_reset(&b->prior.history);
 }
 
+void
+b_prior_move(struct body *b, const float *offset_m)
+{
+    struct b_prior_state *p = &b->prior;
+    struct pr_history *h = &p->history;
+    for (int i = 0; i < h->count; ++i) {
+        const int k = (h->newest - i + PR_HISTORY_FRAMES) % PR_HISTORY_FRAMES;
+        m_vec3_add(h->sample[k].head_position_m, offset_m, h->sample[k].head_position_m);
+        for (int s = 0; s < 2; ++s)
+            m_vec3_add(h->sample[k].grip_position_m[s], offset_m, h->sample[k].grip_position_m[s]);
+    }
+    m_vec3_add(p->head_m, offset_m, p->head_m);
+    m_vec3_add(p->hips_m, offset_m, p->hips_m);
+    m_vec3_add(p->filter_hips.value, offset_m, p->filter_hips.value);
+    for (int s = 0; s < 2; ++s) {
+        float *points[] = {p->filter_ankle[s].value, p->filter_toes[s].value,
+                           p->filter_knee[s].value, p->ankle_m[s], p->toes_m[s], p->knee_m[s],
+                           p->foot_ankle_m[s], p->foot_toes_m[s]};
+        for (size_t i = 0; i < sizeof points / sizeof points[0]; ++i)
+            m_vec3_add(points[i], offset_m, points[i]);
+    }
+}
+
 /* The network's outputs (heading frame) into p->outputs, smoothed per output group (see
  * OUTPUT_SMOOTHING_LEGS); started afresh after a reset (p->predicted false). */
 static void

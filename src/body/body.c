@@ -48,6 +48,9 @@
 /* A teleport: the headset moved more than this in one frame, faster than this. */
 #define TELEPORT_MIN_M 0.2f
 #define TELEPORT_SPEED_M_S 6.0f
+/* A jump that stays at its new place this long is a teleport, not a glitch (two frames
+ * held as lost at 60 Hz, three at 90; within B_COAST_MAX_S, so the devices coast). */
+#define TELEPORT_CONFIRM_S 0.03f
 
 static bool
 quat_is_zero(const float *q)
@@ -308,6 +311,8 @@ body_reset(struct body *b)
     b->time_s = 0.0;
     b->frame_too_soon = false;
     b->head_device_seen = false;
+    b->jump_suspect = false;
+    b->recentre_pending = false;
     memset(b->filter_position, 0, sizeof b->filter_position);
     memset(b->filter_rotation, 0, sizeof b->filter_rotation);
     memset(b->track, 0, sizeof b->track);
@@ -343,6 +348,9 @@ body_recenter(struct body *b)
     b->heading_rad = b_yaw_of(b->head_rotation, b->heading_rad);
     b->feet_started = false;
     b_feet_reset(b);
+    /* The play space moves with a recentre: the next head sample is its new place, and
+     * every history restarts there (screen_jump). */
+    b->recentre_pending = true;
 }
 
 static void
@@ -422,33 +430,123 @@ set_targets(struct body *b, struct b_leg_targets *legs)
     }
 }
 
-/* Forgets the motion (filters, pelvis, feet) but not the devices' tracking states: the
- * next frame puts the body, its feet on the ground, under wherever the head is. */
 static void
-restart_motion(struct body *b)
+move_point(float *point_m, const float *offset_m)
 {
-    memset(b->filter_position, 0, sizeof b->filter_position);
-    memset(b->filter_rotation, 0, sizeof b->filter_rotation);
-    b->pelvis_started = false;
-    b->feet_started = false;
-    m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
+    m_vec3_add(point_m, offset_m, point_m);
 }
 
-/* A head that moved farther and faster than a person can (a teleport, a replay that
- * looped, a recentred play space) restarts the motion under its new place at once,
- * rather than walking the feet there. */
 static void
-follow_teleport(struct body *b, const struct em_tracking_frame *frame, double dt_s)
+move_track(struct b_device_track *t, struct b_one_euro *filter, const float *offset_m)
+{
+    move_point(t->last_position_m, offset_m);
+    move_point(t->device_position_m, offset_m);
+    move_point(t->device_now_m, offset_m);
+    move_point(filter->value, offset_m);
+}
+
+/* The play space moved by `offset_m` (a teleport, a recentre): every history starts over
+ * at the new place, moved with the space: the devices' filters and last samples, the
+ * pelvis, the feet and their steps, the body trackers', the prior's history and its
+ * filtered pose. Nothing of the old place is left to pull the body back, and the body goes
+ * on as it would have had the player always been there. */
+static void
+restart_at(struct body *b, const float *offset_m)
+{
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        move_track(&b->track[d], &b->filter_position[d], offset_m);
+    for (int k = 0; k < EM_TRACKER_COUNT; ++k) {
+        move_track(&b->trackers.track[k], &b->trackers.filter_position[k], offset_m);
+        move_point(b->trackers.bone_position_m[k], offset_m);
+    }
+    move_point(b->trackers.hips_before_m, offset_m);
+    move_point(b->head_position_m, offset_m);
+    move_point(b->hips_position_m, offset_m);
+    for (int s = 0; s < 2; ++s) {
+        move_point(b->hand_position_m[s], offset_m);
+        move_point(b->elbow_pole_m[s], offset_m);
+        struct b_foot *f = &b->foot[s];
+        move_point(f->planted_m, offset_m);
+        move_point(f->position_m, offset_m);
+        move_point(f->step_from_m, offset_m);
+        move_point(f->step_to_m, offset_m);
+    }
+    for (int j = 0; j < b->pose.joint_count; ++j)
+        move_point(b->pose.position_m[j], offset_m);
+    if (b->desc.prior)
+        b_prior_move(b, offset_m);
+    b->jump_suspect = false;
+}
+
+/* This frame without the samples that jumped with the suspect head: each device whose
+ * sample is farther than a person moves from where the body has it is lost here (it
+ * coasts, b_loss.c, and the prior's history takes the coast). */
+static void
+drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
+{
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+        struct em_device_pose *dev = &frame->device[d];
+        if (!b_device_sample_ok(dev) || !b->track[d].seen)
+            continue;
+        const float moved = m_vec3_distance(dev->pose.position_m, b->track[d].device_now_m);
+        if (d == EM_DEVICE_HEAD || moved > TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s)
+            dev->flags = 0;
+    }
+    /* A body tracker that jumped holds its last pose (it has no coast, and a loss would
+     * blend it out and back in over loss_blend_s). */
+    for (int k = 0; k < EM_TRACKER_COUNT; ++k) {
+        struct em_device_pose *dev = &frame->tracker[k];
+        const struct b_device_track *t = &b->trackers.track[k];
+        if (!(frame->tracker_present & EM_TRACKER_BIT(k)) || !b_device_sample_ok(dev) || !t->seen)
+            continue;
+        if (m_vec3_distance(dev->pose.position_m, t->last_position_m) >
+            TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s) {
+            m_vec3_copy(t->last_position_m, dev->pose.position_m);
+            m_quat_copy(t->last_rotation, dev->pose.orientation);
+        }
+    }
+}
+
+/* A head sample farther and faster than a person can move from the last one kept (a
+ * tracking glitch, a teleport, a replay that looped) is first suspect: the devices that
+ * jumped with it are lost (they coast) for up to TELEPORT_CONFIRM_S. A sample back near
+ * the path before the jump ends it: it was a glitch, and nothing moved. Samples that stay
+ * at the new place that long are a teleport: every history restarts there (restart_at).
+ * After body_recenter the first head sample is the new place at once. */
+static void
+screen_jump(struct body *b, struct em_tracking_frame *frame, float dt_s)
 {
     const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
     if (!b_device_sample_ok(head))
         return;
-    if (b->head_device_seen) {
-        const float moved = m_vec3_distance(head->pose.position_m, b->last_head_device_m);
-        if (moved > TELEPORT_MIN_M && moved > TELEPORT_SPEED_M_S * (float)dt_s)
-            restart_motion(b);
+    const float *now = head->pose.position_m;
+    if (b->head_device_seen && b->recentre_pending) {
+        float offset[3];
+        m_vec3_sub(now, b->track[EM_DEVICE_HEAD].device_now_m, offset);
+        restart_at(b, offset);
+    } else if (b->head_device_seen) {
+        const float since = b->jump_suspect ? b->suspect_s + dt_s : dt_s;
+        const float moved = m_vec3_distance(now, b->last_head_device_m);
+        const bool jumped = moved > TELEPORT_MIN_M && moved > TELEPORT_SPEED_M_S * since;
+        if (jumped) {
+            const bool stayed =
+                b->jump_suspect && m_vec3_distance(now, b->suspect_head_m) <=
+                                       TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s;
+            b->suspect_s = stayed ? b->suspect_s + dt_s : 0.0f;
+            b->jump_suspect = true;
+            m_vec3_copy(now, b->suspect_head_m);
+            if (b->suspect_s < TELEPORT_CONFIRM_S) {
+                drop_jumped(b, frame, dt_s);
+                return;
+            }
+            float offset[3];
+            m_vec3_sub(now, b->track[EM_DEVICE_HEAD].device_now_m, offset);
+            restart_at(b, offset);
+        }
+        b->jump_suspect = false; /* back on the path (a glitch), or moved there */
     }
-    m_vec3_copy(head->pose.position_m, b->last_head_device_m);
+    b->recentre_pending = false;
+    m_vec3_copy(now, b->last_head_device_m);
     b->head_device_seen = true;
 }
 
@@ -475,8 +573,10 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
         memset(b->filter_rotation, 0, sizeof b->filter_rotation);
         dt = 0.0f;
     }
+    struct em_tracking_frame screened = *frame;
     if (!b->frame_too_soon)
-        follow_teleport(b, frame, step_s);
+        screen_jump(b, &screened, (float)step_s);
+    frame = &screened;
     b->started = true;
     b->time_s = frame->time_s;
     b_loss_update(b, frame, dt);

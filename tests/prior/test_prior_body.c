@@ -354,6 +354,167 @@ the_feet_jitter_no_more_than_the_persons(void **state)
     pr_model_fini(&model);
 }
 
+/* ---- Glitches, teleports and recentres (issue 25) ---------------------------------- */
+
+#define RECOVERY_ROWS 6 /* 0.1 s at the clips' 60 Hz */
+#define RECOVERY_M 0.05
+
+/* Every joint of a fresh body (the clip's skeleton, the shipped prior) at every row of
+ * `stream`, body_recenter called just before row `recentre_row` (-1: never), into a
+ * rows x joints x 3 array (the caller frees it). */
+static float *
+run_body(const struct ev_clip *clip, const struct st_stream *stream,
+         const struct pr_model *model, int recentre_row, int *out_joints)
+{
+    struct em_error err = {{0}};
+    struct body *body = NULL;
+    if (ev_clip_make_body(clip, EV_KNOWN_BODY, model, &body, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const int joints = body_pose(body)->joint_count;
+    float *out = malloc(sizeof *out * 3 * (size_t)joints * (size_t)stream->frame_count);
+    assert_non_null(out);
+    for (int row = 0; row < stream->frame_count; ++row) {
+        if (row == recentre_row)
+            body_recenter(body);
+        body_update(body, &stream->frames[row]);
+        memcpy(out + (size_t)row * 3 * (size_t)joints, body_pose(body)->position_m,
+               sizeof *out * 3 * (size_t)joints);
+    }
+    body_destroy(&body);
+    *out_joints = joints;
+    return out;
+}
+
+/* The largest distance of a joint at `row` of `ours` from the same joint of `clean` moved
+ * by `shift_m`. */
+static double
+worst_joint_off(const float *ours, const float *clean, int joints, int row, const float *shift_m)
+{
+    double worst = 0.0;
+    for (int j = 0; j < joints; ++j) {
+        const float *p = ours + ((size_t)row * (size_t)joints + (size_t)j) * 3;
+        const float *q = clean + ((size_t)row * (size_t)joints + (size_t)j) * 3;
+        double d2 = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            const double d = (double)p[k] - ((double)q[k] + (double)shift_m[k]);
+            d2 += d * d;
+        }
+        worst = fmax(worst, sqrt(d2));
+    }
+    return worst;
+}
+
+/* Every row from `event_row` + 0.1 s to the end within 5 cm of the clean run (moved by
+ * `shift_m`); prints the worst. */
+static void
+assert_recovered(const char *what, const float *ours, const float *clean, int joints, int rows,
+                 int event_row, const float *shift_m)
+{
+    double worst = 0.0;
+    int worst_row = -1;
+    for (int row = event_row + RECOVERY_ROWS; row < rows; ++row) {
+        const double off = worst_joint_off(ours, clean, joints, row, shift_m);
+        if (off > worst) {
+            worst = off;
+            worst_row = row;
+        }
+    }
+    printf("%s: from 0.1 s after it, a joint at most %.2f cm from the clean run (row %d)\n",
+           what, 100.0 * worst, worst_row);
+    if (worst > RECOVERY_M)
+        fail_msg("%s: row %d (%.2f s after it): a joint %.1f cm from the clean run", what,
+                 worst_row, (worst_row - event_row) / 60.0, 100.0 * worst);
+}
+
+/* The stream with every device moved by `shift_m` from row `from` on (a teleport, or a
+ * recentred play space). */
+static void
+shift_stream(struct st_stream *stream, int from, const float *shift_m)
+{
+    for (int row = from; row < stream->frame_count; ++row)
+    {
+        struct em_tracking_frame *f = &stream->frames[row];
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+            m_vec3_add(f->device[d].pose.position_m, shift_m, f->device[d].pose.position_m);
+        for (int k = 0; k < EM_TRACKER_COUNT; ++k)
+            if (f->tracker_present & EM_TRACKER_BIT(k))
+                m_vec3_add(f->tracker[k].pose.position_m, shift_m, f->tracker[k].pose.position_m);
+    }
+}
+
+/* One head sample 500 m away (inside the reader's 1 km) in a real walk is a lost sample:
+ * 0.1 s later and from then on every joint is within 5 cm of the clean run (it was taken
+ * for a teleport there and back, and then kept in the prior's history: the legs up to
+ * 1.47 m off every fourth frame for 0.8 s). */
+static void
+a_500_m_head_glitch_in_a_real_walk_is_a_lost_sample(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    struct ev_clip clip;
+    load_clip(CLIPS "/cmu_91_04.bvh", &clip);
+    int joints = 0;
+    float *clean = run_body(&clip, &clip.stream, &model, -1, &joints);
+    const int bad_row = clip.stream.frame_count / 2;
+    clip.stream.frames[bad_row].device[EM_DEVICE_HEAD].pose.position_m[0] += 500.0f;
+    float *glitch = run_body(&clip, &clip.stream, &model, -1, &joints);
+    const float none[3] = {0, 0, 0};
+    assert_recovered("500 m head glitch", glitch, clean, joints, clip.stream.frame_count,
+                     bad_row, none);
+    free(clean);
+    free(glitch);
+    ev_clip_fini(&clip);
+    pr_model_fini(&model);
+}
+
+/* The whole stream moved 5 m from one frame on (a teleport): within 0.1 s the body is the
+ * clean run's moved there, and stays so (the prior's history kept the old place). */
+static void
+a_teleport_in_a_real_walk_restarts_every_history_at_the_new_place(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    struct ev_clip clip;
+    load_clip(CLIPS "/cmu_91_04.bvh", &clip);
+    int joints = 0;
+    float *clean = run_body(&clip, &clip.stream, &model, -1, &joints);
+    const int jump_row = clip.stream.frame_count / 2;
+    const float shift[3] = {5.0f, 0.0f, -3.0f};
+    shift_stream(&clip.stream, jump_row, shift);
+    float *moved = run_body(&clip, &clip.stream, &model, -1, &joints);
+    assert_recovered("5.8 m teleport", moved, clean, joints, clip.stream.frame_count, jump_row,
+                     shift);
+    free(clean);
+    free(moved);
+    ev_clip_fini(&clip);
+    pr_model_fini(&model);
+}
+
+/* body_recenter with the play space moved 2 m under a walking player: the same. */
+static void
+a_recentre_in_a_real_walk_restarts_every_history_at_the_new_place(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    struct ev_clip clip;
+    load_clip(CLIPS "/cmu_91_04.bvh", &clip);
+    int joints = 0;
+    float *clean = run_body(&clip, &clip.stream, &model, -1, &joints);
+    const int recentre_row = clip.stream.frame_count / 2;
+    const float shift[3] = {-2.0f, 0.0f, 1.0f};
+    shift_stream(&clip.stream, recentre_row, shift);
+    float *moved = run_body(&clip, &clip.stream, &model, recentre_row, &joints);
+    assert_recovered("recentre", moved, clean, joints, clip.stream.frame_count, recentre_row,
+                     shift);
+    free(clean);
+    free(moved);
+    ev_clip_fini(&clip);
+    pr_model_fini(&model);
+}
+
 int
 main(void)
 {
@@ -365,6 +526,9 @@ main(void)
         cmocka_unit_test(a_foot_in_the_air_is_not_planted),
         cmocka_unit_test(knees_stay_on_their_side_unless_the_feet_cross),
         cmocka_unit_test(the_feet_jitter_no_more_than_the_persons),
+        cmocka_unit_test(a_500_m_head_glitch_in_a_real_walk_is_a_lost_sample),
+        cmocka_unit_test(a_teleport_in_a_real_walk_restarts_every_history_at_the_new_place),
+        cmocka_unit_test(a_recentre_in_a_real_walk_restarts_every_history_at_the_new_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
