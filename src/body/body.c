@@ -512,13 +512,15 @@ drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
  * jumped with it are lost (they coast) for up to TELEPORT_CONFIRM_S. A sample back near
  * the path before the jump ends it: it was a glitch, and nothing moved. Samples that stay
  * at the new place that long are a teleport: every history restarts there (restart_at).
- * After body_recenter the first head sample is the new place at once. */
-static void
-screen_jump(struct body *b, struct em_tracking_frame *frame, float dt_s)
+ * After body_recenter the first head sample is the new place at once. Returns the frame to
+ * use: `frame` itself, or its copy in out_screened without the samples that jumped. */
+static const struct em_tracking_frame *
+screen_jump(struct body *b, const struct em_tracking_frame *frame, float dt_s,
+            struct em_tracking_frame *out_screened)
 {
     const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
     if (!b_device_sample_ok(head))
-        return;
+        return frame;
     const float *now = head->pose.position_m;
     if (b->head_device_seen && b->recentre_pending) {
         float offset[3];
@@ -536,8 +538,9 @@ screen_jump(struct body *b, struct em_tracking_frame *frame, float dt_s)
             b->jump_suspect = true;
             m_vec3_copy(now, b->suspect_head_m);
             if (b->suspect_s < TELEPORT_CONFIRM_S) {
-                drop_jumped(b, frame, dt_s);
-                return;
+                *out_screened = *frame; /* copied only here: most frames pass as they are */
+                drop_jumped(b, out_screened, dt_s);
+                return out_screened;
             }
             float offset[3];
             m_vec3_sub(now, b->track[EM_DEVICE_HEAD].device_now_m, offset);
@@ -548,6 +551,7 @@ screen_jump(struct body *b, struct em_tracking_frame *frame, float dt_s)
     b->recentre_pending = false;
     m_vec3_copy(now, b->last_head_device_m);
     b->head_device_seen = true;
+    return frame;
 }
 
 static bool
@@ -573,10 +577,9 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
         memset(b->filter_rotation, 0, sizeof b->filter_rotation);
         dt = 0.0f;
     }
-    struct em_tracking_frame screened = *frame;
+    struct em_tracking_frame screened;
     if (!b->frame_too_soon)
-        screen_jump(b, &screened, (float)step_s);
-    frame = &screened;
+        frame = screen_jump(b, frame, (float)step_s, &screened);
     b->started = true;
     b->time_s = frame->time_s;
     b_loss_update(b, frame, dt);
