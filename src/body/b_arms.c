@@ -343,7 +343,8 @@ b_arms_solve(struct body *b)
 }
 
 void
-b_leg_pole(const struct body *b, int side, float *out_pole_m)
+b_leg_pole(const struct body *b, int side, const float *ankle_m, float foot_yaw_rad,
+           float *out_pole_m)
 {
     /* Ahead of the foot, and a little out to its side: knees track over the toes and
      * spread when they bend deeply, rather than fold in across each other. */
@@ -351,14 +352,14 @@ b_leg_pole(const struct body *b, int side, float *out_pole_m)
     /* Over the foot, but never turned from the hips by more than the thigh can twist:
      * the foot's own turn makes up the rest (a planted foot may be left 35 degrees from
      * where the body faces before it steps). */
-    const float from_hips = m_angle_wrap(b->foot[side].yaw_rad - b->heading_rad);
+    const float from_hips = m_angle_wrap(foot_yaw_rad - b->heading_rad);
     b_quat_from_yaw(b->heading_rad + m_clampf(from_hips, -KNEE_MAX_TURN_RAD, KNEE_MAX_TURN_RAD),
                     yaw_rot);
     const float out = side == 0 ? KNEE_OUTWARD_M : -KNEE_OUTWARD_M;
     const float local[3] = {out, 0.0f, 0.5f};
     m_quat_rotate(yaw_rot, local, ahead);
     float mid[3];
-    m_vec3_lerp(b->pose.position_m[b->j.upper_leg[side]], b->foot[side].position_m, 0.5f, mid);
+    m_vec3_lerp(b->pose.position_m[b->j.upper_leg[side]], ankle_m, 0.5f, mid);
     m_vec3_add(mid, ahead, out_pole_m);
 }
 

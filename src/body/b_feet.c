@@ -137,8 +137,8 @@ step_need(const struct body *b, int s, const float *home)
     return fmaxf(off, turned / (settled ? SETTLE_TURN_RAD : STEP_TURN_RAD));
 }
 
-void
-b_feet_update(struct body *b, float dt_s)
+static void
+update_steps(struct body *b, float dt_s)
 {
     if (!b->feet_started) {
         b_feet_reset(b);
@@ -170,6 +170,20 @@ b_feet_update(struct body *b, float dt_s)
                                                            : 1 - b->last_stepped;
     if (need[s] >= 1.0f)
         start_step(b, s, home[s]);
+}
+
+void
+b_feet_estimate(struct body *b, float dt_s, struct b_feet_estimate *out)
+{
+    update_steps(b, dt_s);
+    for (int s = 0; s < 2; ++s) {
+        const struct b_foot *f = &b->foot[s];
+        m_vec3_copy(f->position_m, out->at.ankle_m[s]);
+        b_quat_from_yaw(f->yaw_rad, out->at.foot_rotation[s]);
+        b_leg_pole(b, s, f->position_m, f->yaw_rad, out->at.knee_pole_m[s]);
+        out->ankle_confidence[s] = out->rotation_confidence[s] = 1.0f;
+        out->knee_pole_confidence[s] = 1.0f;
+    }
 }
 
 /* Whether joint j belongs to foot s (the foot, its toes, their ends). */

@@ -117,16 +117,9 @@ struct b_trackers {
     struct ik_solver *spare_ik;
     bool full_solver_in_use;
     int effector_chest, effector_elbow[2];
-    /* Before the pelvis estimate: to recompute the pelvis velocity from tracked hips. */
-    float velocity_before_m_s[3];
-    float hips_before_m[3];
     /* The pelvis tracker's heading drift as the body sees it (b_trackers.c): how far its
      * yaw has run from the headset's, slowly followed and taken out. */
     float pelvis_yaw_bias_rad;
-    /* The estimate's own heading (b_pelvis.c's state) while the pelvis tracker overrides
-     * the body's: kept running, so a lost tracker falls back to the live estimate. */
-    float estimate_heading_rad;
-    bool estimate_heading_saved;
 };
 
 /* ---- The learned prior (b_prior.c) ------------------------------------------------ */
@@ -150,6 +143,50 @@ struct b_prior_state {
     float still_s; /* how long the body has stood still (feet settle their turn) */
     float seated;  /* 0..1: the evidence that something holds the body up (a seat) */
 };
+
+/* ---- One frame's estimates and their fusion (b_fuse.c) ------------------------------ */
+
+/* Where an estimate comes from, in order of trust: a body tracker measures a bone, the
+ * learned prior infers it from the devices' recent motion, the seed (the head projected
+ * to the floor, procedural steps) assumes it. */
+enum b_source { B_SOURCE_TRACKERS, B_SOURCE_PRIOR, B_SOURCE_SEED, B_SOURCE_COUNT };
+
+/* One source's say about the pelvis, each part with a confidence in 0..1 (0: it says
+ * nothing there; the seed always says all). `facing`'s yaw is where the body faces (the
+ * heading feet step to and poles point along); `rotation` is the pelvis bone's. */
+struct b_pelvis_estimate {
+    float position_m[3], rotation[4], facing[4];
+    float position_confidence, rotation_confidence, facing_confidence;
+};
+
+/* What the legs are built from each frame (fused), or one source's say about it. */
+struct b_leg_targets {
+    float ankle_m[2][3];
+    float foot_rotation[2][4];
+    float knee_pole_m[2][3];
+};
+
+struct b_feet_estimate {
+    struct b_leg_targets at;
+    float ankle_confidence[2], rotation_confidence[2], knee_pole_confidence[2];
+};
+
+/* The one fusion step of a frame (b_fuse.c): every source's pelvis estimate, fused into
+ * the body's pelvis, heading and velocity (the skeleton carried there); then every
+ * source's feet for that pelvis, fused into the legs' targets (also kept in
+ * body->legs). Each part is the most trusted source's by its confidence, the rest of the
+ * way the next one's, down to the seed. */
+void
+b_fuse_frame(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+
+/* Poles are put this far from a limb's middle (only their direction counts). */
+#define B_POLE_DISTANCE_M 0.5f
+
+/* A pole between two, by direction from the middle of the limb root-end: `w` of the way
+ * from `from_pole`'s direction to `to_pole`'s (the hinge's plane is all a pole sets). */
+void
+b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
+             float w, float *out_pole);
 
 /* ---- The body ---------------------------------------------------------------------- */
 
@@ -192,8 +229,9 @@ struct body {
     /* The ground under the feet (the floor, or higher on steps). */
     float ground_height_m;
 
-    /* Pelvis and heading. */
+    /* Pelvis and heading, fused (b_fuse.c), and the seed's own heading (b_pelvis.c). */
     float heading_rad;
+    float seed_heading_rad;
     float head_yaw_rad;   /* last frame's */
     float head_yaw_speed; /* smoothed, rad/s */
     float hips_position_m[3];
@@ -201,8 +239,9 @@ struct body {
     float body_velocity_m_s[3]; /* of the pelvis, smoothed */
     bool pelvis_started;
 
-    struct b_foot foot[2];
+    struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_feet.c) */
     bool feet_started;
+    struct b_leg_targets legs; /* this frame's fused leg targets */
     int last_stepped; /* which foot stepped last (0 left, 1 right) */
 
     enum body_posture posture;
@@ -213,13 +252,15 @@ struct body {
     long prior_dropped;         /* predictions dropped as not finite (kept across resets) */
 };
 
-/* Pelvis position and rotation from the head (and heading); updates body->heading_rad. */
+/* The seed's pelvis: from the head (and the seed's own heading, which it updates), for
+ * the fusion (b_fuse.c). */
 void
-b_pelvis_update(struct body *body, float dt_s);
+b_pelvis_estimate(struct body *body, float dt_s, struct b_pelvis_estimate *out);
 
-/* Feet: planted or stepping, targets for this frame. */
+/* The seed's feet under the fused pelvis: planted or stepping (the state in body->foot),
+ * and their rotations and knee poles, for the fusion. */
 void
-b_feet_update(struct body *body, float dt_s);
+b_feet_estimate(struct body *body, float dt_s, struct b_feet_estimate *out);
 
 void
 b_feet_reset(struct body *body);
@@ -264,13 +305,6 @@ b_spread_forearm_twist(struct body *body);
 void
 b_arms_stretch(struct body *body);
 
-/* What the legs are built from each frame. */
-struct b_leg_targets {
-    float ankle_m[2][3];
-    float foot_rotation[2][4];
-    float knee_pole_m[2][3];
-};
-
 /* Builds both legs in closed form from their targets (b_legs.c), then the pose's global
  * positions and rotations. */
 void
@@ -287,18 +321,24 @@ void
 b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
              const float *side, bool keep_twist_limit);
 
-/* Knee pole for side s. */
+/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad`. */
 void
-b_leg_pole(const struct body *body, int side, float *out_pole_m);
+b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,
+           float *out_pole_m);
 
 /* Device states and blended bone targets when devices are lost. */
 void
 b_loss_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
 
-/* The learned prior (desc.prior): overrides the pelvis and feet of this frame with its
- * prediction, keeping feet in contact planted. Does nothing without a model. */
+/* The learned prior (desc.prior), for the fusion: this frame's samples into its history
+ * and its pelvis (`seed`: the seed's, whose distance from the head the prior's keeps);
+ * then, under the fused pelvis, its feet (in contact: planted), their rotations and knee
+ * poles. Confidence 0 without a model or before its first prediction. */
 void
-b_prior_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+b_prior_estimate_pelvis(struct body *body, const struct em_tracking_frame *frame, float dt_s,
+                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out);
+void
+b_prior_estimate_feet(struct body *body, float dt_s, struct b_feet_estimate *out);
 
 void
 b_prior_reset(struct body *body);
@@ -313,12 +353,6 @@ b_prior_move(struct body *body, const float *offset_m);
 float
 b_prior_seated(const struct body *body);
 
-/* The foot's rotation (yaw and pitch toward the predicted toes) and the knee pole from
- * the prior, replacing the procedural ones; does nothing without a model. */
-void
-b_prior_leg_targets(const struct body *body, int side, float *io_foot_rotation,
-                    float *io_knee_pole_m);
-
 /* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
 void b_trackers_resolve_mounts(struct body_desc *desc);
 /* the chest solver, after the body's solver is made (fini: before it is destroyed); */
@@ -327,14 +361,15 @@ void b_trackers_fini(struct body *body);
 void b_trackers_reset(struct body *body);
 /* per frame: tracker states and bone poses (after b_loss_update); */
 void b_trackers_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
-/* the hips and heading (after b_pelvis_update); */
-void b_trackers_drive_pelvis(struct body *body, float dt_s);
-/* in b_feet_update: true when foot s is the tracker's (it does not step); */
+/* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */
+void b_trackers_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
+/* in b_feet_estimate: true when foot s is the tracker's (the seed's foot does not step); */
 bool b_trackers_hold_foot(struct body *body, int side);
-/* after b_feet_update: feet blended toward their trackers; */
-void b_trackers_drive_feet(struct body *body);
-/* after the targets are set: foot rotations, chest, knee and elbow poles. */
-void b_trackers_set_targets(struct body *body, struct b_leg_targets *legs);
+/* for the fusion: the feet, their turn and the knees' planes that foot and knee trackers
+ * say; */
+void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out);
+/* after the fusion: chest (with the fused pelvis) and elbow targets. */
+void b_trackers_set_targets(struct body *body);
 /* after the solve: tracked feet take their trackers' rotation. */
 void b_trackers_after_solve(struct body *body);
 

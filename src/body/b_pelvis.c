@@ -81,12 +81,12 @@ hands_facing_yaw(const struct body *b, float head_yaw, float *out_yaw)
 static void
 update_heading(struct body *b, float dt_s)
 {
-    float head_yaw = head_facing_yaw(b->head_rotation, b->heading_rad);
+    float head_yaw = head_facing_yaw(b->head_rotation, b->seed_heading_rad);
     float hands_yaw;
     if (hands_facing_yaw(b, head_yaw, &hands_yaw))
         head_yaw = m_angle_wrap(head_yaw + HANDS_SHARE * m_angle_wrap(hands_yaw - head_yaw));
     if (!b->pelvis_started) {
-        b->heading_rad = head_yaw;
+        b->seed_heading_rad = head_yaw;
         b->head_yaw_rad = head_yaw;
         b->head_yaw_speed = 0.0f;
         return;
@@ -96,16 +96,16 @@ update_heading(struct body *b, float dt_s)
         b->head_yaw_speed += (speed - b->head_yaw_speed) * fminf(1.0f, 8.0f * dt_s);
     }
     b->head_yaw_rad = head_yaw;
-    float diff = m_angle_wrap(head_yaw - b->heading_rad);
+    float diff = m_angle_wrap(head_yaw - b->seed_heading_rad);
     if (diff > HEADING_DEAD_ZONE_RAD)
-        b->heading_rad += diff - HEADING_DEAD_ZONE_RAD;
+        b->seed_heading_rad += diff - HEADING_DEAD_ZONE_RAD;
     else if (diff < -HEADING_DEAD_ZONE_RAD)
-        b->heading_rad += diff + HEADING_DEAD_ZONE_RAD;
-    diff = m_angle_wrap(head_yaw - b->heading_rad);
+        b->seed_heading_rad += diff + HEADING_DEAD_ZONE_RAD;
+    diff = m_angle_wrap(head_yaw - b->seed_heading_rad);
     const float still = expf(-b->head_yaw_speed / HEAD_STILL_RAD_S);
     const float rate = HEADING_DRIFT_PER_S + (HEADING_SETTLE_PER_S - HEADING_DRIFT_PER_S) * still;
-    b->heading_rad += diff * fminf(1.0f, rate * dt_s);
-    b->heading_rad = m_angle_wrap(b->heading_rad);
+    b->seed_heading_rad += diff * fminf(1.0f, rate * dt_s);
+    b->seed_heading_rad = m_angle_wrap(b->seed_heading_rad);
 }
 
 /* The neck joint from the head joint: its rest offset turned halfway between the body's
@@ -120,11 +120,11 @@ neck_from_head(const struct body *b, const float *yaw_rot, float *out)
 }
 
 void
-b_pelvis_update(struct body *b, float dt_s)
+b_pelvis_estimate(struct body *b, float dt_s, struct b_pelvis_estimate *out)
 {
     update_heading(b, dt_s);
     float yaw_rot[4];
-    b_quat_from_yaw(b->heading_rad, yaw_rot);
+    b_quat_from_yaw(b->seed_heading_rad, yaw_rot);
     float neck[3];
     neck_from_head(b, yaw_rot, neck);
     /* Upright below the neck, with the rest pose's small offset between the two. */
@@ -139,8 +139,8 @@ b_pelvis_update(struct body *b, float dt_s)
     const float standing_neck = b->ground_height_m + b->m.neck_height_m;
     const float drop = fmaxf(0.0f, standing_neck - neck[1]);
     const float back = SIT_BACK_PER_DROP * drop;
-    hips[0] -= sinf(b->heading_rad) * back;
-    hips[2] -= cosf(b->heading_rad) * back;
+    hips[0] -= sinf(b->seed_heading_rad) * back;
+    hips[2] -= cosf(b->seed_heading_rad) * back;
     /* Below a deep squat the hips go no lower: a head lower still is a torso bending
      * forward over them (ducking, reaching down), so the hips go back to keep the
      * spine's length (a smooth floor, so the change of model does not jump). */
@@ -157,16 +157,11 @@ b_pelvis_update(struct body *b, float dt_s)
                            sqrtf(fmaxf(0.0f, b->m.hips_to_neck_m * b->m.hips_to_neck_m -
                                                  (below + rise) * (below + rise)));
         hips[1] = raised;
-        hips[0] -= sinf(b->heading_rad) * lean;
-        hips[2] -= cosf(b->heading_rad) * lean;
+        hips[0] -= sinf(b->seed_heading_rad) * lean;
+        hips[2] -= cosf(b->seed_heading_rad) * lean;
     }
-    if (b->pelvis_started && dt_s > 0.0f) {
-        float v[3];
-        m_vec3_sub(hips, b->hips_position_m, v);
-        m_vec3_scale(v, 1.0f / dt_s, v);
-        m_vec3_lerp(b->body_velocity_m_s, v, fminf(1.0f, 10.0f * dt_s), b->body_velocity_m_s);
-    }
-    m_vec3_copy(hips, b->hips_position_m);
-    m_quat_copy(yaw_rot, b->hips_rotation);
-    b->pelvis_started = true;
+    m_vec3_copy(hips, out->position_m);
+    m_quat_copy(yaw_rot, out->rotation);
+    m_quat_copy(yaw_rot, out->facing);
+    out->position_confidence = out->rotation_confidence = out->facing_confidence = 1.0f;
 }

@@ -1,8 +1,9 @@
 /*
  * The learned body-pose prior in the body (include/embody/prior.h): each 60 Hz sample of
  * the devices goes into the prior's history; its prediction (pelvis, ankles, toes, knees,
- * foot contact) replaces the procedural pelvis rotation and feet of b_pelvis.c and
- * b_feet.c, and becomes the legs' ankle targets, foot rotations and knee poles.
+ * foot contact) is a source of the frame's fusion (b_fuse.c): the pelvis's rotation, the
+ * legs' ankle targets, foot rotations and knee poles, each with its confidence, trusted
+ * above the seed's (b_pelvis.c, b_feet.c) and below body trackers.
  *
  * The network's per-frame outputs jitter, so they are smoothed as they come, in the heading
  * frame (a planted foot's more than a swinging one's, smooth_outputs), and the positions
@@ -23,8 +24,8 @@
  * the prior knows: a torso leaning over, sitting back) and blended with the procedural
  * pelvis by how sure the prior is, read from how well its own pelvis-to-head distance
  * agrees with the spine's: a prediction that stretches or squashes the spine is one the
- * network is unsure of (blend_pelvis_position). The rotation (tilt and yaw) is the
- * prior's.
+ * network is unsure of (pelvis_estimate). The rotation (tilt and yaw) is the prior's,
+ * with full confidence.
  */
 #include <math.h>
 #include <string.h>
@@ -336,25 +337,23 @@ place_foot(struct body *b, int s, float dt_s)
     p->planted[s] = follow < 0.5f;
 }
 
-/* The pelvis position: the procedural one (upright under the neck, b_pelvis.c) moved
- * toward the prior's, taken at the procedural one's distance from the head, by
- * PELVIS_PRIOR_SHARE times the prior's confidence (see PELVIS above); a pelvis tracker's
- * weight is left alone. */
+/* The prior's pelvis: its rotation, and its position taken at the seed's distance from
+ * the head, with PELVIS_PRIOR_SHARE times how sure the prior is (see PELVIS above). */
 static void
-blend_pelvis_position(struct body *b)
+pelvis_estimate(const struct body *b, const struct b_pelvis_estimate *seed,
+                struct b_pelvis_estimate *out)
 {
-    const float tracked = b->trackers.weight[EM_TRACKER_PELVIS];
     float from_head[3], prior[3];
-    m_vec3_sub(b->hips_position_m, b->head_position_m, from_head);
+    m_vec3_sub(seed->position_m, b->head_position_m, from_head);
     m_vec3_sub(b->prior.hips_m, b->head_position_m, prior);
     const float spine = m_vec3_length(from_head), reach = m_vec3_length(prior);
-    if (!(reach > 1e-3f) || tracked >= 1.0f)
-        return;
-    const float miss = (reach - spine) / PELVIS_UNSURE_M;
-    const float share = PELVIS_PRIOR_SHARE * expf(-miss * miss) * (1.0f - fmaxf(tracked, 0.0f));
-    float at_spine[3];
-    m_vec3_muladd(b->head_position_m, prior, spine / reach, at_spine);
-    m_vec3_lerp(b->hips_position_m, at_spine, share, b->hips_position_m);
+    m_quat_copy(b->prior.hips_rotation, out->rotation);
+    out->rotation_confidence = 1.0f;
+    if (reach > 1e-3f) {
+        const float miss = (reach - spine) / PELVIS_UNSURE_M;
+        m_vec3_muladd(b->head_position_m, prior, spine / reach, out->position_m);
+        out->position_confidence = PELVIS_PRIOR_SHARE * expf(-miss * miss);
+    }
 }
 
 /* Near full extension a small change of the hip-ankle distance swings the knee far, so an
@@ -429,61 +428,13 @@ b_prior_seated(const struct body *b)
     return b->desc.prior ? b->prior.seated : 0.0f;
 }
 
-void
-b_prior_update(struct body *b, const struct em_tracking_frame *frame, float dt_s)
+/* The foot's rotation: its rest direction (ankle to toes) turned to the predicted one,
+ * about the vertical first (to `yaw_rad`), then the rest (pitch). */
+static void
+foot_rotation(const struct body *b, int s, float yaw_rad, float *out)
 {
-    if (!b->desc.prior)
-        return;
-    struct b_prior_state *p = &b->prior;
-    if (dt_s == 0.0f && p->started) {
-        /* A gap (body_update restarted its filters): start the history over too. */
-        b_prior_reset(b);
-    }
-    struct em_tracking_frame clean;
-    if (clean_frame(b, frame, &clean) && pr_history_push(&p->history, &clean))
-        predict(b);
-    if (!p->predicted)
-        return;
-    decode(b, dt_s);
-    const float *v = b->body_velocity_m_s;
-    const bool still = v[0] * v[0] + v[2] * v[2] < SETTLE_MAX_SPEED_M_S * SETTLE_MAX_SPEED_M_S &&
-                       fabsf(b->head_yaw_speed) < SETTLE_MAX_TURN_RAD_S;
-    p->still_s = still ? p->still_s + dt_s : 0.0f;
-    for (int s = 0; s < 2; ++s)
-        place_foot(b, s, p->started ? dt_s : 0.0f);
-    p->started = true;
-    /* The pelvis: the prior's rotation, its position blended with the procedural one
-     * (see PELVIS above). */
-    m_quat_copy(p->hips_rotation, b->hips_rotation);
-    blend_pelvis_position(b);
-    const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
-    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
-    const float max_turn =
-        FOOT_MAX_TURN_RAD + settled * (SETTLED_FOOT_TURN_RAD - FOOT_MAX_TURN_RAD);
-    /* The feet turn about the pelvis's facing; settled, about the body's heading (where
-     * the head has looked, b_pelvis.c), which a stance squares up to. */
-    const float facing = hips_yaw + settled * m_angle_wrap(b->heading_rad - hips_yaw);
-    update_seated(b, dt_s);
-    for (int s = 0; s < 2; ++s) {
-        m_vec3_copy(p->foot_ankle_m[s], b->foot[s].position_m);
-        soften_reach(b, s, b->foot[s].position_m);
-        const float dx = p->foot_toes_m[s][0] - p->foot_ankle_m[s][0];
-        const float dz = p->foot_toes_m[s][2] - p->foot_ankle_m[s][2];
-        if (dx * dx + dz * dz > 1e-6f) {
-            const float turn = m_angle_wrap(atan2f(dx, dz) - facing);
-            b->foot[s].yaw_rad = facing + m_clampf(turn, -max_turn, max_turn);
-        }
-    }
-}
-
-void
-b_prior_leg_targets(const struct body *b, int s, float *io_foot_rotation, float *io_knee_pole)
-{
-    if (!b->desc.prior || !b->prior.started)
-        return;
     const struct b_prior_state *p = &b->prior;
-    /* The foot: its rest direction (ankle to toes) turned to the predicted one, about the
-     * vertical first (yaw), then the rest (pitch). */
+    b_quat_from_yaw(yaw_rad, out);
     const int toes = b->j.toes[s], foot = b->j.foot[s];
     if (toes >= 0) {
         float rest[3], want[3], turned[3], pitch[4], yaw[4];
@@ -493,27 +444,35 @@ b_prior_leg_targets(const struct body *b, int s, float *io_foot_rotation, float 
         if (rest_len > 1e-4f && want_len > 1e-4f) {
             m_vec3_scale(rest, 1.0f / rest_len, rest);
             m_vec3_scale(want, 1.0f / want_len, want);
-            b_quat_from_yaw(b->foot[s].yaw_rad - atan2f(rest[0], rest[2]), yaw);
+            b_quat_from_yaw(yaw_rad - atan2f(rest[0], rest[2]), yaw);
             m_quat_rotate(yaw, rest, turned);
             /* The pitch only: the predicted direction's slope, in the vertical plane of the
-             * turned foot (its yaw is foot[s].yaw_rad, kept within the pelvis's reach). */
+             * turned foot (its yaw is yaw_rad, kept within the pelvis's reach). */
             const float level = sqrtf(turned[0] * turned[0] + turned[2] * turned[2]);
             const float want_level = sqrtf(want[0] * want[0] + want[2] * want[2]);
             if (level > 1e-4f)
                 m_vec3_set(want, turned[0] / level * want_level, want[1],
                            turned[2] / level * want_level);
             m_quat_from_to(turned, want, pitch);
-            m_quat_mul(pitch, yaw, io_foot_rotation);
-            m_quat_normalize(io_foot_rotation);
+            m_quat_mul(pitch, yaw, out);
+            m_quat_normalize(out);
         }
     }
-    /* The knee pole: from the middle of the hip-ankle line through the predicted knee;
-     * when the predicted leg is nearly straight, toward the procedural pole instead. */
+}
+
+/* The knee pole: from the middle of the hip-ankle line through the predicted knee; when
+ * the predicted leg is nearly straight, toward the procedural pole (b_leg_pole for the
+ * prior's foot at `ankle_m` turned to `yaw_rad`) instead. */
+static void
+knee_pole(const struct body *b, int s, const float *ankle_m, float yaw_rad, float *out_pole)
+{
+    const struct b_prior_state *p = &b->prior;
+    b_leg_pole(b, s, ankle_m, yaw_rad, out_pole);
     const float *hip = b->pose.position_m[b->j.upper_leg[s]];
     float mid[3], bend[3], procedural[3], dir[3];
     m_vec3_lerp(hip, p->foot_ankle_m[s], 0.5f, mid);
     m_vec3_sub(p->knee_m[s], mid, bend);
-    m_vec3_sub(io_knee_pole, mid, procedural);
+    m_vec3_sub(out_pole, mid, procedural);
     const float bend_len = m_vec3_length(bend), proc_len = m_vec3_length(procedural);
     if (proc_len < 1e-4f || bend_len < 1e-4f)
         return;
@@ -532,5 +491,73 @@ b_prior_leg_targets(const struct body *b, int s, float *io_foot_rotation, float 
     dir[0] = sinf(yaw);
     dir[1] = 0.0f;
     dir[2] = cosf(yaw);
-    m_vec3_muladd(mid, dir, KNEE_POLE_DISTANCE_M, io_knee_pole);
+    m_vec3_muladd(mid, dir, KNEE_POLE_DISTANCE_M, out_pole);
+}
+
+void
+b_prior_estimate_pelvis(struct body *b, const struct em_tracking_frame *frame, float dt_s,
+                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!b->desc.prior)
+        return;
+    struct b_prior_state *p = &b->prior;
+    if (dt_s == 0.0f && p->started) {
+        /* A gap (body_update restarted its filters): start the history over too. */
+        b_prior_reset(b);
+    }
+    struct em_tracking_frame clean;
+    if (clean_frame(b, frame, &clean) && pr_history_push(&p->history, &clean))
+        predict(b);
+    if (!p->predicted)
+        return;
+    decode(b, dt_s);
+    pelvis_estimate(b, seed, out);
+}
+
+/* Foot s's ankle and turn: where place_foot holds it, softened within reach, turned
+ * about `facing` by at most `max_turn`. */
+static void
+foot_estimate(const struct body *b, int s, float facing, float max_turn,
+              struct b_feet_estimate *out)
+{
+    const struct b_prior_state *p = &b->prior;
+    float *ankle = out->at.ankle_m[s];
+    m_vec3_copy(p->foot_ankle_m[s], ankle);
+    soften_reach(b, s, ankle);
+    const float dx = p->foot_toes_m[s][0] - p->foot_ankle_m[s][0];
+    const float dz = p->foot_toes_m[s][2] - p->foot_ankle_m[s][2];
+    float yaw = facing;
+    if (dx * dx + dz * dz > 1e-6f)
+        yaw = facing + m_clampf(m_angle_wrap(atan2f(dx, dz) - facing), -max_turn, max_turn);
+    foot_rotation(b, s, yaw, out->at.foot_rotation[s]);
+    knee_pole(b, s, ankle, yaw, out->at.knee_pole_m[s]);
+    out->ankle_confidence[s] = out->rotation_confidence[s] = 1.0f;
+    out->knee_pole_confidence[s] = 1.0f;
+}
+
+void
+b_prior_estimate_feet(struct body *b, float dt_s, struct b_feet_estimate *out)
+{
+    memset(out, 0, sizeof *out);
+    struct b_prior_state *p = &b->prior;
+    if (!b->desc.prior || !p->predicted)
+        return;
+    const float *v = b->body_velocity_m_s;
+    const bool still = v[0] * v[0] + v[2] * v[2] < SETTLE_MAX_SPEED_M_S * SETTLE_MAX_SPEED_M_S &&
+                       fabsf(b->head_yaw_speed) < SETTLE_MAX_TURN_RAD_S;
+    p->still_s = still ? p->still_s + dt_s : 0.0f;
+    for (int s = 0; s < 2; ++s)
+        place_foot(b, s, p->started ? dt_s : 0.0f);
+    p->started = true;
+    const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
+    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
+    const float max_turn =
+        FOOT_MAX_TURN_RAD + settled * (SETTLED_FOOT_TURN_RAD - FOOT_MAX_TURN_RAD);
+    /* The feet turn about the pelvis's facing; settled, about the body's heading (where
+     * the head has looked, b_pelvis.c), which a stance squares up to. */
+    const float facing = hips_yaw + settled * m_angle_wrap(b->heading_rad - hips_yaw);
+    update_seated(b, dt_s);
+    for (int s = 0; s < 2; ++s)
+        foot_estimate(b, s, facing, max_turn, out);
 }

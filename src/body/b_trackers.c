@@ -54,8 +54,6 @@
 #ifndef PELVIS_DRIFT_TAU_S
 #define PELVIS_DRIFT_TAU_S 20.0f
 #endif
-/* How far from the limb's middle poles are put (only their direction counts). */
-#define POLE_DISTANCE_M 0.5f
 
 /* PROTOCOL.md section 2b's mount positions, by enum em_tracker. */
 static const float k_default_mount_m[EM_TRACKER_COUNT][3] = {
@@ -161,7 +159,6 @@ b_trackers_reset(struct body *b)
     use_full_solver(b, false);
     T->present = 0;
     T->pelvis_yaw_bias_rad = 0.0f;
-    T->estimate_heading_saved = false;
     memset(T->filter_position, 0, sizeof T->filter_position);
     memset(T->filter_rotation, 0, sizeof T->filter_rotation);
     memset(T->track, 0, sizeof T->track);
@@ -279,12 +276,6 @@ b_trackers_update(struct body *b, const struct em_tracking_frame *frame, float d
             full = true;
     use_full_solver(b, full);
     hands_from_elbows(b);
-    m_vec3_copy(b->body_velocity_m_s, T->velocity_before_m_s);
-    m_vec3_copy(b->hips_position_m, T->hips_before_m);
-    /* The estimate goes on from its own heading, not the tracker's (b_trackers_drive_pelvis). */
-    if (T->estimate_heading_saved)
-        b->heading_rad = T->estimate_heading_rad;
-    T->estimate_heading_saved = false;
 }
 
 /* ---- pelvis ------------------------------------------------------------------------ */
@@ -312,31 +303,19 @@ unwind_pelvis_drift(struct body *b, float dt_s)
 }
 
 void
-b_trackers_drive_pelvis(struct body *b, float dt_s)
+b_trackers_estimate_pelvis(struct body *b, float dt_s, struct b_pelvis_estimate *out)
 {
     struct b_trackers *T = &b->trackers;
     const float w = T->weight[EM_TRACKER_PELVIS];
+    memset(out, 0, sizeof *out);
     if (w <= 0.0f)
         return;
-    T->estimate_heading_rad = b->heading_rad;
-    T->estimate_heading_saved = true;
     unwind_pelvis_drift(b, dt_s);
-    m_vec3_lerp(b->hips_position_m, T->bone_position_m[EM_TRACKER_PELVIS], w, b->hips_position_m);
-    m_quat_slerp(b->hips_rotation, T->bone_rotation[EM_TRACKER_PELVIS], w, b->hips_rotation);
-    m_quat_normalize(b->hips_rotation);
-    b->heading_rad = b_yaw_of(b->hips_rotation, b->heading_rad);
-    /* The estimate's velocity was measured against last frame's tracked hips: measure it
-     * again from the hips the body really has. */
-    m_vec3_copy(T->velocity_before_m_s, b->body_velocity_m_s);
-    if (dt_s > 0.0f) {
-        float v[3];
-        m_vec3_sub(b->hips_position_m, T->hips_before_m, v);
-        m_vec3_scale(v, 1.0f / dt_s, v);
-        m_vec3_lerp(b->body_velocity_m_s, v, fminf(1.0f, 10.0f * dt_s), b->body_velocity_m_s);
-    }
+    m_vec3_copy(T->bone_position_m[EM_TRACKER_PELVIS], out->position_m);
+    m_quat_copy(T->bone_rotation[EM_TRACKER_PELVIS], out->rotation);
+    m_quat_copy(T->bone_rotation[EM_TRACKER_PELVIS], out->facing);
+    out->position_confidence = out->rotation_confidence = out->facing_confidence = w;
 }
-
-/* ---- feet -------------------------------------------------------------------------- */
 
 /* The ankle a knee tracker implies: its tracker gives the shin's pose, the ankle hangs at
  * the end of the shin. */
@@ -370,52 +349,67 @@ b_trackers_hold_foot(struct body *b, int side)
     return true;
 }
 
-/* Feet blended toward their trackers, or (no foot tracker) toward the ankle a knee tracker
- * implies: the foot follows the shin instead of stepping. */
-void
-b_trackers_drive_feet(struct body *b)
+/* The knee's plane a tracked foot says: the knee bends about the ankle's left-right axis
+ * (an ankle flexes about that axis too), so the knee goes forward of the hip-ankle line,
+ * square to the foot's +X. False when the leg lies along that axis. */
+static bool
+pole_from_foot(const struct body *b, int s, float *out_pole)
 {
     const struct b_trackers *T = &b->trackers;
-    for (int s = 0; s < 2; ++s) {
-        struct b_foot *f = &b->foot[s];
-        const int t = EM_TRACKER_LEFT_FOOT + s;
-        const float wf = T->weight[t], wk = T->weight[EM_TRACKER_LEFT_KNEE + s] * (1.0f - wf);
-        if (wk > 0.0f) {
-            float ankle[3];
-            ankle_from_knee(b, s, ankle);
-            m_vec3_lerp(f->position_m, ankle, wk, f->position_m);
-        }
-        if (wf > 0.0f) {
-            m_vec3_lerp(f->position_m, T->bone_position_m[t], wf, f->position_m);
-            const float yaw = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
-            f->yaw_rad = m_angle_wrap(f->yaw_rad + wf * m_angle_wrap(yaw - f->yaw_rad));
-        }
-        if (wf >= 1.0f || wk >= 1.0f) {
-            m_vec3_copy(f->position_m, f->planted_m);
-            f->planted_yaw_rad = f->yaw_rad;
-        }
+    const int t = EM_TRACKER_LEFT_FOOT + s;
+    const float *hip = b->pose.position_m[b->j.upper_leg[s]];
+    const float *foot = T->bone_position_m[t];
+    float axis[3], down[3], ahead[3], mid[3];
+    const float x[3] = {1, 0, 0};
+    m_quat_rotate(T->bone_rotation[t], x, axis);
+    m_vec3_sub(foot, hip, down);
+    m_vec3_cross(down, axis, ahead);
+    m_vec3_lerp(hip, foot, 0.5f, mid);
+    if (m_vec3_normalize_or(ahead, ahead, ahead) <= 1e-4f)
+        return false;
+    m_vec3_muladd(mid, ahead, B_POLE_DISTANCE_M, out_pole);
+    return true;
+}
+
+/* Foot s as its trackers say: the ankle where the foot tracker is, or (no foot tracker)
+ * where a knee tracker's shin ends; the foot's turn from its tracker; the knee's plane
+ * through a knee tracker, or from the foot tracker's axis. */
+static void
+foot_estimate(struct body *b, int s, struct b_feet_estimate *out)
+{
+    const struct b_trackers *T = &b->trackers;
+    const int t = EM_TRACKER_LEFT_FOOT + s, knee = EM_TRACKER_LEFT_KNEE + s;
+    const float wf = T->weight[t], wk = T->weight[knee] * (1.0f - wf);
+    if (wf + wk > 0.0f) {
+        float ankle[3];
+        ankle_from_knee(b, s, ankle);
+        m_vec3_lerp(ankle, T->bone_position_m[t], wf / (wf + wk), out->at.ankle_m[s]);
+        out->ankle_confidence[s] = wf + wk;
     }
+    if (wf > 0.0f) {
+        m_quat_copy(T->bone_rotation[t], out->at.foot_rotation[s]);
+        out->rotation_confidence[s] = wf;
+    }
+    float *pole = out->at.knee_pole_m[s];
+    const float from_foot = wf > 0.0f && pole_from_foot(b, s, pole) ? FOOT_POLE_SHARE * wf : 0.0f;
+    const float from_knee = T->weight[knee];
+    if (from_knee > 0.0f && from_foot > 0.0f)
+        b_blend_pole(b->pose.position_m[b->j.upper_leg[s]], out->at.ankle_m[s], pole,
+                     T->bone_position_m[knee], from_knee, pole);
+    else if (from_knee > 0.0f)
+        m_vec3_copy(T->bone_position_m[knee], pole);
+    out->knee_pole_confidence[s] = from_foot + from_knee - from_foot * from_knee;
+}
+
+void
+b_trackers_estimate_feet(struct body *b, struct b_feet_estimate *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < 2; ++s)
+        foot_estimate(b, s, out);
 }
 
 /* ---- targets ----------------------------------------------------------------------- */
-
-/* A pole between the estimate's and the tracked joint's, by direction from the limb's
- * middle (the hinge's plane is all a pole sets). */
-static void
-blend_pole(const float *root, const float *end, const float *estimate, const float *joint, float w,
-           float *out_pole)
-{
-    float mid[3], de[3], dt[3], d[3];
-    const float up[3] = {0, 1, 0};
-    m_vec3_lerp(root, end, 0.5f, mid);
-    m_vec3_sub(estimate, mid, de);
-    m_vec3_sub(joint, mid, dt);
-    m_vec3_normalize_or(de, up, de);
-    m_vec3_normalize_or(dt, de, dt);
-    m_vec3_lerp(de, dt, w, d);
-    m_vec3_normalize_or(d, dt, d);
-    m_vec3_muladd(mid, d, POLE_DISTANCE_M, out_pole);
-}
 
 /* Without a chest tracker but with the hips known (a pelvis tracker), the chest from the
  * hips and the neck below the head: the spine bends evenly between them, so the chest
@@ -447,43 +441,6 @@ estimate_chest(const struct body *b, float *out_position, float *out_rotation)
     m_vec3_add(b->hips_position_m, off, out_position);
 }
 
-/* A tracked foot's turn and a tracked knee's direction, into the legs' targets (the legs
- * are built after the solve, b_legs.c; the ankle target already follows the foot tracker,
- * b_trackers_drive_feet). */
-static void
-set_leg_targets(struct body *b, int s, struct b_leg_targets *legs)
-{
-    const struct b_trackers *T = &b->trackers;
-    const int foot_t = EM_TRACKER_LEFT_FOOT + s, knee_t = EM_TRACKER_LEFT_KNEE + s;
-    const float wf = T->weight[foot_t], wk = T->weight[knee_t];
-    if (wf > 0.0f) {
-        m_quat_slerp(legs->foot_rotation[s], T->bone_rotation[foot_t], wf,
-                     legs->foot_rotation[s]);
-        m_quat_normalize(legs->foot_rotation[s]);
-    }
-    if (wf > 0.0f) {
-        /* The knee bends about the ankle's left-right axis (an ankle flexes about that
-         * axis too), so a tracked foot says the bend plane: the knee goes forward of the
-         * hip-ankle line, square to the foot's +X. */
-        const float *hip = b->pose.position_m[b->j.upper_leg[s]];
-        const float *foot = legs->ankle_m[s];
-        float axis[3], down[3], ahead[3], knee[3], mid[3];
-        const float x[3] = {1, 0, 0};
-        m_quat_rotate(T->bone_rotation[foot_t], x, axis);
-        m_vec3_sub(foot, hip, down);
-        m_vec3_cross(down, axis, ahead);
-        m_vec3_lerp(hip, foot, 0.5f, mid);
-        if (m_vec3_normalize_or(ahead, ahead, ahead) > 1e-4f) {
-            m_vec3_muladd(mid, ahead, POLE_DISTANCE_M, knee);
-            blend_pole(hip, foot, legs->knee_pole_m[s], knee, FOOT_POLE_SHARE * wf,
-                       legs->knee_pole_m[s]);
-        }
-    }
-    if (wk > 0.0f)
-        blend_pole(b->pose.position_m[b->j.upper_leg[s]], legs->ankle_m[s],
-                   legs->knee_pole_m[s], T->bone_position_m[knee_t], wk, legs->knee_pole_m[s]);
-}
-
 static void
 set_arm_targets(struct body *b, int s)
 {
@@ -496,7 +453,7 @@ set_arm_targets(struct body *b, int s)
     const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
     m_vec3_copy(b->elbow_pole_m[s], pole);
     if (w > 0.0f) {
-        blend_pole(shoulder, b->hand_position_m[s], pole, T->bone_position_m[t], w, pole);
+        b_blend_pole(shoulder, b->hand_position_m[s], pole, T->bone_position_m[t], w, pole);
         ik_solver_set_pole(b->ik, b->j.lower_arm[s], pole);
         m_vec3_copy(pole, b->elbow_pole_m[s]);
     }
@@ -513,7 +470,7 @@ set_arm_targets(struct body *b, int s)
 }
 
 void
-b_trackers_set_targets(struct body *b, struct b_leg_targets *legs)
+b_trackers_set_targets(struct body *b)
 {
     const struct b_trackers *T = &b->trackers;
     if (T->full_solver_in_use) {
@@ -525,10 +482,8 @@ b_trackers_set_targets(struct body *b, struct b_leg_targets *legs)
         m_quat_normalize(chest_rot);
         ik_solver_set_target(b->ik, T->effector_chest, chest, chest_rot);
     }
-    for (int s = 0; s < 2; ++s) {
-        set_leg_targets(b, s, legs);
+    for (int s = 0; s < 2; ++s)
         set_arm_targets(b, s);
-    }
 }
 
 /* ---- status and calibration ----------------------------------------------------- */

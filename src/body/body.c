@@ -318,7 +318,7 @@ body_reset(struct body *b)
     memset(b->track, 0, sizeof b->track);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         b->track[d].state = BODY_DEVICE_LOST;
-    b->heading_rad = 0.0f;
+    b->heading_rad = b->seed_heading_rad = 0.0f;
     b->ground_height_m = b->desc.floor_height_m;
     b->pelvis_started = false;
     b->feet_started = false;
@@ -340,12 +340,17 @@ body_reset(struct body *b)
         m_quat_identity(b->hand_rotation[s]);
     }
     b_feet_reset(b);
+    memset(&b->legs, 0, sizeof b->legs);
+    for (int s = 0; s < 2; ++s) {
+        m_vec3_copy(b->foot[s].position_m, b->legs.ankle_m[s]);
+        m_quat_identity(b->legs.foot_rotation[s]);
+    }
 }
 
 void
 body_recenter(struct body *b)
 {
-    b->heading_rad = b_yaw_of(b->head_rotation, b->heading_rad);
+    b->heading_rad = b->seed_heading_rad = b_yaw_of(b->head_rotation, b->heading_rad);
     b->feet_started = false;
     b_feet_reset(b);
     /* The play space moves with a recentre: the next head sample is its new place, and
@@ -377,19 +382,19 @@ classify_posture(struct body *b)
  * the line grows as the square root of the slack: an unbounded speed). A foot out of
  * reach (the body rose, or the foot was left behind) is drawn along the same line. */
 static void
-reachable_foot(const struct body *b, int side, float *out_m)
+reachable_foot(const struct body *b, int side, const float *ankle_m, float *out_m)
 {
     const float *hip = b->pose.position_m[b->j.upper_leg[side]];
     const float leg = b->m.leg_length_m;
     const float soft_from = SOFT_REACH_START * leg, soft_span = leg - soft_from;
     float d[3];
-    m_vec3_sub(b->foot[side].position_m, hip, d);
+    m_vec3_sub(ankle_m, hip, d);
     const float dist = m_vec3_length(d);
     if (dist > soft_from) {
         const float soft = soft_from + soft_span * (1.0f - expf(-(dist - soft_from) / soft_span));
         m_vec3_muladd(hip, d, soft / dist, out_m);
     } else {
-        m_vec3_copy(b->foot[side].position_m, out_m);
+        m_vec3_copy(ankle_m, out_m);
     }
 }
 
@@ -409,8 +414,9 @@ neck_target(const struct body *b, float *out_m)
     m_vec3_sub(b->head_position_m, off, out_m);
 }
 
-/* This frame's targets: the head's and hands' for the solver; the feet's and the knee
- * poles for the legs, which are built after the solve (b_legs.c). */
+/* This frame's targets: the head's and hands' for the solver; the fused feet (within the
+ * legs' soft reach) and knee poles for the legs, which are built after the solve
+ * (b_legs.c). */
 static void
 set_targets(struct body *b, struct b_leg_targets *legs)
 {
@@ -418,16 +424,15 @@ set_targets(struct body *b, struct b_leg_targets *legs)
     float neck[3];
     neck_target(b, neck);
     ik_solver_set_target(b->ik, b->effector_neck, neck, NULL);
+    *legs = b->legs;
     for (int s = 0; s < 2; ++s) {
-        b_quat_from_yaw(b->foot[s].yaw_rad, legs->foot_rotation[s]);
-        reachable_foot(b, s, legs->ankle_m[s]);
+        reachable_foot(b, s, b->legs.ankle_m[s], legs->ankle_m[s]);
         b_arm_pole(b, s, b->elbow_pole_m[s]);
-        b_leg_pole(b, s, legs->knee_pole_m[s]);
-        b_prior_leg_targets(b, s, legs->foot_rotation[s], legs->knee_pole_m[s]);
         ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
                              b->hand_rotation[s]);
         ik_solver_set_pole(b->ik, b->j.lower_arm[s], b->elbow_pole_m[s]);
     }
+    b_trackers_set_targets(b);
 }
 
 static void
@@ -459,10 +464,11 @@ restart_at(struct body *b, const float *offset_m)
         move_track(&b->trackers.track[k], &b->trackers.filter_position[k], offset_m);
         move_point(b->trackers.bone_position_m[k], offset_m);
     }
-    move_point(b->trackers.hips_before_m, offset_m);
     move_point(b->head_position_m, offset_m);
     move_point(b->hips_position_m, offset_m);
     for (int s = 0; s < 2; ++s) {
+        move_point(b->legs.ankle_m[s], offset_m);
+        move_point(b->legs.knee_pole_m[s], offset_m);
         move_point(b->hand_position_m[s], offset_m);
         move_point(b->elbow_pole_m[s], offset_m);
         struct b_foot *f = &b->foot[s];
@@ -582,21 +588,14 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
         frame = screen_jump(b, frame, (float)step_s, &screened);
     b->started = true;
     b->time_s = frame->time_s;
+    /* The devices' and trackers' states, then the sources' estimates fused into the pelvis
+     * and leg targets (the skeleton carried to the new pelvis), then one solve. */
     b_loss_update(b, frame, dt);
     b_trackers_update(b, frame, dt);
-    b_pelvis_update(b, dt);
-    b_trackers_drive_pelvis(b, dt);
-    b_feet_update(b, dt);
-    b_prior_update(b, frame, dt);
-    b_trackers_drive_feet(b);
-    /* Carry the skeleton with the new pelvis, then solve from there (warm start). */
-    m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
-    m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    b_fuse_frame(b, frame, dt);
     b_clavicles_set(b);
     struct b_leg_targets legs;
     set_targets(b, &legs);
-    b_trackers_set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
     b_arms_solve(b);
     b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
@@ -631,7 +630,7 @@ body_get_status(const struct body *b, struct body_status *out)
                                         "rightFoot"};
     const int joints[] = {b->j.head, b->j.hand[0], b->j.hand[1], b->j.foot[0], b->j.foot[1]};
     const float *targets[] = {b->head_position_m, b->hand_position_m[0], b->hand_position_m[1],
-                              b->foot[0].position_m, b->foot[1].position_m};
+                              b->legs.ankle_m[0], b->legs.ankle_m[1]};
     out->effector_count = 5;
     for (int e = 0; e < 5; ++e) {
         out->effector_name[e] = names[e];

@@ -1,0 +1,130 @@
+/*
+ * One frame's fusion: the sources give estimates with confidences, and this step alone
+ * turns them into the pelvis, heading and leg targets the solve is built from.
+ *
+ * The sources, in order of trust: body trackers (b_trackers.c) measure bones; the learned
+ * prior (b_prior.c) infers the pelvis's turn and tilt and the feet from the devices'
+ * recent motion; the seed (b_pelvis.c, b_feet.c) assumes the pelvis upright under the
+ * neck and steps the feet after it. Each part of the body is the most trusted source's by
+ * that source's confidence, the rest of the way the next one's, down to the seed, which
+ * always speaks: with confidences c_t, c_p a part is c_t T + (1 - c_t)(c_p P + (1 - c_p) S).
+ * A source that says nothing of a part (confidence 0) leaves it to those below; none is
+ * computed and then overwritten.
+ *
+ * The pelvis is fused first, because every source places its feet under the pelvis the
+ * body will have (a foot's reach, the knee's plane and the stepping's home are measured
+ * from the hip joints).
+ */
+#include <string.h>
+
+#include "b_internal.h"
+#include "embody/m_math.h"
+
+/* The pelvis's velocity is smoothed toward the frame's own at this rate (per second). */
+#define VELOCITY_RATE_PER_S 10.0f
+
+void
+b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
+             float w, float *out_pole)
+{
+    float mid[3], from[3], to[3], d[3];
+    const float up[3] = {0, 1, 0};
+    m_vec3_lerp(root, end, 0.5f, mid);
+    m_vec3_sub(from_pole, mid, from);
+    m_vec3_sub(to_pole, mid, to);
+    m_vec3_normalize_or(from, up, from);
+    m_vec3_normalize_or(to, from, to);
+    m_vec3_lerp(from, to, w, d);
+    m_vec3_normalize_or(d, to, d);
+    m_vec3_muladd(mid, d, B_POLE_DISTANCE_M, out_pole);
+}
+
+static void
+fuse_rotation(float *io, const float *estimate, float confidence)
+{
+    m_quat_slerp(io, estimate, confidence, io);
+    m_quat_normalize(io);
+}
+
+/* The sources' pelvis estimates, from the seed up, into the body's pelvis, heading and
+ * velocity. */
+static void
+fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s)
+{
+    float position[3], rotation[4], facing[4];
+    const struct b_pelvis_estimate *seed = &est[B_SOURCE_SEED];
+    m_vec3_copy(seed->position_m, position);
+    m_quat_copy(seed->rotation, rotation);
+    m_quat_copy(seed->facing, facing);
+    for (int src = B_SOURCE_SEED - 1; src >= 0; --src) {
+        const struct b_pelvis_estimate *e = &est[src];
+        if (e->position_confidence > 0.0f)
+            m_vec3_lerp(position, e->position_m, e->position_confidence, position);
+        if (e->rotation_confidence > 0.0f)
+            fuse_rotation(rotation, e->rotation, e->rotation_confidence);
+        if (e->facing_confidence > 0.0f)
+            fuse_rotation(facing, e->facing, e->facing_confidence);
+    }
+    if (b->pelvis_started && dt_s > 0.0f) {
+        float v[3];
+        m_vec3_sub(position, b->hips_position_m, v);
+        m_vec3_scale(v, 1.0f / dt_s, v);
+        m_vec3_lerp(b->body_velocity_m_s, v, fminf(1.0f, VELOCITY_RATE_PER_S * dt_s),
+                    b->body_velocity_m_s);
+    }
+    m_vec3_copy(position, b->hips_position_m);
+    m_quat_copy(rotation, b->hips_rotation);
+    b->heading_rad = b_yaw_of(facing, b->heading_rad);
+    b->pelvis_started = true;
+}
+
+/* The sources' leg targets, from the seed up: the ankles and the feet's turn first, then
+ * the knees' planes about the fused hip-ankle lines. */
+static void
+fuse_feet(struct body *b, const struct b_feet_estimate *est, struct b_leg_targets *out)
+{
+    *out = est[B_SOURCE_SEED].at;
+    for (int src = B_SOURCE_SEED - 1; src >= 0; --src) {
+        const struct b_feet_estimate *e = &est[src];
+        for (int s = 0; s < 2; ++s) {
+            if (e->ankle_confidence[s] > 0.0f)
+                m_vec3_lerp(out->ankle_m[s], e->at.ankle_m[s], e->ankle_confidence[s],
+                            out->ankle_m[s]);
+            if (e->rotation_confidence[s] > 0.0f)
+                fuse_rotation(out->foot_rotation[s], e->at.foot_rotation[s],
+                              e->rotation_confidence[s]);
+        }
+    }
+    for (int src = B_SOURCE_SEED - 1; src >= 0; --src)
+        for (int s = 0; s < 2; ++s)
+            if (est[src].knee_pole_confidence[s] > 0.0f)
+                b_blend_pole(b->pose.position_m[b->j.upper_leg[s]], out->ankle_m[s],
+                             out->knee_pole_m[s], est[src].at.knee_pole_m[s],
+                             est[src].knee_pole_confidence[s], out->knee_pole_m[s]);
+}
+
+/* The skeleton carried with the fused pelvis (a warm start for the solve, and the hip
+ * joints the feet are placed from). */
+static void
+carry_skeleton(struct body *b)
+{
+    m_vec3_copy(b->hips_position_m, b->pose.position_m[b->j.hips]);
+    m_quat_copy(b->hips_rotation, b->pose.local_rotation[b->j.hips]);
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+}
+
+void
+b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
+{
+    struct b_pelvis_estimate pelvis[B_SOURCE_COUNT];
+    b_pelvis_estimate(b, dt_s, &pelvis[B_SOURCE_SEED]);
+    b_prior_estimate_pelvis(b, frame, dt_s, &pelvis[B_SOURCE_SEED], &pelvis[B_SOURCE_PRIOR]);
+    b_trackers_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_TRACKERS]);
+    fuse_pelvis(b, pelvis, dt_s);
+    carry_skeleton(b);
+    struct b_feet_estimate feet[B_SOURCE_COUNT];
+    b_feet_estimate(b, dt_s, &feet[B_SOURCE_SEED]);
+    b_prior_estimate_feet(b, dt_s, &feet[B_SOURCE_PRIOR]);
+    b_trackers_estimate_feet(b, &feet[B_SOURCE_TRACKERS]);
+    fuse_feet(b, feet, &b->legs);
+}
