@@ -284,6 +284,8 @@ ev_limb_bone(enum ev_limb limb);
 #define EV_RECOVERY_TARGET_M 0.05
 #define EV_RECOVERY_AFTER_S 0.5
 #define EV_TURN_FEET_TARGET_DEG 20.0
+/* A still player raising a hand above the head turns the hips at most this far. */
+#define EV_HAND_UP_HIPS_TARGET_DEG 10.0
 /* Head angles are counted in bins this wide (degrees) up to 180. */
 #define EV_HEAD_ANGLE_BIN_DEG 0.5
 #define EV_HEAD_ANGLE_BINS 361
@@ -305,12 +307,18 @@ struct ev_body_checks {
      * EV_RECOVERY_AFTER_S later, worst injection, m. NaN: not measured. */
     double recovery_m;
     double recovery_lower_m; /* the same over the hips and legs alone (EV_GROUP_LOWER) */
-    /* Turning in place from the clip's standing row (ev_clip_standing_row), ev_clip_turn_in_place:
-     * five 90 degree turns at 90 deg/s to the left, and separately to the right, then 3 s
-     * still; the largest angle of a foot from the head's heading at the end, degrees.
+    /* Turning in place (ev_clip_turn_in_place) from each of three rows: the clip's
+     * standing row (ev_clip_standing_row), its first and its middle row: five 90 degree
+     * turns at 90 deg/s to the left, and separately to the right, then 3 s still; the
+     * largest angle of a foot from the head's heading at the end, degrees, over all six.
      * NaN: not measured. */
     double turn_feet_deg;
-    int turn_row; /* the stream row the turns start from */
+    int turn_row; /* the row the worst turn started from */
+    /* A hand raised above a still head (ev_clip_hand_up): from the standing row, the right
+     * controller goes up over 1 s to 25 cm above the headset and stays 2 s; the largest
+     * turn of the hips (the line through the hip joints) from before, degrees. NaN: not
+     * measured. */
+    double hand_up_hips_deg;
 };
 
 /* What a reconstruction does beyond accuracy: how much a tiny change of the input moves
@@ -406,12 +414,25 @@ ev_clip_standing_row(const struct ev_clip *clip);
 enum em_result
 ev_clip_turn_stream(const struct ev_clip *clip, int row, int sign, struct st_stream *out);
 
-/* Plays both turn streams from ev_clip_standing_row through a fresh body of `method`
- * (with `prior`) and fills checks->turn_feet_deg and turn_row. */
+/* Plays both turn streams from each of ev_clip_standing_row, the first and the middle
+ * row through a fresh body of `method` (with `prior`) and fills checks->turn_feet_deg and
+ * turn_row (the worst). */
 enum em_result
 ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
                       const struct pr_model *prior, struct ev_body_checks *checks,
                       struct em_error *err);
+
+/* The hand-up stream of a clip: row `row`'s devices held still 1 s, then the right
+ * controller raised over 1 s to 25 cm above the headset (10 cm ahead of it, its rotation
+ * kept) and held there 2 s. `out` is the caller's to st_stream_fini. */
+enum em_result
+ev_clip_hand_up_stream(const struct ev_clip *clip, int row, struct st_stream *out);
+
+/* Plays the hand-up stream from ev_clip_standing_row through a fresh body of `method`
+ * (with `prior`) and fills checks->hand_up_hips_deg. */
+enum em_result
+ev_clip_hand_up(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+                struct ev_body_checks *checks, struct em_error *err);
 
 /* A fresh body for `method` on `clip` (its skeleton and tracker mounts for the known body,
  * the default proportions at its height otherwise), with `prior`. */

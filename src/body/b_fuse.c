@@ -46,25 +46,50 @@ fuse_rotation(float *io, const float *estimate, float confidence)
     m_quat_normalize(io);
 }
 
+static float
+fuse_angle(float angle_rad, float estimate_rad, float confidence)
+{
+    return m_angle_wrap(angle_rad + confidence * m_angle_wrap(estimate_rad - angle_rad));
+}
+
+/* A rotation as its turn about the vertical and the tilt after it: q = yaw(yaw) * tilt. */
+static void
+split_yaw(const float *q, float *out_yaw_rad, float *out_tilt)
+{
+    float yaw[4];
+    *out_yaw_rad = b_yaw_of(q, 0.0f);
+    b_quat_from_yaw(*out_yaw_rad, yaw);
+    m_quat_mul_conj_first(yaw, q, out_tilt);
+    m_quat_normalize(out_tilt);
+}
+
 /* The sources' pelvis estimates, from the seed up, into the body's pelvis, heading and
  * velocity. */
 static void
 fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s)
 {
-    float position[3], rotation[4], facing[4];
+    float position[3], yaw_rad, tilt[4], heading_rad;
     const struct b_pelvis_estimate *seed = &est[B_SOURCE_SEED];
     m_vec3_copy(seed->position_m, position);
-    m_quat_copy(seed->rotation, rotation);
-    m_quat_copy(seed->facing, facing);
+    split_yaw(seed->rotation, &yaw_rad, tilt);
+    heading_rad = seed->heading_rad;
     for (int src = B_SOURCE_SEED - 1; src >= 0; --src) {
         const struct b_pelvis_estimate *e = &est[src];
+        float e_yaw, e_tilt[4];
+        split_yaw(e->rotation, &e_yaw, e_tilt);
         if (e->position_confidence > 0.0f)
             m_vec3_lerp(position, e->position_m, e->position_confidence, position);
-        if (e->rotation_confidence > 0.0f)
-            fuse_rotation(rotation, e->rotation, e->rotation_confidence);
-        if (e->facing_confidence > 0.0f)
-            fuse_rotation(facing, e->facing, e->facing_confidence);
+        if (e->yaw_confidence > 0.0f)
+            yaw_rad = fuse_angle(yaw_rad, e_yaw, e->yaw_confidence);
+        if (e->tilt_confidence > 0.0f)
+            fuse_rotation(tilt, e_tilt, e->tilt_confidence);
+        if (e->heading_confidence > 0.0f)
+            heading_rad = fuse_angle(heading_rad, e->heading_rad, e->heading_confidence);
     }
+    float rotation[4];
+    b_quat_from_yaw(yaw_rad, rotation);
+    m_quat_mul(rotation, tilt, rotation);
+    m_quat_normalize(rotation);
     if (b->pelvis_started && dt_s > 0.0f) {
         float v[3];
         m_vec3_sub(position, b->hips_position_m, v);
@@ -74,7 +99,7 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s)
     }
     m_vec3_copy(position, b->hips_position_m);
     m_quat_copy(rotation, b->hips_rotation);
-    b->heading_rad = b_yaw_of(facing, b->heading_rad);
+    b->heading_rad = heading_rad;
     b->pelvis_started = true;
 }
 

@@ -152,11 +152,12 @@ struct b_prior_state {
 enum b_source { B_SOURCE_TRACKERS, B_SOURCE_PRIOR, B_SOURCE_SEED, B_SOURCE_COUNT };
 
 /* One source's say about the pelvis, each part with a confidence in 0..1 (0: it says
- * nothing there; the seed always says all). `facing`'s yaw is where the body faces (the
- * heading feet step to and poles point along); `rotation` is the pelvis bone's. */
+ * nothing there; the seed always says all): its position; its rotation, as its turn about
+ * the vertical (yaw) and the tilt left after that, each with its own confidence; and the
+ * heading (where the body faces: feet step to it, poles point along it). */
 struct b_pelvis_estimate {
-    float position_m[3], rotation[4], facing[4];
-    float position_confidence, rotation_confidence, facing_confidence;
+    float position_m[3], rotation[4], heading_rad;
+    float position_confidence, yaw_confidence, tilt_confidence, heading_confidence;
 };
 
 /* What the legs are built from each frame (fused), or one source's say about it. */

@@ -313,8 +313,9 @@ b_trackers_estimate_pelvis(struct body *b, float dt_s, struct b_pelvis_estimate 
     unwind_pelvis_drift(b, dt_s);
     m_vec3_copy(T->bone_position_m[EM_TRACKER_PELVIS], out->position_m);
     m_quat_copy(T->bone_rotation[EM_TRACKER_PELVIS], out->rotation);
-    m_quat_copy(T->bone_rotation[EM_TRACKER_PELVIS], out->facing);
-    out->position_confidence = out->rotation_confidence = out->facing_confidence = w;
+    out->heading_rad = b_yaw_of(out->rotation, b->heading_rad);
+    out->position_confidence = out->yaw_confidence = out->tilt_confidence = w;
+    out->heading_confidence = w;
 }
 
 /* The ankle a knee tracker implies: its tracker gives the shin's pose, the ankle hangs at

@@ -18,6 +18,7 @@ ev_body_checks_init(struct ev_body_checks *c)
     c->recovery_m = c->recovery_lower_m = (double)NAN;
     c->turn_feet_deg = (double)NAN;
     c->turn_row = -1;
+    c->hand_up_hips_deg = (double)NAN;
 }
 
 /* The angle between the head joint's world rotation and the head bone's rotation the

@@ -315,13 +315,12 @@ feet_from_heading_deg(const struct body *body, const struct em_tracking_frame *l
     return worst;
 }
 
-enum em_result
-ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
-                      const struct pr_model *prior, struct ev_body_checks *checks,
-                      struct em_error *err)
+/* Both turn streams from `row` through fresh bodies: the worst foot's angle, degrees. */
+static enum em_result
+turn_from_row(const struct ev_clip *clip, int row, enum ev_method method,
+              const struct pr_model *prior, double *out_deg, struct em_error *err)
 {
-    const int row = ev_clip_standing_row(clip);
-    double worst = 0.0;
+    *out_deg = 0.0;
     for (int sign = 1; sign >= -1; sign -= 2) {
         struct st_stream stream;
         if (ev_clip_turn_stream(clip, row, sign, &stream) != EM_OK)
@@ -334,12 +333,108 @@ ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
         }
         for (int k = 0; k < stream.frame_count; ++k)
             body_update(body, &stream.frames[k]);
-        worst = fmax(worst, feet_from_heading_deg(body, &stream.frames[stream.frame_count - 1]));
+        *out_deg =
+            fmax(*out_deg, feet_from_heading_deg(body, &stream.frames[stream.frame_count - 1]));
         body_destroy(&body);
         st_stream_fini(&stream);
     }
-    checks->turn_feet_deg = worst;
-    checks->turn_row = row;
+    return EM_OK;
+}
+
+enum em_result
+ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
+                      const struct pr_model *prior, struct ev_body_checks *checks,
+                      struct em_error *err)
+{
+    const int rows[] = {ev_clip_standing_row(clip), 0, clip->stream.frame_count / 2};
+    checks->turn_feet_deg = -1.0;
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; ++k) {
+        double deg;
+        const enum em_result r = turn_from_row(clip, rows[k], method, prior, &deg, err);
+        if (r != EM_OK)
+            return r;
+        if (deg > checks->turn_feet_deg) {
+            checks->turn_feet_deg = deg;
+            checks->turn_row = rows[k];
+        }
+    }
+    return EM_OK;
+}
+
+/* ---- A hand raised above a still head ---- */
+
+#define HAND_UP_BEFORE_S 1.0
+#define HAND_UP_RAISE_S 1.0
+#define HAND_UP_HOLD_S 2.0
+#define HAND_UP_ABOVE_M 0.25f
+#define HAND_UP_AHEAD_M 0.10f
+
+enum em_result
+ev_clip_hand_up_stream(const struct ev_clip *clip, int row, struct st_stream *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct em_tracking_frame *still = &clip->stream.frames[row];
+    const double fps = clip->truth.fps;
+    const int rows = (int)((HAND_UP_BEFORE_S + HAND_UP_RAISE_S + HAND_UP_HOLD_S) * fps) + 1;
+    const float *head = still->device[EM_DEVICE_HEAD].pose.position_m;
+    const float forward[3] = {0, 0, -1};
+    float view[3], up_m[3];
+    m_quat_rotate(still->device[EM_DEVICE_HEAD].pose.orientation, forward, view);
+    view[1] = 0.0f;
+    m_vec3_normalize_or(view, forward, view);
+    m_vec3_muladd(head, view, HAND_UP_AHEAD_M, up_m);
+    up_m[1] += HAND_UP_ABOVE_M;
+    const float *from = still->device[EM_DEVICE_RIGHT_HAND].pose.position_m;
+    for (int k = 0; k < rows; ++k) {
+        struct em_tracking_frame f = *still;
+        f.time_s = k / fps;
+        const double t = fmin(fmax((f.time_s - HAND_UP_BEFORE_S) / HAND_UP_RAISE_S, 0.0), 1.0);
+        const float ease = (float)(t * t * (3.0 - 2.0 * t));
+        m_vec3_lerp(from, up_m, ease, f.device[EM_DEVICE_RIGHT_HAND].pose.position_m);
+        if (st_stream_append(out, &f) != EM_OK) {
+            st_stream_fini(out);
+            return EM_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    return EM_OK;
+}
+
+/* The yaw of the line through the two hip joints as posed, degrees. */
+static double
+hip_line_yaw_deg(const struct body *body)
+{
+    const struct sk_skeleton *sk = body_skeleton(body);
+    const int l = sk->bone_joint[SK_LEFT_UPPER_LEG], r = sk->bone_joint[SK_RIGHT_UPPER_LEG];
+    float d[3];
+    m_vec3_sub(body_pose(body)->position_m[l], body_pose(body)->position_m[r], d);
+    return yaw_of(d) * (double)M_RAD_TO_DEG;
+}
+
+enum em_result
+ev_clip_hand_up(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+                struct ev_body_checks *checks, struct em_error *err)
+{
+    struct st_stream stream;
+    if (ev_clip_hand_up_stream(clip, ev_clip_standing_row(clip), &stream) != EM_OK)
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
+    struct body *body = NULL;
+    const enum em_result r = ev_clip_make_body(clip, method, prior, &body, err);
+    if (r != EM_OK) {
+        st_stream_fini(&stream);
+        return r;
+    }
+    const double raise_at = stream.frames[0].time_s + HAND_UP_BEFORE_S;
+    double before = 0.0, worst = 0.0;
+    for (int k = 0; k < stream.frame_count; ++k) {
+        body_update(body, &stream.frames[k]);
+        if (stream.frames[k].time_s < raise_at)
+            before = hip_line_yaw_deg(body);
+        else
+            worst = fmax(worst, fabs(wrap_deg(hip_line_yaw_deg(body) - before)));
+    }
+    checks->hand_up_hips_deg = worst;
+    body_destroy(&body);
+    st_stream_fini(&stream);
     return EM_OK;
 }
 

@@ -15,35 +15,39 @@
 void
 ev_report_print_body_checks(const struct ev_report *r, FILE *out)
 {
-    char b[8][32];
+    char b[9][32];
     fprintf(out, "\n## What a player sees, per clip\n\n");
     fprintf(out, "Head: the angle between the head joint's rotation and the headset's (median, "
                  "99th percentile, worst, share of frames over %.0f deg). Under floor: how far "
                  "the lowest joint and the lowest foot part went below the floor. Recovery: a "
                  "head sample at 1e20 m at 1/4, 1/2 and 3/4 of the clip; the largest distance "
                  "of a scored joint from the clean run's %.1f s later. Turn: five 90 deg turns "
-                 "at 90 deg/s each way from the clip's stillest row standing and facing forward, then 3 s still; "
-                 "the largest angle of a foot from the head's heading.\n\n",
+                 "at 90 deg/s each way from the clip's stillest row standing and facing forward, its first "
+                 "and its middle row, then 3 s still; the largest angle of a foot from the head's "
+                 "heading (turn row: the row of the worst). Hand up: the right controller raised "
+                 "over 1 s to 25 cm above a still headset and held 2 s; the largest turn of the "
+                 "hips from before.\n\n",
             EV_HEAD_ANGLE_TARGET_DEG, EV_RECOVERY_AFTER_S);
     fprintf(out, "| clip                   | mode        | head med deg | head p99 | head max | "
                  "over %% | under floor cm | foot under cm | recovery cm | turn row | "
-                 "turn feet deg |\n");
+                 "turn feet deg | hand up hips deg |\n");
     fprintf(out, "|------------------------|-------------|--------------|----------|----------|"
                  "--------|----------------|---------------|-------------|----------|"
-                 "---------------|\n");
+                 "---------------|------------------|\n");
     for (int c = 0; c < r->clip_count; ++c) {
         const struct ev_clip_result *clip = &r->clips[c];
         for (int m = 0; m < EV_DO_NOTHING && clip->ok; ++m) {
             if (!clip->has[m])
                 continue;
             const struct ev_body_checks *k = &clip->checks[m].body;
-            fprintf(out, "| %-22.22s | %-11s | %s | %s | %s | %s | %s | %s | %s | %8d | %s |\n",
+            fprintf(out, "| %-22.22s | %-11s | %s | %s | %s | %s | %s | %s | %s | %8d | %s | %s |\n",
                     clip->file, ev_method_name((enum ev_method)m),
                     N(0, 12, 1, ev_body_checks_head_percentile(k, 0.5)),
                     N(1, 8, 1, ev_body_checks_head_percentile(k, 0.99)),
                     N(2, 8, 1, k->head_angle_max_deg), N(3, 6, 2, 100.0 * k->head_angle_over_share),
                     N(4, 14, 2, 100.0 * k->floor_depth_m), N(5, 13, 2, 100.0 * k->foot_floor_depth_m),
-                    N(6, 11, 2, 100.0 * k->recovery_m), k->turn_row, N(7, 13, 1, k->turn_feet_deg));
+                    N(6, 11, 2, 100.0 * k->recovery_m), k->turn_row, N(7, 13, 1, k->turn_feet_deg),
+                    N(8, 16, 1, k->hand_up_hips_deg));
         }
     }
 }
@@ -98,6 +102,12 @@ turn_deg(const struct ev_body_checks *k)
     return k->turn_feet_deg;
 }
 
+static double
+hand_up_deg(const struct ev_body_checks *k)
+{
+    return k->hand_up_hips_deg;
+}
+
 void
 ev_report_body_summary(const struct ev_report *r, enum ev_method m, FILE *out)
 {
@@ -112,6 +122,7 @@ ev_report_body_summary(const struct ev_report *r, enum ev_method m, FILE *out)
         {"bad-sample recovery, worst", recovery_cm, "cm", 100.0 * EV_RECOVERY_TARGET_M},
         {"recovery, hips and legs, worst", recovery_lower_cm, "cm", 100.0 * EV_RECOVERY_TARGET_M},
         {"turn in place: feet, worst", turn_deg, "deg", EV_TURN_FEET_TARGET_DEG},
+        {"hand raised: hips turn, worst", hand_up_deg, "deg", EV_HAND_UP_HIPS_TARGET_DEG},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
         const char *clip;
@@ -149,6 +160,7 @@ ev_report_body_json(void *clip_object, const struct ev_clip_result *c)
         ok = ok && cJSON_AddNumberToObject(o, "recovery_lower_m", k->recovery_lower_m);
         ok = ok && cJSON_AddNumberToObject(o, "turn_row", k->turn_row);
         ok = ok && cJSON_AddNumberToObject(o, "turn_feet_deg", k->turn_feet_deg);
+        ok = ok && cJSON_AddNumberToObject(o, "hand_up_hips_deg", k->hand_up_hips_deg);
     }
     return ok;
 }

@@ -337,7 +337,9 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
             (checks && ev_clip_recovery(&clip, (enum ev_method)m, opt->prior, &ours,
                                         &checks->body, &err) != EM_OK) ||
             (checks && ev_clip_turn_in_place(&clip, (enum ev_method)m, opt->prior,
-                                             &checks->body, &err) != EM_OK)) {
+                                             &checks->body, &err) != EM_OK) ||
+            (checks && ev_clip_hand_up(&clip, (enum ev_method)m, opt->prior, &checks->body,
+                                       &err) != EM_OK)) {
             clip_failed(out, &err);
         } else {
             ev_score(&ours, &clip.truth, &out->scores[m]);
