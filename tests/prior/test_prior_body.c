@@ -21,6 +21,7 @@
 #include "embody/eval.h"
 #include "embody/m_math.h"
 #include "embody/prior.h"
+#include "embody/skeleton.h"
 
 #define CLIPS EMBODY_SOURCE_DIR "/tests/data/mocap"
 #define SHIPPED EMBODY_SOURCE_DIR "/" PR_DEFAULT_MODEL
@@ -631,6 +632,49 @@ a_hand_raised_above_a_still_head_leaves_the_hips_facing_ahead(void **state)
     pr_model_fini(&model);
 }
 
+/* The learned body on real clips with their own skeletons (a walk, a dance, the kneeling
+ * boxer, the run and duck): on every frame each bone keeps its length (the network's
+ * joints are targets the skeleton is fitted to, not a pose taken as it comes) and no joint
+ * goes more than 1 cm under the floor. */
+static void
+the_learned_body_keeps_its_bones_and_stays_above_the_floor(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    static const char *const clips[] = {CLIPS "/cmu_91_04.bvh", CLIPS "/cmu_05_04.bvh",
+                                        CLIPS "/cmu_17_10.bvh", CLIPS "/cmu_127_31.bvh"};
+    for (size_t c = 0; c < sizeof clips / sizeof clips[0]; ++c) {
+        struct ev_clip clip;
+        load_clip(clips[c], &clip);
+        struct body *body = NULL;
+        struct em_error err = {{0}};
+        if (ev_clip_make_body(&clip, EV_KNOWN_BODY, &model, &body, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        const struct sk_skeleton *sk = body_skeleton(body);
+        double worst_stretch = 0.0, lowest = 0.0;
+        for (int row = 0; row < clip.stream.frame_count; ++row) {
+            body_update(body, &clip.stream.frames[row]);
+            const struct sk_pose *pose = body_pose(body);
+            for (int j = 1; j < sk->joint_count; ++j) {
+                const double d = m_vec3_distance(pose->position_m[j], pose->position_m[sk->parent[j]]);
+                worst_stretch = fmax(worst_stretch, fabs(d - (double)sk->length_m[j]));
+            }
+            for (int j = 0; j < sk->joint_count; ++j)
+                lowest = fmin(lowest, pose->position_m[j][1]);
+        }
+        print_message("%s: bones off their length by at most %.3f mm, lowest joint %.2f cm\n",
+                      clips[c], 1000.0 * worst_stretch, 100.0 * lowest);
+        if (!(worst_stretch <= 1e-4))
+            fail_msg("%s: a bone %.3f mm off its length", clips[c], 1000.0 * worst_stretch);
+        if (!(lowest >= -0.01))
+            fail_msg("%s: a joint %.2f cm under the floor", clips[c], -100.0 * lowest);
+        body_destroy(&body);
+        ev_clip_fini(&clip);
+    }
+    pr_model_fini(&model);
+}
+
 int
 main(void)
 {
@@ -647,6 +691,7 @@ main(void)
         cmocka_unit_test(a_recentre_in_a_real_walk_restarts_every_history_at_the_new_place),
         cmocka_unit_test(the_pelvis_follows_a_pelvis_tracker_and_else_the_network),
         cmocka_unit_test(a_hand_raised_above_a_still_head_leaves_the_hips_facing_ahead),
+        cmocka_unit_test(the_learned_body_keeps_its_bones_and_stays_above_the_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
