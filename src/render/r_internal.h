@@ -125,11 +125,17 @@ void r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]);
  * lost-device marks) over everything. */
 struct r_parts {
     struct r_instance_list solid[R_MESH_COUNT];
+    struct r_instance_list ghost[R_MESH_COUNT]; /* translucent, over the solid parts */
     struct r_instance_list overlay[R_MESH_COUNT];
     vec4 shadow[3]; /* floor shadows: x, z, radius, strength */
     vec3 focus_m;   /* where the floor grid is centred */
     bool hide_figure; /* set by the caller: leave out the capsule figure (an avatar is drawn) */
+    bool show_ghost;  /* set by the caller: build the scene's ghosts */
 };
+
+/* How opaque a ghost is (the mesh program's u_alpha while drawing parts->ghost). */
+#define R_GHOST_ALPHA 0.38f
+#define R_COLOR_GHOST 0.80f, 0.93f, 1.00f
 
 /* Fills `parts` from the scene. `camera_right` and `camera_up` (world, unit) turn the
  * lost-device crosses towards the viewer. Returns false only when out of memory. */
@@ -335,6 +341,7 @@ struct render {
 
     struct r_skin skin;
     bool show_figure; /* the capsule figure over a skinned avatar (B toggles) */
+    bool show_ghost;  /* the scene's ghosts (G toggles) */
 };
 
 /* Draws the 3-D scene (background, floor, parts) with `view` into the bound framebuffer

@@ -255,6 +255,7 @@ render_create(const struct render_desc *desc_in, struct render **out_render, str
     memset(r, 0, sizeof *r);
     r->show_targets = desc.show_targets;
     r->show_figure = desc.show_figure;
+    r->show_ghost = !desc.hide_ghost;
     r->hud.visible = !desc.hide_hud;
     r_camera_init(&r->camera);
 
@@ -397,6 +398,23 @@ key_light(const struct r_view *view, float out_key[3])
     m_vec3_normalize_or(out_key, fallback, out_key);
 }
 
+/* The ghosts over the solid parts, blended and not depth-tested: where the truth is
+ * inside the avatar (a good reconstruction) its bones still show, as on an X-ray. */
+static void
+draw_ghosts(const struct render *r, GLuint program)
+{
+    glDisable(GL_DEPTH_TEST);
+    glEnable(GL_BLEND);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+    glDepthMask(GL_FALSE);
+    glUniform1f(uniform(program, "u_alpha"), R_GHOST_ALPHA);
+    draw_instances(r, r->parts.ghost);
+    glUniform1f(uniform(program, "u_alpha"), 1.0f);
+    glDepthMask(GL_TRUE);
+    glDisable(GL_BLEND);
+    glEnable(GL_DEPTH_TEST);
+}
+
 static void
 draw_parts(const struct render *r, const struct r_view *view)
 {
@@ -413,11 +431,28 @@ draw_parts(const struct render *r, const struct r_view *view)
     glCullFace(GL_BACK);
     /* A mirrored projection turns counter-clockwise triangles clockwise on screen. */
     glFrontFace(view->mirrored ? GL_CW : GL_CCW);
+    glUniform1f(uniform(p, "u_alpha"), 1.0f);
     draw_instances(r, r->parts.solid);
+    draw_ghosts(r, p);
     glDisable(GL_DEPTH_TEST);
     draw_instances(r, r->parts.overlay);
     glFrontFace(GL_CCW);
     glDisable(GL_CULL_FACE);
+}
+
+/* The skinned avatar, and the second one (--compare) with the same mesh at its pose. */
+static bool
+draw_skinned(struct render *r, const struct render_scene *scene, const struct r_view *view,
+             const float key[3])
+{
+    if (!r_skin_draw(&r->skin, r->program[R_PROGRAM_SKIN], scene, view, key))
+        return false;
+    if (!scene->second.skeleton || !scene->second.pose)
+        return true;
+    struct render_scene second = *scene;
+    second.skeleton = scene->second.skeleton;
+    second.pose = scene->second.pose;
+    return r_skin_draw(&r->skin, r->program[R_PROGRAM_SKIN], &second, view, key);
 }
 
 void
@@ -427,6 +462,7 @@ r_draw_world(struct render *r, const struct render_scene *scene, const struct r_
     /* A skinned avatar replaces the capsule figure, unless that is asked for over it. */
     const bool skinned = scene->avatar && scene->avatar_binding && scene->pose;
     r->parts.hide_figure = skinned && !r->show_figure;
+    r->parts.show_ghost = r->show_ghost;
     if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
         U_LOG_W("render: out of memory building the scene; parts are missing");
     glViewport(0, 0, width, height);
@@ -440,8 +476,7 @@ r_draw_world(struct render *r, const struct render_scene *scene, const struct r_
     if (skinned) {
         float key[3];
         key_light(view, key);
-        if (!r_skin_draw(&r->skin, r->program[R_PROGRAM_SKIN], scene, view, key) &&
-            r->parts.hide_figure) {
+        if (!draw_skinned(r, scene, view, key) && r->parts.hide_figure) {
             /* The avatar could not be drawn: the capsule figure stands in. */
             r->parts.hide_figure = false;
             if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
@@ -633,6 +668,18 @@ render_get_camera(const struct render *r)
     return r->camera.mode;
 }
 
+void
+render_set_ghost_visible(struct render *r, bool visible)
+{
+    r->show_ghost = visible;
+}
+
+bool
+render_ghost_visible(const struct render *r)
+{
+    return r->show_ghost;
+}
+
 float
 render_last_draw_ms(const struct render *r)
 {
@@ -717,6 +764,12 @@ key_down(struct render *r, const SDL_KeyboardEvent *key)
         r->show_figure = !r->show_figure;
         set_message(r, r->show_figure ? "capsule figure shown" : "capsule figure hidden");
         break;
+    case SDLK_g:
+        r->show_ghost = !r->show_ghost;
+        set_message(r, r->show_ghost ? "ghost of the truth shown" : "ghost of the truth hidden");
+        break;
+    case SDLK_k: return RENDER_ACTION_NEXT_SETUP;
+    case SDLK_p: return RENDER_ACTION_NEXT_BODY;
     case SDLK_s: screenshot_key(r); break;
     case SDLK_TAB: {
         const int step = shift ? RENDER_CAMERA_COUNT - 1 : 1;
