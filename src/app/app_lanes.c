@@ -44,6 +44,15 @@ app_lane_spec_parse(const char *text, struct app_lane_spec *out, struct em_error
     return EM_OK;
 }
 
+static int
+setup_index(uint32_t trackers)
+{
+    for (int s = 0; s < SETUP_COUNT; ++s)
+        if (k_setups[s] == trackers)
+            return s;
+    return -1;
+}
+
 static void
 lane_label(struct app_lane *lane, int index, int count, const char *model_name)
 {
@@ -53,7 +62,7 @@ lane_label(struct app_lane *lane, int index, int count, const char *model_name)
     else {
         char name[80];
         st_tracker_setup_name(lane->trackers, name, sizeof name);
-        snprintf(setup, sizeof setup, "%s points", name);
+        snprintf(setup, sizeof setup, setup_index(lane->trackers) >= 0 ? "%s points" : "%s", name);
     }
     const char *body = lane->procedural ? "procedural" : "learned prior";
     if (count > 1)
@@ -215,15 +224,6 @@ app_lanes_update(struct app_lanes *lanes, const struct em_tracking_frame *frame,
     }
     lanes->last_time_s = frame->time_s;
     lanes->scored_any = true;
-}
-
-static int
-setup_index(uint32_t trackers)
-{
-    for (int s = 0; s < SETUP_COUNT; ++s)
-        if (k_setups[s] == trackers)
-            return s;
-    return -1;
 }
 
 void

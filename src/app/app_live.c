@@ -20,6 +20,7 @@
 #include "app/app_config.h"
 #include "app/app_lanes.h"
 #include "app/app_live.h"
+#include "app/app_settings.h"
 #include "app/app_source.h"
 #include "app/app_stats.h"
 #include "app/app_truth.h"
@@ -40,6 +41,7 @@ struct live {
     struct render *render;
     struct in_source *source;
     struct flt_state *faults; /* --fault: applied to every frame of the source */
+    struct flt_set fault_set; /* the settings file's "faults", then --fault's */
     struct app_source_info source_info;
     /* The avatars (one, or two with --compare), whose first body is `body`, and a replayed
      * clip's truth for their ghosts and errors. */
@@ -138,6 +140,28 @@ setup_body(struct live *L)
     if (L->avatar.height_estimated || desc.height_stream)
         U_LOG_I("height %.2f m: %s", (double)app_avatar_height_m(&L->avatar),
                 L->avatar.height_source);
+    return APP_EXIT_OK;
+}
+
+/* The faults to put into every frame: the settings file's, then --fault's. */
+static int
+collect_faults(struct live *L)
+{
+    struct em_error err = {{0}};
+    memset(&L->fault_set, 0, sizeof L->fault_set);
+    L->fault_set.seed = L->opt->faults.seed;
+    if (L->avatar.settings_path[0] &&
+        app_settings_faults(L->avatar.settings_path, &L->fault_set, &err) != EM_OK) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_USAGE;
+    }
+    for (int i = 0; i < L->opt->faults.count; ++i) {
+        if (L->fault_set.count >= FLT_MAX_FAULTS) {
+            U_LOG_E("--fault: at most %d faults, with the settings file's", FLT_MAX_FAULTS);
+            return APP_EXIT_USAGE;
+        }
+        L->fault_set.fault[L->fault_set.count++] = L->opt->faults.fault[i];
+    }
     return APP_EXIT_OK;
 }
 
@@ -322,7 +346,7 @@ open_source(struct live *L)
     }
     /* Faults go on the frames here rather than in a wrapping source, so the OpenXR source
      * is still itself for its status, floor and headless queries. */
-    if (L->opt->faults.count > 0 && flt_state_create(&L->opt->faults, &L->faults, &err) != EM_OK) {
+    if (L->fault_set.count > 0 && flt_state_create(&L->fault_set, &L->faults, &err) != EM_OK) {
         U_LOG_E("%s", err.message);
         return APP_EXIT_FAILURE;
     }
@@ -345,10 +369,10 @@ announce_source(const struct live *L)
                 L->opt->vmc_in.host[0] ? L->opt->vmc_in.host : "127.0.0.1 (this machine only)");
     else
         U_LOG_I("tracking the headset through OpenXR");
-    if (L->opt->faults.count > 0) {
+    if (L->fault_set.count > 0) {
         char faults[FLT_MAX_FAULTS * FLT_TEXT_MAX];
-        flt_set_describe(&L->opt->faults, faults, sizeof faults);
-        U_LOG_I("with faults: %s (seed %llu)", faults, (unsigned long long)L->opt->faults.seed);
+        flt_set_describe(&L->fault_set, faults, sizeof faults);
+        U_LOG_I("with faults: %s (seed %llu)", faults, (unsigned long long)L->fault_set.seed);
     }
 }
 
@@ -1151,6 +1175,8 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
     g_interrupted = 0;
 
     int code = setup_body(L);
+    if (code == APP_EXIT_OK)
+        code = collect_faults(L);
     if (code == APP_EXIT_OK && options->print_rig) {
         code = app_avatar_print_rig(stdout, &L->avatar);
         teardown(L);
@@ -1158,7 +1184,7 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
         return code;
     }
     if (code == APP_EXIT_OK && options->print_config) {
-        app_config_print(stdout, options, &L->avatar, L->body);
+        app_config_print(stdout, options, &L->avatar, L->body, &L->fault_set);
         teardown(L);
         free(L);
         return APP_EXIT_OK;

@@ -183,12 +183,51 @@ keys_switch_the_tracker_setup_and_the_body(void **state)
     app_truth_fini(&truth);
 }
 
+/* --compare's items: a setup, a body or a prior model file; two of them, no more. */
+static void
+compare_items_are_setups_bodies_or_model_files(void **state)
+{
+    (void)state;
+    struct app_lane_spec spec;
+    struct em_error err = {{0}};
+    assert_int_equal(app_lane_spec_parse("6", &spec, &err), EM_OK);
+    assert_true(spec.trackers_set);
+    assert_int_equal(spec.trackers, ST_SETUP_6);
+    assert_int_equal(app_lane_spec_parse("procedural", &spec, &err), EM_OK);
+    assert_int_equal(spec.body, 2);
+    assert_int_equal(app_lane_spec_parse("prior", &spec, &err), EM_OK);
+    assert_int_equal(spec.body, 1);
+    assert_null(spec.model);
+    assert_int_equal(app_lane_spec_parse("models/v2.bin", &spec, &err), EM_OK);
+    assert_string_equal(spec.model, "models/v2.bin");
+    static const char *const bad[] = {"3", "3,6,8", ",6", "6,"};
+    for (int i = 0; i < 4; ++i) {
+        char *argv[] = {"embody", "--compare", (char *)bad[i], NULL};
+        struct app_options options;
+        assert_int_equal(app_options_parse(3, argv, 1, &options, &err), EM_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(err.message, "--compare"));
+    }
+    /* A model file that is not there is refused when the avatars are built. */
+    struct app_avatar avatar;
+    const struct app_avatar_desc adesc = {.bvh_path = CLIP, .body_mode = "procedural"};
+    assert_int_equal(app_avatar_load(&adesc, &avatar, &err), EM_OK);
+    struct app_lanes_desc desc = {.avatar = &avatar, .count = 2};
+    assert_int_equal(app_lane_spec_parse("prior", &desc.spec[0], &err), EM_OK);
+    assert_int_equal(app_lane_spec_parse("/nonexistent/model.bin", &desc.spec[1], &err), EM_OK);
+    struct app_lanes lanes;
+    assert_int_not_equal(app_lanes_init(&lanes, &desc, &err), EM_OK);
+    assert_non_null(strstr(err.message, "/nonexistent/model.bin"));
+    app_lanes_fini(&lanes);
+    app_avatar_fini(&avatar);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hud_error_of_a_replayed_clip_is_what_eval_computes_for_the_frame),
         cmocka_unit_test(keys_switch_the_tracker_setup_and_the_body),
+        cmocka_unit_test(compare_items_are_setups_bodies_or_model_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
