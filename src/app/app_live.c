@@ -318,6 +318,7 @@ open_window(struct live *L)
         .title = "embody",
         .hidden = L->opt->frames > 0,
         .show_figure = L->opt->show_figure,
+        .hide_ghost = L->opt->no_ghost,
     };
     struct em_error err = {{0}};
     const enum em_result r = render_create(&desc, &L->render, &err);

@@ -47,6 +47,7 @@ enum option_id {
     OPT_BONE_MAP,
     OPT_PRINT_RIG,
     OPT_COMPARE,
+    OPT_NO_GHOST,
     OPT_COUNT,
 };
 
@@ -87,6 +88,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_BONE_MAP, "bone-map", 0, APP_ARG_VALUE},
     {OPT_PRINT_RIG, "print-rig", 0, APP_ARG_FLAG},
     {OPT_COMPARE, "compare", 0, APP_ARG_VALUE},
+    {OPT_NO_GHOST, "no-ghost", 0, APP_ARG_FLAG},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -116,6 +118,8 @@ app_options_print_help(FILE *out)
           "  --compare A,B          two avatars side by side from the same tracking, each a\n"
           "                         tracker setup (3, 4, 6, 8, 11), a body (prior,\n"
           "                         procedural) or a prior model file: --compare 3,6\n"
+          "  --no-ghost             start with the ghost of a replayed clip's truth hidden\n"
+          "                         (G shows it)\n"
           "  --vmc-in [[HOST:]PORT] read tracking sent over the VMC protocol (UDP\n"
           "                         %s:%d, this machine only; 0.0.0.0:PORT\n"
           "                         takes it from the network): Hmd/Con/Tra/Pos\n"
@@ -339,6 +343,7 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_BONE_MAP: o->bone_map_path = value; return EM_OK;
     case OPT_PRINT_RIG: o->print_rig = true; return EM_OK;
     case OPT_COMPARE: return parse_compare(o, name, value, err);
+    case OPT_NO_GHOST: o->no_ghost = true; return EM_OK;
     case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);

@@ -119,6 +119,10 @@ enum em_result r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instan
 
 void r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]);
 
+/* Points the bound mesh VAO's instance attributes (2 to 6) at the instance buffer bound
+ * to GL_ARRAY_BUFFER, from instance `first_instance` on. */
+void r_mesh_point_instances(size_t first_instance);
+
 /* ---- The scene as parts ---- */
 
 /* Everything a frame draws, sorted by mesh: `solid` with depth testing, `overlay` (the
@@ -324,6 +328,11 @@ struct render {
     struct r_target resolved; /* single-sampled: HUD, screenshots, shown in the window */
 
     struct r_parts parts;
+    /* The frame's instances (solid, ghost, overlay), uploaded at once: the software
+     * renderer finishes the pending draws before a buffer they use is specified again. */
+    struct r_instance *staged;
+    int staged_capacity;
+    int staged_first[3][R_MESH_COUNT];
     struct r_text_batch text;
     struct r_font font;
     float ui_scale;

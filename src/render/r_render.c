@@ -317,6 +317,7 @@ render_destroy(struct render **render)
     if (r->sdl_started)
         SDL_QuitSubSystem(SDL_INIT_VIDEO);
     r_parts_fini(&r->parts);
+    free(r->staged);
     r_text_batch_fini(&r->text);
     free(r);
     *render = NULL;
@@ -324,19 +325,53 @@ render_destroy(struct render **render)
 
 /* ---- Drawing ---- */
 
-static void
-draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT])
+enum staged_group { STAGED_SOLID = 0, STAGED_GHOST, STAGED_OVERLAY, STAGED_GROUPS };
+
+/* Copies every instance of the frame into one array and uploads it in one call; each
+ * group's and mesh's first instance goes to staged_first. False when out of memory. */
+static bool
+stage_instances(struct render *r)
 {
+    const struct r_instance_list *groups[STAGED_GROUPS] = {r->parts.solid, r->parts.ghost,
+                                                           r->parts.overlay};
+    int total = 0;
+    for (int g = 0; g < STAGED_GROUPS; ++g)
+        for (int m = 0; m < R_MESH_COUNT; ++m)
+            total += groups[g][m].count;
+    if (total > r->staged_capacity) {
+        struct r_instance *grown = realloc(r->staged, (size_t)total * sizeof *grown);
+        if (!grown)
+            return false;
+        r->staged = grown;
+        r->staged_capacity = total;
+    }
+    int at = 0;
+    for (int g = 0; g < STAGED_GROUPS; ++g)
+        for (int m = 0; m < R_MESH_COUNT; ++m) {
+            r->staged_first[g][m] = at;
+            if (groups[g][m].count > 0)
+                memcpy(r->staged + at, groups[g][m].items,
+                       (size_t)groups[g][m].count * sizeof *r->staged);
+            at += groups[g][m].count;
+        }
+    glBindBuffer(GL_ARRAY_BUFFER, r->instance_buffer);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)total * sizeof(struct r_instance)),
+                 total > 0 ? r->staged : NULL, GL_STREAM_DRAW);
+    return true;
+}
+
+static void
+draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT],
+               enum staged_group group)
+{
+    glBindBuffer(GL_ARRAY_BUFFER, r->instance_buffer);
     for (int m = 0; m < R_MESH_COUNT; ++m) {
-        const struct r_instance_list *list = &lists[m];
-        if (list->count == 0)
+        if (lists[m].count == 0)
             continue;
-        glBindBuffer(GL_ARRAY_BUFFER, r->instance_buffer);
-        glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)list->count * sizeof(struct r_instance)),
-                     list->items, GL_STREAM_DRAW);
         glBindVertexArray(r->mesh[m].vao);
+        r_mesh_point_instances((size_t)r->staged_first[group][m]);
         glDrawElementsInstanced(GL_TRIANGLES, r->mesh[m].index_count, GL_UNSIGNED_INT, NULL,
-                                list->count);
+                                lists[m].count);
     }
     glBindVertexArray(0);
 }
@@ -408,7 +443,7 @@ draw_ghosts(const struct render *r, GLuint program)
     glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
     glDepthMask(GL_FALSE);
     glUniform1f(uniform(program, "u_alpha"), R_GHOST_ALPHA);
-    draw_instances(r, r->parts.ghost);
+    draw_instances(r, r->parts.ghost, STAGED_GHOST);
     glUniform1f(uniform(program, "u_alpha"), 1.0f);
     glDepthMask(GL_TRUE);
     glDisable(GL_BLEND);
@@ -416,8 +451,12 @@ draw_ghosts(const struct render *r, GLuint program)
 }
 
 static void
-draw_parts(const struct render *r, const struct r_view *view)
+draw_parts(struct render *r, const struct r_view *view)
 {
+    if (!stage_instances(r)) {
+        U_LOG_W("render: out of memory for the frame's parts; nothing drawn");
+        return;
+    }
     const GLuint p = r->program[R_PROGRAM_MESH];
     glUseProgram(p);
     glUniformMatrix4fv(uniform(p, "u_view_proj"), 1, GL_FALSE, (const float *)view->view_proj);
@@ -432,10 +471,10 @@ draw_parts(const struct render *r, const struct r_view *view)
     /* A mirrored projection turns counter-clockwise triangles clockwise on screen. */
     glFrontFace(view->mirrored ? GL_CW : GL_CCW);
     glUniform1f(uniform(p, "u_alpha"), 1.0f);
-    draw_instances(r, r->parts.solid);
+    draw_instances(r, r->parts.solid, STAGED_SOLID);
     draw_ghosts(r, p);
     glDisable(GL_DEPTH_TEST);
-    draw_instances(r, r->parts.overlay);
+    draw_instances(r, r->parts.overlay, STAGED_OVERLAY);
     glFrontFace(GL_CCW);
     glDisable(GL_CULL_FACE);
 }

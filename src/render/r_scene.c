@@ -512,19 +512,28 @@ build_targets(struct r_parts *parts, const struct render_scene *scene)
     return true;
 }
 
-/* A ghost: a thin capsule from each joint to its parent (the bones as the clip has
- * them), into the translucent list. Joints at the same place (end sites) are skipped. */
+/* A ghost: a thin stick from each joint to its parent (the bones as the clip has them),
+ * into the translucent list; a joint at its parent's place (an end site, a zero offset)
+ * adds nothing. Sticks without balls at the joints: a ball has 14 times a stick's
+ * triangles, and the software renderer pays for every one (tests/bench). */
 static bool
 build_ghost(struct r_parts *parts, const struct render_ghost *g)
 {
-    const float rgb[3] = {R_COLOR_GHOST};
+    const float rgb[3] = {R_COLOR_GHOST}, r = 0.026f;
     for (int i = 0; i < g->joint_count; ++i) {
         const int p = g->parent[i];
         if (p < 0 || p >= i || !m_vec3_is_finite(g->position_m[i]) ||
             !m_vec3_is_finite(g->position_m[p]))
             continue;
-        if (!push_capsule_into(parts->ghost, g->position_m[p], g->position_m[i], 0.026f, 0.026f,
-                               k_unit_x, rgb))
+        float d[3], dir[3];
+        m_vec3_sub(g->position_m[i], g->position_m[p], d);
+        const float len = m_vec3_normalize_or(d, k_unit_y, dir);
+        if (len < 1e-3f)
+            continue;
+        struct frame f;
+        frame_from_y(&f, g->position_m[p], dir, k_unit_x);
+        const float bone[3] = {r, len, r};
+        if (!push_part(&parts->ghost[R_MESH_CYLINDER], &f, bone, rgb, 0.0f))
             return false;
     }
     return true;
