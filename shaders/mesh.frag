@@ -1,13 +1,14 @@
 #version 330 core
 // Soft studio lighting in linear space: a key light, a fill from the other side, sky and
 // ground ambient, a rim that separates the figure from the background, and a little
-// specular. Colours come in sRGB and go out in sRGB.
+// specular. Colours come in sRGB and go out in sRGB, with u_alpha for blending.
 in vec3 v_world;
 in vec3 v_normal;
 in vec4 v_color;
 
 uniform vec3 u_camera_pos; // world, metres
 uniform vec3 u_key_dir;    // unit, towards the key light
+uniform float u_alpha;     // 1 for solid parts, less for the translucent ghost
 
 out vec4 o_color;
 
@@ -34,5 +35,5 @@ void main()
     vec3 lit = albedo * (ambient + vec3(1.0, 0.97, 0.92) * key + fill) + vec3(spec)
              + rim * vec3(0.55, 0.65, 0.85);
     vec3 color = mix(lit, albedo, v_color.a);
-    o_color = vec4(to_srgb(clamp(color, 0.0, 1.0)), 1.0);
+    o_color = vec4(to_srgb(clamp(color, 0.0, 1.0)), u_alpha);
 }

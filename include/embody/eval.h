@@ -109,6 +109,22 @@ void
 ev_mpjpe_cm(const struct ev_motion *ours, const struct ev_motion *truth,
             double out_cm[EV_GROUP_COUNT], double out_joint_cm[EV_JOINT_COUNT]);
 
+/* One frame's error (centimetres), the step every MPJPE of this module is made of: each
+ * scored joint's distance from the truth (`out_joint_cm`), and their mean per group
+ * (`out_cm`; ev_group_means_cm). Positions in metres, one frame of an ev_motion. The live
+ * program's HUD shows the same numbers for a replayed clip. */
+void
+ev_frame_joint_error_cm(const double ours_m[EV_JOINT_COUNT][3],
+                        const double truth_m[EV_JOINT_COUNT][3], double out_joint_cm[EV_JOINT_COUNT]);
+
+void
+ev_frame_error_cm(const double ours_m[EV_JOINT_COUNT][3], const double truth_m[EV_JOINT_COUNT][3],
+                  double out_cm[EV_GROUP_COUNT]);
+
+/* The mean of the joints of each group (all, upper, lower, hands, feet). */
+void
+ev_group_means_cm(const double joint_cm[EV_JOINT_COUNT], double out_cm[EV_GROUP_COUNT]);
+
 /* Jitter (m/s^3): the mean over frames 3.. and the 17 joints of the norm of the third
  * finite difference p[f] - 3 p[f-1] + 3 p[f-2] - p[f-3], times fps^3. NaN with fewer
  * than 4 frames. */
@@ -433,6 +449,13 @@ ev_clip_hand_up_stream(const struct ev_clip *clip, int row, struct st_stream *ou
 enum em_result
 ev_clip_hand_up(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
                 struct ev_body_checks *checks, struct em_error *err);
+
+/* The scored joints of the body's current pose (body_pose), metres, as the evaluation
+ * reads them. Fails naming the first scored bone the avatar lacks, or a non-finite
+ * position (EM_ERROR_UNSUPPORTED, EM_ERROR_RUNTIME). */
+enum em_result
+ev_body_scored_positions(const struct body *body, double out_m[EV_JOINT_COUNT][3],
+                         struct em_error *err);
 
 /* A fresh body for `method` on `clip` (its skeleton and tracker mounts for the known body,
  * the default proportions at its height otherwise), with `prior`. */

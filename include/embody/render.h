@@ -10,10 +10,11 @@
  * down, as in the PNG files.
  *
  * Keys (render_poll): F1 help, Tab / Shift+Tab next / previous camera, 1-5 a camera, H the
- * HUD, T the IK targets, B the capsule figure over the avatar, S a screenshot
- * (embody-YYYYmmdd-HHMMSS.png in the current directory) are handled here; C calibrate,
- * R recenter, Space pause and Esc (or closing the window) quit are returned to the program
- * as enum render_action bits.
+ * HUD, T the IK targets, B the capsule figure over the avatar, G the ghost (the truth
+ * beside the avatar), S a screenshot (embody-YYYYmmdd-HHMMSS.png in the current directory)
+ * are handled here; C calibrate, R recenter, Space pause, K the next tracker setup, P the
+ * other body (learned prior or procedural) and Esc (or closing the window) quit are
+ * returned to the program as enum render_action bits.
  */
 #ifndef EMBODY_RENDER_H
 #define EMBODY_RENDER_H
@@ -40,6 +41,19 @@ struct render_target {
     vec3 reached_m;
 };
 
+/* One line of errors on the HUD: a reconstruction against the truth (a replayed clip), in
+ * centimetres per joint group (all, upper, lower, hands, feet: the evaluation's groups),
+ * this frame and the mean over the frames played so far. */
+#define RENDER_ERROR_GROUPS 5
+#define RENDER_MAX_LANES 2
+struct render_hud_lane {
+    const char *label; /* "6 points · learned prior"; NULL: no line */
+    bool has_error;    /* false: no truth to compare with (a recording) */
+    float error_cm[RENDER_ERROR_GROUPS];
+    float mean_cm[RENDER_ERROR_GROUPS];
+    long mean_frames;
+};
+
 /* Numbers shown on the HUD. Strings may be NULL (not shown); negative or zero numbers
  * that cannot be zero (frame rate, height, arm span) are shown as "-". */
 struct render_hud {
@@ -61,6 +75,27 @@ struct render_hud {
     const char *device_note[EM_DEVICE_COUNT];
     const char *tracker_note[EM_TRACKER_COUNT]; /* "blending in", ... NULL: nothing */
     const char *message; /* a transient line, for example "calibrated: 1.78 m" */
+    /* The avatars' errors against the truth, or their setups without one (--compare). */
+    int lane_count;
+    struct render_hud_lane lane[RENDER_MAX_LANES];
+};
+
+/* A translucent stick figure of the truth: a replayed clip's own skeleton posed by the
+ * clip, drawn where the avatar is (G shows or hides it). */
+#define RENDER_MAX_GHOSTS 2
+struct render_ghost {
+    int joint_count;              /* 0: none */
+    const float (*position_m)[3]; /* each joint, world */
+    const int *parent;            /* parent[i] < i; -1 for a root */
+};
+
+/* A second avatar beside the first (--compare), drawn as the first is (the same skinned
+ * mesh, whose binding fits it, or capsules), with its own body trackers. */
+struct render_figure {
+    const struct sk_skeleton *skeleton; /* NULL: none */
+    const struct sk_pose *pose;
+    uint32_t tracker_present;
+    struct em_device_pose tracker[EM_TRACKER_COUNT];
 };
 
 struct av_avatar;
@@ -85,6 +120,9 @@ struct render_scene {
     int target_count;
     struct render_target target[RENDER_MAX_TARGETS];
     struct render_hud hud;
+    int ghost_count;
+    struct render_ghost ghost[RENDER_MAX_GHOSTS];
+    struct render_figure second; /* the camera frames both avatars when there is one */
 };
 
 enum render_camera {
@@ -106,6 +144,7 @@ struct render_desc {
     bool show_targets;      /* draw IK targets beside the effectors (T toggles) */
     bool hide_hud;          /* start with the HUD off (H toggles) */
     bool show_figure;       /* the capsule figure over a skinned avatar (B toggles) */
+    bool hide_ghost;        /* start with the scene's ghosts hidden (G toggles) */
     int msaa_samples;       /* anti-aliasing samples per pixel, 1 turns it off; default 4,
                                or 1 on a software renderer (llvmpipe) where it is costly */
     const char *shader_dir; /* default: shaders/ found with u_path_find_data, else the
@@ -121,6 +160,8 @@ enum render_action {
     RENDER_ACTION_RECENTER = 1u << 2,
     RENDER_ACTION_PAUSE_TOGGLE = 1u << 3,
     RENDER_ACTION_RECORD_TOGGLE = 1u << 4, /* F9: start or stop recording the session */
+    RENDER_ACTION_NEXT_SETUP = 1u << 5,    /* K: the next tracker setup (3, 4, 6, 8, 11) */
+    RENDER_ACTION_NEXT_BODY = 1u << 6,     /* P: the other body (prior or procedural) */
 };
 
 struct render;
@@ -172,6 +213,11 @@ enum render_camera render_get_camera(const struct render *render);
 
 /* The camera's name ("mirror", "orbit", "front", "side", "top"). */
 const char *render_camera_name(enum render_camera camera);
+
+/* Shows or hides the scene's ghosts (as G does), and says whether they are shown. */
+void render_set_ghost_visible(struct render *render, bool visible);
+
+bool render_ghost_visible(const struct render *render);
 
 /* Milliseconds of CPU time the last render_draw took (for the HUD and benchmarks). */
 float render_last_draw_ms(const struct render *render);

@@ -145,11 +145,21 @@ print_output_and_window(FILE *out, const struct app_options *o)
             o->verbosity < 0 ? "quiet" : (o->verbosity > 0 ? "verbose" : "normal"));
 }
 
+static void
+print_faults(FILE *out, const struct flt_set *faults)
+{
+    char text[FLT_MAX_FAULTS * FLT_TEXT_MAX];
+    flt_set_describe(faults, text, sizeof text);
+    fprintf(out, "%-34s = %s\n", "faults", text);
+    fprintf(out, "%-34s = %llu\n", "fault seed", (unsigned long long)faults->seed);
+}
+
 void
 app_config_print(FILE *out, const struct app_options *options, const struct app_avatar *avatar,
-                 const struct body *body)
+                 const struct body *body, const struct flt_set *faults)
 {
     print_input(out, options);
+    print_faults(out, faults);
     print_avatar(out, avatar, body);
     print_body(out, avatar, body);
     print_output_and_window(out, options);

@@ -11,8 +11,10 @@
 #include "app/app_avatar.h"
 #include "app/app_options.h"
 #include "embody/body.h"
+#include "embody/fault.h"
 
+/* `faults`: the faults the run puts into its frames (the settings file's and --fault's). */
 void app_config_print(FILE *out, const struct app_options *options, const struct app_avatar *avatar,
-                      const struct body *body);
+                      const struct body *body, const struct flt_set *faults);
 
 #endif

@@ -18,10 +18,14 @@
 #include "app/app_args.h"
 #include "app/app_avatar.h"
 #include "app/app_config.h"
+#include "app/app_lanes.h"
 #include "app/app_live.h"
+#include "app/app_settings.h"
 #include "app/app_source.h"
 #include "app/app_stats.h"
+#include "app/app_truth.h"
 #include "embody/input.h"
+#include "embody/m_math.h"
 #include "embody/osc.h"
 #include "embody/stream.h"
 #include "util/u_log.h"
@@ -37,7 +41,16 @@ struct live {
     struct render *render;
     struct in_source *source;
     struct flt_state *faults; /* --fault: applied to every frame of the source */
+    struct flt_set fault_set; /* the settings file's "faults", then --fault's */
     struct app_source_info source_info;
+    /* The avatars (one, or two with --compare), whose first body is `body`, and a replayed
+     * clip's truth for their ghosts and errors. */
+    struct app_lanes lanes;
+    bool lanes_ready;
+    struct app_truth truth;
+    bool have_truth;
+    float (*ghost_shown[RENDER_MAX_GHOSTS])[3]; /* the truth moved by each lane's offset */
+    struct em_tracking_frame source_frame;      /* as the source gave it, faults in */
     struct app_eye_target eyes;
     struct osc_sender *vmc;
     struct osc_sender *vrchat;
@@ -127,6 +140,28 @@ setup_body(struct live *L)
     if (L->avatar.height_estimated || desc.height_stream)
         U_LOG_I("height %.2f m: %s", (double)app_avatar_height_m(&L->avatar),
                 L->avatar.height_source);
+    return APP_EXIT_OK;
+}
+
+/* The faults to put into every frame: the settings file's, then --fault's. */
+static int
+collect_faults(struct live *L)
+{
+    struct em_error err = {{0}};
+    memset(&L->fault_set, 0, sizeof L->fault_set);
+    L->fault_set.seed = L->opt->faults.seed;
+    if (L->avatar.settings_path[0] &&
+        app_settings_faults(L->avatar.settings_path, &L->fault_set, &err) != EM_OK) {
+        U_LOG_E("%s", err.message);
+        return APP_EXIT_USAGE;
+    }
+    for (int i = 0; i < L->opt->faults.count; ++i) {
+        if (L->fault_set.count >= FLT_MAX_FAULTS) {
+            U_LOG_E("--fault: at most %d faults, with the settings file's", FLT_MAX_FAULTS);
+            return APP_EXIT_USAGE;
+        }
+        L->fault_set.fault[L->fault_set.count++] = L->opt->faults.fault[i];
+    }
     return APP_EXIT_OK;
 }
 
@@ -283,6 +318,7 @@ open_window(struct live *L)
         .title = "embody",
         .hidden = L->opt->frames > 0,
         .show_figure = L->opt->show_figure,
+        .hide_ghost = L->opt->no_ghost,
     };
     struct em_error err = {{0}};
     const enum em_result r = render_create(&desc, &L->render, &err);
@@ -311,7 +347,7 @@ open_source(struct live *L)
     }
     /* Faults go on the frames here rather than in a wrapping source, so the OpenXR source
      * is still itself for its status, floor and headless queries. */
-    if (L->opt->faults.count > 0 && flt_state_create(&L->opt->faults, &L->faults, &err) != EM_OK) {
+    if (L->fault_set.count > 0 && flt_state_create(&L->fault_set, &L->faults, &err) != EM_OK) {
         U_LOG_E("%s", err.message);
         return APP_EXIT_FAILURE;
     }
@@ -334,11 +370,66 @@ announce_source(const struct live *L)
                 L->opt->vmc_in.host[0] ? L->opt->vmc_in.host : "127.0.0.1 (this machine only)");
     else
         U_LOG_I("tracking the headset through OpenXR");
-    if (L->opt->faults.count > 0) {
+    if (L->fault_set.count > 0) {
         char faults[FLT_MAX_FAULTS * FLT_TEXT_MAX];
-        flt_set_describe(&L->opt->faults, faults, sizeof faults);
-        U_LOG_I("with faults: %s (seed %llu)", faults, (unsigned long long)L->opt->faults.seed);
+        flt_set_describe(&L->fault_set, faults, sizeof faults);
+        U_LOG_I("with faults: %s (seed %llu)", faults, (unsigned long long)L->fault_set.seed);
     }
+}
+
+/* A replayed clip is its own truth: loaded for the ghost and the HUD's errors. */
+static void
+load_truth(struct live *L)
+{
+    const char *path = L->opt->replay_path;
+    if (L->opt->input != APP_INPUT_REPLAY || !path || !app_has_suffix(path, ".bvh"))
+        return;
+    char why[EM_ERROR_MESSAGE_MAX] = "";
+    struct em_error err = {{0}};
+    if (app_truth_load(path, &L->truth, why, sizeof why, &err) != EM_OK) {
+        U_LOG_W("no ghost: %s", err.message);
+        return;
+    }
+    L->have_truth = true;
+    if (!L->truth.scored)
+        U_LOG_W("the ghost is drawn, but errors need the evaluation's joints: %s", why);
+    for (int g = 0; g < RENDER_MAX_GHOSTS; ++g) {
+        L->ghost_shown[g] = calloc((size_t)L->truth.bvh.joint_count, sizeof *L->ghost_shown[g]);
+        if (!L->ghost_shown[g])
+            L->have_truth = false;
+    }
+}
+
+/* The avatars: the first is the body set up so far, built again as a lane (with the
+ * clip's tracker mounts when the avatar is the clip), and a second for --compare. */
+static int
+setup_lanes(struct live *L)
+{
+    load_truth(L);
+    const struct app_options *o = L->opt;
+    const bool clip = o->input == APP_INPUT_REPLAY && app_has_suffix(o->replay_path, ".bvh");
+    struct app_lanes_desc desc = {
+        .avatar = &L->avatar,
+        .truth = L->have_truth ? &L->truth : NULL,
+        .avatar_is_clip = clip && o->avatar_bvh && strcmp(o->avatar_bvh, o->replay_path) == 0,
+        .count = o->compare_given ? 2 : 1,
+        .trackers = o->replay_trackers,
+        .all_trackers = !clip,
+    };
+    struct em_error err = {{0}};
+    for (int i = 0; o->compare_given && i < 2; ++i)
+        app_lane_spec_parse(o->compare[i], &desc.spec[i], &err);
+    if (app_lanes_init(&L->lanes, &desc, &err) != EM_OK) {
+        U_LOG_E("%s", err.message);
+        app_lanes_fini(&L->lanes);
+        return APP_EXIT_USAGE;
+    }
+    body_destroy(&L->body);
+    L->body = L->lanes.lane[0].body;
+    L->lanes_ready = true;
+    for (int i = 0; o->compare_given && i < L->lanes.count; ++i)
+        U_LOG_I("avatar %s", L->lanes.lane[i].label);
+    return APP_EXIT_OK;
 }
 
 static int
@@ -348,6 +439,8 @@ open_window_and_source(struct live *L)
     int code = file_first ? open_source(L) : open_window(L);
     if (code == APP_EXIT_OK)
         code = file_first ? open_window(L) : open_source(L);
+    if (code == APP_EXIT_OK)
+        code = setup_lanes(L);
     if (code != APP_EXIT_OK)
         return code;
     announce_source(L);
@@ -416,6 +509,7 @@ static void
 calibrate(struct live *L)
 {
     calibrate_with(L, &L->frame);
+    app_lanes_follow_calibration(&L->lanes, &L->source_frame);
 }
 
 /* A new estimate recalibrates (which resets the body's history) only when it is this
@@ -459,6 +553,7 @@ static void
 recenter(struct live *L)
 {
     body_recenter(L->body);
+    app_lanes_follow_recenter(&L->lanes);
     set_message(L, "recentered");
     U_LOG_I("recentered");
 }
@@ -511,6 +606,24 @@ toggle_recording(struct live *L)
     set_message(L, text);
 }
 
+/* K and P: the first avatar's next tracker setup, or its other body (built afresh). */
+static void
+switch_lane(struct live *L, uint32_t actions)
+{
+    char text[sizeof L->message];
+    if (actions & RENDER_ACTION_NEXT_SETUP) {
+        app_lanes_next_setup(&L->lanes, text, sizeof text);
+        app_lane_mask(&L->lanes.lane[0], &L->source_frame, &L->frame);
+    }
+    if (actions & RENDER_ACTION_NEXT_BODY) {
+        app_lanes_next_body(&L->lanes, text, sizeof text);
+        L->body = L->lanes.lane[0].body;
+        body_get_status(L->body, &L->status);
+    }
+    U_LOG_I("%s", text);
+    set_message(L, text);
+}
+
 /* Carries out the window's actions and the frame's button events; false to quit. */
 static bool
 handle_requests(struct live *L, uint32_t actions, uint32_t events)
@@ -523,6 +636,8 @@ handle_requests(struct live *L, uint32_t actions, uint32_t events)
         toggle_pause(L);
     if (actions & RENDER_ACTION_RECORD_TOGGLE)
         toggle_recording(L);
+    if (actions & (RENDER_ACTION_NEXT_SETUP | RENDER_ACTION_NEXT_BODY))
+        switch_lane(L, actions);
     return !(actions & RENDER_ACTION_QUIT);
 }
 
@@ -579,6 +694,79 @@ fill_trackers(struct live *L)
 }
 
 static void
+shift_pose(struct em_device_pose *d, const float *offset_m)
+{
+    m_vec3_add(d->pose.position_m, offset_m, d->pose.position_m);
+}
+
+/* With two avatars: the first's devices and trackers where it is drawn, and the second
+ * avatar with its own trackers where it is drawn. */
+static void
+fill_second(struct live *L)
+{
+    struct render_scene *sc = &L->scene;
+    const struct app_lane *a = &L->lanes.lane[0], *b = &L->lanes.lane[1];
+    sc->pose = &a->shown;
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        shift_pose(&sc->device[d], a->offset_m);
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        shift_pose(&sc->tracker[t], a->offset_m);
+    struct render_figure *f = &sc->second;
+    f->skeleton = body_skeleton(b->body);
+    f->pose = &b->shown;
+    f->tracker_present = b->frame.tracker_present;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        f->tracker[t] = b->frame.tracker[t];
+        shift_pose(&f->tracker[t], b->offset_m);
+    }
+}
+
+/* The truth's ghost where each avatar is drawn. */
+static void
+fill_ghosts(struct live *L)
+{
+    struct render_scene *sc = &L->scene;
+    struct app_truth *t = &L->truth;
+    app_truth_pose(t, app_truth_row(t, L->frame.time_s));
+    sc->ghost_count = L->lanes.count;
+    for (int i = 0; i < L->lanes.count; ++i) {
+        struct render_ghost *g = &sc->ghost[i];
+        g->joint_count = t->bvh.joint_count;
+        g->parent = t->parent;
+        g->position_m = (const float(*)[3])t->ghost_m;
+        if (L->lanes.count < 2)
+            continue;
+        for (int j = 0; j < t->bvh.joint_count; ++j)
+            m_vec3_add(t->ghost_m[j], L->lanes.lane[i].offset_m, L->ghost_shown[i][j]);
+        g->position_m = (const float(*)[3])L->ghost_shown[i];
+    }
+}
+
+/* The avatars beyond the first body's own drawing: the second, the ghosts, and a line
+ * on the HUD for each (with its errors against a replayed clip). */
+static void
+fill_lanes(struct live *L)
+{
+    struct render_scene *sc = &L->scene;
+    memset(&sc->second, 0, sizeof sc->second);
+    sc->ghost_count = 0;
+    sc->hud.lane_count = 0;
+    if (!L->lanes_ready)
+        return;
+    if (L->lanes.count > 1) {
+        app_lanes_place(&L->lanes);
+        fill_second(L);
+    }
+    if (L->have_truth)
+        fill_ghosts(L);
+    if (L->lanes.count < 2 && L->opt->input != APP_INPUT_REPLAY)
+        return;
+    sc->hud.lane_count = L->lanes.count;
+    for (int i = 0; i < L->lanes.count; ++i)
+        app_lanes_hud(&L->lanes, i, &sc->hud.lane[i]);
+}
+
+static void
 fill_scene(struct live *L, int64_t now_ns)
 {
     struct render_scene *sc = &L->scene;
@@ -589,6 +777,7 @@ fill_scene(struct live *L, int64_t now_ns)
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         sc->device[d] = L->frame.device[d];
     fill_trackers(L);
+    fill_lanes(L);
     const int n = s->effector_count < RENDER_MAX_TARGETS ? s->effector_count : RENDER_MAX_TARGETS;
     sc->target_count = n;
     struct render_hud *h = &sc->hud;
@@ -680,7 +869,7 @@ process_frame(struct live *L)
 {
     auto_calibrate_step(L);
     const int64_t start_ns = u_time_now_ns();
-    body_update(L->body, &L->frame);
+    app_lanes_update(&L->lanes, &L->source_frame, &L->frame);
     const int64_t end_ns = u_time_now_ns();
     L->last_update_us = (float)((double)(end_ns - start_ns) * 1e-3);
     body_get_status(L->body, &L->status);
@@ -764,7 +953,8 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
         }
         if (L->faults)
             flt_state_apply(L->faults, &next);
-        L->frame = next;
+        L->source_frame = next;
+        app_lane_mask(&L->lanes.lane[0], &next, &L->frame);
         L->have_frame = true;
         if (hooks && hooks->on_frame)
             hooks->on_frame(hooks->user, L->stats.frames, &L->frame, L->render, &L->scene, L->body);
@@ -922,7 +1112,17 @@ teardown(struct live *L)
     free(L->auto_estimate);
     L->auto_estimate = NULL;
     render_destroy(&L->render);
+    if (L->lanes_ready) {
+        L->body = NULL; /* the first lane's */
+        app_lanes_fini(&L->lanes);
+        L->lanes_ready = false;
+    }
     body_destroy(&L->body);
+    app_truth_fini(&L->truth);
+    for (int g = 0; g < RENDER_MAX_GHOSTS; ++g) {
+        free(L->ghost_shown[g]);
+        L->ghost_shown[g] = NULL;
+    }
     app_avatar_fini(&L->avatar);
 }
 
@@ -976,6 +1176,8 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
     g_interrupted = 0;
 
     int code = setup_body(L);
+    if (code == APP_EXIT_OK)
+        code = collect_faults(L);
     if (code == APP_EXIT_OK && options->print_rig) {
         code = app_avatar_print_rig(stdout, &L->avatar);
         teardown(L);
@@ -983,7 +1185,7 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
         return code;
     }
     if (code == APP_EXIT_OK && options->print_config) {
-        app_config_print(stdout, options, &L->avatar, L->body);
+        app_config_print(stdout, options, &L->avatar, L->body, &L->fault_set);
         teardown(L);
         free(L);
         return APP_EXIT_OK;

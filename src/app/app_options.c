@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "app/app_args.h"
+#include "app/app_lanes.h"
 #include "app/app_options.h"
 #include "embody/prior.h"
 #include "embody/render.h"
@@ -45,6 +46,8 @@ enum option_id {
     OPT_TRACKERS,
     OPT_BONE_MAP,
     OPT_PRINT_RIG,
+    OPT_COMPARE,
+    OPT_NO_GHOST,
     OPT_COUNT,
 };
 
@@ -84,6 +87,8 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_TRACKERS, "trackers", 0, APP_ARG_VALUE},
     {OPT_BONE_MAP, "bone-map", 0, APP_ARG_VALUE},
     {OPT_PRINT_RIG, "print-rig", 0, APP_ARG_FLAG},
+    {OPT_COMPARE, "compare", 0, APP_ARG_VALUE},
+    {OPT_NO_GHOST, "no-ghost", 0, APP_ARG_FLAG},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -110,6 +115,11 @@ app_options_print_help(FILE *out)
           "  --demo                 play the bundled demo\n"
           "  --fast                 play the replay or the demo as fast as possible\n"
           "  --loop                 start the replay again at its end\n"
+          "  --compare A,B          two avatars side by side from the same tracking, each a\n"
+          "                         tracker setup (3, 4, 6, 8, 11), a body (prior,\n"
+          "                         procedural) or a prior model file: --compare 3,6\n"
+          "  --no-ghost             start with the ghost of a replayed clip's truth hidden\n"
+          "                         (G shows it)\n"
           "  --vmc-in [[HOST:]PORT] read tracking sent over the VMC protocol (UDP\n"
           "                         %s:%d, this machine only; 0.0.0.0:PORT\n"
           "                         takes it from the network): Hmd/Con/Tra/Pos\n"
@@ -220,6 +230,30 @@ parse_osc(struct app_osc_option *osc, const char *name, const char *value, int d
 }
 
 /* Applies one option with its value. */
+/* --compare A,B: two items, each a tracker setup, a body or a prior model file. */
+static enum em_result
+parse_compare(struct app_options *o, const char *name, const char *value, struct em_error *err)
+{
+    const char *comma = strchr(value, ',');
+    const size_t first = comma ? (size_t)(comma - value) : 0;
+    if (!comma || strchr(comma + 1, ',') || first >= sizeof o->compare[0] ||
+        strlen(comma + 1) >= sizeof o->compare[1])
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "%s: expected A,B: two of a tracker setup (3, 4, 6, 8, 11), a body (prior, "
+                       "procedural) or a prior model file, got \"%s\"",
+                       name, value);
+    memcpy(o->compare[0], value, first);
+    o->compare[0][first] = '\0';
+    snprintf(o->compare[1], sizeof o->compare[1], "%s", comma + 1);
+    for (int i = 0; i < 2; ++i) {
+        struct app_lane_spec spec;
+        if (app_lane_spec_parse(o->compare[i], &spec, err) != EM_OK)
+            return EM_ERROR_INVALID_ARGUMENT;
+    }
+    o->compare_given = true;
+    return EM_OK;
+}
+
 static enum em_result
 apply(struct app_options *o, int id, const char *name, const char *value, struct em_error *err)
 {
@@ -308,6 +342,8 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
         return EM_OK;
     case OPT_BONE_MAP: o->bone_map_path = value; return EM_OK;
     case OPT_PRINT_RIG: o->print_rig = true; return EM_OK;
+    case OPT_COMPARE: return parse_compare(o, name, value, err);
+    case OPT_NO_GHOST: o->no_ghost = true; return EM_OK;
     case OPT_COUNT: break;
     }
     return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: not handled", name);

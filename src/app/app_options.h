@@ -86,6 +86,12 @@ struct app_options {
 
     struct flt_set faults; /* --fault (repeatable), --fault-seed: put into every frame */
 
+    /* --compare A,B: two avatars side by side, each item a tracker setup, a body or a prior
+     * model file (app_lane_spec_parse). */
+    bool compare_given;
+    bool no_ghost; /* --no-ghost: the ghost of a replayed clip's truth starts hidden */
+    char compare[2][1024];
+
     bool print_config; /* --print-config */
     bool show_help;    /* --help */
     bool show_version; /* --version */

@@ -90,8 +90,13 @@ stream_from_clip(const char *path, uint32_t trackers, struct st_stream *out, str
     enum em_result r = st_bvh_load(path, &bvh, err);
     if (r != EM_OK)
         return r;
-    r = st_mocap_to_stream_trackers(&bvh, st_bvh_guess_unit_scale(&bvh), trackers, path, out,
-                                    err);
+    /* Every tracker the clip's skeleton can carry, so a key can switch the setup while it
+     * plays (the live loop gives the body only the setup's); else the setup asked for. */
+    const double scale = st_bvh_guess_unit_scale(&bvh);
+    struct em_error all_err = {{0}};
+    r = st_mocap_to_stream_trackers(&bvh, scale, EM_TRACKER_ALL, path, out, &all_err);
+    if (r != EM_OK)
+        r = st_mocap_to_stream_trackers(&bvh, scale, trackers, path, out, err);
     st_bvh_fini(&bvh);
     return r;
 }

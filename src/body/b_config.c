@@ -261,8 +261,9 @@ body_desc_parse_json(const char *text, const char *source, struct body_desc *des
         r = u_json_check_unique_keys(root, source, err);
     if (r == EM_OK)
         r = check_fields(root,
+                         /* "faults" is the program's (src/app/app_settings.c) */
                          "format,version,note,devices,filter,tracking_loss,floor_height_m,"
-                         "arm_stretch_max,trackers",
+                         "arm_stretch_max,trackers,faults",
                          source, err);
     if (r == EM_OK) {
         snprintf(where, sizeof where, "%s", source);

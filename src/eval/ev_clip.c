@@ -160,18 +160,24 @@ ev_clip_fini(struct ev_clip *clip)
     memset(clip, 0, sizeof *clip);
 }
 
-/* The pose's joint of each scored bone; fails naming the first one the avatar lacks. */
-static enum em_result
-find_avatar_joints(const struct sk_skeleton *sk, const struct ev_clip *clip,
-                   enum ev_method method, int *out_joint, struct em_error *err)
+enum em_result
+ev_body_scored_positions(const struct body *body, double out_m[EV_JOINT_COUNT][3],
+                         struct em_error *err)
 {
+    const struct sk_skeleton *sk = body_skeleton(body);
+    const struct sk_pose *pose = body_pose(body);
     for (int j = 0; j < EV_JOINT_COUNT; ++j) {
         const enum sk_bone bone = ev_joint_bone((enum ev_joint)j);
-        out_joint[j] = sk_skeleton_bone_joint(sk, bone);
-        if (out_joint[j] < 0 || out_joint[j] >= sk->joint_count)
+        const int joint = sk_skeleton_bone_joint(sk, bone);
+        if (joint < 0 || joint >= sk->joint_count)
             return em_fail(err, EM_ERROR_UNSUPPORTED,
-                           "%s: %s: the avatar has no %s joint, which is scored", clip->path,
-                           ev_method_name(method), sk_bone_name(bone));
+                           "the avatar has no %s joint, which is scored", sk_bone_name(bone));
+        const float *p = pose->position_m[joint];
+        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+            return em_fail(err, EM_ERROR_RUNTIME, "body_update gave a non-finite %s position",
+                           sk_bone_name(bone));
+        for (int k = 0; k < 3; ++k)
+            out_m[j][k] = (double)p[k];
     }
     return EM_OK;
 }
@@ -180,22 +186,12 @@ static enum em_result
 copy_pose(const struct body *body, const struct ev_clip *clip, enum ev_method method,
           int row, struct ev_motion *out, struct em_error *err)
 {
-    int joint[EV_JOINT_COUNT];
-    const enum em_result r = find_avatar_joints(body_skeleton(body), clip, method, joint, err);
-    if (r != EM_OK)
-        return r;
-    const struct sk_pose *pose = body_pose(body);
-    for (int j = 0; j < EV_JOINT_COUNT; ++j) {
-        const float *p = pose->position_m[joint[j]];
-        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
-            return em_fail(err, EM_ERROR_RUNTIME,
-                           "%s: %s: row %d: body_update gave a non-finite %s position",
-                           clip->path, ev_method_name(method), row,
-                           sk_bone_name(ev_joint_bone((enum ev_joint)j)));
-        for (int k = 0; k < 3; ++k)
-            out->position_m[row][j][k] = (double)p[k];
-    }
-    return EM_OK;
+    struct em_error why = {{0}};
+    const enum em_result r = ev_body_scored_positions(body, out->position_m[row], &why);
+    if (r == EM_OK)
+        return EM_OK;
+    return em_fail(err, r, "%s: %s: row %d: %s", clip->path, ev_method_name(method), row,
+                   why.message);
 }
 
 enum em_result

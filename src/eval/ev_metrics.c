@@ -112,30 +112,59 @@ distance3(const double *a, const double *b)
 }
 
 void
+ev_frame_joint_error_cm(const double ours_m[EV_JOINT_COUNT][3],
+                        const double truth_m[EV_JOINT_COUNT][3], double out_joint_cm[EV_JOINT_COUNT])
+{
+    for (int j = 0; j < EV_JOINT_COUNT; ++j)
+        out_joint_cm[j] = 100.0 * distance3(ours_m[j], truth_m[j]);
+}
+
+void
+ev_group_means_cm(const double joint_cm[EV_JOINT_COUNT], double out_cm[EV_GROUP_COUNT])
+{
+    for (int g = 0; g < EV_GROUP_COUNT; ++g) {
+        double sum = 0.0;
+        int joints = 0;
+        for (int j = 0; j < EV_JOINT_COUNT; ++j)
+            if (ev_joint_in_group((enum ev_joint)j, (enum ev_group)g)) {
+                sum += joint_cm[j];
+                joints++;
+            }
+        out_cm[g] = joints > 0 ? sum / joints : (double)NAN;
+    }
+}
+
+void
+ev_frame_error_cm(const double ours_m[EV_JOINT_COUNT][3], const double truth_m[EV_JOINT_COUNT][3],
+                  double out_cm[EV_GROUP_COUNT])
+{
+    double joint_cm[EV_JOINT_COUNT];
+    ev_frame_joint_error_cm(ours_m, truth_m, joint_cm);
+    ev_group_means_cm(joint_cm, out_cm);
+}
+
+/* The mean over frames of each frame's error (ev_frame_joint_error_cm): every joint has
+ * the same number of frames, so a group's mean of joint means is its mean over pairs. */
+void
 ev_mpjpe_cm(const struct ev_motion *ours, const struct ev_motion *truth,
             double out_cm[EV_GROUP_COUNT], double out_joint_cm[EV_JOINT_COUNT])
 {
     const int frames = ours->frame_count < truth->frame_count ? ours->frame_count
                                                                : truth->frame_count;
     double joint_sum[EV_JOINT_COUNT] = {0};
-    for (int f = 0; f < frames; ++f)
+    for (int f = 0; f < frames; ++f) {
+        double frame_cm[EV_JOINT_COUNT];
+        ev_frame_joint_error_cm((const double(*)[3])ours->position_m[f],
+                                (const double(*)[3])truth->position_m[f], frame_cm);
         for (int j = 0; j < EV_JOINT_COUNT; ++j)
-            joint_sum[j] += distance3(ours->position_m[f][j], truth->position_m[f][j]);
-    for (int g = 0; g < EV_GROUP_COUNT; ++g) {
-        double sum = 0.0;
-        int joints = 0;
-        for (int j = 0; j < EV_JOINT_COUNT; ++j)
-            if (ev_joint_in_group((enum ev_joint)j, (enum ev_group)g)) {
-                sum += joint_sum[j];
-                joints++;
-            }
-        /* Every joint has the same number of frames, so this is the mean over pairs. */
-        out_cm[g] = frames > 0 && joints > 0 ? 100.0 * sum / ((double)frames * joints)
-                                             : (double)NAN;
+            joint_sum[j] += frame_cm[j];
     }
+    double joint_mean[EV_JOINT_COUNT];
+    for (int j = 0; j < EV_JOINT_COUNT; ++j)
+        joint_mean[j] = frames > 0 ? joint_sum[j] / frames : (double)NAN;
+    ev_group_means_cm(joint_mean, out_cm);
     if (out_joint_cm)
-        for (int j = 0; j < EV_JOINT_COUNT; ++j)
-            out_joint_cm[j] = frames > 0 ? 100.0 * joint_sum[j] / frames : (double)NAN;
+        memcpy(out_joint_cm, joint_mean, sizeof joint_mean);
 }
 
 double

@@ -69,12 +69,26 @@ player_from_scene(const struct render_scene *scene, float *out_position, float *
     return true;
 }
 
+/* With a second avatar (--compare) the camera looks between the two hips. */
+static void
+follow_second(const struct render_scene *scene, float *position)
+{
+    const struct render_figure *f = &scene->second;
+    if (!f->skeleton || !f->pose || f->pose->joint_count != f->skeleton->joint_count)
+        return;
+    const int hips = f->skeleton->bone_joint[SK_HIPS];
+    if (hips < 0 || !m_vec3_is_finite(f->pose->position_m[hips]))
+        return;
+    m_vec3_lerp(position, f->pose->position_m[hips], 0.5f, position);
+}
+
 void
 r_camera_follow(struct r_camera_state *cam, const struct render_scene *scene, float dt_s)
 {
     float position[3], yaw = cam->follow_yaw_rad, height = cam->height_m;
     if (!player_from_scene(scene, position, &yaw, &height))
         return;
+    follow_second(scene, position);
     if (!cam->have_follow || !(dt_s > 0.0f)) {
         m_vec3_copy(position, cam->follow_m);
         cam->follow_yaw_rad = yaw;

@@ -72,6 +72,33 @@ device_state(const struct em_device_pose *d, const char **out_word, const uint8_
 }
 
 /* The panel's lines; returns nothing, grows p->max_x and p->y. */
+/* An avatar's setup and body, and its error against the truth: this frame and the mean
+ * so far, all joints first, then upper, lower, hands, feet. */
+static void
+lane_line(struct pen *p, const struct render_hud_lane *lane)
+{
+    static const char *const groups[RENDER_ERROR_GROUPS] = {"all", "upper", "lower", "hands",
+                                                            "feet"};
+    char buf[160];
+    pen_label(p, "avatar");
+    snprintf(buf, sizeof buf, "%s", or_dash(lane->label));
+    pen_text(p, buf, k_accent);
+    pen_newline(p);
+    if (!lane->has_error)
+        return;
+    pen_label(p, "error cm");
+    for (int g = 0; g < RENDER_ERROR_GROUPS; ++g) {
+        snprintf(buf, sizeof buf, "%s ", groups[g]);
+        pen_text(p, buf, k_label);
+        const float cm = lane->error_cm[g];
+        snprintf(buf, sizeof buf, "%.1f", (double)cm);
+        pen_text(p, buf, cm < 5.0f ? k_value : (cm < 15.0f ? k_warn : k_bad));
+        snprintf(buf, sizeof buf, " (%.1f)   ", (double)lane->mean_cm[g]);
+        pen_text(p, buf, k_label);
+    }
+    pen_newline(p);
+}
+
 static void
 hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera camera, float draw_ms)
 {
@@ -158,6 +185,9 @@ hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera ca
     pen_text(p, buf, k_value);
     pen_newline(p);
 
+    for (int l = 0; l < h->lane_count && l < RENDER_MAX_LANES; ++l)
+        lane_line(p, &h->lane[l]);
+
     pen_label(p, "calibration");
     if (h->height_m > 0.0f)
         snprintf(buf, sizeof buf, "height %.2f m", (double)h->height_m);
@@ -195,6 +225,9 @@ help_overlay(struct r_text_batch *batch, const struct r_font *font, int width, i
         {"H", "show or hide the HUD"},
         {"T", "show or hide the IK targets"},
         {"B", "capsule figure over the avatar"},
+        {"G", "ghost of the truth (a replayed clip)"},
+        {"K", "next tracker setup: 3, 4, 6, 8, 11 points"},
+        {"P", "body: learned prior or procedural"},
         {"S", "screenshot (embody-date-time.png)"},
         {"F9", "record the session or stop (embody-date-time.csv)"},
         {"C", "calibrate: stand straight, arms out"},

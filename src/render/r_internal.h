@@ -119,17 +119,27 @@ enum em_result r_meshes_create(struct r_mesh meshes[R_MESH_COUNT], GLuint instan
 
 void r_meshes_destroy(struct r_mesh meshes[R_MESH_COUNT]);
 
+/* Points the bound mesh VAO's instance attributes (2 to 6) at the instance buffer bound
+ * to GL_ARRAY_BUFFER, from instance `first_instance` on. */
+void r_mesh_point_instances(size_t first_instance);
+
 /* ---- The scene as parts ---- */
 
 /* Everything a frame draws, sorted by mesh: `solid` with depth testing, `overlay` (the
  * lost-device marks) over everything. */
 struct r_parts {
     struct r_instance_list solid[R_MESH_COUNT];
+    struct r_instance_list ghost[R_MESH_COUNT]; /* translucent, over the solid parts */
     struct r_instance_list overlay[R_MESH_COUNT];
     vec4 shadow[3]; /* floor shadows: x, z, radius, strength */
     vec3 focus_m;   /* where the floor grid is centred */
     bool hide_figure; /* set by the caller: leave out the capsule figure (an avatar is drawn) */
+    bool show_ghost;  /* set by the caller: build the scene's ghosts */
 };
+
+/* How opaque a ghost is (the mesh program's u_alpha while drawing parts->ghost). */
+#define R_GHOST_ALPHA 0.38f
+#define R_COLOR_GHOST 0.80f, 0.93f, 1.00f
 
 /* Fills `parts` from the scene. `camera_right` and `camera_up` (world, unit) turn the
  * lost-device crosses towards the viewer. Returns false only when out of memory. */
@@ -318,6 +328,11 @@ struct render {
     struct r_target resolved; /* single-sampled: HUD, screenshots, shown in the window */
 
     struct r_parts parts;
+    /* The frame's instances (solid, ghost, overlay), uploaded at once: the software
+     * renderer finishes the pending draws before a buffer they use is specified again. */
+    struct r_instance *staged;
+    int staged_capacity;
+    int staged_first[3][R_MESH_COUNT];
     struct r_text_batch text;
     struct r_font font;
     float ui_scale;
@@ -335,6 +350,7 @@ struct render {
 
     struct r_skin skin;
     bool show_figure; /* the capsule figure over a skinned avatar (B toggles) */
+    bool show_ghost;  /* the scene's ghosts (G toggles) */
 };
 
 /* Draws the 3-D scene (background, floor, parts) with `view` into the bound framebuffer

@@ -135,6 +135,18 @@ make_box(struct geometry *g)
     return true;
 }
 
+void
+r_mesh_point_instances(size_t first_instance)
+{
+    const size_t base = first_instance * sizeof(struct r_instance);
+    for (GLuint col = 0; col < 4; ++col)
+        glVertexAttribPointer(
+            2 + col, 4, GL_FLOAT, GL_FALSE, sizeof(struct r_instance),
+            (const void *)(base + offsetof(struct r_instance, model) + col * sizeof(vec4)));
+    glVertexAttribPointer(6, 4, GL_FLOAT, GL_FALSE, sizeof(struct r_instance),
+                          (const void *)(base + offsetof(struct r_instance, color)));
+}
+
 static void
 upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer)
 {
@@ -152,17 +164,11 @@ upload(struct r_mesh *mesh, const struct geometry *g, GLuint instance_buffer)
                           (const void *)offsetof(struct vertex, normal));
 
     glBindBuffer(GL_ARRAY_BUFFER, instance_buffer);
-    for (GLuint col = 0; col < 4; ++col) {
-        glEnableVertexAttribArray(2 + col);
-        glVertexAttribPointer(
-            2 + col, 4, GL_FLOAT, GL_FALSE, sizeof(struct r_instance),
-            (const void *)(offsetof(struct r_instance, model) + col * sizeof(vec4)));
-        glVertexAttribDivisor(2 + col, 1);
+    for (GLuint a = 2; a <= 6; ++a) {
+        glEnableVertexAttribArray(a);
+        glVertexAttribDivisor(a, 1);
     }
-    glEnableVertexAttribArray(6);
-    glVertexAttribPointer(6, 4, GL_FLOAT, GL_FALSE, sizeof(struct r_instance),
-                          (const void *)offsetof(struct r_instance, color));
-    glVertexAttribDivisor(6, 1);
+    r_mesh_point_instances(0);
 
     glGenBuffers(1, &mesh->index_buffer);
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, mesh->index_buffer);

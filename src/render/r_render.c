@@ -255,6 +255,7 @@ render_create(const struct render_desc *desc_in, struct render **out_render, str
     memset(r, 0, sizeof *r);
     r->show_targets = desc.show_targets;
     r->show_figure = desc.show_figure;
+    r->show_ghost = !desc.hide_ghost;
     r->hud.visible = !desc.hide_hud;
     r_camera_init(&r->camera);
 
@@ -316,6 +317,7 @@ render_destroy(struct render **render)
     if (r->sdl_started)
         SDL_QuitSubSystem(SDL_INIT_VIDEO);
     r_parts_fini(&r->parts);
+    free(r->staged);
     r_text_batch_fini(&r->text);
     free(r);
     *render = NULL;
@@ -323,19 +325,53 @@ render_destroy(struct render **render)
 
 /* ---- Drawing ---- */
 
-static void
-draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT])
+enum staged_group { STAGED_SOLID = 0, STAGED_GHOST, STAGED_OVERLAY, STAGED_GROUPS };
+
+/* Copies every instance of the frame into one array and uploads it in one call; each
+ * group's and mesh's first instance goes to staged_first. False when out of memory. */
+static bool
+stage_instances(struct render *r)
 {
+    const struct r_instance_list *groups[STAGED_GROUPS] = {r->parts.solid, r->parts.ghost,
+                                                           r->parts.overlay};
+    int total = 0;
+    for (int g = 0; g < STAGED_GROUPS; ++g)
+        for (int m = 0; m < R_MESH_COUNT; ++m)
+            total += groups[g][m].count;
+    if (total > r->staged_capacity) {
+        struct r_instance *grown = realloc(r->staged, (size_t)total * sizeof *grown);
+        if (!grown)
+            return false;
+        r->staged = grown;
+        r->staged_capacity = total;
+    }
+    int at = 0;
+    for (int g = 0; g < STAGED_GROUPS; ++g)
+        for (int m = 0; m < R_MESH_COUNT; ++m) {
+            r->staged_first[g][m] = at;
+            if (groups[g][m].count > 0)
+                memcpy(r->staged + at, groups[g][m].items,
+                       (size_t)groups[g][m].count * sizeof *r->staged);
+            at += groups[g][m].count;
+        }
+    glBindBuffer(GL_ARRAY_BUFFER, r->instance_buffer);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)total * sizeof(struct r_instance)),
+                 total > 0 ? r->staged : NULL, GL_STREAM_DRAW);
+    return true;
+}
+
+static void
+draw_instances(const struct render *r, const struct r_instance_list lists[R_MESH_COUNT],
+               enum staged_group group)
+{
+    glBindBuffer(GL_ARRAY_BUFFER, r->instance_buffer);
     for (int m = 0; m < R_MESH_COUNT; ++m) {
-        const struct r_instance_list *list = &lists[m];
-        if (list->count == 0)
+        if (lists[m].count == 0)
             continue;
-        glBindBuffer(GL_ARRAY_BUFFER, r->instance_buffer);
-        glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)list->count * sizeof(struct r_instance)),
-                     list->items, GL_STREAM_DRAW);
         glBindVertexArray(r->mesh[m].vao);
+        r_mesh_point_instances((size_t)r->staged_first[group][m]);
         glDrawElementsInstanced(GL_TRIANGLES, r->mesh[m].index_count, GL_UNSIGNED_INT, NULL,
-                                list->count);
+                                lists[m].count);
     }
     glBindVertexArray(0);
 }
@@ -397,9 +433,30 @@ key_light(const struct r_view *view, float out_key[3])
     m_vec3_normalize_or(out_key, fallback, out_key);
 }
 
+/* The ghosts over the solid parts, blended and not depth-tested: where the truth is
+ * inside the avatar (a good reconstruction) its bones still show, as on an X-ray. */
 static void
-draw_parts(const struct render *r, const struct r_view *view)
+draw_ghosts(const struct render *r, GLuint program)
 {
+    glDisable(GL_DEPTH_TEST);
+    glEnable(GL_BLEND);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+    glDepthMask(GL_FALSE);
+    glUniform1f(uniform(program, "u_alpha"), R_GHOST_ALPHA);
+    draw_instances(r, r->parts.ghost, STAGED_GHOST);
+    glUniform1f(uniform(program, "u_alpha"), 1.0f);
+    glDepthMask(GL_TRUE);
+    glDisable(GL_BLEND);
+    glEnable(GL_DEPTH_TEST);
+}
+
+static void
+draw_parts(struct render *r, const struct r_view *view)
+{
+    if (!stage_instances(r)) {
+        U_LOG_W("render: out of memory for the frame's parts; nothing drawn");
+        return;
+    }
     const GLuint p = r->program[R_PROGRAM_MESH];
     glUseProgram(p);
     glUniformMatrix4fv(uniform(p, "u_view_proj"), 1, GL_FALSE, (const float *)view->view_proj);
@@ -413,11 +470,28 @@ draw_parts(const struct render *r, const struct r_view *view)
     glCullFace(GL_BACK);
     /* A mirrored projection turns counter-clockwise triangles clockwise on screen. */
     glFrontFace(view->mirrored ? GL_CW : GL_CCW);
-    draw_instances(r, r->parts.solid);
+    glUniform1f(uniform(p, "u_alpha"), 1.0f);
+    draw_instances(r, r->parts.solid, STAGED_SOLID);
+    draw_ghosts(r, p);
     glDisable(GL_DEPTH_TEST);
-    draw_instances(r, r->parts.overlay);
+    draw_instances(r, r->parts.overlay, STAGED_OVERLAY);
     glFrontFace(GL_CCW);
     glDisable(GL_CULL_FACE);
+}
+
+/* The skinned avatar, and the second one (--compare) with the same mesh at its pose. */
+static bool
+draw_skinned(struct render *r, const struct render_scene *scene, const struct r_view *view,
+             const float key[3])
+{
+    if (!r_skin_draw(&r->skin, r->program[R_PROGRAM_SKIN], scene, view, key))
+        return false;
+    if (!scene->second.skeleton || !scene->second.pose)
+        return true;
+    struct render_scene second = *scene;
+    second.skeleton = scene->second.skeleton;
+    second.pose = scene->second.pose;
+    return r_skin_draw(&r->skin, r->program[R_PROGRAM_SKIN], &second, view, key);
 }
 
 void
@@ -427,6 +501,7 @@ r_draw_world(struct render *r, const struct render_scene *scene, const struct r_
     /* A skinned avatar replaces the capsule figure, unless that is asked for over it. */
     const bool skinned = scene->avatar && scene->avatar_binding && scene->pose;
     r->parts.hide_figure = skinned && !r->show_figure;
+    r->parts.show_ghost = r->show_ghost;
     if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
         U_LOG_W("render: out of memory building the scene; parts are missing");
     glViewport(0, 0, width, height);
@@ -440,8 +515,7 @@ r_draw_world(struct render *r, const struct render_scene *scene, const struct r_
     if (skinned) {
         float key[3];
         key_light(view, key);
-        if (!r_skin_draw(&r->skin, r->program[R_PROGRAM_SKIN], scene, view, key) &&
-            r->parts.hide_figure) {
+        if (!draw_skinned(r, scene, view, key) && r->parts.hide_figure) {
             /* The avatar could not be drawn: the capsule figure stands in. */
             r->parts.hide_figure = false;
             if (!r_parts_build(&r->parts, scene, r->show_targets, view->right, view->up))
@@ -633,6 +707,18 @@ render_get_camera(const struct render *r)
     return r->camera.mode;
 }
 
+void
+render_set_ghost_visible(struct render *r, bool visible)
+{
+    r->show_ghost = visible;
+}
+
+bool
+render_ghost_visible(const struct render *r)
+{
+    return r->show_ghost;
+}
+
 float
 render_last_draw_ms(const struct render *r)
 {
@@ -717,6 +803,12 @@ key_down(struct render *r, const SDL_KeyboardEvent *key)
         r->show_figure = !r->show_figure;
         set_message(r, r->show_figure ? "capsule figure shown" : "capsule figure hidden");
         break;
+    case SDLK_g:
+        r->show_ghost = !r->show_ghost;
+        set_message(r, r->show_ghost ? "ghost of the truth shown" : "ghost of the truth hidden");
+        break;
+    case SDLK_k: return RENDER_ACTION_NEXT_SETUP;
+    case SDLK_p: return RENDER_ACTION_NEXT_BODY;
     case SDLK_s: screenshot_key(r); break;
     case SDLK_TAB: {
         const int step = shift ? RENDER_CAMERA_COUNT - 1 : 1;

@@ -3,7 +3,8 @@
  * joint and its parent, a head with a visor and a nose that show where it faces, hands and
  * feet as boxes turned by their joints' rotations; the body's left side orange, its right
  * side blue. The tracked devices as small models (a headset, two controllers), grey with a
- * red cross when lost; optionally the IK targets beside where the effectors ended up.
+ * red cross when lost; optionally the IK targets beside where the effectors ended up; a
+ * second avatar (--compare) as the first; the ghosts of the truth as translucent sticks.
  *
  * Sizes are for a 1.75 m body and scale with the skeleton's height.
  */
@@ -94,10 +95,11 @@ push_local(struct r_instance_list *list, const struct frame *f, const float *loc
     return push_part(list, &g, scale, rgb, unlit);
 }
 
-/* A capsule from a to b with an elliptic section of radii rx (along x_hint) and rz. */
+/* A capsule from a to b with an elliptic section of radii rx (along x_hint) and rz, into
+ * the lists `lists` (one per mesh). */
 static bool
-push_capsule(struct r_parts *parts, const float *a, const float *b, float rx, float rz,
-             const float *x_hint, const float rgb[3])
+push_capsule_into(struct r_instance_list lists[R_MESH_COUNT], const float *a, const float *b,
+                  float rx, float rz, const float *x_hint, const float rgb[3])
 {
     float d[3], dir[3];
     m_vec3_sub(b, a, d);
@@ -105,14 +107,21 @@ push_capsule(struct r_parts *parts, const float *a, const float *b, float rx, fl
     struct frame f;
     frame_from_y(&f, a, dir, x_hint);
     const float cap[3] = {rx, fminf(rx, rz), rz};
-    bool ok = push_part(&parts->solid[R_MESH_SPHERE], &f, cap, rgb, 0.0f);
+    bool ok = push_part(&lists[R_MESH_SPHERE], &f, cap, rgb, 0.0f);
     if (len > 0.0f) {
         const float body[3] = {rx, len, rz};
-        ok = ok && push_part(&parts->solid[R_MESH_CYLINDER], &f, body, rgb, 0.0f);
+        ok = ok && push_part(&lists[R_MESH_CYLINDER], &f, body, rgb, 0.0f);
         m_vec3_copy(b, f.origin);
-        ok = ok && push_part(&parts->solid[R_MESH_SPHERE], &f, cap, rgb, 0.0f);
+        ok = ok && push_part(&lists[R_MESH_SPHERE], &f, cap, rgb, 0.0f);
     }
     return ok;
+}
+
+static bool
+push_capsule(struct r_parts *parts, const float *a, const float *b, float rx, float rz,
+             const float *x_hint, const float rgb[3])
+{
+    return push_capsule_into(parts->solid, a, b, rx, rz, x_hint, rgb);
 }
 
 static enum side
@@ -443,14 +452,15 @@ build_devices(struct r_parts *parts, const struct render_scene *scene, const flo
 /* A body tracker: a puck (flat, its +Y axis up out of its face) with a ring in its side's
  * colour on top, grey with the red cross while lost. */
 static bool
-build_trackers(struct r_parts *parts, const struct render_scene *scene, const float *right,
+build_trackers(struct r_parts *parts, uint32_t present,
+               const struct em_device_pose tracker[EM_TRACKER_COUNT], const float *right,
                const float *up)
 {
     const float body_rgb[3] = {R_COLOR_DEVICE}, lost_rgb[3] = {R_COLOR_LOST};
     for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
-        if (!(scene->tracker_present & EM_TRACKER_BIT(t)))
+        if (!(present & EM_TRACKER_BIT(t)))
             continue;
-        const struct em_device_pose *dev = &scene->tracker[t];
+        const struct em_device_pose *dev = &tracker[t];
         if (!m_vec3_is_finite(dev->pose.position_m) || !m_quat_is_finite(dev->pose.orientation) ||
             m_quat_dot(dev->pose.orientation, dev->pose.orientation) < 0.25f)
             continue;
@@ -502,6 +512,51 @@ build_targets(struct r_parts *parts, const struct render_scene *scene)
     return true;
 }
 
+/* A ghost: a thin stick from each joint to its parent (the bones as the clip has them),
+ * into the translucent list; a joint at its parent's place (an end site, a zero offset)
+ * adds nothing. Sticks without balls at the joints: a ball has 14 times a stick's
+ * triangles, and the software renderer pays for every one (tests/bench). */
+static bool
+build_ghost(struct r_parts *parts, const struct render_ghost *g)
+{
+    const float rgb[3] = {R_COLOR_GHOST}, r = 0.026f;
+    for (int i = 0; i < g->joint_count; ++i) {
+        const int p = g->parent[i];
+        if (p < 0 || p >= i || !m_vec3_is_finite(g->position_m[i]) ||
+            !m_vec3_is_finite(g->position_m[p]))
+            continue;
+        float d[3], dir[3];
+        m_vec3_sub(g->position_m[i], g->position_m[p], d);
+        const float len = m_vec3_normalize_or(d, k_unit_y, dir);
+        if (len < 1e-3f)
+            continue;
+        struct frame f;
+        frame_from_y(&f, g->position_m[p], dir, k_unit_x);
+        const float bone[3] = {r, len, r};
+        if (!push_part(&parts->ghost[R_MESH_CYLINDER], &f, bone, rgb, 0.0f))
+            return false;
+    }
+    return true;
+}
+
+static bool
+figure_drawable(const struct sk_skeleton *sk, const struct sk_pose *pose)
+{
+    return sk && pose && pose->joint_count == sk->joint_count && sk->joint_count > 0;
+}
+
+/* The second avatar (--compare) and its trackers, drawn as the first. */
+static bool
+build_second(struct r_parts *parts, const struct render_figure *f, const float *right,
+             const float *up)
+{
+    if (!figure_drawable(f->skeleton, f->pose))
+        return true;
+    if (!parts->hide_figure && !build_avatar(parts, f->skeleton, f->pose))
+        return false;
+    return build_trackers(parts, f->tracker_present, f->tracker, right, up);
+}
+
 /* Soft shadows on the floor under the hips and both feet, and the grid's centre. */
 static void
 build_floor_marks(struct r_parts *parts, const struct render_scene *scene)
@@ -538,18 +593,24 @@ r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show
 {
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         parts->solid[m].count = 0;
+        parts->ghost[m].count = 0;
         parts->overlay[m].count = 0;
     }
     m_vec3_set(parts->focus_m, 0.0f, 0.0f, 0.0f);
     build_floor_marks(parts, scene);
     const struct sk_skeleton *sk = scene->skeleton;
     const struct sk_pose *pose = scene->pose;
-    if (sk && pose && pose->joint_count == sk->joint_count && sk->joint_count > 0 &&
-        !parts->hide_figure && !build_avatar(parts, sk, pose))
+    if (figure_drawable(sk, pose) && !parts->hide_figure && !build_avatar(parts, sk, pose))
         return false;
     if (!build_devices(parts, scene, camera_right, camera_up) ||
-        !build_trackers(parts, scene, camera_right, camera_up))
+        !build_trackers(parts, scene->tracker_present, scene->tracker, camera_right, camera_up) ||
+        !build_second(parts, &scene->second, camera_right, camera_up))
         return false;
+    const int ghosts = scene->ghost_count < RENDER_MAX_GHOSTS ? scene->ghost_count
+                                                               : RENDER_MAX_GHOSTS;
+    for (int g = 0; parts->show_ghost && g < ghosts; ++g)
+        if (!build_ghost(parts, &scene->ghost[g]))
+            return false;
     return !show_targets || build_targets(parts, scene);
 }
 
@@ -558,6 +619,7 @@ r_parts_fini(struct r_parts *parts)
 {
     for (int m = 0; m < R_MESH_COUNT; ++m) {
         r_instance_list_fini(&parts->solid[m]);
+        r_instance_list_fini(&parts->ghost[m]);
         r_instance_list_fini(&parts->overlay[m]);
     }
 }

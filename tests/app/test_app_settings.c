@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "app_run.h"
+#include "embody/stream.h"
 
 /* A hang guard: a sanitizer build runs eval's probes of every clip in 80 s alone, and
  * twice that beside another test on two cores. */
@@ -120,6 +121,81 @@ a_settings_file_given_with_config_is_applied(void **state)
     assert_true(fabs(config_number(r.out, "floor_height_m") - 0.1) < 1e-6);
     assert_true(fabs(config_number(r.out, "filter_min_cutoff_hz") - 3.0) < 1e-6);
     app_run_result_fini(&r);
+    remove(path);
+}
+
+/* Issue 28: "faults" in the settings file are put into every frame, as --fault's are (the
+ * settings file's first); a recording of a replay shows the dropout window it asked for. */
+static void
+faults_in_the_settings_file_are_applied(void **state)
+{
+    (void)state;
+    char path[1024], out[1024], stream[1024];
+    scratch_file("faults", "json",
+                 "{\"format\": \"embody-body\",\n"
+                 " \"faults\": [\"dropout:left:1-2s\", \"latency:right:20ms\"]}\n",
+                 path, sizeof path);
+    struct app_run_result r;
+    app_run((const char *[]){"--print-config", "--demo", "--config", path, "--fault",
+                             "noise:head:1mm", NULL},
+            k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "dropout:left:1-2s, latency:right:20ms, noise:head:1mm");
+    app_run_result_fini(&r);
+
+    app_run_source_path("tests/data/streams/cmu_14_04.csv", stream, sizeof stream);
+    app_run_scratch_path("faults-recorded", "csv", out, sizeof out);
+    app_run((const char *[]){"--replay", stream, "--fast", "--no-window", "--frames", "200",
+                             "--config", path, "--record", out, NULL},
+            k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_result_fini(&r);
+    struct st_stream rows;
+    struct em_error err = {{0}};
+    if (st_stream_load(out, &rows, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(rows.frame_count, 200);
+    const double t0 = rows.frames[0].time_s;
+    int lost_inside = 0, lost_outside = 0, inside = 0;
+    for (int i = 0; i < rows.frame_count; ++i) {
+        const double t = rows.frames[i].time_s - t0;
+        const bool lost = !em_device_pose_usable(&rows.frames[i].device[EM_DEVICE_LEFT_HAND]);
+        if (t >= 1.0 + 1e-6 && t < 2.0 - 1e-6) {
+            inside++;
+            lost_inside += lost;
+        } else if (t < 1.0 - 1e-6 || t > 2.0 + 1e-6) {
+            lost_outside += lost;
+        }
+    }
+    assert_true(inside > 50);
+    assert_int_equal(lost_inside, inside);
+    assert_int_equal(lost_outside, 0);
+    st_stream_fini(&rows);
+    remove(out);
+    remove(path);
+}
+
+/* A bad entry is refused naming the file, its line and column, and what was expected. */
+static void
+a_bad_fault_in_the_settings_file_is_refused_where_it_is(void **state)
+{
+    (void)state;
+    char path[1024];
+    scratch_file("bad-faults", "json",
+                 "{\n \"faults\": [\"latency:pelvis:50\",\n   \"latency:pelvis:soon\"]\n}\n",
+                 path, sizeof path);
+    char where[1200];
+    snprintf(where, sizeof where, "%s:3:4: faults[1] \"latency:pelvis:soon\": bad amount", path);
+    expect_refused((const char *[]){"--demo", "--no-window", "--frames", "3", "--config", path,
+                                    NULL},
+                   NULL, where, "expected a latency in ms");
+    scratch_file("bad-faults", "json", "{\"faults\": \"drift:head:30\"}\n", path, sizeof path);
+    expect_refused((const char *[]){"--demo", "--print-config", "--config", path, NULL}, NULL,
+                   "faults: expected an array", NULL);
+    scratch_file("bad-faults", "json", "{\"faults\": [\"drift:head:30\", 7]}\n", path,
+                 sizeof path);
+    expect_refused((const char *[]){"--demo", "--print-config", "--config", path, NULL}, NULL,
+                   ":1:30: faults[1]: expected a string", NULL);
     remove(path);
 }
 
@@ -435,6 +511,8 @@ main(int argc, char **argv)
         cmocka_unit_test(the_default_body_settings_file_is_read_and_shown),
         cmocka_unit_test(a_settings_file_given_with_config_is_applied),
         cmocka_unit_test(a_bad_settings_file_is_refused_naming_its_field),
+        cmocka_unit_test(faults_in_the_settings_file_are_applied),
+        cmocka_unit_test(a_bad_fault_in_the_settings_file_is_refused_where_it_is),
         cmocka_unit_test(skeleton_files_of_impossible_sizes_are_refused),
         cmocka_unit_test(bvh_avatars_of_impossible_sizes_are_refused),
         cmocka_unit_test(a_clip_that_overflows_is_blamed_not_the_output),
