@@ -112,7 +112,8 @@ struct body_status {
     enum body_posture posture;
     enum body_foot_state foot[2]; /* left, right */
     enum body_device_state device[EM_DEVICE_COUNT];
-    struct ik_stats ik;            /* of the last solve */
+    struct ik_stats ik;            /* of the last solve (the torso's); residual_m[e] is
+                                    * effector e's below, target_m to reached_m */
     int effector_count;
     const char *effector_name[IK_MAX_EFFECTORS];
     vec3 target_m[IK_MAX_EFFECTORS];  /* where each effector was asked to go */

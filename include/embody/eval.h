@@ -352,6 +352,10 @@ struct ev_checks {
     double effector_miss_share;
     double effector_worst_miss_m;
     double out_of_reach_share;
+    /* Share (0..1) of frames where a tracked hand is more than EV_EFFECTOR_MISS_M from its
+     * controller's target, within reach or not (what a player sees: the hand left short
+     * of the controller). */
+    double hand_off_share;
     /* Each limb joint's twist about its bone (local rotation, swing-twist), min and max
      * over the frames, and its limit (NaN: the joint has none; a hinge's is 0..0). */
     double twist_min_deg[EV_LIMB_COUNT];

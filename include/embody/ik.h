@@ -264,6 +264,19 @@ ik_solver_set_original_pose(struct ik_solver *solver, const struct sk_pose *pose
 enum em_result
 ik_solver_set_blend(struct ik_solver *solver, int effector, float weight);
 
+/* Changes effector `effector`'s pull where chains meet (ik_effector_desc.weight) between
+ * solves: any finite weight >= 0. 0 switches the effector off until a weight > 0 comes
+ * back: it pulls nothing, its residual does not keep a group iterating nor counts in
+ * ik_stats.max_residual_m / converged (residual_m still reports its distance), and a
+ * sub-base all of whose chains weigh 0 stays where the pose has it. Below 1, its
+ * residual counts toward the tolerance and stall tests at the weight's share, so an
+ * effector faded in from 0 starts the iterations gradually (a solve continuous in its
+ * inputs). A body reaching only
+ * sometimes (a shoulder pulled toward a hand out of the arm's reach) so costs nothing the
+ * rest of the time. ik_solver_get_desc() reads the weights as last set. */
+enum em_result
+ik_solver_set_weight(struct ik_solver *solver, int effector, float weight);
+
 /* Stiffness of joint `joint` in [0, 1] (default 0): the share of each correction the
  * joint refuses, inside the iterations: each pass turns it only (1 - stiffness) of the
  * way from where the last pass left it, so its neighbours take up more of the motion

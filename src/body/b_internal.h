@@ -96,10 +96,20 @@ struct b_device_track {
     float coast_s;
     bool coasted;     /* this frame was a coast */
     bool coast_reset; /* the next sample starts the velocity afresh */
+    float jump_s;     /* a controller's samples have jumped alone this long (b_loss.c) */
 };
 
 /* A device that was tracked coasts over bad samples for at most this long. */
 #define B_COAST_MAX_S 0.05f
+
+/* A jump: a device sample more than this from the last, faster than this (the headset's
+ * in body.c, a controller's alone in b_loss.c). */
+#define B_TELEPORT_MIN_M 0.2f
+#define B_TELEPORT_SPEED_M_S 6.0f
+/* A jump that stays at its new place this long is real (a teleport; a controller found
+ * again elsewhere), not a glitch (two frames held as lost at 60 Hz, three at 90; within
+ * B_COAST_MAX_S, so the devices coast). */
+#define B_TELEPORT_CONFIRM_S 0.03f
 
 /* ---- Body trackers (b_trackers.c) -------------------------------------------------- */
 
@@ -199,8 +209,13 @@ struct body {
     struct b_joints j;
     struct b_measures m;
 
-    int effector_head, effector_hand[2];
+    int effector_head;
     int effector_neck; /* the neck's place, from the headset's turn (neck_target) */
+    /* The upper arm joints, pulled toward a hand out of the arm's reach (b_clavicles_set);
+     * weight 0 otherwise. */
+    int effector_shoulder[2];
+    float shoulder_pull[2];         /* their eased weights (b_arms.c, pull_shoulder) */
+    double shoulder_pull_time_s[2]; /* the frame each was last set */
 
     /* Time. */
     bool started;
@@ -275,12 +290,19 @@ b_foot_planted(const struct body *body, int side);
 void
 b_arm_pole(const struct body *body, int side, float *out_pole_m);
 
-/* The clavicles (shoulder joints) turned toward the hand targets by a share of the way,
- * within their limits, from the chest where the pose has it, and the arms below moved
- * with them.
- * The solver keeps them as set (they are stiff in it). */
+/* Before the solve: the clavicles (shoulder joints) raised toward hand targets beyond the
+ * arms' reach, within their limits, from the chest where the pose has it, the arms below
+ * moved with them, and the solver's shoulder effectors pulled toward what the arms still
+ * lack (switched off for a hand within reach). The solver keeps the clavicles as set
+ * (they are stiff in it). */
 void
 b_clavicles_set(struct body *body);
+
+/* Raises the top of the clavicles' cones (in the body's own copy of the skeleton) to the
+ * shoulder girdle's elevation, keeping their lowest: a hand reaching up takes the shoulder
+ * with it. At setup, before the measures are taken. */
+void
+b_clavicles_widen(struct body *body);
 
 /* The torso's controls on a body solver (the main one and the trackers' spare): stiff
  * clavicles. */

@@ -85,6 +85,25 @@ remember_sample(struct b_device_track *t, const float *p, const float *q, float 
     m_quat_copy(q, t->device_rotation);
 }
 
+/* A controller's sample farther from where the hand was (its last sample, or its coast)
+ * than a person moves in the time, while the headset did not jump (body.c screens the
+ * devices that jump with it): a tracking glitch of that controller alone, a lost sample
+ * (the hand coasts), never a place the arm is thrown to. Samples that stay away for
+ * B_TELEPORT_CONFIRM_S are taken: the controller was found again elsewhere. */
+static bool
+hand_jumped(struct b_device_track *t, const struct em_device_pose *dev, float dt_s)
+{
+    const bool following =
+        t->seen && dt_s > 0.0f && (t->state == BODY_DEVICE_TRACKED || t->coasted);
+    if (!following || m_vec3_distance(dev->pose.position_m, t->device_now_m) <=
+                          B_TELEPORT_MIN_M + B_TELEPORT_SPEED_M_S * dt_s) {
+        t->jump_s = 0.0f;
+        return false;
+    }
+    t->jump_s += dt_s;
+    return t->jump_s < B_TELEPORT_CONFIRM_S;
+}
+
 static void
 track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s, float *pos,
              float *rot)
@@ -94,7 +113,8 @@ track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s
     /* A sample that came too soon after the last one is not used either: its velocity
      * would be noise over a tiny step (the first frame has no step). */
     const bool in_time = !b->frame_too_soon;
-    const bool good = in_time && b_device_sample_ok(dev);
+    const bool good =
+        in_time && b_device_sample_ok(dev) && !(d != EM_DEVICE_HEAD && hand_jumped(t, dev, dt_s));
     /* One or two bad samples in a stream that was moving: the device coasts on at its last
      * velocity, through the filter as if it had been seen there, so the body does not
      * lurch (held still, the pelvis and the steps fell out of time with the clean stream's

@@ -2,10 +2,12 @@
  * The body: setup, the per-frame pipeline and calibration (include/embody/body.h).
  *
  * Per frame: devices -> filtered bone targets (b_loss.c, b_filter.c; bad samples are
- * losses) -> trackers (b_trackers.c) -> pelvis and heading (b_pelvis.c) -> feet
- * (b_feet.c, or the learned prior, b_prior.c) -> the skeleton carried by the new pelvis ->
- * targets and poles -> the tree FABRIK solve with limits (spine, head, arms) -> the legs
- * in closed form (b_legs.c).
+ * losses) -> body trackers' states (b_trackers.c) -> one fusion step (b_fuse.c): the
+ * sources' estimates with confidences (the seed: b_pelvis.c, b_feet.c; the learned prior:
+ * b_prior.c; trackers) fused into the pelvis, heading and leg targets, the skeleton
+ * carried by the new pelvis -> the tree FABRIK solve with limits of the torso (spine,
+ * neck, head; a shoulder pulled toward a hand out of reach) -> the arms (b_arms.c) and the
+ * legs (b_legs.c) in closed form.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,11 @@
 #define DEFAULT_BETA 8.0f
 #define DEFAULT_LOSS_BLEND_S 0.3f
 #define DEFAULT_GRIP_PALM_FRACTION 0.5f
-#define IK_TOLERANCE_M 0.002f
+/* The torso's solve (head, neck, a shoulder pulled toward a hand out of reach) is cheap,
+ * and a coarse tolerance lets it stick and slip: on ../shared/mocap-train (embody eval,
+ * learned prior) known-body jitter 1086 m/s^3 at 2 mm, 1079 at 0.5 mm, update median
+ * alike. */
+#define IK_TOLERANCE_M 0.0005f
 #ifndef IK_MAX_ITERATIONS
 #define IK_MAX_ITERATIONS 12
 #endif
@@ -45,12 +51,6 @@
  * 19271 frames (every 4th clip; 896 without a neck target), with MPJPE 8.87, 8.97 and
  * 9.17 cm (upper body 4.11, 4.33, 4.76). */
 #define NECK_TURN_SHARE 0.5f
-/* A teleport: the headset moved more than this in one frame, faster than this. */
-#define TELEPORT_MIN_M 0.2f
-#define TELEPORT_SPEED_M_S 6.0f
-/* A jump that stays at its new place this long is a teleport, not a glitch (two frames
- * held as lost at 60 Hz, three at 90; within B_COAST_MAX_S, so the devices coast). */
-#define TELEPORT_CONFIRM_S 0.03f
 
 static bool
 quat_is_zero(const float *q)
@@ -210,18 +210,26 @@ make_solver(struct body *b, struct em_error *err)
         .stall_m = IK_STALL_M,
         .root_mode = IK_ROOT_FIXED,
     };
+    /* The torso only: the arms are built in closed form after the solve (b_arms_solve),
+     * so the solver moves the spine, the neck and the head. What the arms need from the
+     * chest is a shoulder pulled toward a hand out of the arm's reach (b_clavicles_set),
+     * an effector switched off the rest of the time. */
     int n = 0;
     b->effector_head = n;
     d.effector[n++] = (struct ik_effector_desc){.joint = b->j.head, .orientation = true};
-    for (int s = 0; s < 2; ++s) {
-        b->effector_hand[s] = n;
-        d.effector[n++] = (struct ik_effector_desc){.joint = b->j.hand[s], .orientation = true};
-    }
     b->effector_neck = n;
     d.effector[n++] = (struct ik_effector_desc){.joint = b->j.neck};
+    for (int s = 0; s < 2; ++s) {
+        b->effector_shoulder[s] = n;
+        d.effector[n++] = (struct ik_effector_desc){.joint = b->j.upper_arm[s]};
+    }
     d.effector_count = n;
     const enum em_result r = ik_solver_create(&d, &b->ik, err);
-    return r == EM_OK ? b_torso_controls(b, b->ik, err) : r;
+    if (r != EM_OK)
+        return r;
+    for (int s = 0; s < 2; ++s)
+        ik_solver_set_weight(b->ik, b->effector_shoulder[s], 0.0f); /* valid: cannot fail */
+    return b_torso_controls(b, b->ik, err);
 }
 
 void
@@ -245,6 +253,7 @@ setup_avatar(struct body *b, struct em_error *err)
     ik_solver_destroy(&b->ik);
     sk_pose_fini(&b->pose);
     find_joints(&b->skeleton, &b->j);
+    b_clavicles_widen(b);
     take_measures(&b->skeleton, &b->j, &b->m);
     if (sk_pose_init(&b->pose, &b->skeleton) != EM_OK)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "body: out of memory");
@@ -428,9 +437,6 @@ set_targets(struct body *b, struct b_leg_targets *legs)
     for (int s = 0; s < 2; ++s) {
         reachable_foot(b, s, b->legs.ankle_m[s], legs->ankle_m[s]);
         b_arm_pole(b, s, b->elbow_pole_m[s]);
-        ik_solver_set_target(b->ik, b->effector_hand[s], b->hand_position_m[s],
-                             b->hand_rotation[s]);
-        ik_solver_set_pole(b->ik, b->j.lower_arm[s], b->elbow_pole_m[s]);
     }
     b_trackers_set_targets(b);
 }
@@ -495,7 +501,7 @@ drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
         if (!b_device_sample_ok(dev) || !b->track[d].seen)
             continue;
         const float moved = m_vec3_distance(dev->pose.position_m, b->track[d].device_now_m);
-        if (d == EM_DEVICE_HEAD || moved > TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s)
+        if (d == EM_DEVICE_HEAD || moved > B_TELEPORT_MIN_M + B_TELEPORT_SPEED_M_S * dt_s)
             dev->flags = 0;
     }
     /* A body tracker that jumped holds its last pose (it has no coast, and a loss would
@@ -506,7 +512,7 @@ drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
         if (!(frame->tracker_present & EM_TRACKER_BIT(k)) || !b_device_sample_ok(dev) || !t->seen)
             continue;
         if (m_vec3_distance(dev->pose.position_m, t->last_position_m) >
-            TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s) {
+            B_TELEPORT_MIN_M + B_TELEPORT_SPEED_M_S * dt_s) {
             m_vec3_copy(t->last_position_m, dev->pose.position_m);
             m_quat_copy(t->last_rotation, dev->pose.orientation);
         }
@@ -515,7 +521,7 @@ drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
 
 /* A head sample farther and faster than a person can move from the last one kept (a
  * tracking glitch, a teleport, a replay that looped) is first suspect: the devices that
- * jumped with it are lost (they coast) for up to TELEPORT_CONFIRM_S. A sample back near
+ * jumped with it are lost (they coast) for up to B_TELEPORT_CONFIRM_S. A sample back near
  * the path before the jump ends it: it was a glitch, and nothing moved. Samples that stay
  * at the new place that long are a teleport: every history restarts there (restart_at).
  * After body_recenter the first head sample is the new place at once. Returns the frame to
@@ -535,15 +541,15 @@ screen_jump(struct body *b, const struct em_tracking_frame *frame, float dt_s,
     } else if (b->head_device_seen) {
         const float since = b->jump_suspect ? b->suspect_s + dt_s : dt_s;
         const float moved = m_vec3_distance(now, b->last_head_device_m);
-        const bool jumped = moved > TELEPORT_MIN_M && moved > TELEPORT_SPEED_M_S * since;
+        const bool jumped = moved > B_TELEPORT_MIN_M && moved > B_TELEPORT_SPEED_M_S * since;
         if (jumped) {
             const bool stayed =
                 b->jump_suspect && m_vec3_distance(now, b->suspect_head_m) <=
-                                       TELEPORT_MIN_M + TELEPORT_SPEED_M_S * dt_s;
+                                       B_TELEPORT_MIN_M + B_TELEPORT_SPEED_M_S * dt_s;
             b->suspect_s = stayed ? b->suspect_s + dt_s : 0.0f;
             b->jump_suspect = true;
             m_vec3_copy(now, b->suspect_head_m);
-            if (b->suspect_s < TELEPORT_CONFIRM_S) {
+            if (b->suspect_s < B_TELEPORT_CONFIRM_S) {
                 *out_screened = *frame; /* copied only here: most frames pass as they are */
                 drop_jumped(b, out_screened, dt_s);
                 return out_screened;
@@ -636,7 +642,12 @@ body_get_status(const struct body *b, struct body_status *out)
         out->effector_name[e] = names[e];
         m_vec3_copy(targets[e], out->target_m[e]);
         m_vec3_copy(b->pose.position_m[joints[e]], out->reached_m[e]);
+        /* Per effector named here (the solver's own are the torso's: head, neck and
+         * shoulders), so a reader indexing residuals by these names reads the right one. */
+        out->ik.residual_m[e] = m_vec3_distance(targets[e], b->pose.position_m[joints[e]]);
     }
+    for (int e = 5; e < IK_MAX_EFFECTORS; ++e)
+        out->ik.residual_m[e] = 0.0f;
 }
 
 const char *

@@ -33,6 +33,7 @@ ev_checks_init(struct ev_checks *c)
     c->effector_miss_share = 0.0;
     c->effector_worst_miss_m = 0.0;
     c->out_of_reach_share = 0.0;
+    c->hand_off_share = 0.0;
     for (int l = 0; l < EV_LIMB_COUNT; ++l) {
         c->twist_min_deg[l] = (double)INFINITY;
         c->twist_max_deg[l] = -(double)INFINITY;
@@ -114,11 +115,13 @@ ev_checks_add_frame(struct ev_checks *c, const struct body *body)
     const struct sk_pose *pose = body_pose(body);
     static const enum sk_bone bones[3] = {SK_HEAD, SK_LEFT_HAND, SK_RIGHT_HAND};
     double worst = 0.0;
-    bool out_of_reach = false;
+    bool out_of_reach = false, hand_off = false;
     for (int e = 0; e < 3 && e < st.effector_count; ++e) {
         if (st.device[e] != BODY_DEVICE_TRACKED)
             continue;
         const int joint = sk->bone_joint[bones[e]];
+        if (e > 0 && (double)m_vec3_distance(st.target_m[e], st.reached_m[e]) > EV_EFFECTOR_MISS_M)
+            hand_off = true;
         float chain = 0.0f;
         int j = joint;
         for (; j > 0 && sk->bone[j] != SK_HIPS; j = sk->parent[j])
@@ -132,6 +135,8 @@ ev_checks_add_frame(struct ev_checks *c, const struct body *body)
     }
     if (out_of_reach)
         c->out_of_reach_share += 1.0; /* a count until ev_checks_finish */
+    if (hand_off)
+        c->hand_off_share += 1.0;
     if (worst > EV_EFFECTOR_MISS_M)
         c->effector_miss_share += 1.0;
     c->effector_worst_miss_m = fmax(c->effector_worst_miss_m, worst);
@@ -142,6 +147,7 @@ ev_checks_finish(struct ev_checks *c, int frame_count)
 {
     c->effector_miss_share = frame_count > 0 ? c->effector_miss_share / frame_count : 0.0;
     c->out_of_reach_share = frame_count > 0 ? c->out_of_reach_share / frame_count : 0.0;
+    c->hand_off_share = frame_count > 0 ? c->hand_off_share / frame_count : 0.0;
     c->twist_excess_deg = 0.0;
     c->twist_excess_limb = -1;
     for (int l = 0; l < EV_LIMB_COUNT; ++l) {

@@ -45,7 +45,8 @@ struct setup_row {
     double worst_jitter_ratio[EV_METHOD_COUNT]; /* over clips: ours / truth's */
     char worst_clip[EV_METHOD_COUNT][256];
     double update_median_us[EV_METHOD_COUNT];
-    double worst_miss_share[EV_METHOD_COUNT]; /* over clips: reachable head/hand misses */
+    double worst_miss_share[EV_METHOD_COUNT];     /* over clips: reachable head/hand misses */
+    double worst_hand_off_share[EV_METHOD_COUNT]; /* over clips: hands > 2 cm off */
     int failed;
 };
 
@@ -58,6 +59,7 @@ collect(const struct ev_report *r, struct setup_row *row)
     for (int m = 0; m < EV_METHOD_COUNT; ++m) {
         row->worst_jitter_ratio[m] = (double)NAN;
         row->worst_miss_share[m] = (double)NAN;
+        row->worst_hand_off_share[m] = (double)NAN;
         row->update_median_us[m] = r->timing[m].median_us;
         for (int c = 0; c < r->clip_count; ++c) {
             const struct ev_clip_result *clip = &r->clips[c];
@@ -66,6 +68,10 @@ collect(const struct ev_report *r, struct setup_row *row)
                                                     ? 0.0
                                                     : row->worst_miss_share[m],
                                                 clip->checks[m].effector_miss_share);
+            if (clip->has[m] && m != EV_DO_NOTHING)
+                row->worst_hand_off_share[m] =
+                    fmax(isnan(row->worst_hand_off_share[m]) ? 0.0 : row->worst_hand_off_share[m],
+                         clip->checks[m].hand_off_share);
             if (!clip->has[m] || !(clip->truth_jitter_m_s3 > 0.0))
                 continue;
             const double ratio = clip->scores[m].jitter_m_s3 / clip->truth_jitter_m_s3;
@@ -82,10 +88,10 @@ print_rows(const struct setup_row *rows, const struct ev_options *o, FILE *out)
 {
     fprintf(out, "| setup | mode        | MPJPE cm | lower cm | feet cm | skate cm/frame "
                  "| jitter / truth | worst clip jitter / truth | update median us "
-                 "| misses %%, worst clip |\n");
+                 "| misses %%, worst clip | hands off %%, worst clip |\n");
     fprintf(out, "|-------|-------------|----------|----------|---------|----------------"
                  "|----------------|---------------------------|------------------"
-                 "|----------------------|\n");
+                 "|----------------------|-------------------------|\n");
     for (int s = 0; s < SETUP_COUNT; ++s)
         for (int m = 0; m < EV_DO_NOTHING; ++m) {
             if (!rows[s].ran || !(o->modes & (1u << m)))
@@ -94,12 +100,12 @@ print_rows(const struct setup_row *rows, const struct ev_options *o, FILE *out)
             const double truth = rows[s].means.truth_jitter_m_s3;
             fprintf(out,
                     "| %5s | %-11s | %8.2f | %8.2f | %7.2f | %14.3f | %14.2f | %25.2f | %16.2f "
-                    "| %20.2f |\n",
+                    "| %20.2f | %23.2f |\n",
                     k_setups[s].name, ev_method_name((enum ev_method)m), sc->mpjpe_cm[EV_GROUP_ALL],
                     sc->mpjpe_cm[EV_GROUP_LOWER], sc->mpjpe_cm[EV_GROUP_FEET], sc->foot_skate_cm,
                     truth > 0.0 ? sc->jitter_m_s3 / truth : (double)NAN,
                     rows[s].worst_jitter_ratio[m], rows[s].update_median_us[m],
-                    100.0 * rows[s].worst_miss_share[m]);
+                    100.0 * rows[s].worst_miss_share[m], 100.0 * rows[s].worst_hand_off_share[m]);
         }
 }
 

@@ -90,6 +90,26 @@ ik_solver_set_blend(struct ik_solver *s, int effector, float weight)
     return EM_OK;
 }
 
+enum em_result
+ik_solver_set_weight(struct ik_solver *s, int effector, float weight)
+{
+    if (effector < 0 || effector >= s->desc.effector_count || !isfinite(weight) || weight < 0.0f)
+        return EM_ERROR_INVALID_ARGUMENT;
+    s->desc.effector[effector].weight = weight;
+    /* Each node on the effector's path pulls with the summed weight of the effectors
+     * below it (summed afresh, so repeated changes do not drift), and the forward steps
+     * carry a copy of it. */
+    for (int k = s->effector_node[effector]; k >= 0; k = s->parent[k]) {
+        float sum = 0.0f;
+        for (unsigned bits = s->effectors_below[k]; bits; bits &= bits - 1)
+            sum += s->desc.effector[__builtin_ctz(bits)].weight;
+        s->pull_weight[k] = sum;
+    }
+    for (int i = 0; i < s->forward_step_count; ++i)
+        s->forward_steps[i].pull_weight = s->pull_weight[s->forward_steps[i].node];
+    return EM_OK;
+}
+
 /* The node of skeleton joint `joint`, -1 when it is off every path (a valid joint the
  * solver never moves), or -2 when `joint` is out of range. */
 static int

@@ -79,12 +79,13 @@ reach_forward_with(struct ik_solver *s, const struct ik_group *g, bool folds)
             const float *t = s->target[step->effector];
             m_vec3_copy(t, pos[k]);
             cx = t[0], cy = t[1], cz = t[2];
-        } else if (op & OP_SET_AVERAGE) {
+        } else if ((op & OP_SET_AVERAGE) && acc[k][3] > 0.0f) {
             const float inv = 1.0f / acc[k][3];
             cx = pos[k][0] = acc[k][0] * inv;
             cy = pos[k][1] = acc[k][1] * inv;
             cz = pos[k][2] = acc[k][2] * inv;
-        } else if (carried != k) {
+        } else if (carried != k || (op & OP_SET_AVERAGE)) {
+            /* (a sub-base whose chains all weigh 0 stays where it is) */
             cx = pos[k][0], cy = pos[k][1], cz = pos[k][2];
         }
         if (!(op & (OP_PULL_PARENT | OP_ASK_SUB_BASE)))
@@ -201,16 +202,20 @@ reach_chain(struct ik_solver *s, const struct ik_group *g)
     }
 }
 
-/* The worst squared distance of a group's effector to its target. */
+/* The worst squared distance of a group's effector to its target, an effector weighing
+ * less than 1 counted at that share of its distance (0: not at all). An effector faded in
+ * by its weight (ik_solver_set_weight) so starts the iterations at a residual that grows
+ * from 0 with it, not at once: a solve continuous in the inputs. */
 static float
 worst_residual_sq(const struct ik_solver *s, const struct ik_group *g)
 {
     float worst = 0.0f;
     for (int i = g->effector_begin; i < g->effector_end; ++i) {
         const int e = s->group_effectors[i];
+        const float w = s->desc.effector[e].weight;
         const float *p = s->pos[s->effector_node[e]], *t = s->target[e];
         const float dx = p[0] - t[0], dy = p[1] - t[1], dz = p[2] - t[2];
-        const float d2 = dx * dx + dy * dy + dz * dz;
+        const float d2 = (dx * dx + dy * dy + dz * dz) * (w < 1.0f ? w * w : 1.0f);
         worst = d2 > worst ? d2 : worst;
     }
     return worst;

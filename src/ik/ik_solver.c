@@ -122,7 +122,9 @@ fill_stats(const struct ik_solver *s, const struct sk_pose *pose, int iterations
         const int k = s->effector_node[e];
         const float r = k < 0 ? 0.0f : m_vec3_distance(pose->position_m[s->joint[k]], s->target[e]);
         out_stats->residual_m[e] = r;
-        out_stats->max_residual_m = r > out_stats->max_residual_m ? r : out_stats->max_residual_m;
+        if (s->desc.effector[e].weight > 0.0f) /* a switched-off effector is not missed */
+            out_stats->max_residual_m =
+                r > out_stats->max_residual_m ? r : out_stats->max_residual_m;
     }
     out_stats->converged = out_stats->max_residual_m <= s->tolerance_m;
 }

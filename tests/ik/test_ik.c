@@ -396,6 +396,99 @@ sub_base_lands_at_the_weighted_average_of_its_chains_requests(void **state)
     sk_skeleton_fini(&sk);
 }
 
+/* A small torso: fixed hips, a spine, a chest where the neck's chain and an arm's meet. */
+static const struct sk_joint_desc k_torso[] = {
+    {.name = "hips", .offset_m = {0, 1, 0}},
+    {.name = "spine", .parent = "hips", .offset_m = {0, 0.15f, 0}},
+    {.name = "chest", .parent = "spine", .offset_m = {0, 0.2f, 0}},
+    {.name = "neck", .parent = "chest", .offset_m = {0, 0.2f, 0}},
+    {.name = "head", .parent = "neck", .offset_m = {0, 0.1f, 0.02f}},
+    {.name = "shoulder", .parent = "chest", .offset_m = {0.18f, 0.18f, 0}},
+};
+
+/* Solves the torso from rest toward a head target leaning forward and a shoulder target
+ * up and out; effectors: head (0), and the shoulder (1) when `with_shoulder`, of
+ * `weight`, then changed to `set_weight` (< 0: left alone). */
+static void
+solve_torso(const struct sk_skeleton *sk, bool with_shoulder, float weight, float set_weight,
+            struct sk_pose *pose)
+{
+    struct ik_solver_desc d = {.skeleton = sk, .root_mode = IK_ROOT_FIXED, .stall_m = 1e-4f};
+    d.effector[d.effector_count++] = (struct ik_effector_desc){.joint = 4};
+    if (with_shoulder)
+        d.effector[d.effector_count++] = (struct ik_effector_desc){.joint = 5, .weight = weight};
+    struct ik_solver *s = make_solver(&d);
+    if (set_weight >= 0.0f)
+        assert_int_equal(ik_solver_set_weight(s, 1, set_weight), EM_OK);
+    const float head[3] = {0.05f, 1.6f, 0.12f}, shoulder[3] = {0.3f, 1.62f, 0.05f};
+    ik_solver_set_target(s, 0, head, NULL);
+    if (with_shoulder)
+        ik_solver_set_target(s, 1, shoulder, NULL);
+    sk_pose_set_rest(pose, sk);
+    ik_solver_solve(s, pose, NULL);
+    ik_solver_destroy(&s);
+}
+
+static float
+worst_joint_distance(const struct sk_pose *a, const struct sk_pose *b)
+{
+    float worst = 0.0f;
+    for (int j = 0; j < a->joint_count; ++j)
+        worst = fmaxf(worst, m_vec3_distance(a->position_m[j], b->position_m[j]));
+    return worst;
+}
+
+/* ik_solver_set_weight: an effector switched off (weight 0) changes nothing, the solve is
+ * the one without it; a weight set later acts as the same weight given at creation; and
+ * a switched-off effector is not reported as missed. */
+static void
+an_effector_weighed_at_run_time_is_the_one_created_so(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    assert_int_equal(sk_skeleton_create(k_torso, 6, "torso", &sk, NULL), EM_OK);
+    struct sk_pose alone, off, late, made;
+    assert_int_equal(sk_pose_init(&alone, &sk), EM_OK);
+    assert_int_equal(sk_pose_init(&off, &sk), EM_OK);
+    assert_int_equal(sk_pose_init(&late, &sk), EM_OK);
+    assert_int_equal(sk_pose_init(&made, &sk), EM_OK);
+    solve_torso(&sk, false, 0.0f, -1.0f, &alone);
+    solve_torso(&sk, true, 1.0f, 0.0f, &off);
+    solve_torso(&sk, true, 1.0f, 3.0f, &late);
+    solve_torso(&sk, true, 3.0f, -1.0f, &made);
+    print_message("switched off vs without: %.2g m; weight set late vs at creation: %.2g m; "
+                  "the shoulder's pull moved the torso %.3f m\n",
+                  (double)worst_joint_distance(&off, &alone),
+                  (double)worst_joint_distance(&late, &made),
+                  (double)worst_joint_distance(&made, &alone));
+    assert_true(worst_joint_distance(&off, &alone) < 1e-6f);
+    assert_true(worst_joint_distance(&late, &made) < 1e-6f);
+    assert_true(worst_joint_distance(&made, &alone) > 0.01f); /* the pull does something */
+    /* Switched off, its distance is reported but not as a miss. */
+    struct ik_solver_desc d = {.skeleton = &sk, .root_mode = IK_ROOT_FIXED};
+    d.effector[d.effector_count++] = (struct ik_effector_desc){.joint = 4};
+    d.effector[d.effector_count++] = (struct ik_effector_desc){.joint = 5};
+    struct ik_solver *s = make_solver(&d);
+    const float far[3] = {5.0f, 5.0f, 5.0f};
+    ik_solver_set_target(s, 0, alone.position_m[4], NULL);
+    ik_solver_set_target(s, 1, far, NULL);
+    assert_int_equal(ik_solver_set_weight(s, 1, 0.0f), EM_OK);
+    struct ik_stats st;
+    sk_pose_set_rest(&off, &sk);
+    ik_solver_solve(s, &off, &st);
+    assert_true(st.residual_m[1] > 1.0f);
+    assert_true(st.max_residual_m < 0.01f);
+    assert_int_equal(ik_solver_set_weight(s, 2, 1.0f), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_weight(s, 1, -1.0f), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ik_solver_set_weight(s, 1, NAN), EM_ERROR_INVALID_ARGUMENT);
+    ik_solver_destroy(&s);
+    sk_pose_fini(&alone);
+    sk_pose_fini(&off);
+    sk_pose_fini(&late);
+    sk_pose_fini(&made);
+    sk_skeleton_fini(&sk);
+}
+
 static void
 hinges_never_bend_backwards_and_joints_stay_within_limits(void **state)
 {
@@ -1879,6 +1972,7 @@ main(void)
         cmocka_unit_test(reachable_targets_are_reached_within_tolerance),
         cmocka_unit_test(unreachable_target_leaves_the_chain_straight_and_pointing_at_it),
         cmocka_unit_test(sub_base_lands_at_the_weighted_average_of_its_chains_requests),
+        cmocka_unit_test(an_effector_weighed_at_run_time_is_the_one_created_so),
         cmocka_unit_test(hinges_never_bend_backwards_and_joints_stay_within_limits),
         cmocka_unit_test(pole_target_decides_where_elbow_and_knee_point),
         cmocka_unit_test(looping_targets_leave_the_same_twist_every_loop_within_limits),
