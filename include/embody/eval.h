@@ -500,6 +500,80 @@ ev_clip_reconstruct_prior(const struct ev_clip *clip, enum ev_method method,
 bool
 ev_clip_of_subjects(const char *file, const char *subjects);
 
+/* ---- Postures (ev_postures.c) -------------------------------------------------------- */
+
+/* Synthetic 3-point streams of a player lying down, sitting on the floor, kneeling, sitting
+ * on a chair and squatting, and standing up again, made from a few key poses (the training
+ * clips have none of the floor postures). */
+enum ev_posture {
+    EV_POSTURE_LIE_BACK = 0,
+    EV_POSTURE_LIE_SIDE,
+    EV_POSTURE_LIE_FRONT,
+    EV_POSTURE_SIT_CROSS_LEGGED,
+    EV_POSTURE_SIT_KNEES_UP,
+    EV_POSTURE_KNEEL,
+    EV_POSTURE_SIT_CHAIR,
+    EV_POSTURE_SQUAT,
+    EV_POSTURE_COUNT,
+};
+
+/* What a body must do in each posture: the head joint within this of where the headset
+ * puts it, the hands within this of their distance from the controllers standing, and, on
+ * the floor, the pelvis this close to it (no joint under the floor: EV_FLOOR_DEPTH_TARGET_M). */
+#define EV_POSTURE_HEAD_TARGET_CM 8.0
+#define EV_POSTURE_HANDS_TARGET_CM 3.0
+#define EV_POSTURE_PELVIS_TARGET_M 0.30
+
+/* "lie on the back", ... */
+const char *
+ev_posture_name(enum ev_posture posture);
+
+/* True for the postures on the floor (lying, sitting on it). */
+bool
+ev_posture_on_floor(enum ev_posture posture);
+
+/* Rows of a posture stream: standing before `standing_to`, holding the posture from
+ * `hold_from` to `hold_to` (inclusive). */
+struct ev_posture_window {
+    int standing_to, hold_from, hold_to;
+};
+
+/* The posture's stream for a player of `height_m` (the key poses scaled to it) at `fps`,
+ * standing 1.5 s, going down, holding, standing up again. `out` is the caller's to
+ * st_stream_fini; `out_hold` (may be NULL) gets its rows. */
+enum em_result
+ev_posture_stream(enum ev_posture posture, float height_m, double fps, struct st_stream *out,
+                  struct ev_posture_window *out_hold);
+
+struct ev_posture_result {
+    double lowest_joint_m;    /* the lowest joint over the whole stream, above the floor */
+    double head_off_cm;       /* the head joint's largest distance from its target, hold */
+    double hands_off_cm;      /* the hands' largest distance from their targets, hold */
+    double hands_standing_cm; /* the same while standing at the start */
+    double pelvis_m;          /* the pelvis's mean height above the floor, hold */
+    int hold_frames;
+    int shown;                /* enum body_posture the body says most over the hold */
+    double shown_share;       /* on this share of the hold's frames */
+    bool meets;               /* every target above */
+};
+
+/* Plays the posture's stream (at the body's height, 60 Hz) through `body` (fresh: the
+ * stream starts at t = 0) and measures it. */
+struct body;
+enum em_result
+ev_posture_run(struct body *body, enum ev_posture posture, struct ev_posture_result *out,
+               struct em_error *err);
+
+/* The table of `results` (EV_POSTURE_COUNT entries) under `title`, with the targets. */
+void
+ev_postures_print(FILE *out, const char *title, const struct ev_posture_result *results);
+
+/* `embody eval --postures`: the table for the default humanoid at 1.75 m, with each body
+ * --body asks for. Returns the exit status (0, or 1 when a body could not be built). */
+struct ev_options;
+int
+ev_postures_main(const struct ev_options *options);
+
 /* ---- A whole run ------------------------------------------------------------------- */
 
 /* Which reconstruction modes to run (the do-nothing baseline always runs). */
@@ -544,6 +618,7 @@ struct ev_options {
      * include/embody/fault.h); a zeroed set is none. */
     struct flt_set faults;
     bool fault_table; /* --fault-table: every named setup x the typical faults (ev_faults.c) */
+    bool postures;    /* --postures: the synthetic postures' table alone (ev_postures.c) */
     /* --plot DIR: the observer (a program's plots, include/embody/plot.h) is told of each
      * figure the run makes and draws it into that folder; NULL: no plots. */
     const char *plot_dir;

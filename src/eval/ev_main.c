@@ -61,6 +61,9 @@ ev_print_usage(FILE *out)
             "                    error over time per joint group with contacts and posture,\n"
             "                    MPJPE bars per category (per setup with --trackers all), the\n"
             "                    fault table as a heat map (--fault-table)\n"
+            "  --postures        the synthetic postures (lying, sitting on the floor, kneeling,\n"
+            "                    a chair, a squat) through the default humanoid, one table per\n"
+            "                    body (--body); no clips are read\n"
             "  --fault-table     every named setup x the typical faults, one table, and the\n"
             "                    graceful-degradation checks\n"
             "  -q, --quiet       no progress on stderr\n"
@@ -222,6 +225,13 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
         out->plot_dir = v;
         return EM_OK;
     }
+    if (strcmp(name, "--postures") == 0) {
+        if (inline_value)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
+                           name, inline_value);
+        out->postures = true;
+        return EM_OK;
+    }
     if (strcmp(name, "--fault-table") == 0) {
         if (inline_value)
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
@@ -351,6 +361,8 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
         }
         fclose(f);
     }
+    if (options.postures)
+        return ev_postures_main(&options);
     if (options.fault_table)
         return ev_faults_main(&options);
     if (ev_faults_check_setup(&options, &err) != EM_OK) {
