@@ -23,22 +23,6 @@
 /* The pelvis's velocity is smoothed toward the frame's own at this rate (per second). */
 #define VELOCITY_RATE_PER_S 10.0f
 
-void
-b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
-             float w, float *out_pole)
-{
-    float mid[3], from[3], to[3], d[3];
-    const float up[3] = {0, 1, 0};
-    m_vec3_lerp(root, end, 0.5f, mid);
-    m_vec3_sub(from_pole, mid, from);
-    m_vec3_sub(to_pole, mid, to);
-    m_vec3_normalize_or(from, up, from);
-    m_vec3_normalize_or(to, from, to);
-    m_vec3_lerp(from, to, w, d);
-    m_vec3_normalize_or(d, to, d);
-    m_vec3_muladd(mid, d, B_POLE_DISTANCE_M, out_pole);
-}
-
 static void
 fuse_rotation(float *io, const float *estimate, float confidence)
 {
