@@ -193,8 +193,9 @@ b_fuse_frame(struct body *body, const struct em_tracking_frame *frame, float dt_
 /* Poles are put this far from a limb's middle (only their direction counts). */
 #define B_POLE_DISTANCE_M 0.5f
 
-/* A pole between two (b_arms.c), by direction from the middle of the limb root-end: `w` of the way
- * from `from_pole`'s direction to `to_pole`'s (the hinge's plane is all a pole sets). */
+/* A pole between two (b_arms.c), by direction from the middle of the limb root-end: `w`
+ * of the way from `from_pole`'s direction to `to_pole`'s (the hinge's plane is all a pole
+ * sets). */
 void
 b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
              float w, float *out_pole);
