@@ -114,6 +114,13 @@ enum em_result flt_parse(const char *text, const char *what, struct flt_fault *o
 enum em_result flt_set_add(struct flt_set *set, const char *text, const char *what,
                            struct em_error *err);
 
+/* Adds the "faults" array of a settings file's JSON `text` (config/body.json: strings as
+ * --fault takes) to `set`. Errors name `source`, the entry's line and column and what was
+ * expected ("FILE:3:4: faults[1] \"latency:pelvis:soon\": bad amount; expected ...").
+ * Text without "faults" (or not JSON: the settings reader reports that) adds nothing. */
+enum em_result flt_settings_parse(const char *text, const char *source, struct flt_set *set,
+                                  struct em_error *err);
+
 /* The faults' texts joined by ", " into `out` ("none" when there is none). */
 void flt_set_describe(const struct flt_set *set, char *out, size_t out_size);
 

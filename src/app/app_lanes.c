@@ -156,7 +156,7 @@ app_lanes_init(struct app_lanes *out, const struct app_lanes_desc *desc, struct 
     out->truth = desc->truth;
     out->known_mounts = desc->truth && desc->truth->scored && desc->avatar_is_clip;
     out->count = desc->count < 1 ? 1 : (desc->count > APP_MAX_LANES ? APP_MAX_LANES : desc->count);
-    out->last_time_s = NAN;
+    out->last_time_s = (double)NAN;
     for (int i = 0; i < out->count; ++i) {
         const enum em_result r = init_lane(out, i, desc, err);
         if (r != EM_OK)

@@ -1,9 +1,11 @@
-/* libFuzzer target: the body settings reader (body_desc_parse_json) over the defaults. */
+/* libFuzzer target: the settings file's readers: the body's (body_desc_parse_json) over
+ * the defaults, and the program's "faults" (flt_settings_parse). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "embody/body.h"
+#include "embody/fault.h"
 #include "fuzz_common.h"
 
 int
@@ -14,6 +16,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&desc, 0, sizeof desc);
     struct em_error err;
     body_desc_parse_json(text, "fuzz.json", &desc, &err);
+    struct flt_set faults;
+    memset(&faults, 0, sizeof faults);
+    flt_settings_parse(text, "fuzz.json", &faults, &err);
     free(text);
     return 0;
 }
