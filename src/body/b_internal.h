@@ -151,6 +151,20 @@ struct b_prior_state {
     float seated;  /* 0..1: the evidence that something holds the body up (a seat) */
 };
 
+/* ---- Floor postures (b_floor.c) ---------------------------------------------------- */
+
+struct b_floor {
+    bool started;
+    float share;            /* 0..1: how much the body sits or lies on the floor (smoothed) */
+    float lying;            /* 0..1: of that, the torso along the floor rather than up */
+    float hips_m[3];        /* the pelvis on the floor, this frame */
+    float hips_rotation[4]; /* the torso's frame on the floor (smoothed) */
+    float down_from_m[3];   /* the head where the body last stood (the way down) */
+    float down_heading_rad;
+    float head_m[3];      /* last frame's head target */
+    float head_speed_m_s; /* over the floor, smoothed */
+};
+
 /* ---- The body ---------------------------------------------------------------------- */
 
 struct body {
@@ -206,6 +220,8 @@ struct body {
     int last_stepped; /* which foot stepped last (0 left, 1 right) */
 
     enum body_posture posture;
+    bool posture_by_motion; /* the 3 points could not tell: chosen by the way down */
+    struct b_floor floor;
     struct ik_stats stats;
 
     struct b_trackers trackers;
@@ -216,6 +232,56 @@ struct body {
 /* Pelvis position and rotation from the head (and heading); updates body->heading_rad. */
 void
 b_pelvis_update(struct body *body, float dt_s);
+
+/* Floor postures (b_floor.c). Forgets the floor state (body_reset, after the head target
+ * is set). */
+void
+b_floor_reset(struct body *body);
+
+/* 0..1: how much the body sits or lies on the floor this frame, by the head's height and
+ * facing (0 on the feet). The learned prior never saw these postures: where this is high,
+ * its pelvis and legs are trusted less (b_floor_after_prior, b_floor_leg_targets). */
+float
+b_floor_share(const struct body *body);
+
+/* In b_pelvis_update: updates the floor share and the pelvis on the floor, and moves the
+ * pelvis on the feet (`io_hips`, `io_rotation`, world) toward it by the share. */
+void
+b_floor_blend_pelvis(struct body *body, float dt_s, float *io_hips, float *io_rotation);
+
+/* After the learned prior replaced the pelvis's rotation: moves it back toward the floor's
+ * by the floor share (nothing without a prior's prediction, or off the floor). */
+void
+b_floor_after_prior(struct body *body);
+
+/* The body's upright frame (for the neck's target): the heading's yaw, tilted toward the
+ * torso's frame on the floor by the floor share. */
+void
+b_floor_upright(const struct body *body, float *out_rotation);
+
+/* Leg s's ankle target, foot rotation and knee pole moved toward the floor posture's (legs
+ * lying along the floor, or crossed in front of a pelvis sitting on it) by the floor share;
+ * a foot with a tracker is left alone. After the solve (the hip joints are posed). */
+void
+b_floor_leg_targets(const struct body *body, int side, float *io_ankle_m, float *io_rotation,
+                    float *io_pole_m);
+
+/* An elbow pole (world) raised above the floor by the floor share: lying down, the elbows
+ * go out and up from the shoulder-hand line, not through the floor. */
+void
+b_floor_arm_pole(const struct body *body, float *io_pole_m);
+
+/* After the arms are built (at the start of b_legs_solve): on the floor, an elbow under it
+ * is built again with its side turned up until it clears the floor (the hand stays on its
+ * target). */
+void
+b_floor_keep_elbows_up(struct body *body);
+
+/* The posture to show: on the floor (lying on the back, side or front, sitting), standing,
+ * or, low on the feet, crouching, kneeling or sitting on a seat; where the 3 points cannot
+ * tell kneeling from sitting, chosen by the way down (`out_by_motion` true). */
+enum body_posture
+b_floor_classify(struct body *body, bool *out_by_motion);
 
 /* Feet: planted or stepping, targets for this frame. */
 void

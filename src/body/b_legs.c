@@ -18,7 +18,7 @@
  * instep (kneeling) still has this much under the joint. */
 #define FLOOR_SOLE_SHARE 0.5f
 /* Builds of a leg to keep its foot above the floor: a pitch, then the ankle raised. */
-#define FLOOR_PASSES 4
+#define FLOOR_PASSES 8
 /* Bisection steps turning a knee that crossed the midline back out. */
 #define KNEE_SIDE_STEPS 10
 /* Each build with the knee under the floor raises its pole this much. */
@@ -319,15 +319,24 @@ void
 b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
              const float (*knee_pole)[3])
 {
+    b_floor_keep_elbows_up(b);
+    /* Sitting or lying on the floor, the legs fold or lie along it (b_floor.c). */
+    float ankle[2][3], rotation[2][4], pole[2][3];
+    for (int s = 0; s < 2; ++s) {
+        m_vec3_copy(ankle_target[s], ankle[s]);
+        m_quat_copy(foot_rotation[s], rotation[s]);
+        m_vec3_copy(knee_pole[s], pole[s]);
+        b_floor_leg_targets(b, s, ankle[s], rotation[s], pole[s]);
+    }
     for (int s = 0; s < 2; ++s) {
         /* Below the foot (toes) stays at rest: no target says otherwise. */
         for (int j = b->j.foot[s] + 1; j < b->pose.joint_count; ++j)
             if (b->skeleton.parent[j] == b->j.foot[s] || b->skeleton.parent[j] == b->j.toes[s])
                 m_quat_identity(b->pose.local_rotation[j]);
-        build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
+        build_leg(b, s, ankle[s], rotation[s], pole[s]);
     }
     for (int s = 0; s < 2; ++s)
         if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
-            keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
+            keep_foot_above_floor(b, s, ankle[s], rotation[s], pole[s]);
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }

@@ -160,6 +160,8 @@ b_pelvis_update(struct body *b, float dt_s)
         hips[0] -= sinf(b->heading_rad) * lean;
         hips[2] -= cosf(b->heading_rad) * lean;
     }
+    /* Sitting or lying on the floor (b_floor.c): the pelvis goes down to it. */
+    b_floor_blend_pelvis(b, dt_s, hips, yaw_rot);
     if (b->pelvis_started && dt_s > 0.0f) {
         float v[3];
         m_vec3_sub(hips, b->hips_position_m, v);
