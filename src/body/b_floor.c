@@ -38,11 +38,18 @@
 #define SIT_NONE_SHARE 0.15f
 #define FACE_DOWN_FULL_SHARE 0.22f
 #define FACE_DOWN_NONE_SHARE 0.35f
-/* The body's speed over the floor from which the share falls (a run ducking under
- * something, cmu_127_31: 22.07 -> 23.24 cm MPJPE without this), to 0 at the second. */
-#define STILL_M_S 0.35f
-#define MOVING_M_S 0.7f
-/* How fast the share follows (time constant, s) and the torso's frame on the floor. */
+/* Nobody gets down onto the floor on the move: while the head goes over the floor faster
+ * than the first speed the share rises more slowly, not at all from the second (smoothed
+ * with HEAD_SPEED_TAU_S); it always falls as the head rises. A run ducking under something
+ * (cmu_127_31, its head 0.65 m up at 0.5 to 0.9 m/s for 2 s) sat on the floor without this
+ * (known body, prior: MPJPE 22.07 -> 23.24 cm); with a gate that also lowered the share,
+ * the pelvis went up and down (jitter 647 -> 5080 m/s^3). */
+#define STILL_M_S 0.2f
+#define MOVING_M_S 0.5f
+#define HEAD_SPEED_TAU_S 0.3f
+/* How fast the share follows as it rises and as it falls (time constants, s), and the
+ * torso's frame on the floor. */
+#define SHARE_RISE_TAU_S 0.3f
 #define SHARE_TAU_S 0.15f
 #define FRAME_RATE_PER_S 10.0f
 /* How far the head may tilt from the torso (the neck's bend) before the torso follows. */
@@ -100,9 +107,7 @@ share_from_head(const struct body *b)
     const float none = sitting_head + SIT_NONE_SHARE * head;
     const float full_m = full + (FACE_DOWN_FULL_SHARE * head - full) * face_down;
     const float none_m = none + (FACE_DOWN_NONE_SHARE * head - none) * face_down;
-    /* Nobody sits or lies down on the run: a head moving fast over the floor is ducking. */
-    const float moving = smoothstep(STILL_M_S, MOVING_M_S, b->floor.head_speed_m_s);
-    return (1.0f - moving) * smoothstep(none_m, full_m, b->head_position_m[1] - b->ground_height_m);
+    return smoothstep(none_m, full_m, b->head_position_m[1] - b->ground_height_m);
 }
 
 /* A frame whose +Y is `up` (unit) and whose +Z is as near `front` as that allows
@@ -200,7 +205,7 @@ b_floor_blend_pelvis(struct body *b, float dt_s, float *io_hips, float *io_rotat
         const float dx = b->head_position_m[0] - f->head_m[0];
         const float dz = b->head_position_m[2] - f->head_m[2];
         const float speed = sqrtf(dx * dx + dz * dz) / dt_s;
-        f->head_speed_m_s += (speed - f->head_speed_m_s) * fminf(1.0f, dt_s / SHARE_TAU_S);
+        f->head_speed_m_s += (speed - f->head_speed_m_s) * fminf(1.0f, dt_s / HEAD_SPEED_TAU_S);
     }
     m_vec3_copy(b->head_position_m, f->head_m);
     float hips[3], rotation[4];
@@ -211,7 +216,12 @@ b_floor_blend_pelvis(struct body *b, float dt_s, float *io_hips, float *io_rotat
             f->share = raw;
         m_quat_copy(rotation, f->hips_rotation);
     } else {
-        f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);
+        if (raw > f->share) {
+            const float moving = smoothstep(STILL_M_S, MOVING_M_S, f->head_speed_m_s);
+            f->share += (raw - f->share) * (1.0f - moving) * fminf(1.0f, dt_s / SHARE_RISE_TAU_S);
+        } else {
+            f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);
+        }
         if (m_quat_dot(f->hips_rotation, rotation) < 0.0f)
             m_quat_set(rotation, -rotation[0], -rotation[1], -rotation[2], -rotation[3]);
         m_quat_slerp(f->hips_rotation, rotation, fminf(1.0f, FRAME_RATE_PER_S * dt_s),
