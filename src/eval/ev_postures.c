@@ -258,11 +258,11 @@ ev_posture_run(struct body *body, enum ev_posture posture, struct ev_posture_res
                        ev_posture_name(posture));
     long shown[BODY_POSTURE_COUNT] = {0};
     double pelvis_sum = 0.0;
-    out->lowest_joint_m = out->lowest_hold_m = INFINITY;
+    out->lowest_joint_m = out->lowest_hold_m = (double)INFINITY;
     for (int row = 0; row < stream.frame_count; ++row) {
         body_update(body, &stream.frames[row]);
         const struct sk_pose *pose = body_pose(body);
-        double lowest = INFINITY;
+        double lowest = (double)INFINITY;
         for (int j = 0; j < pose->joint_count; ++j)
             lowest = fmin(lowest, (double)(pose->position_m[j][1] - desc.floor_height_m));
         out->lowest_joint_m = fmin(out->lowest_joint_m, lowest);
@@ -303,17 +303,18 @@ void
 ev_postures_print(FILE *out, const char *title, const struct ev_posture_result *results)
 {
     fprintf(out, "\n## Postures: %s\n\n", title);
-    fprintf(out, "| posture           | lowest joint cm | head vs headset cm | hands vs controllers "
-                 "cm (standing) | pelvis cm | shown                  | targets |\n");
-    fprintf(out, "|-------------------|-----------------|--------------------|----------------------"
-                 "---------------|-----------|------------------------|---------|\n");
+    fprintf(out, "| posture           | lowest joint cm: hold, stream | head vs headset cm | hands vs "
+                 "controllers cm (standing) | pelvis cm | shown                     | targets |\n");
+    fprintf(out, "|-------------------|-------------------------------|--------------------|---------"
+                 "--------------------------|-----------|---------------------------|---------|\n");
     for (int p = 0; p < EV_POSTURE_COUNT; ++p) {
         const struct ev_posture_result *r = &results[p];
         char shown[64];
         snprintf(shown, sizeof shown, "%s %.0f%%", body_posture_name((enum body_posture)r->shown),
                  100.0 * r->shown_share);
-        fprintf(out, "| %-17s | %15.1f | %18.1f | %20.1f (%5.1f)        | %9.1f | %-22s | %-7s |\n",
-                ev_posture_name((enum ev_posture)p), 100.0 * r->lowest_joint_m, r->head_off_cm,
+        fprintf(out, "| %-17s | %13.1f, %15.1f | %18.1f | %20.1f (%5.1f)        | %9.1f | %-25s | %-7s |\n",
+                ev_posture_name((enum ev_posture)p), 100.0 * r->lowest_hold_m,
+                100.0 * r->lowest_joint_m, r->head_off_cm,
                 r->hands_off_cm, r->hands_standing_cm, 100.0 * r->pelvis_m, shown,
                 r->meets ? "met" : "NOT MET");
     }
@@ -321,7 +322,8 @@ ev_postures_print(FILE *out, const char *title, const struct ev_posture_result *
             "\nTargets: no joint more than %.0f cm under the floor; head joint within %.0f cm of "
             "the headset's; hands within %.0f cm of their standing distance from the "
             "controllers; pelvis within %.0f cm of the floor lying or sitting on it. Over the "
-            "hold (from %.1f s after it starts); lowest joint over the whole stream.\n",
+            "hold (from %.1f s after it starts), the lowest joint also over the whole stream (which "
+            "the targets take).\n",
             100.0 * EV_FLOOR_DEPTH_TARGET_M, EV_POSTURE_HEAD_TARGET_CM, EV_POSTURE_HANDS_TARGET_CM,
             100.0 * EV_POSTURE_PELVIS_TARGET_M, SETTLE_S);
 }
