@@ -93,13 +93,18 @@ enum body_posture {
     BODY_STANDING = 0,
     BODY_CROUCHING,
     BODY_KNEELING,
-    BODY_SITTING,
+    BODY_SITTING,           /* on a seat (chair, stool) */
+    BODY_SITTING_ON_FLOOR,  /* cross-legged or knees up */
+    BODY_LYING_ON_BACK,
+    BODY_LYING_ON_SIDE,
+    BODY_LYING_ON_FRONT,
     BODY_POSTURE_COUNT,
 };
 
 enum body_foot_state {
     BODY_FOOT_PLANTED = 0,
     BODY_FOOT_STEPPING,
+    BODY_FOOT_TRACKED, /* a foot tracker holds it where it is: it never steps */
 };
 
 enum body_device_state {
@@ -110,6 +115,10 @@ enum body_device_state {
 
 struct body_status {
     enum body_posture posture;
+    /* The head and hands could not tell this posture from another (kneeling upright and
+     * sitting on a seat put the head at the same height): it was chosen by the way down
+     * (the head going back as the hips do sitting down). */
+    bool posture_by_motion;
     enum body_foot_state foot[2]; /* left, right */
     enum body_device_state device[EM_DEVICE_COUNT];
     struct ik_stats ik;            /* of the last solve (the torso's); residual_m[e] is

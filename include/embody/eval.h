@@ -547,6 +547,7 @@ ev_posture_stream(enum ev_posture posture, float height_m, double fps, struct st
 
 struct ev_posture_result {
     double lowest_joint_m;    /* the lowest joint over the whole stream, above the floor */
+    double lowest_hold_m;     /* the same over the hold */
     double head_off_cm;       /* the head joint's largest distance from its target, hold */
     double hands_off_cm;      /* the hands' largest distance from their targets, hold */
     double hands_standing_cm; /* the same while standing at the start */

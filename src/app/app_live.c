@@ -652,7 +652,28 @@ stepping_text(const struct body_status *s)
         return "stepping left";
     if (right)
         return "stepping right";
+    if (s->foot[0] == BODY_FOOT_TRACKED && s->foot[1] == BODY_FOOT_TRACKED)
+        return "feet tracked";
+    switch (s->posture) {
+    case BODY_SITTING_ON_FLOOR:
+    case BODY_LYING_ON_BACK:
+    case BODY_LYING_ON_SIDE:
+    case BODY_LYING_ON_FRONT: return "legs on the floor";
+    default: break;
+    }
     return "feet planted";
+}
+
+/* The posture, and when the head and hands could not tell it from another (kneeling
+ * upright or sitting on a seat), that it was chosen by the way down. */
+static const char *
+posture_text(const struct body_status *s)
+{
+    if (s->posture_by_motion && s->posture == BODY_SITTING)
+        return "sitting (sat back on the way down)";
+    if (s->posture_by_motion && s->posture == BODY_KNEELING)
+        return "kneeling (by the way down)";
+    return body_posture_name(s->posture);
 }
 
 /* What the body does for a device it is covering for (lost, or coming back). */
@@ -792,7 +813,7 @@ fill_scene(struct live *L, int64_t now_ns)
     h->solve_us = L->last_update_us;
     h->iterations = s->ik.iterations;
     h->source_name = L->source_info.kind;
-    h->posture = body_posture_name(s->posture);
+    h->posture = posture_text(s);
     h->stepping = stepping_text(s);
     h->height_m = s->height_m;
     h->arm_span_m = s->arm_span_m;

@@ -151,6 +151,16 @@ update_steps(struct body *b, float dt_s)
         struct b_foot *f = &b->foot[s];
         if (b_trackers_hold_foot(b, s))
             continue; /* a tracked foot goes where its tracker is */
+        if (b_floor_share(b) > 0.5f) {
+            /* On the floor the legs lie or fold (b_floor.c): no steps; the feet are under the
+             * body when it gets up. */
+            home_position(b, s, f->planted_m);
+            m_vec3_copy(f->planted_m, f->position_m);
+            f->planted_yaw_rad = f->yaw_rad = b->heading_rad;
+            f->stepping = false;
+            f->step_time_s = 0.0f;
+            continue;
+        }
         if (f->stepping) {
             advance_step(f, dt_s);
             continue;

@@ -2,10 +2,12 @@
  * One frame's fusion: the sources give estimates with confidences, and this step alone
  * turns them into the pelvis, heading and leg targets the solve is built from.
  *
- * The sources, in order of trust: body trackers (b_trackers.c) measure bones; the learned
- * prior (b_prior.c) infers the pelvis's turn and tilt and the feet from the devices'
- * recent motion; the seed (b_pelvis.c, b_feet.c) assumes the pelvis upright under the
- * neck and steps the feet after it. Each part of the body is the most trusted source's by
+ * The sources, in order of trust: body trackers (b_trackers.c) measure bones; the floor
+ * postures (b_floor.c) lay or sit the body on the floor when the head is lower than a
+ * squat puts it (the learned prior never saw that); the learned prior (b_prior.c) infers
+ * the pelvis's turn and tilt and the feet from the devices' recent motion; the seed
+ * (b_pelvis.c, b_feet.c) assumes the pelvis upright under the neck and steps the feet
+ * after it. Each part of the body is the most trusted source's by
  * that source's confidence, the rest of the way the next one's, down to the seed, which
  * always speaks: with confidences c_t, c_p a part is c_t T + (1 - c_t)(c_p P + (1 - c_p) S).
  * A source that says nothing of a part (confidence 0) leaves it to those below; none is
@@ -128,12 +130,14 @@ b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
     struct b_pelvis_estimate pelvis[B_SOURCE_COUNT];
     b_pelvis_estimate(b, dt_s, &pelvis[B_SOURCE_SEED]);
     b_prior_estimate_pelvis(b, frame, dt_s, &pelvis[B_SOURCE_SEED], &pelvis[B_SOURCE_PRIOR]);
+    b_floor_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_FLOOR]);
     b_trackers_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_TRACKERS]);
     fuse_pelvis(b, pelvis, dt_s);
     carry_skeleton(b);
     struct b_feet_estimate feet[B_SOURCE_COUNT];
     b_feet_estimate(b, dt_s, &feet[B_SOURCE_SEED]);
     b_prior_estimate_feet(b, dt_s, &feet[B_SOURCE_PRIOR]);
+    b_floor_estimate_feet(b, &feet[B_SOURCE_FLOOR]);
     b_trackers_estimate_feet(b, &feet[B_SOURCE_TRACKERS]);
     fuse_feet(b, feet, &b->legs);
 }

@@ -156,10 +156,17 @@ struct b_prior_state {
 
 /* ---- One frame's estimates and their fusion (b_fuse.c) ------------------------------ */
 
-/* Where an estimate comes from, in order of trust: a body tracker measures a bone, the
- * learned prior infers it from the devices' recent motion, the seed (the head projected
- * to the floor, procedural steps) assumes it. */
-enum b_source { B_SOURCE_TRACKERS, B_SOURCE_PRIOR, B_SOURCE_SEED, B_SOURCE_COUNT };
+/* Where an estimate comes from, in order of trust: a body tracker measures a bone; the
+ * floor postures (b_floor.c) say a body sitting or lying on the floor, which the learned
+ * prior never saw; the learned prior infers it from the devices' recent motion; the seed
+ * (the head projected to the floor, procedural steps) assumes it. */
+enum b_source {
+    B_SOURCE_TRACKERS,
+    B_SOURCE_FLOOR,
+    B_SOURCE_PRIOR,
+    B_SOURCE_SEED,
+    B_SOURCE_COUNT
+};
 
 /* One source's say about the pelvis, each part with a confidence in 0..1 (0: it says
  * nothing there; the seed always says all): its position; its rotation, as its turn about
@@ -199,6 +206,20 @@ b_fuse_frame(struct body *body, const struct em_tracking_frame *frame, float dt_
 void
 b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
              float w, float *out_pole);
+
+/* ---- Floor postures (b_floor.c) ---------------------------------------------------- */
+
+struct b_floor {
+    bool started;
+    float share;            /* 0..1: how much the body sits or lies on the floor (smoothed) */
+    float lying;            /* 0..1: of that, the torso along the floor rather than up */
+    float hips_m[3];        /* the pelvis on the floor, this frame */
+    float hips_rotation[4]; /* the torso's frame on the floor (smoothed) */
+    float down_from_m[3];   /* the head where the body last stood (the way down) */
+    float down_heading_rad;
+    float head_m[3];      /* last frame's head target */
+    float head_speed_m_s; /* over the floor, smoothed */
+};
 
 /* ---- The body ---------------------------------------------------------------------- */
 
@@ -262,6 +283,8 @@ struct body {
     int last_stepped; /* which foot stepped last (0 left, 1 right) */
 
     enum body_posture posture;
+    bool posture_by_motion; /* the 3 points could not tell: chosen by the way down */
+    struct b_floor floor;
     struct ik_stats stats;
 
     struct b_trackers trackers;
@@ -273,6 +296,49 @@ struct body {
  * the fusion (b_fuse.c). */
 void
 b_pelvis_estimate(struct body *body, float dt_s, struct b_pelvis_estimate *out);
+
+/* Floor postures (b_floor.c), a source of the fusion trusted above the learned prior
+ * (which never saw a body on the floor) and below body trackers. Forgets the floor state (body_reset, after the head target
+ * is set). */
+void
+b_floor_reset(struct body *body);
+
+/* 0..1: how much the body sits or lies on the floor this frame, by the head's height and
+ * facing (0 on the feet): the confidence of the floor's estimates. */
+float
+b_floor_share(const struct body *body);
+
+/* For the fusion: updates the floor share and the torso's frame on the floor, and says
+ * the pelvis on the floor with that share as its confidence. */
+void
+b_floor_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
+
+/* The body's upright frame (for the neck's target): the heading's yaw, tilted toward the
+ * torso's frame on the floor by the floor share. */
+void
+b_floor_upright(const struct body *body, float *out_rotation);
+
+/* For the fusion, under the fused pelvis: the legs lying along the floor, or crossed in
+ * front of a pelvis sitting on it, with the floor share as their confidence. */
+void
+b_floor_estimate_feet(const struct body *body, struct b_feet_estimate *out);
+
+/* An elbow pole (world) raised above the floor by the floor share: lying down, the elbows
+ * go out and up from the shoulder-hand line, not through the floor. */
+void
+b_floor_arm_pole(const struct body *body, float *io_pole_m);
+
+/* After the arms are built (b_arms_solve): on the floor, an elbow under it
+ * is built again with its side turned up until it clears the floor (the hand stays on its
+ * target). */
+void
+b_floor_keep_elbows_up(struct body *body);
+
+/* The posture to show: on the floor (lying on the back, side or front, sitting), standing,
+ * or, low on the feet, crouching, kneeling or sitting on a seat; where the 3 points cannot
+ * tell kneeling from sitting, chosen by the way down (`out_by_motion` true). */
+enum body_posture
+b_floor_classify(struct body *body, bool *out_by_motion);
 
 /* The seed's feet under the fused pelvis: planted or stepping (the state in body->foot),
  * and their rotations and knee poles, for the fusion. */

@@ -18,7 +18,7 @@
  * instep (kneeling) still has this much under the joint. */
 #define FLOOR_SOLE_SHARE 0.5f
 /* Builds of a leg to keep its foot above the floor: a pitch, then the ankle raised. */
-#define FLOOR_PASSES 4
+#define FLOOR_PASSES 8
 /* Bisection steps turning a knee that crossed the midline back out. */
 #define KNEE_SIDE_STEPS 10
 /* Each build with the knee under the floor raises its pole this much. */
@@ -262,6 +262,38 @@ foot_lowest(const struct body *b, int s, float *out_reach_dir, float *out_reach_
     return lowest;
 }
 
+/* The last resort when raising the ankle did not lift the toes (a leg folded under a body
+ * getting up from the floor, whose ankle target is out of its reach upward): the foot
+ * pitched about its ankle until its lowest point is on the floor, beyond the foot's limit
+ * if it must (for the frames of such a move, rather than toes through the floor). */
+static void
+pitch_toes_to_floor(struct body *b, int s)
+{
+    float reach_dir[3] = {0, 0, 1}, reach_m;
+    const float floor_y = b->desc.floor_height_m;
+    if (floor_y - foot_lowest(b, s, reach_dir, &reach_m) <= 0.0f || reach_m <= 1e-4f)
+        return;
+    const float *ankle = b->pose.position_m[b->j.foot[s]];
+    const float up[3] = {0, 1, 0};
+    float axis[3];
+    m_vec3_cross(reach_dir, up, axis);
+    const float axis_len = m_vec3_length(axis);
+    if (axis_len <= 1e-4f)
+        return;
+    const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
+    const float want = asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 1.0f));
+    if (want <= now)
+        return;
+    float turn[4], world[4], parent_inv[4];
+    m_vec3_scale(axis, 1.0f / axis_len, axis);
+    m_quat_from_axis_angle(axis, want - now, turn);
+    m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
+    m_quat_conjugate(b->pose.rotation[b->skeleton.parent[b->j.foot[s]]], parent_inv);
+    m_quat_mul(parent_inv, world, b->pose.local_rotation[b->j.foot[s]]);
+    m_quat_normalize(b->pose.local_rotation[b->j.foot[s]]);
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+}
+
 /* No part of a foot under the floor (a kneeling player's toes went 16 cm through it): a
  * foot whose toes would go under is pitched up about its ankle just enough, and a leg
  * whose ankle is too low for any pitch (or whose limit keeps the toes down) has its ankle
@@ -313,6 +345,7 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
         build_leg(b, s, target, rotation, pole);
     }
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    pitch_toes_to_floor(b, s);
 }
 
 void

@@ -333,6 +333,7 @@ body_reset(struct body *b)
     b->feet_started = false;
     m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
     b->posture = BODY_STANDING;
+    b->posture_by_motion = false;
     memset(&b->stats, 0, sizeof b->stats);
     b_trackers_reset(b);
     b_prior_reset(b);
@@ -348,6 +349,7 @@ body_reset(struct body *b)
         m_vec3_copy(b->pose.position_m[b->j.hand[s]], b->hand_position_m[s]);
         m_quat_identity(b->hand_rotation[s]);
     }
+    b_floor_reset(b);
     b_feet_reset(b);
     memset(&b->legs, 0, sizeof b->legs);
     for (int s = 0; s < 2; ++s) {
@@ -367,21 +369,12 @@ body_recenter(struct body *b)
     b->recentre_pending = true;
 }
 
+/* What the status says (b_floor.c): a squat is crouching, not sitting (the hips low and the
+ * head up said sitting for the demo's squat to the floor); on the floor, sitting or lying. */
 static void
 classify_posture(struct body *b)
 {
-    const float hips = (b->hips_position_m[1] - b->desc.floor_height_m) / b->m.hips_height_m;
-    const float head = (b->head_position_m[1] - b->desc.floor_height_m) / b->m.head_height_m;
-    if (b_prior_seated(b) > 0.5f)
-        b->posture = BODY_SITTING; /* the prior's feet say a seat holds the body up */
-    else if (hips > 0.85f)
-        b->posture = BODY_STANDING;
-    else if (hips < 0.6f && head > 0.55f)
-        b->posture = BODY_SITTING;
-    else if (hips < 0.55f)
-        b->posture = BODY_KNEELING;
-    else
-        b->posture = BODY_CROUCHING;
+    b->posture = b_floor_classify(b, &b->posture_by_motion);
 }
 
 /* The ankle target the leg is built toward: the foot's, drawn in toward the hip as it
@@ -417,7 +410,7 @@ static void
 neck_target(const struct body *b, float *out_m)
 {
     float yaw_rot[4], turn[4], off[3];
-    b_quat_from_yaw(b->heading_rad, yaw_rot);
+    b_floor_upright(b, yaw_rot); /* the heading's yaw; on the floor, the torso's frame */
     m_quat_slerp(yaw_rot, b->head_rotation, NECK_TURN_SHARE, turn);
     m_quat_rotate(turn, b->m.head_from_neck_m, off);
     m_vec3_sub(b->head_position_m, off, out_m);
@@ -437,6 +430,7 @@ set_targets(struct body *b, struct b_leg_targets *legs)
     for (int s = 0; s < 2; ++s) {
         reachable_foot(b, s, b->legs.ankle_m[s], legs->ankle_m[s]);
         b_arm_pole(b, s, b->elbow_pole_m[s]);
+        b_floor_arm_pole(b, b->elbow_pole_m[s]);
     }
     b_trackers_set_targets(b);
 }
@@ -472,6 +466,8 @@ restart_at(struct body *b, const float *offset_m)
     }
     move_point(b->head_position_m, offset_m);
     move_point(b->hips_position_m, offset_m);
+    move_point(b->floor.head_m, offset_m);
+    move_point(b->floor.down_from_m, offset_m);
     for (int s = 0; s < 2; ++s) {
         move_point(b->legs.ankle_m[s], offset_m);
         move_point(b->legs.knee_pole_m[s], offset_m);
@@ -604,6 +600,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
     b_arms_solve(b);
+    b_floor_keep_elbows_up(b);
     b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
                  (const float(*)[3])legs.knee_pole_m);
     b_trackers_after_solve(b);
@@ -623,8 +620,11 @@ body_get_status(const struct body *b, struct body_status *out)
 {
     memset(out, 0, sizeof *out);
     out->posture = b->posture;
+    out->posture_by_motion = b->posture_by_motion;
     for (int s = 0; s < 2; ++s)
-        out->foot[s] = b_foot_planted(b, s) ? BODY_FOOT_PLANTED : BODY_FOOT_STEPPING;
+        out->foot[s] = b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] > 0.0f ? BODY_FOOT_TRACKED
+                       : b_foot_planted(b, s)                              ? BODY_FOOT_PLANTED
+                                                                           : BODY_FOOT_STEPPING;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         out->device[d] = b->track[d].state;
     out->ik = b->stats;
@@ -658,6 +658,10 @@ body_posture_name(enum body_posture posture)
     case BODY_CROUCHING: return "crouching";
     case BODY_KNEELING: return "kneeling";
     case BODY_SITTING: return "sitting";
+    case BODY_SITTING_ON_FLOOR: return "sitting on the floor";
+    case BODY_LYING_ON_BACK: return "lying on the back";
+    case BODY_LYING_ON_SIDE: return "lying on the side";
+    case BODY_LYING_ON_FRONT: return "lying on the front";
     case BODY_POSTURE_COUNT: break;
     }
     return "unknown";

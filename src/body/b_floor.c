@@ -1,0 +1,404 @@
+/*
+ * Floor postures: lying on the back, the side or the front, and sitting on the floor.
+ *
+ * On the feet (b_pelvis.c) the pelvis goes no lower than a deep squat, and a head lower
+ * still is a torso bending over. A player lying down or sitting on the floor has the head
+ * lower than a squat can put it while it is not pitched down as a bent-over torso's is: the
+ * body then sits or lies on the floor. How much it does is the floor share, from the head
+ * joint's height alone (with the head's facing): 0 above where a body sitting upright on the
+ * floor has its head plus a margin, 1 just above that height; for a face turned down (a
+ * torso bending over can bring it low) the thresholds are those of lying on the front.
+ *
+ * On the floor the torso lies along the head's own up axis, relaxed toward upright by what
+ * the neck can bend (NECK_RANGE_RAD), its front where the face looks: the pelvis is the
+ * spine's length from the neck along it, tilted further down where it would go under its
+ * lowest height (the pelvis resting on the floor), so a head on the floor lays the spine
+ * along it. The legs then lie along the floor beyond the pelvis (lying), or are folded
+ * cross-legged in front of it (sitting up), blended by how upright the torso is.
+ *
+ * Kneeling, sitting on a low seat and squatting put the head at the same heights: the
+ * 3 points cannot tell them. The posture shown is chosen by the way down (b_floor_classify):
+ * a head that went back on the way down sat down on something, one that did not knelt (or
+ * crouches, when low); the status says the choice was made so.
+ */
+#include <string.h>
+
+#include "b_internal.h"
+#include "embody/m_math.h"
+
+/* The pelvis's lowest height (hips joint above the floor, sitting or lying on it), as a
+ * share of its standing height. */
+#define FLOOR_HIPS_SHARE 0.12f
+/* A hip joint's lowest height on the floor, as a share of the pelvis's standing height. */
+#define HIP_CLEARANCE_SHARE 0.06f
+/* The floor share is 1 with the head joint within the first share of the standing head
+ * height above where it is sitting upright on the floor, 0 beyond the second; with the face
+ * turned down, 1 below the third share of the standing head height, 0 above the fourth. */
+#define SIT_FULL_SHARE 0.03f
+#define SIT_NONE_SHARE 0.15f
+#define FACE_DOWN_FULL_SHARE 0.22f
+#define FACE_DOWN_NONE_SHARE 0.35f
+/* Nobody gets down onto the floor on the move: while the head goes over the floor faster
+ * than the first speed the share rises more slowly, not at all from the second (smoothed
+ * with HEAD_SPEED_TAU_S); it always falls as the head rises. A run ducking under something
+ * (cmu_127_31, its head 0.65 m up at 0.5 to 0.9 m/s for 2 s) sat on the floor without this
+ * (known body, prior: MPJPE 22.07 -> 23.24 cm); with a gate that also lowered the share,
+ * the pelvis went up and down (jitter 647 -> 5080 m/s^3). */
+#define STILL_M_S 0.2f
+#define MOVING_M_S 0.5f
+#define HEAD_SPEED_TAU_S 0.3f
+/* How fast the share follows as it rises and as it falls (time constants, s), and the
+ * torso's frame on the floor. */
+#define SHARE_RISE_TAU_S 0.3f
+#define SHARE_TAU_S 0.15f
+#define FRAME_RATE_PER_S 10.0f
+/* How far the head may tilt from the torso (the neck's bend) before the torso follows. */
+#define NECK_RANGE_RAD (40.0f * M_DEG_TO_RAD)
+/* Lying: the torso's axis rises less than the first (as a sine of its slope) from the
+ * floor; sitting up: more than the second. */
+#define LYING_SLOPE 0.35f
+#define SITTING_SLOPE 0.65f
+/* Legs lying along the floor reach this share of their length; folded cross-legged, the
+ * ankles are this share of the leg ahead of the pelvis and this share across it. */
+#define LYING_REACH_SHARE 0.93f
+#define CROSS_AHEAD_SHARE 0.32f
+#define CROSS_ACROSS_SHARE 0.12f
+#define CROSS_FOOT_TURN_RAD (70.0f * M_DEG_TO_RAD)
+#define POLE_M 0.5f
+/* On the floor an elbow is kept this far above it (b_floor_keep_elbows_up), its side turned
+ * up in this many steps at most. */
+#define ELBOW_CLEARANCE_M 0.03f
+#define ELBOW_LIFT_STEPS 6
+/* On the floor the elbows point at least this high. */
+#define ELBOW_POLE_HEIGHT_M 0.25f
+/* Postures (b_floor_classify): standing with the hips above the first share of their
+ * standing height; sitting on a seat or kneeling with the head above the second share of
+ * its standing height; below it crouching. The head went back this share of the height on
+ * the way down: it sat down. */
+#define STANDING_HIPS_SHARE 0.85f
+#define SEAT_HEAD_SHARE 0.62f
+#define SAT_BACK_PER_HEIGHT 0.055f
+
+static float
+smoothstep(float edge0, float edge1, float x)
+{
+    const float t = m_clampf((x - edge0) / (edge1 - edge0), 0.0f, 1.0f);
+    return t * t * (3.0f - 2.0f * t);
+}
+
+float
+b_floor_share(const struct body *b)
+{
+    return b->floor.share;
+}
+
+/* The share this frame's head asks for (before smoothing). */
+static float
+share_from_head(const struct body *b)
+{
+    const float z[3] = {0, 0, 1};
+    float fwd[3];
+    m_quat_rotate(b->head_rotation, z, fwd);
+    const float face_down = smoothstep(0.3f, 0.8f, -fwd[1]);
+    const float head = b->m.head_height_m;
+    const float sitting_head = FLOOR_HIPS_SHARE * b->m.hips_height_m + b->m.hips_to_neck_m +
+                               m_vec3_length(b->m.head_from_neck_m);
+    const float full = sitting_head + SIT_FULL_SHARE * head;
+    const float none = sitting_head + SIT_NONE_SHARE * head;
+    const float full_m = full + (FACE_DOWN_FULL_SHARE * head - full) * face_down;
+    const float none_m = none + (FACE_DOWN_NONE_SHARE * head - none) * face_down;
+    return smoothstep(none_m, full_m, b->head_position_m[1] - b->ground_height_m);
+}
+
+/* A frame whose +Y is `up` (unit) and whose +Z is as near `front` as that allows
+ * (`fallback` when front is along up). */
+static void
+frame_from(const float *up, const float *front, const float *fallback, float *out_q)
+{
+    float z[3], x[3];
+    m_vec3_muladd(front, up, -m_vec3_dot(front, up), z);
+    if (m_vec3_length(z) < 0.2f)
+        m_vec3_muladd(fallback, up, -m_vec3_dot(fallback, up), z);
+    const float any[3] = {0, 0, 1};
+    m_vec3_normalize_or(z, any, z);
+    m_vec3_cross(up, z, x);
+    m_quat_from_columns(x, up, z, out_q);
+    m_quat_normalize(out_q);
+}
+
+/* The torso's axis from the head's up axis: upright while the head tilts within the neck's
+ * range, beyond it tilted with the head by what the neck cannot take. */
+static void
+torso_axis(const float *head_up, float *out)
+{
+    const float up[3] = {0, 1, 0};
+    const float angle = acosf(m_clampf(m_vec3_dot(head_up, up), -1.0f, 1.0f));
+    if (angle <= NECK_RANGE_RAD) {
+        m_vec3_copy(up, out);
+        return;
+    }
+    float axis[3], q[4];
+    m_vec3_cross(head_up, up, axis);
+    const float fallback[3] = {1, 0, 0};
+    m_vec3_normalize_or(axis, fallback, axis);
+    m_quat_from_axis_angle(axis, NECK_RANGE_RAD, q);
+    m_quat_rotate(q, head_up, out);
+}
+
+/* The pelvis and torso frame on the floor (see the top of the file). */
+static void
+floor_pelvis(const struct body *b, float *out_hips, float *out_rotation)
+{
+    const float y[3] = {0, 1, 0}, z[3] = {0, 0, 1};
+    float head_up[3], head_fwd[3], neck[3], off[3], d[3], heading[3];
+    m_quat_rotate(b->head_rotation, y, head_up);
+    m_quat_rotate(b->head_rotation, z, head_fwd);
+    m_vec3_set(heading, sinf(b->heading_rad), 0.0f, cosf(b->heading_rad));
+    m_quat_rotate(b->head_rotation, b->m.head_from_neck_m, off);
+    m_vec3_sub(b->head_position_m, off, neck);
+    torso_axis(head_up, d);
+    const float *rest_hips = b->skeleton.rest_position_m[b->j.hips];
+    const float *rest_neck = b->skeleton.rest_position_m[b->j.neck];
+    float rest_delta[3];
+    m_vec3_sub(rest_hips, rest_neck, rest_delta);
+    const float spine = fmaxf(m_vec3_length(rest_delta), 1e-3f);
+    const float lowest = b->ground_height_m + FLOOR_HIPS_SHARE * b->m.hips_height_m;
+    if (neck[1] - spine * d[1] < lowest) {
+        /* Tilted down until the pelvis rests at its lowest: the spine lies along the floor
+         * when the neck is that low. Its direction over the floor is the axis's own, or,
+         * for an upright axis, the face's (the pelvis behind the head). */
+        float level[3] = {d[0], 0.0f, d[2]};
+        if (m_vec3_length(level) < 0.1f)
+            m_vec3_set(level, head_fwd[0] + heading[0], 0.0f, head_fwd[2] + heading[2]);
+        m_vec3_normalize_or(level, heading, level);
+        const float rise = m_clampf((neck[1] - lowest) / spine, -1.0f, 1.0f);
+        const float run = sqrtf(fmaxf(0.0f, 1.0f - rise * rise));
+        m_vec3_set(d, level[0] * run, rise, level[2] * run);
+    }
+    frame_from(d, head_fwd, heading, out_rotation);
+    m_quat_rotate(out_rotation, rest_delta, off);
+    m_vec3_add(neck, off, out_hips);
+    out_hips[1] = fmaxf(out_hips[1], lowest);
+    /* Lying on the side the pelvis rests on the lower hip: its joint stays above the floor
+     * by a hip's flesh. */
+    for (int s = 0; s < 2; ++s) {
+        float hip[3];
+        m_quat_rotate(out_rotation, b->m.hip_offset_m[s], hip);
+        const float clear = b->ground_height_m + HIP_CLEARANCE_SHARE * b->m.hips_height_m;
+        out_hips[1] = fmaxf(out_hips[1], clear - hip[1]);
+    }
+}
+
+void
+b_floor_reset(struct body *b)
+{
+    memset(&b->floor, 0, sizeof b->floor);
+    m_quat_identity(b->floor.hips_rotation);
+    m_vec3_copy(b->head_position_m, b->floor.down_from_m);
+}
+
+/* The head's speed over the floor (a player who moves over it is not sitting or lying on
+ * it), the share this frame's head asks for, the torso's frame on the floor. */
+static void
+update_floor(struct body *b, float dt_s, const float *hips, const float *rotation_in)
+{
+    struct b_floor *f = &b->floor;
+    float rotation[4];
+    m_quat_copy(rotation_in, rotation);
+    if (f->started && dt_s > 0.0f) {
+        const float dx = b->head_position_m[0] - f->head_m[0];
+        const float dz = b->head_position_m[2] - f->head_m[2];
+        const float speed = sqrtf(dx * dx + dz * dz) / dt_s;
+        f->head_speed_m_s += (speed - f->head_speed_m_s) * fminf(1.0f, dt_s / SHARE_TAU_S);
+    }
+    m_vec3_copy(b->head_position_m, f->head_m);
+    const float raw = share_from_head(b);
+    if (!f->started || dt_s <= 0.0f) {
+        if (!f->started)
+            f->share = raw;
+        m_quat_copy(rotation, f->hips_rotation);
+    } else {
+        f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);
+        if (m_quat_dot(f->hips_rotation, rotation) < 0.0f)
+            m_quat_set(rotation, -rotation[0], -rotation[1], -rotation[2], -rotation[3]);
+        m_quat_slerp(f->hips_rotation, rotation, fminf(1.0f, FRAME_RATE_PER_S * dt_s),
+                     f->hips_rotation);
+        m_quat_normalize(f->hips_rotation);
+    }
+    f->started = true;
+    m_vec3_copy(hips, f->hips_m);
+    const float up[3] = {0, 1, 0};
+    float axis[3];
+    m_quat_rotate(f->hips_rotation, up, axis);
+    f->lying = smoothstep(SITTING_SLOPE, LYING_SLOPE, axis[1]);
+}
+
+void
+b_floor_estimate_pelvis(struct body *b, float dt_s, struct b_pelvis_estimate *out)
+{
+    float hips[3], rotation[4];
+    floor_pelvis(b, hips, rotation);
+    update_floor(b, dt_s, hips, rotation);
+    memset(out, 0, sizeof *out);
+    m_vec3_copy(b->floor.hips_m, out->position_m);
+    m_quat_copy(b->floor.hips_rotation, out->rotation);
+    out->position_confidence = out->yaw_confidence = out->tilt_confidence = b->floor.share;
+}
+
+void
+b_floor_upright(const struct body *b, float *out_rotation)
+{
+    float yaw_rot[4];
+    b_quat_from_yaw(b->heading_rad, yaw_rot);
+    if (b->floor.share <= 0.0f) {
+        m_quat_copy(yaw_rot, out_rotation);
+        return;
+    }
+    m_quat_slerp(yaw_rot, b->floor.hips_rotation, b->floor.share, out_rotation);
+    m_quat_normalize(out_rotation);
+}
+
+void
+b_floor_arm_pole(const struct body *b, float *io_pole)
+{
+    const float lift_to = b->ground_height_m + ELBOW_POLE_HEIGHT_M;
+    if (b->floor.share > 0.0f && io_pole[1] < lift_to)
+        io_pole[1] += (lift_to - io_pole[1]) * b->floor.share;
+}
+
+void
+b_floor_keep_elbows_up(struct body *b)
+{
+    if (b->floor.share <= 0.0f)
+        return;
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    const float clear = b->ground_height_m + ELBOW_CLEARANCE_M;
+    for (int s = 0; s < 2; ++s) {
+        const float *elbow = b->pose.position_m[b->j.lower_arm[s]];
+        if (elbow[1] >= clear)
+            continue;
+        /* The elbow's side of the shoulder-hand line, turned up until it clears the floor
+         * (an arm lying on the floor bends up, not through it). */
+        const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
+        const float up[3] = {0, 1, 0};
+        float line[3], side[3];
+        m_vec3_sub(b->hand_position_m[s], shoulder, line);
+        m_vec3_normalize_or(line, up, line);
+        m_vec3_sub(elbow, shoulder, side);
+        m_vec3_muladd(side, line, -m_vec3_dot(side, line), side);
+        m_vec3_normalize_or(side, up, side);
+        for (int k = 1; k <= ELBOW_LIFT_STEPS; ++k) {
+            float turned[3];
+            m_vec3_lerp(side, up, (float)k / ELBOW_LIFT_STEPS, turned);
+            b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s],
+                         turned, false);
+            sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+            if (b->pose.position_m[b->j.lower_arm[s]][1] >= clear)
+                break;
+        }
+    }
+}
+
+/* Leg s on the floor: lying along it beyond the pelvis, or folded cross-legged before it. */
+static void
+floor_leg(const struct body *b, int s, float *out_ankle, float *out_rotation, float *out_pole)
+{
+    const struct b_floor *f = &b->floor;
+    const float x[3] = {1, 0, 0}, y[3] = {0, 1, 0}, z[3] = {0, 0, 1};
+    float axis[3], front[3], left[3];
+    m_quat_rotate(f->hips_rotation, y, axis);
+    m_quat_rotate(f->hips_rotation, z, front);
+    m_quat_rotate(f->hips_rotation, x, left);
+    const float *hip = b->pose.position_m[b->j.upper_leg[s]];
+    const float *pelvis = b->pose.position_m[b->j.hips];
+    const float ankle_y = b->ground_height_m + b->m.ankle_height_m;
+    const float leg = b->m.leg_length_m;
+    /* Lying: straight along the floor away from the head, toes where the front is. */
+    float away[3] = {-axis[0], 0.0f, -axis[2]}, lie[3], lie_pole[3];
+    float fallback[3] = {-front[0], 0.0f, -front[2]};
+    m_vec3_normalize_or(fallback, z, fallback);
+    m_vec3_normalize_or(away, fallback, away);
+    m_vec3_muladd(hip, away, LYING_REACH_SHARE * leg, lie);
+    lie[1] = ankle_y;
+    float mid[3];
+    m_vec3_lerp(hip, lie, 0.5f, mid);
+    m_vec3_muladd(mid, front, POLE_M, lie_pole);
+    /* Sitting: crossed in front of the pelvis, the knees out to the side. */
+    float ahead[3] = {front[0], 0.0f, front[2]}, across[3] = {left[0], 0.0f, left[2]};
+    m_vec3_normalize_or(ahead, z, ahead);
+    m_vec3_normalize_or(across, x, across);
+    const float out_sign = s == 0 ? 1.0f : -1.0f;
+    float sit[3], sit_pole[3];
+    m_vec3_muladd(pelvis, ahead, CROSS_AHEAD_SHARE * leg, sit);
+    m_vec3_muladd(sit, across, -out_sign * CROSS_ACROSS_SHARE * leg, sit);
+    sit[1] = ankle_y;
+    m_vec3_muladd(hip, across, out_sign * POLE_M, sit_pole);
+    m_vec3_muladd(sit_pole, ahead, 0.2f, sit_pole);
+    m_vec3_lerp(sit, lie, f->lying, out_ankle);
+    m_vec3_lerp(sit_pole, lie_pole, f->lying, out_pole);
+    /* The foot: as at rest under the torso lying; sitting, turned in across the body. */
+    float turn[4], sit_rot[4], yaw_rot[4];
+    b_quat_from_yaw(atan2f(ahead[0], ahead[2]), yaw_rot);
+    m_quat_from_axis_angle(y, -out_sign * CROSS_FOOT_TURN_RAD, turn);
+    m_quat_mul(turn, yaw_rot, sit_rot);
+    m_quat_slerp(sit_rot, f->hips_rotation, f->lying, out_rotation);
+    m_quat_normalize(out_rotation);
+}
+
+void
+b_floor_estimate_feet(const struct body *b, struct b_feet_estimate *out)
+{
+    memset(out, 0, sizeof *out);
+    const float share = b->floor.share;
+    if (share <= 0.0f)
+        return;
+    for (int s = 0; s < 2; ++s) {
+        floor_leg(b, s, out->at.ankle_m[s], out->at.foot_rotation[s], out->at.knee_pole_m[s]);
+        out->ankle_confidence[s] = out->rotation_confidence[s] = share;
+        out->knee_pole_confidence[s] = share;
+    }
+}
+
+/* On the floor: lying on the back, the side or the front by where the torso's front
+ * faces, or sitting on it. */
+static enum body_posture
+floor_posture(const struct body *b)
+{
+    if (b->floor.lying < 0.5f)
+        return BODY_SITTING_ON_FLOOR;
+    const float z[3] = {0, 0, 1};
+    float front[3];
+    m_quat_rotate(b->floor.hips_rotation, z, front);
+    return front[1] > 0.5f    ? BODY_LYING_ON_BACK
+           : front[1] < -0.5f ? BODY_LYING_ON_FRONT
+                              : BODY_LYING_ON_SIDE;
+}
+
+enum body_posture
+b_floor_classify(struct body *b, bool *out_by_motion)
+{
+    struct b_floor *f = &b->floor;
+    *out_by_motion = false;
+    const float hips =
+        (b->hips_position_m[1] - b->ground_height_m) / fmaxf(b->m.hips_height_m, 1e-3f);
+    const float head =
+        (b->head_position_m[1] - b->ground_height_m) / fmaxf(b->m.head_height_m, 1e-3f);
+    if (f->share > 0.5f)
+        return floor_posture(b);
+    if (b_prior_seated(b) > 0.5f)
+        return BODY_SITTING; /* the prior's feet say a seat holds the body up */
+    if (hips > STANDING_HIPS_SHARE) {
+        /* Standing: the way down starts here. */
+        m_vec3_copy(b->head_position_m, f->down_from_m);
+        f->down_heading_rad = b->heading_rad;
+        return BODY_STANDING;
+    }
+    if (head < SEAT_HEAD_SHARE)
+        return BODY_CROUCHING; /* a squat: too low for a seat or upright knees */
+    /* Kneeling upright, or sitting on a seat: the way down tells. Sitting down, the head
+     * goes back with the hips; kneeling, it stays over the knees or goes forward. */
+    const float back = -(sinf(f->down_heading_rad) * (b->head_position_m[0] - f->down_from_m[0]) +
+                         cosf(f->down_heading_rad) * (b->head_position_m[2] - f->down_from_m[2]));
+    *out_by_motion = true;
+    return back > SAT_BACK_PER_HEIGHT * b->desc.height_m ? BODY_SITTING : BODY_KNEELING;
+}
