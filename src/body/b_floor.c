@@ -209,7 +209,7 @@ update_floor(struct body *b, float dt_s, const float *hips, const float *rotatio
         const float dx = b->head_position_m[0] - f->head_m[0];
         const float dz = b->head_position_m[2] - f->head_m[2];
         const float speed = sqrtf(dx * dx + dz * dz) / dt_s;
-        f->head_speed_m_s += (speed - f->head_speed_m_s) * fminf(1.0f, dt_s / SHARE_TAU_S);
+        f->head_speed_m_s += (speed - f->head_speed_m_s) * fminf(1.0f, dt_s / HEAD_SPEED_TAU_S);
     }
     m_vec3_copy(b->head_position_m, f->head_m);
     const float raw = share_from_head(b);
@@ -218,7 +218,13 @@ update_floor(struct body *b, float dt_s, const float *hips, const float *rotatio
             f->share = raw;
         m_quat_copy(rotation, f->hips_rotation);
     } else {
-        f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);
+        if (raw > f->share) {
+            /* Nobody sits or lies down on the run: over the floor, the share holds. */
+            const float moving = smoothstep(STILL_M_S, MOVING_M_S, f->head_speed_m_s);
+            f->share += (raw - f->share) * (1.0f - moving) * fminf(1.0f, dt_s / SHARE_RISE_TAU_S);
+        } else {
+            f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);
+        }
         if (m_quat_dot(f->hips_rotation, rotation) < 0.0f)
             m_quat_set(rotation, -rotation[0], -rotation[1], -rotation[2], -rotation[3]);
         m_quat_slerp(f->hips_rotation, rotation, fminf(1.0f, FRAME_RATE_PER_S * dt_s),
