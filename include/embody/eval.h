@@ -326,8 +326,9 @@ struct ev_body_checks {
     /* Turning in place (ev_clip_turn_in_place) from each of three rows: the clip's
      * standing row (ev_clip_standing_row), its first and its middle row: five 90 degree
      * turns at 90 deg/s to the left, and separately to the right, then 3 s still; the
-     * largest angle of a foot from the head's heading at the end, degrees, over all six.
-     * NaN: not measured. */
+     * largest angle of a foot from the head's heading at the end, degrees, over all six
+     * (a start row where the body ends sitting or lying on the floor does not count: a
+     * held crouch low enough to be taken for sitting down). NaN: not measured. */
     double turn_feet_deg;
     int turn_row; /* the row the worst turn started from */
     /* A hand raised above a still head (ev_clip_hand_up): from the standing row, the right

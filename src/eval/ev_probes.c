@@ -315,7 +315,32 @@ feet_from_heading_deg(const struct body *body, const struct em_tracking_frame *l
     return worst;
 }
 
-/* Both turn streams from `row` through fresh bodies: the worst foot's angle, degrees. */
+/* A fresh body of `method` (with `prior`) for `clip`, given `stream` (which it takes:
+ * freed here on failure). */
+static enum em_result
+probe_body(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+           struct st_stream *stream, struct body **out_body, struct em_error *err)
+{
+    *out_body = NULL;
+    const enum em_result r = ev_clip_make_body(clip, method, prior, out_body, err);
+    if (r != EM_OK)
+        st_stream_fini(stream);
+    return r;
+}
+
+static bool
+on_the_floor(const struct body *body)
+{
+    struct body_status status;
+    body_get_status(body, &status);
+    return status.posture == BODY_SITTING_ON_FLOOR || status.posture == BODY_LYING_ON_BACK ||
+           status.posture == BODY_LYING_ON_SIDE || status.posture == BODY_LYING_ON_FRONT;
+}
+
+/* Both turn streams from `row` through fresh bodies: the worst foot's angle, degrees; NaN
+ * when the body ends sitting or lying on the floor (a held crouch low enough to be taken
+ * for sitting down: crossed feet point across by design, and nobody turns on the spot
+ * there). */
 static enum em_result
 turn_from_row(const struct ev_clip *clip, int row, enum ev_method method,
               const struct pr_model *prior, double *out_deg, struct em_error *err)
@@ -325,18 +350,18 @@ turn_from_row(const struct ev_clip *clip, int row, enum ev_method method,
         struct st_stream stream;
         if (ev_clip_turn_stream(clip, row, sign, &stream) != EM_OK)
             return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
-        struct body *body = NULL;
-        const enum em_result r = ev_clip_make_body(clip, method, prior, &body, err);
-        if (r != EM_OK) {
-            st_stream_fini(&stream);
+        struct body *body;
+        const enum em_result r = probe_body(clip, method, prior, &stream, &body, err);
+        if (r != EM_OK)
             return r;
-        }
         for (int k = 0; k < stream.frame_count; ++k)
             body_update(body, &stream.frames[k]);
-        *out_deg =
-            fmax(*out_deg, feet_from_heading_deg(body, &stream.frames[stream.frame_count - 1]));
+        const double deg = feet_from_heading_deg(body, &stream.frames[stream.frame_count - 1]);
+        *out_deg = on_the_floor(body) ? (double)NAN : fmax(*out_deg, deg);
         body_destroy(&body);
         st_stream_fini(&stream);
+        if (isnan(*out_deg))
+            break;
     }
     return EM_OK;
 }
@@ -353,11 +378,13 @@ ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
         const enum em_result r = turn_from_row(clip, rows[k], method, prior, &deg, err);
         if (r != EM_OK)
             return r;
-        if (deg > checks->turn_feet_deg) {
+        if (!isnan(deg) && deg > checks->turn_feet_deg) {
             checks->turn_feet_deg = deg;
             checks->turn_row = rows[k];
         }
     }
+    if (checks->turn_feet_deg < 0.0)
+        checks->turn_feet_deg = (double)NAN; /* every start row ended on the floor */
     return EM_OK;
 }
 
@@ -417,12 +444,10 @@ ev_clip_hand_up(const struct ev_clip *clip, enum ev_method method, const struct 
     struct st_stream stream;
     if (ev_clip_hand_up_stream(clip, ev_clip_standing_row(clip), &stream) != EM_OK)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", clip->path);
-    struct body *body = NULL;
-    const enum em_result r = ev_clip_make_body(clip, method, prior, &body, err);
-    if (r != EM_OK) {
-        st_stream_fini(&stream);
+    struct body *body;
+    const enum em_result r = probe_body(clip, method, prior, &stream, &body, err);
+    if (r != EM_OK)
         return r;
-    }
     const double raise_at = stream.frames[0].time_s + HAND_UP_BEFORE_S;
     double before = 0.0, worst = 0.0;
     for (int k = 0; k < stream.frame_count; ++k) {

@@ -24,7 +24,8 @@ ev_report_print_body_checks(const struct ev_report *r, FILE *out)
                  "of a scored joint from the clean run's %.1f s later. Turn: five 90 deg turns "
                  "at 90 deg/s each way from the clip's stillest row standing and facing forward, its first "
                  "and its middle row, then 3 s still; the largest angle of a foot from the head's "
-                 "heading (turn row: the row of the worst). Hand up: the right controller raised "
+                 "heading (turn row: the row of the worst; a row where the body ends sitting or lying "
+                 "on the floor does not count). Hand up: the right controller raised "
                  "over 1 s to 25 cm above a still headset and held 2 s; the largest turn of the "
                  "hips from before.\n\n",
             EV_HEAD_ANGLE_TARGET_DEG, EV_RECOVERY_AFTER_S);
