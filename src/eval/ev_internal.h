@@ -24,6 +24,10 @@ bool
 ev_prior_load(const struct ev_options *options, struct pr_model *out, char *out_path,
               size_t size);
 
+/* The median of `values[0..count)`, which it sorts; NaN when count is 0 (ev_metrics.c). */
+double
+ev_median_sorting(double *values, long count);
+
 /* The tables of what a player sees (ev_report_body.c): per clip, and the summary rows of
  * mode `m` with their targets. */
 struct ev_report;

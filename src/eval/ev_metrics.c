@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "embody/eval.h"
+#include "ev_internal.h"
 
 static const struct {
     enum sk_bone bone;
@@ -351,13 +352,21 @@ sorted_samples(const struct ev_timing *timing, long first, long count)
 }
 
 double
+ev_median_sorting(double *values, long count)
+{
+    if (count <= 0)
+        return (double)NAN;
+    qsort(values, (size_t)count, sizeof *values, compare_doubles);
+    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
+double
 ev_timing_median_us(const struct ev_timing *timing, long first, long count)
 {
     double *sorted = sorted_samples(timing, first, count);
     if (!sorted)
         return (double)NAN;
-    const double median = count % 2 ? sorted[count / 2]
-                                    : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
+    const double median = ev_median_sorting(sorted, count);
     free(sorted);
     return median;
 }

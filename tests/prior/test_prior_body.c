@@ -657,11 +657,12 @@ the_learned_body_keeps_its_bones_and_stays_above_the_floor(void **state)
             body_update(body, &clip.stream.frames[row]);
             const struct sk_pose *pose = body_pose(body);
             for (int j = 1; j < sk->joint_count; ++j) {
-                const double d = m_vec3_distance(pose->position_m[j], pose->position_m[sk->parent[j]]);
+                const double d =
+                    (double)m_vec3_distance(pose->position_m[j], pose->position_m[sk->parent[j]]);
                 worst_stretch = fmax(worst_stretch, fabs(d - (double)sk->length_m[j]));
             }
             for (int j = 0; j < sk->joint_count; ++j)
-                lowest = fmin(lowest, pose->position_m[j][1]);
+                lowest = fmin(lowest, (double)pose->position_m[j][1]);
         }
         print_message("%s: bones off their length by at most %.3f mm, lowest joint %.2f cm\n",
                       clips[c], 1000.0 * worst_stretch, 100.0 * lowest);
