@@ -49,6 +49,16 @@ split_yaw(const float *q, float *out_yaw_rad, float *out_tilt)
     m_quat_normalize(out_tilt);
 }
 
+/* `io_velocity` smoothed toward the velocity from `from` to `to` over dt_s. */
+static void
+smooth_velocity(const float *from, const float *to, float dt_s, float *io_velocity)
+{
+    float v[3];
+    m_vec3_sub(to, from, v);
+    m_vec3_scale(v, 1.0f / dt_s, v);
+    m_vec3_lerp(io_velocity, v, fminf(1.0f, VELOCITY_RATE_PER_S * dt_s), io_velocity);
+}
+
 /* The sources' pelvis estimates, from the seed up, into the body's pelvis, heading and
  * velocity. */
 static void
@@ -77,12 +87,10 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s)
     m_quat_mul(rotation, tilt, rotation);
     m_quat_normalize(rotation);
     if (b->pelvis_started && dt_s > 0.0f) {
-        float v[3];
-        m_vec3_sub(position, b->hips_position_m, v);
-        m_vec3_scale(v, 1.0f / dt_s, v);
-        m_vec3_lerp(b->body_velocity_m_s, v, fminf(1.0f, VELOCITY_RATE_PER_S * dt_s),
-                    b->body_velocity_m_s);
+        smooth_velocity(b->hips_position_m, position, dt_s, b->body_velocity_m_s);
+        smooth_velocity(b->seed_hips_m, seed->position_m, dt_s, b->seed_velocity_m_s);
     }
+    m_vec3_copy(seed->position_m, b->seed_hips_m);
     m_vec3_copy(position, b->hips_position_m);
     m_quat_copy(rotation, b->hips_rotation);
     b->heading_rad = heading_rad;

@@ -275,6 +275,10 @@ struct body {
     float hips_position_m[3];
     float hips_rotation[4];
     float body_velocity_m_s[3]; /* of the pelvis, smoothed */
+    /* Of the seed's pelvis, smoothed: how the head carries the body, whatever the other
+     * sources put the pelvis at (the prior's stillness, b_prior.c). */
+    float seed_velocity_m_s[3];
+    float seed_hips_m[3];
     bool pelvis_started;
 
     struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_feet.c) */

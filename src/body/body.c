@@ -332,6 +332,7 @@ body_reset(struct body *b)
     b->pelvis_started = false;
     b->feet_started = false;
     m_vec3_set(b->body_velocity_m_s, 0, 0, 0);
+    m_vec3_set(b->seed_velocity_m_s, 0, 0, 0);
     b->posture = BODY_STANDING;
     b->posture_by_motion = false;
     memset(&b->stats, 0, sizeof b->stats);
@@ -466,6 +467,7 @@ restart_at(struct body *b, const float *offset_m)
     }
     move_point(b->head_position_m, offset_m);
     move_point(b->hips_position_m, offset_m);
+    move_point(b->seed_hips_m, offset_m);
     move_point(b->floor.head_m, offset_m);
     move_point(b->floor.down_from_m, offset_m);
     for (int s = 0; s < 2; ++s) {

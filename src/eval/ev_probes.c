@@ -374,6 +374,8 @@ ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
     const int rows[] = {ev_clip_standing_row(clip), 0, clip->stream.frame_count / 2};
     checks->turn_feet_deg = -1.0;
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; ++k) {
+        if ((k >= 1 && rows[k] == rows[0]) || (k == 2 && rows[2] == rows[1]))
+            continue; /* the same row again (a short clip, or standing at its start) */
         double deg;
         const enum em_result r = turn_from_row(clip, rows[k], method, prior, &deg, err);
         if (r != EM_OK)

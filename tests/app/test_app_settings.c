@@ -375,7 +375,7 @@ eval_says_where_it_wrote_its_json(void **state)
     app_run_source_path("tests/data/mocap", clips, sizeof clips);
     struct app_run_result r;
     app_run((const char *[]){"eval", clips, "--frames", "8", "--mode", "height", "-q", NULL},
-            k_no_runtime_env, 120000, &r);
+            k_no_runtime_env, 300000, &r); /* its probes are slow under the sanitizers */
     app_run_expect_exit(&r, 0);
     const char *line = strstr(r.out, "JSON copy: ");
     if (!line)
