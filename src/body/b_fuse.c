@@ -71,14 +71,16 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s)
     heading_rad = seed->heading_rad;
     for (int src = B_SOURCE_SEED - 1; src >= 0; --src) {
         const struct b_pelvis_estimate *e = &est[src];
-        float e_yaw, e_tilt[4];
-        split_yaw(e->rotation, &e_yaw, e_tilt);
         if (e->position_confidence > 0.0f)
             m_vec3_lerp(position, e->position_m, e->position_confidence, position);
-        if (e->yaw_confidence > 0.0f)
-            yaw_rad = fuse_angle(yaw_rad, e_yaw, e->yaw_confidence);
-        if (e->tilt_confidence > 0.0f)
-            fuse_rotation(tilt, e_tilt, e->tilt_confidence);
+        if (e->yaw_confidence > 0.0f || e->tilt_confidence > 0.0f) {
+            float e_yaw, e_tilt[4];
+            split_yaw(e->rotation, &e_yaw, e_tilt);
+            if (e->yaw_confidence > 0.0f)
+                yaw_rad = fuse_angle(yaw_rad, e_yaw, e->yaw_confidence);
+            if (e->tilt_confidence > 0.0f)
+                fuse_rotation(tilt, e_tilt, e->tilt_confidence);
+        }
         if (e->heading_confidence > 0.0f)
             heading_rad = fuse_angle(heading_rad, e->heading_rad, e->heading_confidence);
     }
