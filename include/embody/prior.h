@@ -155,6 +155,10 @@ void pr_model_fini(struct pr_model *model);
 /* Runs the network: `features` (feature_count) -> `out_outputs` (output_count),
  * denormalised. No allocation. */
 void pr_model_infer(const struct pr_model *model, const float *features, float *out_outputs);
+/* The same without the CPU's vector and fused multiply-add path (which pr_model_infer takes
+ * where the CPU has AVX2 and FMA): equal to it within float rounding. */
+void pr_model_infer_portable(const struct pr_model *model, const float *features,
+                             float *out_outputs);
 
 /* Writes the model file. Errors name the file. */
 enum em_result pr_model_save(const struct pr_model *model, const char *path, struct em_error *err);
@@ -187,6 +191,9 @@ uint32_t pr_crc32(uint32_t crc, const unsigned char *bytes, long size);
 #define PR_MAX_EPOCHS 1000
 
 enum pr_schedule { PR_SCHEDULE_COSINE = 0, PR_SCHEDULE_ONE_CYCLE = 1 };
+/* What training minimises: the mean squared error of the normalised outputs, or each
+ * joint's distance from the truth (the rest squared, as before). */
+enum pr_loss { PR_LOSS_SQUARED = 0, PR_LOSS_JOINTS = 1 };
 
 typedef void (*pr_progress_fn)(void *user, const char *line);
 
@@ -223,6 +230,8 @@ struct pr_train_options {
      * over the first 30 % of steps, then down to a 250,000th, both halves cosine; Smith
      * and Topin 2019). */
     int schedule;
+    /* PR_LOSS_SQUARED (the default) or PR_LOSS_JOINTS. */
+    int loss;
     /* Train on every Nth augmented row only (quick cross-validation; 0 or 1 = all). */
     int row_stride;
     /* More folders of clips after clip_dir (each with its subfolders and MANIFEST.tsv). */

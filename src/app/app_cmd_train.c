@@ -33,6 +33,7 @@ enum {
     OPT_ROTATION_NOISE,
     OPT_DROPOUT,
     OPT_SCHEDULE,
+    OPT_LOSS,
     OPT_ROW_STRIDE,
     OPT_HELP
 };
@@ -52,6 +53,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_ROTATION_NOISE, "rotation-noise", 0, APP_ARG_VALUE},
     {OPT_DROPOUT, "dropout", 0, APP_ARG_VALUE},
     {OPT_SCHEDULE, "schedule", 0, APP_ARG_VALUE},
+    {OPT_LOSS, "loss", 0, APP_ARG_VALUE},
     {OPT_ROW_STRIDE, "row-stride", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
@@ -93,6 +95,9 @@ print_help(void)
           "  --schedule NAME        the learning rate's course: cosine (per epoch down to\n"
           "                         a tenth; default) or one-cycle (per step: up from a\n"
           "                         25th over 30 %% of the steps, then down)\n"
+          "  --loss NAME            what training minimises: squared (each normalised\n"
+          "                         output's squared error; default) or joints (each\n"
+          "                         joint's distance from the truth, as MPJPE)\n"
           "  --row-stride N         train on every Nth augmented row only (quick runs)\n"
           "  --seed N               random seed (default 1): the same seed, the same model\n"
           "  --epochs N             passes over the data (default 15)\n"
@@ -174,6 +179,16 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         else
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                            "%s: \"%s\"; expected cosine or one-cycle (see %s)", name, value,
+                           HELP_HINT);
+        return EM_OK;
+    case OPT_LOSS:
+        if (strcmp(value, "squared") == 0)
+            a->o.loss = PR_LOSS_SQUARED;
+        else if (strcmp(value, "joints") == 0)
+            a->o.loss = PR_LOSS_JOINTS;
+        else
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "%s: \"%s\"; expected squared or joints (see %s)", name, value,
                            HELP_HINT);
         return EM_OK;
     case OPT_ROW_STRIDE:
