@@ -141,6 +141,10 @@ struct pr_model {
     float *params;                /* owned: every float below, in order */
     float *in_mean, *in_std, *out_mean, *out_std;
     float *w1, *b1, *w2, *b2, *w3, *b3; /* w: [inputs][outputs], row per input */
+    /* owned: w1, w2 and w3 again in half precision (IEEE binary16), for pr_model_infer's
+     * fast path; filled by pr_model_pack; `packed` says it holds the weights above. */
+    uint16_t *half;
+    bool packed;
 };
 
 /* Floats a model of these sizes holds. */
@@ -152,11 +156,18 @@ enum em_result pr_model_init(struct pr_model *out, int hidden_count, struct em_e
 
 void pr_model_fini(struct pr_model *model);
 
+/* Rounds the layers' weights to the nearest half-precision value and keeps them in that
+ * form too (model->half), for pr_model_infer: reading the weights is most of a run's
+ * time, and half the bytes is nearly half the time. Loading and training do it; call it
+ * again after changing the weights by hand. Idempotent. */
+void pr_model_pack(struct pr_model *model);
+
 /* Runs the network: `features` (feature_count) -> `out_outputs` (output_count),
- * denormalised. No allocation. */
+ * denormalised. No allocation. A packed model runs on its half-precision weights where
+ * the CPU has AVX2, FMA and F16C; otherwise (and unpacked) as pr_model_infer_portable. */
 void pr_model_infer(const struct pr_model *model, const float *features, float *out_outputs);
-/* The same without the CPU's vector and fused multiply-add path (which pr_model_infer takes
- * where the CPU has AVX2 and FMA): equal to it within float rounding. */
+/* The same in portable C on the float weights (after pr_model_pack, the same values as
+ * the half ones): equal to pr_model_infer within float rounding. */
 void pr_model_infer_portable(const struct pr_model *model, const float *features,
                              float *out_outputs);
 
@@ -331,7 +342,7 @@ enum em_result pr_cross_validate(const struct pr_train_options *options, int fol
                                  struct pr_cv_report *out_report, struct em_error *err);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v3.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v4.bin"
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,14 @@ point_params(struct pr_model *m)
     m->b3 = p;
 }
 
+/* The layers' weights (w1, w2, w3): what model->half holds. */
+static long
+weight_count(const struct pr_model *m)
+{
+    const long f = m->feature_count, h = m->hidden_count, o = m->output_count;
+    return f * h + h * h + h * o;
+}
+
 static enum em_result
 alloc_model(struct pr_model *m, int features, int hidden, int outputs)
 {
@@ -59,7 +67,8 @@ alloc_model(struct pr_model *m, int features, int hidden, int outputs)
     m->hidden_count = hidden;
     m->output_count = outputs;
     m->params = calloc((size_t)pr_model_param_count(features, hidden, outputs), sizeof(float));
-    if (!m->params)
+    m->half = calloc((size_t)weight_count(m), sizeof *m->half);
+    if (!m->params || !m->half)
         return EM_ERROR_OUT_OF_MEMORY;
     point_params(m);
     return EM_OK;
@@ -86,14 +95,95 @@ void
 pr_model_fini(struct pr_model *model)
 {
     free(model->params);
+    free(model->half);
     memset(model, 0, sizeof *model);
+}
+
+/* ---- Half precision (IEEE binary16) ---- */
+
+/* The binary16 nearest to `v` (ties to even); beyond the largest half, infinity (a weight
+ * that large is refused at load, pr_check.c). */
+static uint16_t
+half_from_float(float v)
+{
+    uint32_t x;
+    memcpy(&x, &v, sizeof x);
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    const uint32_t magnitude = x & 0x7FFFFFFFu;
+    if (magnitude >= 0x7F800000u) /* infinity, NaN (kept a NaN) */
+        return (uint16_t)(sign | 0x7C00u | (magnitude > 0x7F800000u ? 0x200u : 0u));
+    if (magnitude >= 0x477FF000u) /* rounds past 65504 */
+        return (uint16_t)(sign | 0x7C00u);
+    if (magnitude < 0x38800000u) { /* below the smallest normal half: a subnormal or 0 */
+        if (magnitude < 0x33000000u)
+            return sign;
+        const uint32_t mantissa = (magnitude & 0x7FFFFFu) | 0x800000u;
+        const int shift = 126 - (int)(magnitude >> 23); /* 14 .. 24 */
+        uint32_t half = mantissa >> shift;
+        const uint32_t rest = mantissa & ((1u << shift) - 1u), middle = 1u << (shift - 1);
+        if (rest > middle || (rest == middle && (half & 1u)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = (magnitude - 0x38000000u) >> 13; /* rebias the exponent 127 -> 15 */
+    const uint32_t rest = magnitude & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
+        half++; /* may carry into the exponent: still the right value */
+    return (uint16_t)(sign | half);
+}
+
+static float
+float_from_half(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    const uint32_t exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
+    uint32_t x;
+    if (exponent == 0x1Fu)
+        x = sign | 0x7F800000u | (mantissa << 13);
+    else if (exponent != 0)
+        x = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+    else if (mantissa == 0)
+        x = sign;
+    else { /* subnormal: normalise */
+        int e = -1;
+        uint32_t m = mantissa;
+        do {
+            ++e;
+            m <<= 1;
+        } while (!(m & 0x400u));
+        x = sign | ((uint32_t)(112 - e) << 23) | ((m & 0x3FFu) << 13);
+    }
+    float v;
+    memcpy(&v, &x, sizeof v);
+    return v;
+}
+
+void
+pr_model_pack(struct pr_model *m)
+{
+    float *const layers[] = {m->w1, m->w2, m->w3};
+    const long sizes[] = {(long)m->feature_count * m->hidden_count,
+                          (long)m->hidden_count * m->hidden_count,
+                          (long)m->hidden_count * m->output_count};
+    uint16_t *half = m->half;
+    for (int l = 0; l < 3; ++l)
+        for (long i = 0; i < sizes[l]; ++i) {
+            *half = half_from_float(layers[l][i]);
+            layers[l][i] = float_from_half(*half++);
+        }
+    m->packed = true;
 }
 
 /* y = b + x W, W stored a row per input: the inner loop runs along contiguous rows, one
  * independent sum per output, so it vectorizes without reassociating anything. Four
  * inputs are added per pass over y, left to right as one input at a time would add
  * them, so y is loaded and stored a quarter as often. This is the portable path (any
- * x86-64 or other CPU; ISO C, no contraction into FMA): pr_model_infer_portable. */
+ * CPU; ISO C, no contraction into FMA): pr_model_infer_portable. Built twice on x86-64,
+ * for AVX2 and for any, picked at load: the same operations per output in the same
+ * order, so the same bits either way. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 static void
 dense(const float *restrict w, const float *restrict b, const float *restrict x, int n_in,
       int n_out, float *restrict y)
@@ -122,59 +212,60 @@ dense(const float *restrict w, const float *restrict b, const float *restrict x,
 #include <immintrin.h>
 #define HAVE_FMA_PATH 1
 
-/* The same sums with AVX2 and fused multiply-adds: each product added without its own
- * rounding, so the results differ from dense's within float rounding (test_prior checks
- * that the two paths agree). Outputs go in blocks of 64 held in eight registers over all
- * the inputs (eight independent chains keep both FMA units busy), then eight at a time,
- * then one at a time. */
-#define FMA_BLOCK 8 /* registers of 8 outputs */
-__attribute__((target("avx2,fma"))) static void
-dense_fma(const float *restrict w, const float *restrict b, const float *restrict x, int n_in,
-          int n_out, float *restrict y)
+/* The same sums on the half-precision weights (pr_model_pack: the same values as the
+ * float ones), with AVX2, F16C and fused multiply-adds: each product added without its
+ * own rounding, so the results differ from dense's within float rounding (test_prior
+ * checks that the two paths agree). The weights do not fit the first-level cache, so
+ * reading them is what takes the time: half the bytes, read in order, four rows per pass
+ * over y as in dense. */
+__attribute__((target("avx2,fma,f16c"))) static void
+dense_half(const uint16_t *restrict w, const float *restrict b, const float *restrict x,
+           int n_in, int n_out, float *restrict y)
 {
-    int j = 0;
-    for (; j + 8 * FMA_BLOCK <= n_out; j += 8 * FMA_BLOCK) {
-        __m256 acc[FMA_BLOCK];
-        for (int k = 0; k < FMA_BLOCK; ++k)
-            acc[k] = _mm256_loadu_ps(b + j + 8 * k);
-        for (int i = 0; i < n_in; ++i) {
-            const float *restrict row = w + (long)i * n_out + j;
-            const __m256 xi = _mm256_set1_ps(x[i]);
-            for (int k = 0; k < FMA_BLOCK; ++k)
-                acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(row + 8 * k), xi, acc[k]);
+    const int wide = n_out & ~7;
+    for (int j = 0; j < n_out; ++j)
+        y[j] = b[j];
+    int i = 0;
+    for (; i + 4 <= n_in; i += 4) {
+        const uint16_t *restrict r0 = w + (long)i * n_out;
+        const uint16_t *restrict r1 = r0 + n_out;
+        const uint16_t *restrict r2 = r1 + n_out;
+        const uint16_t *restrict r3 = r2 + n_out;
+        const __m256 x0 = _mm256_set1_ps(x[i]), x1 = _mm256_set1_ps(x[i + 1]);
+        const __m256 x2 = _mm256_set1_ps(x[i + 2]), x3 = _mm256_set1_ps(x[i + 3]);
+        for (int j = 0; j < wide; j += 8) {
+            __m256 acc = _mm256_loadu_ps(y + j);
+            acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(r0 + j))),
+                                  x0, acc);
+            acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(r1 + j))),
+                                  x1, acc);
+            acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(r2 + j))),
+                                  x2, acc);
+            acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(r3 + j))),
+                                  x3, acc);
+            _mm256_storeu_ps(y + j, acc);
         }
-        for (int k = 0; k < FMA_BLOCK; ++k)
-            _mm256_storeu_ps(y + j + 8 * k, acc[k]);
+        for (int j = wide; j < n_out; ++j)
+            for (int k = 0; k < 4; ++k)
+                y[j] = fmaf(_cvtsh_ss(w[(long)(i + k) * n_out + j]), x[i + k], y[j]);
     }
-    for (; j + 8 <= n_out; j += 8) {
-        __m256 acc = _mm256_loadu_ps(b + j);
-        for (int i = 0; i < n_in; ++i)
-            acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + (long)i * n_out + j), _mm256_set1_ps(x[i]),
-                                  acc);
-        _mm256_storeu_ps(y + j, acc);
-    }
-    for (; j < n_out; ++j) {
-        float sum = b[j];
-        for (int i = 0; i < n_in; ++i)
-            sum = fmaf(w[(long)i * n_out + j], x[i], sum);
-        y[j] = sum;
-    }
+    for (; i < n_in; ++i)
+        for (int j = 0; j < n_out; ++j)
+            y[j] = fmaf(_cvtsh_ss(w[(long)i * n_out + j]), x[i], y[j]);
 }
 
 static bool
-cpu_has_fma(void)
+cpu_has_half_path(void)
 {
     static int known = -1; /* the answer never changes; a race writes the same value */
     if (known < 0)
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                __builtin_cpu_supports("f16c");
     return known > 0;
 }
 #else
 #define HAVE_FMA_PATH 0
 #endif
-
-typedef void (*dense_fn)(const float *restrict, const float *restrict, const float *restrict,
-                         int, int, float *restrict);
 
 static void
 relu(float *x, int n)
@@ -184,38 +275,60 @@ relu(float *x, int n)
 }
 
 static void
-infer_with(dense_fn layer, const struct pr_model *m, const float *features, float *out)
+normalise_features(const struct pr_model *m, const float *features, float *x)
 {
-    float x[PR_FEATURE_COUNT > PR_MAX_HIDDEN ? PR_FEATURE_COUNT : PR_MAX_HIDDEN];
-    float h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
-    const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
-    for (int i = 0; i < f; ++i)
+    for (int i = 0; i < m->feature_count; ++i)
         x[i] = (features[i] - m->in_mean[i]) / m->in_std[i];
-    layer(m->w1, m->b1, x, f, h, h1);
-    relu(h1, h);
-    layer(m->w2, m->b2, h1, h, h, h2);
-    relu(h2, h);
-    layer(m->w3, m->b3, h2, h, o, out);
-    for (int i = 0; i < o; ++i)
-        out[i] = out[i] * m->out_std[i] + m->out_mean[i];
 }
 
-void
-pr_model_infer(const struct pr_model *m, const float *features, float *out)
+static void
+denormalise_outputs(const struct pr_model *m, float *out)
 {
-#if HAVE_FMA_PATH
-    if (cpu_has_fma()) {
-        infer_with(dense_fma, m, features, out);
-        return;
-    }
-#endif
-    infer_with(dense, m, features, out);
+    for (int i = 0; i < m->output_count; ++i)
+        out[i] = out[i] * m->out_std[i] + m->out_mean[i];
 }
 
 void
 pr_model_infer_portable(const struct pr_model *m, const float *features, float *out)
 {
-    infer_with(dense, m, features, out);
+    float x[PR_FEATURE_COUNT], h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
+    const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
+    normalise_features(m, features, x);
+    dense(m->w1, m->b1, x, f, h, h1);
+    relu(h1, h);
+    dense(m->w2, m->b2, h1, h, h, h2);
+    relu(h2, h);
+    dense(m->w3, m->b3, h2, h, o, out);
+    denormalise_outputs(m, out);
+}
+
+#if HAVE_FMA_PATH
+static void
+infer_half(const struct pr_model *m, const float *features, float *out)
+{
+    float x[PR_FEATURE_COUNT], h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
+    const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
+    const uint16_t *w1 = m->half, *w2 = w1 + (long)f * h, *w3 = w2 + (long)h * h;
+    normalise_features(m, features, x);
+    dense_half(w1, m->b1, x, f, h, h1);
+    relu(h1, h);
+    dense_half(w2, m->b2, h1, h, h, h2);
+    relu(h2, h);
+    dense_half(w3, m->b3, h2, h, o, out);
+    denormalise_outputs(m, out);
+}
+#endif
+
+void
+pr_model_infer(const struct pr_model *m, const float *features, float *out)
+{
+#if HAVE_FMA_PATH
+    if (m->packed && cpu_has_half_path()) {
+        infer_half(m, features, out);
+        return;
+    }
+#endif
+    pr_model_infer_portable(m, features, out);
 }
 
 /* ---- CRC-32 (IEEE, reflected 0xEDB88320) ---- */
@@ -436,5 +549,7 @@ pr_model_parse(const unsigned char *b, long size, const char *src, struct pr_mod
     r = check_params(out, src, err);
     if (r != EM_OK)
         pr_model_fini(out);
+    else
+        pr_model_pack(out);
     return r;
 }

@@ -1789,6 +1789,7 @@ pr_train(const struct pr_train_options *options, struct pr_model *out_model,
     if (res == EM_OK)
         res = train_split(&o, &c, &sp, out_model, rep, err);
     if (res == EM_OK) {
+        pr_model_pack(out_model); /* the weights as a saved and loaded model has them */
         snprintf(out_model->holdout, sizeof out_model->holdout, "%s",
                  strcmp(o.holdout, "none") == 0 ? "" : o.holdout);
         snprintf(out_model->note, sizeof out_model->note,

@@ -373,9 +373,11 @@ reference_infer(const struct pr_model *m, const float *features, double *out)
     }
 }
 
-/* Both paths (the CPU's vector and FMA one where it has them, and the portable one) give
- * the plain network within float rounding, at sizes that take every part of each: the
- * FMA path's 64-output blocks, 8-output blocks and single outputs. */
+/* Both paths (the half-precision weights with the CPU's vector and FMA instructions where
+ * it has them, and the portable one) give the plain network of the packed weights within
+ * float rounding, at sizes that take every part of each (8-output blocks and single
+ * outputs); packing moves no weight by more than half precision's rounding (2^-11 of it),
+ * and packing again changes nothing. */
 static void
 inference_matches_a_plain_reference(void **state)
 {
@@ -384,6 +386,18 @@ inference_matches_a_plain_reference(void **state)
     for (size_t n = 0; n < sizeof sizes / sizeof sizes[0]; ++n) {
         struct pr_model m;
         make_model(&m, sizes[n]);
+        const long weights = (long)m.feature_count * m.hidden_count;
+        float *before = malloc((size_t)weights * sizeof *before);
+        assert_non_null(before);
+        memcpy(before, m.w1, (size_t)weights * sizeof *before);
+        pr_model_pack(&m);
+        assert_true(m.packed);
+        for (long i = 0; i < weights; ++i)
+            assert_true(fabsf(m.w1[i] - before[i]) <= fmaxf(fabsf(before[i]) * 0x1p-11f, 0x1p-25f));
+        memcpy(before, m.w1, (size_t)weights * sizeof *before);
+        pr_model_pack(&m);
+        assert_memory_equal(before, m.w1, (size_t)weights * sizeof *before);
+        free(before);
         float f[PR_FEATURE_COUNT], fast[PR_OUTPUT_COUNT], portable[PR_OUTPUT_COUNT];
         double ref[PR_OUTPUT_COUNT];
         make_features(f);
@@ -413,6 +427,7 @@ a_saved_model_loads_back_with_the_same_outputs(void **state)
     (void)state;
     struct pr_model m, back;
     make_model(&m, 32);
+    pr_model_pack(&m); /* as training leaves it: what loading gives */
     struct em_error err = {{0}};
     const char *path = temp_path("saved.bin");
     assert_int_equal(pr_model_save(&m, path, &err), EM_OK);
@@ -602,22 +617,34 @@ static void
 the_previous_model_file_still_loads(void **state)
 {
     (void)state;
-    /* body-prior-v1.bin and -v2.bin (the models shipped before) are of the same file
-     * format: a user who picks one with --prior gets it, not a refusal. */
-    struct pr_model v1, v2, shipped;
+    /* body-prior-v1.bin to -v3.bin (the models shipped before) are of the same file
+     * format as the shipped one, with other layer sizes: a user who picks one with --prior
+     * gets it, not a refusal, and it runs. */
+    static const char *const older[] = {"v1", "v2", "v3"};
+    static const int older_hidden[] = {64, 128, 128};
+    struct pr_model shipped;
     struct em_error err = {{0}};
-    if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v1.bin", &v1, &err) != EM_OK)
-        fail_msg("%s", err.message);
-    if (pr_model_load(EMBODY_SOURCE_DIR "/config/prior/body-prior-v2.bin", &v2, &err) != EM_OK)
-        fail_msg("%s", err.message);
     if (pr_model_load(SHIPPED, &shipped, &err) != EM_OK)
         fail_msg("%s", err.message);
-    assert_int_equal(v1.feature_count, shipped.feature_count);
-    assert_int_equal(v1.output_count, shipped.output_count);
-    assert_int_equal(v2.hidden_count, 128);
-    assert_string_equal(v1.holdout, "02,07,35");
-    pr_model_fini(&v1);
-    pr_model_fini(&v2);
+    for (size_t k = 0; k < sizeof older / sizeof older[0]; ++k) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/config/prior/body-prior-%s.bin", EMBODY_SOURCE_DIR,
+                 older[k]);
+        struct pr_model m;
+        if (pr_model_load(path, &m, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(m.feature_count, shipped.feature_count);
+        assert_int_equal(m.output_count, shipped.output_count);
+        assert_int_equal(m.hidden_count, older_hidden[k]);
+        float f[PR_FEATURE_COUNT], y[PR_OUTPUT_COUNT];
+        make_features(f);
+        pr_model_infer(&m, f, y);
+        for (int j = 0; j < m.output_count; ++j)
+            assert_true(isfinite(y[j]));
+        if (k == 0)
+            assert_string_equal(m.holdout, "02,07,35");
+        pr_model_fini(&m);
+    }
     pr_model_fini(&shipped);
 }
 
