@@ -180,29 +180,37 @@ pr_model_pack(struct pr_model *m)
  * them, so y is loaded and stored a quarter as often. This is the portable path (any
  * CPU; ISO C, no contraction into FMA): pr_model_infer_portable. Built twice on x86-64,
  * for AVX2 and for any, picked at load: the same operations per output in the same
- * order, so the same bits either way. */
+ * order, so the same bits either way.
+ *
+ * Only the inputs listed in `used` (n_used of them, in order) are added: a hidden layer's
+ * units that its ReLU left at zero are left out, as a zero input adds a zero product,
+ * which leaves every sum as it is (weights are finite, checked at load). At most a sum of
+ * exactly -0 stays -0 where the zero product would have made it +0: the next ReLU makes
+ * both 0, and so does the outputs' added mean (unless that mean is itself -0). Reading
+ * the weights is most of a run's time, and about half the units are off. */
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 static void
-dense(const float *restrict w, const float *restrict b, const float *restrict x, int n_in,
-      int n_out, float *restrict y)
+dense(const float *restrict w, const float *restrict b, const float *restrict x,
+      const int *restrict used, int n_used, int n_out, float *restrict y)
 {
     for (int j = 0; j < n_out; ++j)
         y[j] = b[j];
-    int i = 0;
-    for (; i + 4 <= n_in; i += 4) {
-        const float x0 = x[i], x1 = x[i + 1], x2 = x[i + 2], x3 = x[i + 3];
-        const float *restrict r0 = w + (long)i * n_out;
-        const float *restrict r1 = r0 + n_out;
-        const float *restrict r2 = r1 + n_out;
-        const float *restrict r3 = r2 + n_out;
+    int k = 0;
+    for (; k + 4 <= n_used; k += 4) {
+        const int i0 = used[k], i1 = used[k + 1], i2 = used[k + 2], i3 = used[k + 3];
+        const float x0 = x[i0], x1 = x[i1], x2 = x[i2], x3 = x[i3];
+        const float *restrict r0 = w + (long)i0 * n_out;
+        const float *restrict r1 = w + (long)i1 * n_out;
+        const float *restrict r2 = w + (long)i2 * n_out;
+        const float *restrict r3 = w + (long)i3 * n_out;
         for (int j = 0; j < n_out; ++j)
             y[j] = (((y[j] + r0[j] * x0) + r1[j] * x1) + r2[j] * x2) + r3[j] * x3;
     }
-    for (; i < n_in; ++i) {
-        const float xi = x[i];
-        const float *restrict row = w + (long)i * n_out;
+    for (; k < n_used; ++k) {
+        const float xi = x[used[k]];
+        const float *restrict row = w + (long)used[k] * n_out;
         for (int j = 0; j < n_out; ++j)
             y[j] += row[j] * xi;
     }
@@ -215,24 +223,24 @@ dense(const float *restrict w, const float *restrict b, const float *restrict x,
 /* The same sums on the half-precision weights (pr_model_pack: the same values as the
  * float ones), with AVX2, F16C and fused multiply-adds: each product added without its
  * own rounding, so the results differ from dense's within float rounding (test_prior
- * checks that the two paths agree). The weights do not fit the first-level cache, so
- * reading them is what takes the time: half the bytes, read in order, four rows per pass
- * over y as in dense. */
+ * checks that the two paths agree). Half the bytes to read, the used inputs only, four
+ * rows per pass over y as in dense. */
 __attribute__((target("avx2,fma,f16c"))) static void
 dense_half(const uint16_t *restrict w, const float *restrict b, const float *restrict x,
-           int n_in, int n_out, float *restrict y)
+           const int *restrict used, int n_used, int n_out, float *restrict y)
 {
     const int wide = n_out & ~7;
     for (int j = 0; j < n_out; ++j)
         y[j] = b[j];
-    int i = 0;
-    for (; i + 4 <= n_in; i += 4) {
-        const uint16_t *restrict r0 = w + (long)i * n_out;
-        const uint16_t *restrict r1 = r0 + n_out;
-        const uint16_t *restrict r2 = r1 + n_out;
-        const uint16_t *restrict r3 = r2 + n_out;
-        const __m256 x0 = _mm256_set1_ps(x[i]), x1 = _mm256_set1_ps(x[i + 1]);
-        const __m256 x2 = _mm256_set1_ps(x[i + 2]), x3 = _mm256_set1_ps(x[i + 3]);
+    int k = 0;
+    for (; k + 4 <= n_used; k += 4) {
+        const int i0 = used[k], i1 = used[k + 1], i2 = used[k + 2], i3 = used[k + 3];
+        const uint16_t *restrict r0 = w + (long)i0 * n_out;
+        const uint16_t *restrict r1 = w + (long)i1 * n_out;
+        const uint16_t *restrict r2 = w + (long)i2 * n_out;
+        const uint16_t *restrict r3 = w + (long)i3 * n_out;
+        const __m256 x0 = _mm256_set1_ps(x[i0]), x1 = _mm256_set1_ps(x[i1]);
+        const __m256 x2 = _mm256_set1_ps(x[i2]), x3 = _mm256_set1_ps(x[i3]);
         for (int j = 0; j < wide; j += 8) {
             __m256 acc = _mm256_loadu_ps(y + j);
             acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(r0 + j))),
@@ -245,13 +253,18 @@ dense_half(const uint16_t *restrict w, const float *restrict b, const float *res
                                   x3, acc);
             _mm256_storeu_ps(y + j, acc);
         }
-        for (int j = wide; j < n_out; ++j)
-            for (int k = 0; k < 4; ++k)
-                y[j] = fmaf(_cvtsh_ss(w[(long)(i + k) * n_out + j]), x[i + k], y[j]);
+        for (int j = wide; j < n_out; ++j) {
+            y[j] = fmaf(_cvtsh_ss(r0[j]), x[i0], y[j]);
+            y[j] = fmaf(_cvtsh_ss(r1[j]), x[i1], y[j]);
+            y[j] = fmaf(_cvtsh_ss(r2[j]), x[i2], y[j]);
+            y[j] = fmaf(_cvtsh_ss(r3[j]), x[i3], y[j]);
+        }
     }
-    for (; i < n_in; ++i)
+    for (; k < n_used; ++k) {
+        const uint16_t *restrict row = w + (long)used[k] * n_out;
         for (int j = 0; j < n_out; ++j)
-            y[j] = fmaf(_cvtsh_ss(w[(long)i * n_out + j]), x[i], y[j]);
+            y[j] = fmaf(_cvtsh_ss(row[j]), x[used[k]], y[j]);
+    }
 }
 
 static bool
@@ -267,11 +280,28 @@ cpu_has_half_path(void)
 #define HAVE_FMA_PATH 0
 #endif
 
-static void
-relu(float *x, int n)
+/* x = max(x, 0) (NaN: 0), and the indices of the units left above zero, in order, into
+ * out_used; returns how many. Without branches: which units fire changes every frame. */
+static int
+relu(float *x, int n, int *out_used)
+{
+    int used = 0;
+    for (int i = 0; i < n; ++i) {
+        const bool on = x[i] > 0.0f;
+        x[i] = on ? x[i] : 0.0f;
+        out_used[used] = i;
+        used += on;
+    }
+    return used;
+}
+
+/* Every feature is used. */
+static int
+all_used(int n, int *out_used)
 {
     for (int i = 0; i < n; ++i)
-        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        out_used[i] = i;
+    return n;
 }
 
 static void
@@ -292,13 +322,12 @@ void
 pr_model_infer_portable(const struct pr_model *m, const float *features, float *out)
 {
     float x[PR_FEATURE_COUNT], h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
+    int used[PR_FEATURE_COUNT > PR_MAX_HIDDEN ? PR_FEATURE_COUNT : PR_MAX_HIDDEN];
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
     normalise_features(m, features, x);
-    dense(m->w1, m->b1, x, f, h, h1);
-    relu(h1, h);
-    dense(m->w2, m->b2, h1, h, h, h2);
-    relu(h2, h);
-    dense(m->w3, m->b3, h2, h, o, out);
+    dense(m->w1, m->b1, x, used, all_used(f, used), h, h1);
+    dense(m->w2, m->b2, h1, used, relu(h1, h, used), h, h2);
+    dense(m->w3, m->b3, h2, used, relu(h2, h, used), o, out);
     denormalise_outputs(m, out);
 }
 
@@ -307,14 +336,13 @@ static void
 infer_half(const struct pr_model *m, const float *features, float *out)
 {
     float x[PR_FEATURE_COUNT], h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
+    int used[PR_FEATURE_COUNT > PR_MAX_HIDDEN ? PR_FEATURE_COUNT : PR_MAX_HIDDEN];
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
     const uint16_t *w1 = m->half, *w2 = w1 + (long)f * h, *w3 = w2 + (long)h * h;
     normalise_features(m, features, x);
-    dense_half(w1, m->b1, x, f, h, h1);
-    relu(h1, h);
-    dense_half(w2, m->b2, h1, h, h, h2);
-    relu(h2, h);
-    dense_half(w3, m->b3, h2, h, o, out);
+    dense_half(w1, m->b1, x, used, all_used(f, used), h, h1);
+    dense_half(w2, m->b2, h1, used, relu(h1, h, used), h, h2);
+    dense_half(w3, m->b3, h2, used, relu(h2, h, used), o, out);
     denormalise_outputs(m, out);
 }
 #endif
