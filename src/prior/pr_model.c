@@ -217,6 +217,7 @@ dense(const float *restrict w, const float *restrict b, const float *restrict x,
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_FMA_PATH 1
 
@@ -267,13 +268,21 @@ dense_half(const uint16_t *restrict w, const float *restrict b, const float *res
     }
 }
 
+/* F16C from CPUID (leaf 1, ECX bit 29): not every compiler's __builtin_cpu_supports knows
+ * it; AVX2's check already covers the operating system's saving of the vector registers. */
+static bool
+cpu_has_f16c(void)
+{
+    unsigned int eax, ebx, ecx, edx;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+}
+
 static bool
 cpu_has_half_path(void)
 {
     static int known = -1; /* the answer never changes; a race writes the same value */
     if (known < 0)
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                __builtin_cpu_supports("f16c");
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     return known > 0;
 }
 #else

@@ -65,7 +65,7 @@ standing_features(float *features)
             p->pose.position_m[1] = (d == 0 ? 1.65f : 1.0f) + 0.02f * sinf(3.0f * t);
             p->pose.position_m[2] = 0.05f * t;
         }
-        frame.time_s = t;
+        frame.time_s = (double)i / 60.0;
         pr_history_push(&h, &frame);
     }
     float yaw = 0.0f;
