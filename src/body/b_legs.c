@@ -11,6 +11,8 @@
  * one side or the other of the straight pose from frame to frame (knee jitter). A leg
  * that is a function of this frame's targets alone has neither.
  */
+#include <string.h>
+
 #include "b_internal.h"
 #include "embody/m_math.h"
 
@@ -262,6 +264,19 @@ foot_lowest(const struct body *b, int s, float *out_reach_dir, float *out_reach_
     return lowest;
 }
 
+/* The world frames of joint `top` (its rotation: its position hangs on its parent alone)
+ * and of every joint below it from their local rotations, the rest of the pose left as it
+ * is: between the builds below only one leg changes, and these are the operations
+ * sk_pose_forward_kinematics does for those joints (so the same values), over a leg's
+ * handful of joints instead of the whole skeleton. */
+static void
+forward_kinematics_from(struct body *b, int top)
+{
+    const int parent = b->skeleton.parent[top];
+    m_quat_mul(b->pose.rotation[parent], b->pose.local_rotation[top], b->pose.rotation[top]);
+    sk_pose_forward_kinematics_below(&b->pose, &b->skeleton, top);
+}
+
 /* The last resort when raising the ankle did not lift the toes (a leg folded under a body
  * getting up from the floor, whose ankle target is out of its reach upward): the foot
  * pitched about its ankle until its lowest point is on the floor, beyond the foot's limit
@@ -291,14 +306,30 @@ pitch_toes_to_floor(struct body *b, int s)
     m_quat_conjugate(b->pose.rotation[b->skeleton.parent[b->j.foot[s]]], parent_inv);
     m_quat_mul(parent_inv, world, b->pose.local_rotation[b->j.foot[s]]);
     m_quat_normalize(b->pose.local_rotation[b->j.foot[s]]);
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    forward_kinematics_from(b, b->j.foot[s]);
+}
+
+/* Whether a build of leg s toward these targets is the one it last had: then it gives the
+ * pose the leg has, to the bit, and so would every pass after it. */
+static bool
+same_build(const float *target, const float *rotation, const float *pole, const float *last_target,
+           const float *last_rotation, const float *last_pole)
+{
+    return memcmp(target, last_target, 3 * sizeof *target) == 0 &&
+           memcmp(rotation, last_rotation, 4 * sizeof *rotation) == 0 &&
+           memcmp(pole, last_pole, 3 * sizeof *pole) == 0;
 }
 
 /* No part of a foot under the floor (a kneeling player's toes went 16 cm through it): a
  * foot whose toes would go under is pitched up about its ankle just enough, and a leg
  * whose ankle is too low for any pitch (or whose limit keeps the toes down) has its ankle
  * target raised by what is left; a knee under the floor has its pole raised; the leg is
- * then built again. */
+ * then built again. Expects the pose's world frames up to date and leaves them so.
+ *
+ * A foot resting on the floor often ends a hair under it (the depth a float's rounding
+ * leaves, 1e-9 m) with nothing left to change: the passes after a build that repeats the
+ * last one are skipped, as they would repeat it too (on 4 % of the evaluation's frames a
+ * leg took all the passes, most of them such repeats). */
 static void
 keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
                       const float *knee_pole)
@@ -308,8 +339,10 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     m_vec3_copy(ankle_target, target);
     m_quat_copy(foot_rotation, rotation);
     m_vec3_copy(knee_pole, pole);
+    float built_target[3], built_rotation[4], built_pole[3];
+    bool built = false; /* by a pass (the first build, in b_legs_solve, was before the
+                         * pose's world frames were brought up to date) */
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
-        sk_pose_forward_kinematics(&b->pose, &b->skeleton);
         float reach_dir[3] = {0, 0, 1}, reach_m;
         const float depth = floor_y - foot_lowest(b, s, reach_dir, &reach_m);
         const float knee_depth = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
@@ -317,34 +350,39 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
             return;
         if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
             pole[1] += FLOOR_KNEE_POLE_LIFT_M;
-        if (depth <= 0.0f) {
-            build_leg(b, s, target, rotation, pole);
-            continue;
-        }
-        const float *ankle = b->pose.position_m[b->j.foot[s]];
-        const float up[3] = {0, 1, 0};
-        float axis[3];
-        m_vec3_cross(reach_dir, up, axis);
-        const float axis_len = m_vec3_length(axis);
-        if (reach_m > 1e-4f && axis_len > 1e-4f) {
-            /* Pitch the farthest foot point up to the floor (or level, the most a pitch
-             * can lift it when the ankle is at the floor). */
-            const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
-            const float want = asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 0.0f));
-            if (want > now) {
-                float turn[4], world[4];
-                m_vec3_scale(axis, 1.0f / axis_len, axis);
-                m_quat_from_axis_angle(axis, want - now, turn);
-                m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
-                m_quat_normalize(world);
-                m_quat_copy(world, rotation);
+        if (depth > 0.0f) {
+            const float *ankle = b->pose.position_m[b->j.foot[s]];
+            const float up[3] = {0, 1, 0};
+            float axis[3];
+            m_vec3_cross(reach_dir, up, axis);
+            const float axis_len = m_vec3_length(axis);
+            if (reach_m > 1e-4f && axis_len > 1e-4f) {
+                /* Pitch the farthest foot point up to the floor (or level, the most a pitch
+                 * can lift it when the ankle is at the floor). */
+                const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
+                const float want =
+                    asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 0.0f));
+                if (want > now) {
+                    float turn[4], world[4];
+                    m_vec3_scale(axis, 1.0f / axis_len, axis);
+                    m_quat_from_axis_angle(axis, want - now, turn);
+                    m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
+                    m_quat_normalize(world);
+                    m_quat_copy(world, rotation);
+                }
             }
+            if (pass > 0)
+                target[1] += depth; /* the pitch was not enough: the ankle rises */
         }
-        if (pass > 0)
-            target[1] += depth; /* the pitch was not enough: the ankle rises */
+        if (built && same_build(target, rotation, pole, built_target, built_rotation, built_pole))
+            break;
         build_leg(b, s, target, rotation, pole);
+        forward_kinematics_from(b, b->j.upper_leg[s]);
+        m_vec3_copy(target, built_target);
+        m_quat_copy(rotation, built_rotation);
+        m_vec3_copy(pole, built_pole);
+        built = true;
     }
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     pitch_toes_to_floor(b, s);
 }
 
@@ -359,8 +397,8 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
                 m_quat_identity(b->pose.local_rotation[j]);
         build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
     }
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     for (int s = 0; s < 2; ++s)
         if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
             keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }
