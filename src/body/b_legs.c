@@ -156,9 +156,18 @@ keep_knee_on_its_side(const struct body *b, int s, const float *upper_m, float u
     ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, io_side, io_mid_m, io_end_m);
 }
 
-void
-b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
-             const float *side, bool keep_twist_limit)
+/* What b_limb_build's upper joint leaves for the middle and end joints. */
+struct limb_upper {
+    float rotation[4]; /* the upper joint's, in the world */
+    float v[3];        /* the lower bone's direction, world */
+    float rest_axis[3];
+};
+
+/* The upper joint of the limb b_limb_build builds: its local rotation set, the rest in
+ * `out` for limb_lower. */
+static void
+limb_upper(struct body *b, int upper, const float *end_target, const float *side,
+           bool keep_twist_limit, struct limb_upper *out)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     struct sk_pose *pose = &b->pose;
@@ -174,40 +183,50 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
     /* The hinge axis in the world: square to the limb's plane, on the side that bends the
      * middle joint out by a positive angle (rotating the upper bone's direction u by a
      * positive angle about axis a gives v with u x v along +a). */
-    float axis_w[3], u[3], v[3];
+    float axis_w[3], u[3];
     m_vec3_cross(side, line, axis_w);
     const struct sk_limit *hinge = &sk->limit[mid];
     if (hinge->kind == SK_LIMIT_HINGE && hinge->max_rad + hinge->min_rad < 0.0f)
         m_vec3_scale(axis_w, -1.0f, axis_w);
     m_vec3_sub(mid_m, upper_m, u);
     m_vec3_normalize_or(u, line, u);
-    m_vec3_sub(end_m, mid_m, v);
-    m_vec3_normalize_or(v, u, v);
+    m_vec3_sub(end_m, mid_m, out->v);
+    m_vec3_normalize_or(out->v, u, out->v);
     /* Upper bone: toward the middle joint, the middle joint's hinge axis to axis_w. */
-    float upper_dir[3], rest_axis[3];
+    float upper_dir[3];
     unit_offset(sk, mid, upper_dir);
     if (hinge->kind == SK_LIMIT_HINGE)
-        m_vec3_copy(hinge->axis, rest_axis);
+        m_vec3_copy(hinge->axis, out->rest_axis);
     else
-        m_vec3_set(rest_axis, 1, 0, 0);
-    float upper_rot[4], parent_inv[4];
-    rotation_between_frames(upper_dir, rest_axis, u, axis_w, upper_rot);
+        m_vec3_set(out->rest_axis, 1, 0, 0);
+    float parent_inv[4];
+    rotation_between_frames(upper_dir, out->rest_axis, u, axis_w, out->rotation);
     m_quat_conjugate(parent_rot, parent_inv);
-    m_quat_mul(parent_inv, upper_rot, pose->local_rotation[upper]);
+    m_quat_mul(parent_inv, out->rotation, pose->local_rotation[upper]);
     if (keep_twist_limit &&
         clamp_twist(&sk->limit[upper], upper_dir, pose->local_rotation[upper]))
-        m_quat_mul(parent_rot, pose->local_rotation[upper], upper_rot);
+        m_quat_mul(parent_rot, pose->local_rotation[upper], out->rotation);
+}
+
+/* The middle and end joints of the limb whose upper joint limb_upper set. */
+static void
+limb_lower(struct body *b, int upper, const float *end_rotation, const struct limb_upper *up)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    struct sk_pose *pose = &b->pose;
+    const int mid = sk->primary_child[upper], end = sk->primary_child[mid];
+    const struct sk_limit *hinge = &sk->limit[mid];
     /* Middle: about its hinge, from the lower bone's rest direction to v. */
     float lower_dir[3], v_upper[3];
     unit_offset(sk, end, lower_dir);
-    m_quat_rotate_inv(upper_rot, v, v_upper);
-    float bend_rad = angle_about(rest_axis, lower_dir, v_upper);
+    m_quat_rotate_inv(up->rotation, up->v, v_upper);
+    float bend_rad = angle_about(up->rest_axis, lower_dir, v_upper);
     if (hinge->kind == SK_LIMIT_HINGE)
         bend_rad = m_clampf(bend_rad, hinge->min_rad, hinge->max_rad);
-    m_quat_from_axis_angle(rest_axis, bend_rad, pose->local_rotation[mid]);
+    m_quat_from_axis_angle(up->rest_axis, bend_rad, pose->local_rotation[mid]);
     /* End: turned to its target, kept within its limit. */
     float lower_rot[4], end_local[4], end_dir[3];
-    m_quat_mul(upper_rot, pose->local_rotation[mid], lower_rot);
+    m_quat_mul(up->rotation, pose->local_rotation[mid], lower_rot);
     m_quat_mul_conj_first(lower_rot, end_rotation, end_local);
     const int tip = sk->primary_child[end];
     if (tip >= 0) {
@@ -215,6 +234,22 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
         ik_limit_apply(&sk->limit[end], end_dir, end_local);
     }
     m_quat_copy(end_local, pose->local_rotation[end]);
+}
+
+void
+b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
+             const float *side, bool keep_twist_limit)
+{
+    struct limb_upper up;
+    limb_upper(b, upper, end_target, side, keep_twist_limit, &up);
+    limb_lower(b, upper, end_rotation, &up);
+}
+
+void
+b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side)
+{
+    struct limb_upper up;
+    limb_upper(b, upper, end_target, side, false, &up);
 }
 
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
