@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,13 @@ pr_model_fini(struct pr_model *model)
 /* y = b + x W, W stored a row per input: the inner loop runs along contiguous rows, one
  * independent sum per output, so it vectorizes without reassociating anything. Four
  * inputs are added per pass over y, left to right as one input at a time would add
- * them (the same sums, bit for bit), so y is loaded and stored a quarter as often. */
+ * them (the same sums, bit for bit), so y is loaded and stored a quarter as often.
+ *
+ * Only the inputs listed in `used` (n_used of them, in order) are added: a hidden layer's
+ * units that its ReLU left at zero are left out, as a zero input adds a zero product,
+ * which leaves every sum as it is (weights are finite, checked at load). At most a sum of
+ * exactly -0 stays -0 where the zero product would have made it +0: the next ReLU makes
+ * both 0, and so does the outputs' added mean (unless that mean is itself -0). */
 /* Built twice, for AVX2 and for any x86-64, picked at load: eight lanes instead of four,
  * the same operations per output in the same order (ISO C: no contraction into FMA), so
  * the same bits either way. */
@@ -99,34 +106,43 @@ pr_model_fini(struct pr_model *model)
 __attribute__((target_clones("avx2", "default")))
 #endif
 static void
-dense(const float *restrict w, const float *restrict b, const float *restrict x, int n_in,
-      int n_out, float *restrict y)
+dense(const float *restrict w, const float *restrict b, const float *restrict x,
+      const int *restrict used, int n_used, int n_out, float *restrict y)
 {
     for (int j = 0; j < n_out; ++j)
         y[j] = b[j];
-    int i = 0;
-    for (; i + 4 <= n_in; i += 4) {
-        const float x0 = x[i], x1 = x[i + 1], x2 = x[i + 2], x3 = x[i + 3];
-        const float *restrict r0 = w + (long)i * n_out;
-        const float *restrict r1 = r0 + n_out;
-        const float *restrict r2 = r1 + n_out;
-        const float *restrict r3 = r2 + n_out;
+    int k = 0;
+    for (; k + 4 <= n_used; k += 4) {
+        const int i0 = used[k], i1 = used[k + 1], i2 = used[k + 2], i3 = used[k + 3];
+        const float x0 = x[i0], x1 = x[i1], x2 = x[i2], x3 = x[i3];
+        const float *restrict r0 = w + (long)i0 * n_out;
+        const float *restrict r1 = w + (long)i1 * n_out;
+        const float *restrict r2 = w + (long)i2 * n_out;
+        const float *restrict r3 = w + (long)i3 * n_out;
         for (int j = 0; j < n_out; ++j)
             y[j] = (((y[j] + r0[j] * x0) + r1[j] * x1) + r2[j] * x2) + r3[j] * x3;
     }
-    for (; i < n_in; ++i) {
-        const float xi = x[i];
-        const float *restrict row = w + (long)i * n_out;
+    for (; k < n_used; ++k) {
+        const float xi = x[used[k]];
+        const float *restrict row = w + (long)used[k] * n_out;
         for (int j = 0; j < n_out; ++j)
             y[j] += row[j] * xi;
     }
 }
 
-static void
-relu(float *x, int n)
+/* x = max(x, 0) (NaN: 0), and the indices of the units left above zero, in order, into
+ * out_used; returns how many. Without branches: which units fire changes every frame. */
+static int
+relu(float *x, int n, int *out_used)
 {
-    for (int i = 0; i < n; ++i)
-        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    int used = 0;
+    for (int i = 0; i < n; ++i) {
+        const bool on = x[i] > 0.0f;
+        x[i] = on ? x[i] : 0.0f;
+        out_used[used] = i;
+        used += on;
+    }
+    return used;
 }
 
 void
@@ -137,11 +153,12 @@ pr_model_infer(const struct pr_model *m, const float *features, float *out)
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
     for (int i = 0; i < f; ++i)
         x[i] = (features[i] - m->in_mean[i]) / m->in_std[i];
-    dense(m->w1, m->b1, x, f, h, h1);
-    relu(h1, h);
-    dense(m->w2, m->b2, h1, h, h, h2);
-    relu(h2, h);
-    dense(m->w3, m->b3, h2, h, o, out);
+    int used[PR_FEATURE_COUNT > PR_MAX_HIDDEN ? PR_FEATURE_COUNT : PR_MAX_HIDDEN];
+    for (int i = 0; i < f; ++i)
+        used[i] = i; /* every feature */
+    dense(m->w1, m->b1, x, used, f, h, h1);
+    dense(m->w2, m->b2, h1, used, relu(h1, h, used), h, h2);
+    dense(m->w3, m->b3, h2, used, relu(h2, h, used), o, out);
     for (int i = 0; i < o; ++i)
         out[i] = out[i] * m->out_std[i] + m->out_mean[i];
 }
