@@ -164,10 +164,12 @@ struct limb_upper {
 };
 
 /* The upper joint of the limb b_limb_build builds: its local rotation set, the rest in
- * `out` for limb_lower. */
+ * `out` for limb_lower. `known_mid_m` and `known_end_m`, when given, are the two-bone
+ * positions for this target and side, already found by the caller. */
 static void
 limb_upper(struct body *b, int upper, const float *end_target, const float *side,
-           bool keep_twist_limit, struct limb_upper *out)
+           bool keep_twist_limit, const float *known_mid_m, const float *known_end_m,
+           struct limb_upper *out)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     struct sk_pose *pose = &b->pose;
@@ -178,8 +180,13 @@ limb_upper(struct body *b, int upper, const float *end_target, const float *side
     float line[3], mid_m[3], end_m[3];
     m_vec3_sub(end_target, upper_m, line);
     m_vec3_normalize_or(line, side, line);
-    ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
-                          mid_m, end_m);
+    if (known_mid_m && known_end_m) {
+        m_vec3_copy(known_mid_m, mid_m);
+        m_vec3_copy(known_end_m, end_m);
+    } else {
+        ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
+                              mid_m, end_m);
+    }
     /* The hinge axis in the world: square to the limb's plane, on the side that bends the
      * middle joint out by a positive angle (rotating the upper bone's direction u by a
      * positive angle about axis a gives v with u x v along +a). */
@@ -241,7 +248,7 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
              const float *side, bool keep_twist_limit)
 {
     struct limb_upper up;
-    limb_upper(b, upper, end_target, side, keep_twist_limit, &up);
+    limb_upper(b, upper, end_target, side, keep_twist_limit, NULL, NULL, &up);
     limb_lower(b, upper, end_rotation, &up);
 }
 
@@ -249,7 +256,7 @@ void
 b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side)
 {
     struct limb_upper up;
-    limb_upper(b, upper, end_target, side, false, &up);
+    limb_upper(b, upper, end_target, side, false, NULL, NULL, &up);
 }
 
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
@@ -271,7 +278,10 @@ build_leg(struct body *b, int s, const float *ankle_target, const float *foot_ro
                           end_m);
     keep_knee_on_its_side(b, s, hip, sk->length_m[mid], sk->length_m[end], ankle_target, line,
                           side, mid_m, end_m);
-    b_limb_build(b, upper, ankle_target, foot_rotation, side, true);
+    /* b_limb_build, given the knee and ankle just found for this side (the same call). */
+    struct limb_upper up;
+    limb_upper(b, upper, ankle_target, side, true, mid_m, end_m, &up);
+    limb_lower(b, upper, foot_rotation, &up);
 }
 
 /* The lowest point of foot s as built (the ankle less a sole, the toes and their end) and
