@@ -317,17 +317,36 @@ upper_arm_twist_excess(const struct body *b, int side)
     return -under;
 }
 
+/* `side` turned by `angle` about the unit `line`. */
+static void
+swivelled_side(const float *line, const float *side, float angle, float *out)
+{
+    float turn[4];
+    m_quat_from_axis_angle(line, angle, turn);
+    m_quat_rotate(turn, side, out);
+}
+
 /* Arm s built with its elbow side turned by `angle` about the shoulder-hand `line`;
  * returns the upper arm's twist excess. */
 static float
 build_swivelled(struct body *b, int s, const float *line, const float *side, float angle,
                 bool keep_twist_limit)
 {
-    float turn[4], turned[3];
-    m_quat_from_axis_angle(line, angle, turn);
-    m_quat_rotate(turn, side, turned);
+    float turned[3];
+    swivelled_side(line, side, angle, turned);
     b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s], turned,
                  keep_twist_limit);
+    return upper_arm_twist_excess(b, s);
+}
+
+/* The upper arm's twist excess with the elbow side turned by `angle`, the upper arm alone
+ * turned so (a try of the search below: the forearm and hand are built once, after it). */
+static float
+try_swivel(struct body *b, int s, const float *line, const float *side, float angle)
+{
+    float turned[3];
+    swivelled_side(line, side, angle, turned);
+    b_limb_turn_upper(b, b->j.upper_arm[s], b->hand_position_m[s], turned);
     return upper_arm_twist_excess(b, s);
 }
 
@@ -344,7 +363,7 @@ swivel_edge(struct body *b, int s, const float *line, const float *side, float f
 {
     for (int i = 0; i < SWIVEL_BISECTIONS; ++i) {
         const float mid = 0.5f * (from + to);
-        if (build_swivelled(b, s, line, side, mid, false) != 0.0f)
+        if (try_swivel(b, s, line, side, mid) != 0.0f)
             from = mid;
         else
             to = mid;
@@ -377,9 +396,9 @@ b_arms_solve(struct body *b)
         float a_up = INFINITY, a_down = -INFINITY;
         for (int k = 1; k <= SWIVEL_STEPS && (isinf(a_up) || isinf(a_down)); ++k) {
             const float step = (float)k * SWIVEL_STEP_RAD, before = step - SWIVEL_STEP_RAD;
-            if (isinf(a_up) && build_swivelled(b, s, line, side, step, false) == 0.0f)
+            if (isinf(a_up) && try_swivel(b, s, line, side, step) == 0.0f)
                 a_up = swivel_edge(b, s, line, side, before, step);
-            if (isinf(a_down) && build_swivelled(b, s, line, side, -step, false) == 0.0f)
+            if (isinf(a_down) && try_swivel(b, s, line, side, -step) == 0.0f)
                 a_down = swivel_edge(b, s, line, side, -before, -step);
         }
         const bool found = !isinf(a_up) || !isinf(a_down);

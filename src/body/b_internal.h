@@ -415,6 +415,12 @@ void
 b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
              const float *side, bool keep_twist_limit);
 
+/* b_limb_build's upper joint alone (its local rotation, without a twist limit; the middle
+ * and end joints are left as they were): what a search over the middle joint's side needs
+ * to try a side, at a third of the work. */
+void
+b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side);
+
 /* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad`. */
 void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,

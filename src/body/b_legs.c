@@ -11,6 +11,8 @@
  * one side or the other of the straight pose from frame to frame (knee jitter). A leg
  * that is a function of this frame's targets alone has neither.
  */
+#include <string.h>
+
 #include "b_internal.h"
 #include "embody/m_math.h"
 
@@ -154,9 +156,20 @@ keep_knee_on_its_side(const struct body *b, int s, const float *upper_m, float u
     ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, io_side, io_mid_m, io_end_m);
 }
 
-void
-b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
-             const float *side, bool keep_twist_limit)
+/* What b_limb_build's upper joint leaves for the middle and end joints. */
+struct limb_upper {
+    float rotation[4]; /* the upper joint's, in the world */
+    float v[3];        /* the lower bone's direction, world */
+    float rest_axis[3];
+};
+
+/* The upper joint of the limb b_limb_build builds: its local rotation set, the rest in
+ * `out` for limb_lower. `known_mid_m` and `known_end_m`, when given, are the two-bone
+ * positions for this target and side, already found by the caller. */
+static void
+limb_upper(struct body *b, int upper, const float *end_target, const float *side,
+           bool keep_twist_limit, const float *known_mid_m, const float *known_end_m,
+           struct limb_upper *out)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     struct sk_pose *pose = &b->pose;
@@ -167,45 +180,60 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
     float line[3], mid_m[3], end_m[3];
     m_vec3_sub(end_target, upper_m, line);
     m_vec3_normalize_or(line, side, line);
-    ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
-                          mid_m, end_m);
+    if (known_mid_m && known_end_m) {
+        m_vec3_copy(known_mid_m, mid_m);
+        m_vec3_copy(known_end_m, end_m);
+    } else {
+        ik_two_bone_positions(upper_m, sk->length_m[mid], sk->length_m[end], end_target, side,
+                              mid_m, end_m);
+    }
     /* The hinge axis in the world: square to the limb's plane, on the side that bends the
      * middle joint out by a positive angle (rotating the upper bone's direction u by a
      * positive angle about axis a gives v with u x v along +a). */
-    float axis_w[3], u[3], v[3];
+    float axis_w[3], u[3];
     m_vec3_cross(side, line, axis_w);
     const struct sk_limit *hinge = &sk->limit[mid];
     if (hinge->kind == SK_LIMIT_HINGE && hinge->max_rad + hinge->min_rad < 0.0f)
         m_vec3_scale(axis_w, -1.0f, axis_w);
     m_vec3_sub(mid_m, upper_m, u);
     m_vec3_normalize_or(u, line, u);
-    m_vec3_sub(end_m, mid_m, v);
-    m_vec3_normalize_or(v, u, v);
+    m_vec3_sub(end_m, mid_m, out->v);
+    m_vec3_normalize_or(out->v, u, out->v);
     /* Upper bone: toward the middle joint, the middle joint's hinge axis to axis_w. */
-    float upper_dir[3], rest_axis[3];
+    float upper_dir[3];
     unit_offset(sk, mid, upper_dir);
     if (hinge->kind == SK_LIMIT_HINGE)
-        m_vec3_copy(hinge->axis, rest_axis);
+        m_vec3_copy(hinge->axis, out->rest_axis);
     else
-        m_vec3_set(rest_axis, 1, 0, 0);
-    float upper_rot[4], parent_inv[4];
-    rotation_between_frames(upper_dir, rest_axis, u, axis_w, upper_rot);
+        m_vec3_set(out->rest_axis, 1, 0, 0);
+    float parent_inv[4];
+    rotation_between_frames(upper_dir, out->rest_axis, u, axis_w, out->rotation);
     m_quat_conjugate(parent_rot, parent_inv);
-    m_quat_mul(parent_inv, upper_rot, pose->local_rotation[upper]);
+    m_quat_mul(parent_inv, out->rotation, pose->local_rotation[upper]);
     if (keep_twist_limit &&
         clamp_twist(&sk->limit[upper], upper_dir, pose->local_rotation[upper]))
-        m_quat_mul(parent_rot, pose->local_rotation[upper], upper_rot);
+        m_quat_mul(parent_rot, pose->local_rotation[upper], out->rotation);
+}
+
+/* The middle and end joints of the limb whose upper joint limb_upper set. */
+static void
+limb_lower(struct body *b, int upper, const float *end_rotation, const struct limb_upper *up)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    struct sk_pose *pose = &b->pose;
+    const int mid = sk->primary_child[upper], end = sk->primary_child[mid];
+    const struct sk_limit *hinge = &sk->limit[mid];
     /* Middle: about its hinge, from the lower bone's rest direction to v. */
     float lower_dir[3], v_upper[3];
     unit_offset(sk, end, lower_dir);
-    m_quat_rotate_inv(upper_rot, v, v_upper);
-    float bend_rad = angle_about(rest_axis, lower_dir, v_upper);
+    m_quat_rotate_inv(up->rotation, up->v, v_upper);
+    float bend_rad = angle_about(up->rest_axis, lower_dir, v_upper);
     if (hinge->kind == SK_LIMIT_HINGE)
         bend_rad = m_clampf(bend_rad, hinge->min_rad, hinge->max_rad);
-    m_quat_from_axis_angle(rest_axis, bend_rad, pose->local_rotation[mid]);
+    m_quat_from_axis_angle(up->rest_axis, bend_rad, pose->local_rotation[mid]);
     /* End: turned to its target, kept within its limit. */
     float lower_rot[4], end_local[4], end_dir[3];
-    m_quat_mul(upper_rot, pose->local_rotation[mid], lower_rot);
+    m_quat_mul(up->rotation, pose->local_rotation[mid], lower_rot);
     m_quat_mul_conj_first(lower_rot, end_rotation, end_local);
     const int tip = sk->primary_child[end];
     if (tip >= 0) {
@@ -213,6 +241,22 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
         ik_limit_apply(&sk->limit[end], end_dir, end_local);
     }
     m_quat_copy(end_local, pose->local_rotation[end]);
+}
+
+void
+b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
+             const float *side, bool keep_twist_limit)
+{
+    struct limb_upper up;
+    limb_upper(b, upper, end_target, side, keep_twist_limit, NULL, NULL, &up);
+    limb_lower(b, upper, end_rotation, &up);
+}
+
+void
+b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side)
+{
+    struct limb_upper up;
+    limb_upper(b, upper, end_target, side, false, NULL, NULL, &up);
 }
 
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
@@ -234,7 +278,10 @@ build_leg(struct body *b, int s, const float *ankle_target, const float *foot_ro
                           end_m);
     keep_knee_on_its_side(b, s, hip, sk->length_m[mid], sk->length_m[end], ankle_target, line,
                           side, mid_m, end_m);
-    b_limb_build(b, upper, ankle_target, foot_rotation, side, true);
+    /* b_limb_build, given the knee and ankle just found for this side (the same call). */
+    struct limb_upper up;
+    limb_upper(b, upper, ankle_target, side, true, mid_m, end_m, &up);
+    limb_lower(b, upper, foot_rotation, &up);
 }
 
 /* The lowest point of foot s as built (the ankle less a sole, the toes and their end) and
@@ -260,6 +307,19 @@ foot_lowest(const struct body *b, int s, float *out_reach_dir, float *out_reach_
         }
     }
     return lowest;
+}
+
+/* The world frames of joint `top` (its rotation: its position hangs on its parent alone)
+ * and of every joint below it from their local rotations, the rest of the pose left as it
+ * is: between the builds below only one leg changes, and these are the operations
+ * sk_pose_forward_kinematics does for those joints (so the same values), over a leg's
+ * handful of joints instead of the whole skeleton. */
+static void
+forward_kinematics_from(struct body *b, int top)
+{
+    const int parent = b->skeleton.parent[top];
+    m_quat_mul(b->pose.rotation[parent], b->pose.local_rotation[top], b->pose.rotation[top]);
+    sk_pose_forward_kinematics_below(&b->pose, &b->skeleton, top);
 }
 
 /* The last resort when raising the ankle did not lift the toes (a leg folded under a body
@@ -291,14 +351,30 @@ pitch_toes_to_floor(struct body *b, int s)
     m_quat_conjugate(b->pose.rotation[b->skeleton.parent[b->j.foot[s]]], parent_inv);
     m_quat_mul(parent_inv, world, b->pose.local_rotation[b->j.foot[s]]);
     m_quat_normalize(b->pose.local_rotation[b->j.foot[s]]);
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    forward_kinematics_from(b, b->j.foot[s]);
+}
+
+/* Whether a build of leg s toward these targets is the one it last had: then it gives the
+ * pose the leg has, to the bit, and so would every pass after it. */
+static bool
+same_build(const float *target, const float *rotation, const float *pole, const float *last_target,
+           const float *last_rotation, const float *last_pole)
+{
+    return memcmp(target, last_target, 3 * sizeof *target) == 0 &&
+           memcmp(rotation, last_rotation, 4 * sizeof *rotation) == 0 &&
+           memcmp(pole, last_pole, 3 * sizeof *pole) == 0;
 }
 
 /* No part of a foot under the floor (a kneeling player's toes went 16 cm through it): a
  * foot whose toes would go under is pitched up about its ankle just enough, and a leg
  * whose ankle is too low for any pitch (or whose limit keeps the toes down) has its ankle
  * target raised by what is left; a knee under the floor has its pole raised; the leg is
- * then built again. */
+ * then built again. Expects the pose's world frames up to date and leaves them so.
+ *
+ * A foot resting on the floor often ends a hair under it (the depth a float's rounding
+ * leaves, 1e-9 m) with nothing left to change: the passes after a build that repeats the
+ * last one are skipped, as they would repeat it too (on 4 % of the evaluation's frames a
+ * leg took all the passes, most of them such repeats). */
 static void
 keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
                       const float *knee_pole)
@@ -308,8 +384,10 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     m_vec3_copy(ankle_target, target);
     m_quat_copy(foot_rotation, rotation);
     m_vec3_copy(knee_pole, pole);
+    float built_target[3], built_rotation[4], built_pole[3];
+    bool built = false; /* by a pass (the first build, in b_legs_solve, was before the
+                         * pose's world frames were brought up to date) */
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
-        sk_pose_forward_kinematics(&b->pose, &b->skeleton);
         float reach_dir[3] = {0, 0, 1}, reach_m;
         const float depth = floor_y - foot_lowest(b, s, reach_dir, &reach_m);
         const float knee_depth = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
@@ -317,34 +395,39 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
             return;
         if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
             pole[1] += FLOOR_KNEE_POLE_LIFT_M;
-        if (depth <= 0.0f) {
-            build_leg(b, s, target, rotation, pole);
-            continue;
-        }
-        const float *ankle = b->pose.position_m[b->j.foot[s]];
-        const float up[3] = {0, 1, 0};
-        float axis[3];
-        m_vec3_cross(reach_dir, up, axis);
-        const float axis_len = m_vec3_length(axis);
-        if (reach_m > 1e-4f && axis_len > 1e-4f) {
-            /* Pitch the farthest foot point up to the floor (or level, the most a pitch
-             * can lift it when the ankle is at the floor). */
-            const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
-            const float want = asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 0.0f));
-            if (want > now) {
-                float turn[4], world[4];
-                m_vec3_scale(axis, 1.0f / axis_len, axis);
-                m_quat_from_axis_angle(axis, want - now, turn);
-                m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
-                m_quat_normalize(world);
-                m_quat_copy(world, rotation);
+        if (depth > 0.0f) {
+            const float *ankle = b->pose.position_m[b->j.foot[s]];
+            const float up[3] = {0, 1, 0};
+            float axis[3];
+            m_vec3_cross(reach_dir, up, axis);
+            const float axis_len = m_vec3_length(axis);
+            if (reach_m > 1e-4f && axis_len > 1e-4f) {
+                /* Pitch the farthest foot point up to the floor (or level, the most a pitch
+                 * can lift it when the ankle is at the floor). */
+                const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
+                const float want =
+                    asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 0.0f));
+                if (want > now) {
+                    float turn[4], world[4];
+                    m_vec3_scale(axis, 1.0f / axis_len, axis);
+                    m_quat_from_axis_angle(axis, want - now, turn);
+                    m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
+                    m_quat_normalize(world);
+                    m_quat_copy(world, rotation);
+                }
             }
+            if (pass > 0)
+                target[1] += depth; /* the pitch was not enough: the ankle rises */
         }
-        if (pass > 0)
-            target[1] += depth; /* the pitch was not enough: the ankle rises */
+        if (built && same_build(target, rotation, pole, built_target, built_rotation, built_pole))
+            break;
         build_leg(b, s, target, rotation, pole);
+        forward_kinematics_from(b, b->j.upper_leg[s]);
+        m_vec3_copy(target, built_target);
+        m_quat_copy(rotation, built_rotation);
+        m_vec3_copy(pole, built_pole);
+        built = true;
     }
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     pitch_toes_to_floor(b, s);
 }
 
@@ -359,8 +442,8 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
                 m_quat_identity(b->pose.local_rotation[j]);
         build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
     }
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     for (int s = 0; s < 2; ++s)
         if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
             keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
 }
