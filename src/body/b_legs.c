@@ -322,6 +322,33 @@ forward_kinematics_from(struct body *b, int top)
     sk_pose_forward_kinematics_below(&b->pose, &b->skeleton, top);
 }
 
+/* Foot s's world rotation turned about its ankle so that its farthest point (`reach_dir`,
+ * `reach_m` from the ankle) comes up to the floor, into out_world (not renormalised); the
+ * sine of that point's slope at most `max_sin` (0: level, the most a pitch can lift it when
+ * the ankle is at the floor). False when no such pitch lifts it. */
+static bool
+foot_pitched_to_floor(const struct body *b, int s, const float *reach_dir, float reach_m,
+                      float max_sin, float *out_world)
+{
+    const float *ankle = b->pose.position_m[b->j.foot[s]];
+    const float up[3] = {0, 1, 0};
+    float axis[3];
+    m_vec3_cross(reach_dir, up, axis);
+    const float axis_len = m_vec3_length(axis);
+    if (reach_m <= 1e-4f || axis_len <= 1e-4f)
+        return false;
+    const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
+    const float want =
+        asinf(m_clampf((b->desc.floor_height_m - ankle[1]) / reach_m, -1.0f, max_sin));
+    if (!(want > now))
+        return false;
+    float turn[4];
+    m_vec3_scale(axis, 1.0f / axis_len, axis);
+    m_quat_from_axis_angle(axis, want - now, turn);
+    m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], out_world);
+    return true;
+}
+
 /* The last resort when raising the ankle did not lift the toes (a leg folded under a body
  * getting up from the floor, whose ankle target is out of its reach upward): the foot
  * pitched about its ankle until its lowest point is on the floor, beyond the foot's limit
@@ -329,25 +356,10 @@ forward_kinematics_from(struct body *b, int top)
 static void
 pitch_toes_to_floor(struct body *b, int s)
 {
-    float reach_dir[3] = {0, 0, 1}, reach_m;
-    const float floor_y = b->desc.floor_height_m;
-    if (floor_y - foot_lowest(b, s, reach_dir, &reach_m) <= 0.0f || reach_m <= 1e-4f)
+    float reach_dir[3] = {0, 0, 1}, reach_m, world[4], parent_inv[4];
+    if (b->desc.floor_height_m - foot_lowest(b, s, reach_dir, &reach_m) <= 0.0f ||
+        !foot_pitched_to_floor(b, s, reach_dir, reach_m, 1.0f, world))
         return;
-    const float *ankle = b->pose.position_m[b->j.foot[s]];
-    const float up[3] = {0, 1, 0};
-    float axis[3];
-    m_vec3_cross(reach_dir, up, axis);
-    const float axis_len = m_vec3_length(axis);
-    if (axis_len <= 1e-4f)
-        return;
-    const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
-    const float want = asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 1.0f));
-    if (want <= now)
-        return;
-    float turn[4], world[4], parent_inv[4];
-    m_vec3_scale(axis, 1.0f / axis_len, axis);
-    m_quat_from_axis_angle(axis, want - now, turn);
-    m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
     m_quat_conjugate(b->pose.rotation[b->skeleton.parent[b->j.foot[s]]], parent_inv);
     m_quat_mul(parent_inv, world, b->pose.local_rotation[b->j.foot[s]]);
     m_quat_normalize(b->pose.local_rotation[b->j.foot[s]]);
@@ -396,25 +408,10 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
         if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
             pole[1] += FLOOR_KNEE_POLE_LIFT_M;
         if (depth > 0.0f) {
-            const float *ankle = b->pose.position_m[b->j.foot[s]];
-            const float up[3] = {0, 1, 0};
-            float axis[3];
-            m_vec3_cross(reach_dir, up, axis);
-            const float axis_len = m_vec3_length(axis);
-            if (reach_m > 1e-4f && axis_len > 1e-4f) {
-                /* Pitch the farthest foot point up to the floor (or level, the most a pitch
-                 * can lift it when the ankle is at the floor). */
-                const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
-                const float want =
-                    asinf(m_clampf((floor_y - ankle[1]) / reach_m, -1.0f, 0.0f));
-                if (want > now) {
-                    float turn[4], world[4];
-                    m_vec3_scale(axis, 1.0f / axis_len, axis);
-                    m_quat_from_axis_angle(axis, want - now, turn);
-                    m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], world);
-                    m_quat_normalize(world);
-                    m_quat_copy(world, rotation);
-                }
+            float world[4];
+            if (foot_pitched_to_floor(b, s, reach_dir, reach_m, 0.0f, world)) {
+                m_quat_normalize(world);
+                m_quat_copy(world, rotation);
             }
             if (pass > 0)
                 target[1] += depth; /* the pitch was not enough: the ankle rises */
