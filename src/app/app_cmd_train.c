@@ -135,6 +135,23 @@ count_value(const char *name, const char *value, long lo, long hi, const char *w
     return r;
 }
 
+/* An option that names one of two choices: `first` sets *out to 0, `second` to 1 (the
+ * enums' values, checked here). */
+_Static_assert(PR_SCHEDULE_COSINE == 0 && PR_SCHEDULE_ONE_CYCLE == 1 && PR_LOSS_SQUARED == 0 &&
+                   PR_LOSS_JOINTS == 1,
+               "choice_value's options map their choices to 0 and 1");
+static enum em_result
+choice_value(const char *name, const char *value, const char *first, const char *second,
+             int *out, struct em_error *err)
+{
+    if (strcmp(value, first) == 0 || strcmp(value, second) == 0) {
+        *out = strcmp(value, second) == 0;
+        return EM_OK;
+    }
+    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: \"%s\"; expected %s or %s (see %s)",
+                   name, value, first, second, HELP_HINT);
+}
+
 static enum em_result
 apply(void *context, int id, const char *name, const char *value, struct em_error *err)
 {
@@ -171,26 +188,10 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
         r = app_parse_number(name, value, 0.0, 0.9, "a share", &x, err);
         a->o.dropout = (float)x;
         return r;
-    case OPT_SCHEDULE:
-        if (strcmp(value, "cosine") == 0)
-            a->o.schedule = PR_SCHEDULE_COSINE;
-        else if (strcmp(value, "one-cycle") == 0)
-            a->o.schedule = PR_SCHEDULE_ONE_CYCLE;
-        else
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "%s: \"%s\"; expected cosine or one-cycle (see %s)", name, value,
-                           HELP_HINT);
-        return EM_OK;
-    case OPT_LOSS:
-        if (strcmp(value, "squared") == 0)
-            a->o.loss = PR_LOSS_SQUARED;
-        else if (strcmp(value, "joints") == 0)
-            a->o.loss = PR_LOSS_JOINTS;
-        else
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "%s: \"%s\"; expected squared or joints (see %s)", name, value,
-                           HELP_HINT);
-        return EM_OK;
+    case OPT_SCHEDULE: /* PR_SCHEDULE_COSINE 0, PR_SCHEDULE_ONE_CYCLE 1 */
+        return choice_value(name, value, "cosine", "one-cycle", &a->o.schedule, err);
+    case OPT_LOSS: /* PR_LOSS_SQUARED 0, PR_LOSS_JOINTS 1 */
+        return choice_value(name, value, "squared", "joints", &a->o.loss, err);
     case OPT_ROW_STRIDE:
         return count_value(name, value, 1, 1000, "a stride", &a->o.row_stride, err);
     case OPT_OUTPUT: a->output = value; return EM_OK;
