@@ -1,6 +1,6 @@
 /*
  * One frame's fusion: the sources give estimates with confidences, and this step alone
- * turns them into the pelvis, heading and leg targets the solve is built from.
+ * turns them into the pelvis, heading, leg and neck targets the solve is built from.
  *
  * The sources, in order of trust: body trackers (b_trackers.c) measure bones; the floor
  * postures (b_floor.c) lay or sit the body on the floor when the head is lower than a
@@ -124,6 +124,21 @@ fuse_feet(struct body *b, const struct b_feet_estimate *est, struct b_leg_target
                              est[src].knee_pole_confidence[s], out->knee_pole_m[s]);
 }
 
+/* The sources' necks, from the seed up, into the neck target. On the floor the seed's
+ * neck (laid along the floor's frame, b_floor_upright) is the floor's too: the prior
+ * never saw a body there. Body trackers place the chest themselves (b_trackers.c). */
+static void
+fuse_torso(struct body *b, struct b_torso_estimate *est)
+{
+    est[B_SOURCE_FLOOR] = est[B_SOURCE_SEED];
+    est[B_SOURCE_FLOOR].neck_confidence = b_floor_share(b);
+    m_vec3_copy(est[B_SOURCE_SEED].neck_m, b->neck_target_m);
+    for (int src = B_SOURCE_SEED - 1; src >= B_SOURCE_FLOOR; --src)
+        if (est[src].neck_confidence > 0.0f)
+            m_vec3_lerp(b->neck_target_m, est[src].neck_m, est[src].neck_confidence,
+                        b->neck_target_m);
+}
+
 /* The skeleton carried with the fused pelvis (a warm start for the solve, and the hip
  * joints the feet are placed from). */
 static void
@@ -150,4 +165,8 @@ b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
     b_floor_estimate_feet(b, &feet[B_SOURCE_FLOOR]);
     b_trackers_estimate_feet(b, &feet[B_SOURCE_TRACKERS]);
     fuse_feet(b, feet, &b->legs);
+    struct b_torso_estimate torso[B_SOURCE_COUNT];
+    b_torso_estimate(b, &torso[B_SOURCE_SEED]);
+    b_prior_estimate_torso(b, &torso[B_SOURCE_PRIOR]);
+    fuse_torso(b, torso);
 }

@@ -150,6 +150,9 @@ struct b_prior_state {
     float foot_ankle_m[2][3], foot_toes_m[2][3]; /* the feet's targets this frame */
     struct b_one_euro filter_hips;               /* the predicted pelvis position */
     float hips_m[3];
+    struct b_one_euro filter_neck; /* the predicted neck (has_torso) */
+    float neck_m[3];
+    bool has_torso;
     float still_s; /* how long the body has stood still (feet settle their turn) */
     float seated;  /* 0..1: the evidence that something holds the body up (a seat) */
 };
@@ -187,6 +190,13 @@ struct b_leg_targets {
 struct b_feet_estimate {
     struct b_leg_targets at;
     float ankle_confidence[2], rotation_confidence[2], knee_pole_confidence[2];
+};
+
+/* One source's say about the torso: where the neck joint goes (the solver's neck target,
+ * which the spine below bends to reach). */
+struct b_torso_estimate {
+    float neck_m[3];
+    float neck_confidence;
 };
 
 /* The one fusion step of a frame (b_fuse.c): every source's pelvis estimate, fused into
@@ -232,7 +242,7 @@ struct body {
     struct b_measures m;
 
     int effector_head;
-    int effector_neck; /* the neck's place, from the headset's turn (neck_target) */
+    int effector_neck; /* the neck's place: the fused torso (b_fuse.c) */
     /* The upper arm joints, pulled toward a hand out of the arm's reach (b_clavicles_set);
      * weight 0 otherwise. */
     int effector_shoulder[2];
@@ -284,6 +294,7 @@ struct body {
     struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_feet.c) */
     bool feet_started;
     struct b_leg_targets legs; /* this frame's fused leg targets */
+    float neck_target_m[3];    /* this frame's fused neck (the torso) */
     int last_stepped; /* which foot stepped last (0 left, 1 right) */
 
     enum body_posture posture;
@@ -300,6 +311,12 @@ struct body {
  * the fusion (b_fuse.c). */
 void
 b_pelvis_estimate(struct body *body, float dt_s, struct b_pelvis_estimate *out);
+
+/* The seed's torso: the neck below the head along the head's rest offset, turned by a
+ * share of the headset's turn from the body's upright frame (b_floor_upright: on the
+ * floor, the floor's), for the fusion. */
+void
+b_torso_estimate(const struct body *body, struct b_torso_estimate *out);
 
 /* Floor postures (b_floor.c), a source of the fusion trusted above the learned prior
  * (which never saw a body on the floor) and below body trackers. Forgets the floor state (body_reset, after the head target
@@ -439,6 +456,9 @@ b_prior_estimate_pelvis(struct body *body, const struct em_tracking_frame *frame
                         const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out);
 void
 b_prior_estimate_feet(struct body *body, float dt_s, struct b_feet_estimate *out);
+/* Its neck (a model of output set 2 only; confidence 0 otherwise). */
+void
+b_prior_estimate_torso(const struct body *body, struct b_torso_estimate *out);
 
 void
 b_prior_reset(struct body *body);

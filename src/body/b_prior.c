@@ -136,6 +136,23 @@
  * MPJPE 7.49 cm and jitter 994 m/s^3, 0.95 7.45 and 935, 0.9 7.40 and 932 (knee jitter
  * 2500 -> 1570, truth 1050), 0.85 7.42 and 931. */
 #define SOFT_REACH_SHARE 0.9f
+/* The neck (b_prior_estimate_torso): the prior's share of the neck target (the seed's the
+ * rest), and its One-Euro settings. Chosen on three folds of people left out, each with a
+ * model of the v5 recipe that held them out (MPJPE cm, known body / height only, the mean
+ * of the folds 05,127 / 14,49 / 02,07,35):
+ *   0    10.59 / 11.37      0.5  10.53 / 11.09 (taken)
+ *   0.3  10.52 / 11.19      0.7  10.54 / 11.03
+ *   1    known body 12.77 and 12.37 on the first two folds (0: 12.68 and 12.37): the seed's
+ *        neck is at the known skeleton's neck length from the head, the network's at an
+ *        average person's; only the network's direction, at the skeleton's length, was
+ *        worse still (12.92 and 12.57).
+ * Above 0 the hands were off their controllers on a few more frames on the walks (5.4 %
+ * of frames on the worst clip at 0, 7.3 % at 0.5). The network's shoulders as targets for
+ * the torso's solve (weight 0.1 to 0.3 while no hand pulls them) gained 0.02 to 0.04 cm:
+ * not used. */
+#define NECK_PRIOR_SHARE 0.5f
+#define NECK_MIN_CUTOFF_HZ 3.0f
+#define NECK_BETA 4.0f
 /* The network's outputs are smoothed exponentially as they come (smooth_outputs), in the
  * heading frame (the head's own motion is not delayed): each prediction keeps this share
  * of the last smoothed one. A leg's share is scaled by its foot's contact probability: a
@@ -175,6 +192,8 @@ b_prior_move(struct body *b, const float *offset_m)
     m_vec3_add(p->head_m, offset_m, p->head_m);
     m_vec3_add(p->hips_m, offset_m, p->hips_m);
     m_vec3_add(p->filter_hips.value, offset_m, p->filter_hips.value);
+    m_vec3_add(p->filter_neck.value, offset_m, p->filter_neck.value);
+    m_vec3_add(p->neck_m, offset_m, p->neck_m);
     for (int s = 0; s < 2; ++s) {
         float *points[] = {p->filter_ankle[s].value, p->filter_toes[s].value,
                            p->filter_knee[s].value, p->ankle_m[s], p->toes_m[s], p->knee_m[s],
@@ -190,8 +209,8 @@ static void
 smooth_outputs(struct b_prior_state *p, const float *out)
 {
     for (int i = 0; i < PR_OUTPUT_COUNT; ++i) {
-        float keep = 0.0f; /* the pelvis's outputs */
-        if (i >= PR_OUT_CONTACT)
+        float keep = 0.0f; /* the pelvis's and the torso's outputs */
+        if (i >= PR_OUT_CONTACT && i < PR_OUT_CONTACT + 2)
             keep = OUTPUT_SMOOTHING_CONTACT;
         else if (i >= PR_OUT_LEG)
             keep = OUTPUT_SMOOTHING_LEGS *
@@ -207,10 +226,10 @@ predict(struct body *b)
     float features[PR_FEATURE_COUNT];
     pr_features(&p->history, b->desc.height_m, b->desc.floor_height_m, features, &p->yaw_rad);
     m_vec3_copy(p->history.sample[p->history.newest].head_position_m, p->head_m);
-    float out[PR_OUTPUT_COUNT];
+    float out[PR_OUTPUT_COUNT] = {0}; /* a model of output set 1 fills no torso */
     pr_model_infer(b->desc.prior, features, out);
     bool finite = true;
-    for (int i = 0; i < PR_OUTPUT_COUNT; ++i)
+    for (int i = 0; i < b->desc.prior->output_count; ++i)
         finite = finite && isfinite(out[i]);
     if (finite) /* else the last prediction stands (or none: procedural) */
         smooth_outputs(p, out);
@@ -226,8 +245,8 @@ decode(struct body *b, float dt_s)
     struct b_prior_state *p = &b->prior;
     struct pr_truth pose;
     float contact[2];
-    pr_decode_outputs(p->outputs, p->head_m, p->yaw_rad, b->desc.height_m, b->desc.floor_height_m,
-                      &pose, contact);
+    pr_decode_outputs(p->outputs, b->desc.prior->output_count, p->head_m, p->yaw_rad,
+                      b->desc.height_m, b->desc.floor_height_m, &pose, contact);
     const float filter_dt = p->started ? dt_s : 0.0f;
     if (p->started)
         m_quat_slerp(p->hips_rotation, pose.hips_rotation, fminf(1.0f, 10.0f * dt_s),
@@ -237,6 +256,11 @@ decode(struct body *b, float dt_s)
     m_quat_normalize(p->hips_rotation);
     b_filter_position(&p->filter_hips, pose.hips_m, filter_dt, PELVIS_MIN_CUTOFF_HZ, PELVIS_BETA);
     m_vec3_copy(pose.hips_m, p->hips_m);
+    p->has_torso = pose.has_torso;
+    if (pose.has_torso) {
+        b_filter_position(&p->filter_neck, pose.neck_m, filter_dt, NECK_MIN_CUTOFF_HZ, NECK_BETA);
+        m_vec3_copy(pose.neck_m, p->neck_m);
+    }
     for (int s = 0; s < 2; ++s) {
         b_filter_position(&p->filter_ankle[s], pose.ankle_m[s], filter_dt, FOOT_MIN_CUTOFF_HZ,
                           FOOT_BETA);
@@ -594,4 +618,15 @@ b_prior_estimate_feet(struct body *b, float dt_s, struct b_feet_estimate *out)
     update_seated(b, dt_s);
     for (int s = 0; s < 2; ++s)
         foot_estimate(b, s, facing, max_turn, out);
+}
+
+void
+b_prior_estimate_torso(const struct body *b, struct b_torso_estimate *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct b_prior_state *p = &b->prior;
+    if (!b->desc.prior || !p->predicted || !p->has_torso)
+        return;
+    m_vec3_copy(p->neck_m, out->neck_m);
+    out->neck_confidence = NECK_PRIOR_SHARE;
 }

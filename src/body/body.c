@@ -45,12 +45,6 @@
 #define MAX_GAP_S 0.25f
 /* Where soft reach begins, as a share of the leg's length (reachable_foot). */
 #define SOFT_REACH_START 0.94f
-/* The neck bone's share of the head's turn from upright (neck_target). Chosen on
- * ../shared/mocap-train, known body, the learned prior: shares 0.3, 0.5 and 0.7 left the
- * head joint more than 10 degrees from the headset's rotation on 3162, 568 and 362 of
- * 19271 frames (every 4th clip; 896 without a neck target), with MPJPE 8.87, 8.97 and
- * 9.17 cm (upper body 4.11, 4.33, 4.76). */
-#define NECK_TURN_SHARE 0.5f
 
 static bool
 quat_is_zero(const float *q)
@@ -401,22 +395,6 @@ reachable_foot(const struct body *b, int side, const float *ankle_m, float *out_
     }
 }
 
-/* Where the neck joint goes: below the head target along the head's rest offset from
- * it, turned by NECK_TURN_SHARE of the way from upright (facing the heading) to the
- * headset's rotation. The neck bone so takes that share of the head's pitch and roll
- * and the head joint the rest, within its range, and the spine below bends to bring
- * the neck there: the head turns with the headset at any pitch rather than stopping at
- * its own limit with the body upright. */
-static void
-neck_target(const struct body *b, float *out_m)
-{
-    float yaw_rot[4], turn[4], off[3];
-    b_floor_upright(b, yaw_rot); /* the heading's yaw; on the floor, the torso's frame */
-    m_quat_slerp(yaw_rot, b->head_rotation, NECK_TURN_SHARE, turn);
-    m_quat_rotate(turn, b->m.head_from_neck_m, off);
-    m_vec3_sub(b->head_position_m, off, out_m);
-}
-
 /* This frame's targets: the head's and hands' for the solver; the fused feet (within the
  * legs' soft reach) and knee poles for the legs, which are built after the solve
  * (b_legs.c). */
@@ -424,9 +402,7 @@ static void
 set_targets(struct body *b, struct b_leg_targets *legs)
 {
     ik_solver_set_target(b->ik, b->effector_head, b->head_position_m, b->head_rotation);
-    float neck[3];
-    neck_target(b, neck);
-    ik_solver_set_target(b->ik, b->effector_neck, neck, NULL);
+    ik_solver_set_target(b->ik, b->effector_neck, b->neck_target_m, NULL);
     *legs = b->legs;
     for (int s = 0; s < 2; ++s) {
         reachable_foot(b, s, b->legs.ankle_m[s], legs->ankle_m[s]);

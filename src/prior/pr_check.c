@@ -84,7 +84,7 @@ pr_model_check(const struct pr_model *m, const char *source, struct em_error *er
     float features[PR_FEATURE_COUNT], out[PR_OUTPUT_COUNT], yaw = 0.0f;
     pr_features(&history, PROBE_HEIGHT_M, 0.0f, features, &yaw);
     pr_model_infer(m, features, out);
-    for (int i = 0; i < PR_OUTPUT_COUNT; ++i)
+    for (int i = 0; i < m->output_count; ++i)
         if (!isfinite(out[i]))
             return em_fail(err, EM_ERROR_PARSE,
                            "%s: for a player standing still the network's output %d is not a "
@@ -93,15 +93,22 @@ pr_model_check(const struct pr_model *m, const char *source, struct em_error *er
     struct pr_truth pose;
     float contact[2];
     const float head[3] = {0.0f, PROBE_HEAD_Y_M, 0.0f};
-    pr_decode_outputs(out, head, yaw, PROBE_HEIGHT_M, 0.0f, &pose, contact);
+    pr_decode_outputs(out, m->output_count, head, yaw, PROBE_HEIGHT_M, 0.0f, &pose, contact);
     const struct {
         const float *p;
         const char *name;
-    } joints[] = {{pose.hips_m, "hips"},          {pose.ankle_m[0], "left ankle"},
-                  {pose.ankle_m[1], "right ankle"}, {pose.knee_m[0], "left knee"},
-                  {pose.knee_m[1], "right knee"},   {pose.toes_m[0], "left toes"},
-                  {pose.toes_m[1], "right toes"}};
-    for (size_t j = 0; j < sizeof joints / sizeof joints[0]; ++j)
+    } joints[] = {{pose.hips_m, "hips"},
+                  {pose.ankle_m[0], "left ankle"},
+                  {pose.ankle_m[1], "right ankle"},
+                  {pose.knee_m[0], "left knee"},
+                  {pose.knee_m[1], "right knee"},
+                  {pose.toes_m[0], "left toes"},
+                  {pose.toes_m[1], "right toes"},
+                  {pose.neck_m, "neck"}, /* the torso's last: a model of set 1 has none */
+                  {pose.upper_arm_m[0], "left shoulder"},
+                  {pose.upper_arm_m[1], "right shoulder"}};
+    const size_t checked = sizeof joints / sizeof joints[0] - (pose.has_torso ? 0 : 3);
+    for (size_t j = 0; j < checked; ++j)
         if (!joint_plausible(joints[j].p, head))
             return em_fail(err, EM_ERROR_PARSE,
                            "%s: for a player standing still it puts the %s at (%.3g, %.3g, "

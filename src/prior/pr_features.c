@@ -233,7 +233,10 @@ pr_encode_targets(const struct pr_truth *t, const float *head, float yaw, float 
         encode_point(t->toes_m[side], head, c, s, floor_y, inv, leg + PR_LEG_TOES);
         encode_point(t->knee_m[side], head, c, s, floor_y, inv, leg + PR_LEG_KNEE);
         out[PR_OUT_CONTACT + side] = t->contact[side] ? 1.0f : 0.0f;
+        encode_point(t->upper_arm_m[side], head, c, s, floor_y, inv,
+                     out + PR_OUT_UPPER_ARM + 3 * side);
     }
+    encode_point(t->neck_m, head, c, s, floor_y, inv, out + PR_OUT_NECK);
 }
 
 /* The smallest rotation taking unit vector a to unit vector b (x, y, z, w). */
@@ -270,10 +273,17 @@ quat_mul(const float *a, const float *b, float *out)
 }
 
 void
-pr_decode_outputs(const float *o, const float *head, float yaw, float height_m, float floor_y,
-                  struct pr_truth *out, float out_contact[2])
+pr_decode_outputs(const float *o, int output_count, const float *head, float yaw, float height_m,
+                  float floor_y, struct pr_truth *out, float out_contact[2])
 {
     const float c = cosf(yaw), s = sinf(yaw), scale = length_scale(height_m);
+    out->has_torso = output_count >= PR_OUTPUT_COUNT;
+    if (out->has_torso) {
+        decode_point(o + PR_OUT_NECK, head, c, s, floor_y, scale, out->neck_m);
+        for (int side = 0; side < 2; ++side)
+            decode_point(o + PR_OUT_UPPER_ARM + 3 * side, head, c, s, floor_y, scale,
+                         out->upper_arm_m[side]);
+    }
     decode_point(o + PR_OUT_HIPS, head, c, s, floor_y, scale, out->hips_m);
     for (int side = 0; side < 2; ++side) {
         const float *leg = o + PR_OUT_LEG + side * PR_OUT_PER_LEG;

@@ -417,6 +417,21 @@ get_f32(const unsigned char *p)
 }
 
 /* The whole file in memory, checksum filled in. */
+/* The output definition a model of `output_count` outputs was trained for (set 1 had no
+ * torso). */
+static uint32_t
+output_set_of(int output_count)
+{
+    return output_count == PR_OUTPUT_COUNT_SET1 ? 1u : PR_OUTPUT_SET_ID;
+}
+
+/* The outputs of output definition `set`; 0 for a set this program does not know. */
+static int
+output_count_of(uint32_t set)
+{
+    return set == 1u ? PR_OUTPUT_COUNT_SET1 : set == PR_OUTPUT_SET_ID ? PR_OUTPUT_COUNT : 0;
+}
+
 static unsigned char *
 serialize(const struct pr_model *m, long *out_size)
 {
@@ -429,7 +444,7 @@ serialize(const struct pr_model *m, long *out_size)
     const uint32_t fields[] = {PR_MODEL_VERSION,
                                HEADER_BYTES,
                                PR_FEATURE_SET_ID,
-                               PR_OUTPUT_SET_ID,
+                               output_set_of(m->output_count),
                                (uint32_t)m->feature_count,
                                (uint32_t)m->output_count,
                                (uint32_t)m->hidden_count,
@@ -495,9 +510,7 @@ check_header(const unsigned char *b, long size, const char *src, struct em_error
         const char *what;
     } fixed[] = {
         {16, PR_FEATURE_SET_ID, "feature definition id"},
-        {20, PR_OUTPUT_SET_ID, "output definition id"},
         {24, PR_FEATURE_COUNT, "feature count"},
-        {28, PR_OUTPUT_COUNT, "output count"},
         {36, HIDDEN_LAYERS, "hidden layer count"},
         {40, PR_WINDOW, "history window (samples)"},
         {44, PR_STRIDE, "history stride (frames)"},
@@ -509,12 +522,22 @@ check_header(const unsigned char *b, long size, const char *src, struct em_error
                            "%s: wrong size: %s is %u, this program computes %u", src, fixed[i].what,
                            v, fixed[i].expected);
     }
+    const uint32_t set = get_u32(b + 20), outputs = get_u32(b + 28);
+    if (output_count_of(set) == 0)
+        return em_fail(err, EM_ERROR_UNSUPPORTED,
+                       "%s: output definition id %u, this program reads 1 (pelvis and legs) and "
+                       "%u (and the torso)",
+                       src, set, PR_OUTPUT_SET_ID);
+    if (outputs != (uint32_t)output_count_of(set))
+        return em_fail(err, EM_ERROR_UNSUPPORTED,
+                       "%s: wrong size: output count is %u, output definition %u has %d", src,
+                       outputs, set, output_count_of(set));
     const uint32_t hidden = get_u32(b + 32);
     if (hidden < 1 || hidden > PR_MAX_HIDDEN)
         return em_fail(err, EM_ERROR_UNSUPPORTED,
                        "%s: wrong size: %u hidden units per layer, expected 1 to %d", src, hidden,
                        PR_MAX_HIDDEN);
-    const long params = pr_model_param_count(PR_FEATURE_COUNT, (int)hidden, PR_OUTPUT_COUNT);
+    const long params = pr_model_param_count(PR_FEATURE_COUNT, (int)hidden, (int)outputs);
     if (get_u32(b + 48) != (uint32_t)params)
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: wrong size: the header says %u parameters, its sizes make %ld", src,
@@ -576,7 +599,7 @@ pr_model_parse(const unsigned char *b, long size, const char *src, struct pr_mod
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: corrupt: checksum 0x%08x does not match the contents (0x%08x)", src,
                        stored, actual);
-    if (alloc_model(out, PR_FEATURE_COUNT, (int)get_u32(b + 32), PR_OUTPUT_COUNT) != EM_OK)
+    if (alloc_model(out, PR_FEATURE_COUNT, (int)get_u32(b + 32), (int)get_u32(b + 28)) != EM_OK)
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s: out of memory", src);
     memcpy(out->note, b + NOTE_OFFSET, PR_NOTE_MAX);
     memcpy(out->holdout, b + HOLDOUT_OFFSET, PR_HOLDOUT_MAX);

@@ -383,10 +383,18 @@ held_out(const struct holdout *h, int subject)
 }
 
 /* The joints the targets come from (humanoid bones; the rig finds them by any names). */
-enum { J_HIPS, J_ANKLE, J_TOES = J_ANKLE + 2, J_KNEE = J_TOES + 2, J_COUNT = J_KNEE + 2 };
+enum {
+    J_HIPS,
+    J_ANKLE,
+    J_TOES = J_ANKLE + 2,
+    J_KNEE = J_TOES + 2,
+    J_NECK = J_KNEE + 2,
+    J_UPPER_ARM,
+    J_COUNT = J_UPPER_ARM + 2
+};
 static const enum sk_bone joint_bones[J_COUNT] = {
-    SK_HIPS, SK_LEFT_FOOT, SK_RIGHT_FOOT, SK_LEFT_TOES, SK_RIGHT_TOES, SK_LEFT_LOWER_LEG,
-    SK_RIGHT_LOWER_LEG};
+    SK_HIPS,           SK_LEFT_FOOT,       SK_RIGHT_FOOT, SK_LEFT_TOES,     SK_RIGHT_TOES,
+    SK_LEFT_LOWER_LEG, SK_RIGHT_LOWER_LEG, SK_NECK,       SK_LEFT_UPPER_ARM, SK_RIGHT_UPPER_ARM};
 
 /* One clip in memory: its stream and the true joints at its rows. */
 struct clip {
@@ -422,6 +430,19 @@ static bool
 hips_joint_is_cmus(const struct st_mocap_rig *rig)
 {
     return rig->map == SK_NAMES_CMU || rig->map == SK_NAMES_MAX;
+}
+
+/* Where CMU's Neck would be on this rig: CMU's starts where its shoulders (clavicles) do,
+ * at the base of the neck; the Daz and CC3 rigs' neck starts higher, so it is taken midway
+ * between their clavicles' roots (their own neck joint on a rig without clavicles). */
+static void
+place_cmu_neck(const double (*pos)[3], const struct st_mocap_rig *rig, double unit,
+               const int *joint, float *out_m)
+{
+    const int l = rig->joint[SK_LEFT_SHOULDER], r = rig->joint[SK_RIGHT_SHOULDER];
+    for (int k = 0; k < 3; ++k)
+        out_m[k] = (float)((l >= 0 && r >= 0 ? 0.5 * (pos[l][k] + pos[r][k]) : pos[joint[J_NECK]][k]) *
+                           unit);
 }
 
 /* Where CMU's Hips would be on this rig: between the hip joints, raised and moved back in
@@ -468,13 +489,17 @@ fill_truth(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit
                 t->ankle_m[s][k] = (float)(pos[joint[J_ANKLE + s]][k] * unit);
                 t->toes_m[s][k] = (float)(pos[joint[J_TOES + s]][k] * unit);
                 t->knee_m[s][k] = (float)(pos[joint[J_KNEE + s]][k] * unit);
+                t->upper_arm_m[s][k] = (float)(pos[joint[J_UPPER_ARM + s]][k] * unit);
             }
+            t->neck_m[k] = (float)(pos[joint[J_NECK]][k] * unit);
         }
         double hips_q[4];
         st_mocap_rig_fix_quat(rig, ST_RIG_HIPS, rot[joint[J_HIPS]], hips_q);
         quat_from_double(hips_q, t->hips_rotation);
-        if (!hips_joint_is_cmus(rig))
+        if (!hips_joint_is_cmus(rig)) {
             place_cmu_hips(pos, rig, hips_q, unit, c->height_m, t->hips_m);
+            place_cmu_neck(pos, rig, unit, joint, t->neck_m);
+        }
     }
     free(pos);
     free(rot);
@@ -717,10 +742,13 @@ mirror_frame(struct em_tracking_frame *f, struct pr_truth *t)
         mirror_vec(t->ankle_m[s]);
         mirror_vec(t->toes_m[s]);
         mirror_vec(t->knee_m[s]);
+        mirror_vec(t->upper_arm_m[s]);
     }
+    mirror_vec(t->neck_m);
     swap3(t->ankle_m[0], t->ankle_m[1]);
     swap3(t->toes_m[0], t->toes_m[1]);
     swap3(t->knee_m[0], t->knee_m[1]);
+    swap3(t->upper_arm_m[0], t->upper_arm_m[1]);
     const bool c = t->contact[0];
     t->contact[0] = t->contact[1];
     t->contact[1] = c;
@@ -825,7 +853,9 @@ sample_clip(const struct clip *c, double x, struct em_tracking_frame *f, struct 
         lerp3(ta->ankle_m[s], tb->ankle_m[s], w, t->ankle_m[s]);
         lerp3(ta->toes_m[s], tb->toes_m[s], w, t->toes_m[s]);
         lerp3(ta->knee_m[s], tb->knee_m[s], w, t->knee_m[s]);
+        lerp3(ta->upper_arm_m[s], tb->upper_arm_m[s], w, t->upper_arm_m[s]);
     }
+    lerp3(ta->neck_m, tb->neck_m, w, t->neck_m);
 }
 
 /* Samples of one copy of a clip, appended to `d` (rows that `skip` marks left out:
@@ -1018,6 +1048,9 @@ static const int joint_output[] = {
     PR_OUT_LEG + PR_OUT_PER_LEG + PR_LEG_ANKLE,
     PR_OUT_LEG + PR_OUT_PER_LEG + PR_LEG_TOES,
     PR_OUT_LEG + PR_OUT_PER_LEG + PR_LEG_KNEE,
+    PR_OUT_NECK,
+    PR_OUT_UPPER_ARM,
+    PR_OUT_UPPER_ARM + 3,
 };
 #define JOINT_OUTPUTS ((int)(sizeof joint_output / sizeof joint_output[0]))
 
@@ -1304,6 +1337,7 @@ shuffle(long *order, long n, struct rng *r)
 
 struct validation {
     double loss, hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
+    double torso_cm; /* neck and shoulders */
 };
 
 static double
@@ -1334,7 +1368,10 @@ score_row(const struct pr_model *m, const struct dataset *d, long i, struct acti
         v->knee_cm += 0.5 * cm * point_error(y + leg + PR_LEG_KNEE, t + leg + PR_LEG_KNEE);
         v->contact_accuracy +=
             0.5 * ((y[PR_OUT_CONTACT + s] >= 0.5f) == (t[PR_OUT_CONTACT + s] >= 0.5f));
+        const int arm = PR_OUT_UPPER_ARM + 3 * s;
+        v->torso_cm += cm * point_error(y + arm, t + arm) / 3.0;
     }
+    v->torso_cm += cm * point_error(y + PR_OUT_NECK, t + PR_OUT_NECK) / 3.0;
 }
 
 static void
@@ -1345,6 +1382,7 @@ validation_divide(struct validation *v, double n)
     v->knee_cm /= n;
     v->ankle_cm /= n;
     v->toes_cm /= n;
+    v->torso_cm /= n;
     v->contact_accuracy /= n;
 }
 
@@ -1741,10 +1779,11 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
         else
             report_line(o,
                     "epoch %3d/%d  train %.4f  validation %.4f  (hips %.2f, knees %.2f, ankles "
-                    "%.2f: sum %.2f; toes %.2f cm; contact %.0f %%)  %.1f s",
+                    "%.2f: sum %.2f; toes %.2f, neck and shoulders %.2f cm; contact %.0f %%)  "
+                    "%.1f s",
                     e + 1, o->epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm,
                     v.ankle_cm, pr_joint_sum_cm(&rep->validation_by_epoch[e]), v.toes_cm,
-                    100.0 * v.contact_accuracy,
+                    v.torso_cm, 100.0 * v.contact_accuracy,
                     (double)(u_time_now_ns() - start) * 1e-9);
         /* Nothing after the epoch chosen beforehand can be kept (the schedule still spans
          * every epoch asked for, so the model is the same as after a full run). */

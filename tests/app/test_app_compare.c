@@ -173,7 +173,7 @@ compare_shows_two_avatars_with_their_own_errors(void **state)
     struct compare_seen c = {0};
     const struct app_live_hooks hooks = {.at_end = compare_at_end, .user = &c};
     assert_int_equal(run_live((const char *[]){"--replay", CLIP, "--compare", "3,6", "--fast",
-                                               "--frames", "240", "-q", NULL},
+                                               "--frames", "300", "-q", NULL},
                               &hooks),
                      0);
     assert_true(c.checked);
@@ -190,7 +190,8 @@ compare_shows_two_avatars_with_their_own_errors(void **state)
     assert_int_equal(c.second_trackers, ST_SETUP_6);
     /* A CMU skeleton's head joint is at the thin top of its neck, and a raised hand is
      * seen end on: up to two of the five parts may be missed; an avatar not drawn misses
-     * all five. */
+     * all five. (Row 300: at row 240 avatar A's right leg hides its left foot from the
+     * camera since the body's neck became the network's, body-prior-v5.) */
     if (c.first_failed > 2 || c.second_failed > 2)
         fail_msg("avatars A and B: %d and %d parts not where they project:\n%s", c.first_failed,
                  c.second_failed, c.report);

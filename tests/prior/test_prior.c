@@ -527,6 +527,14 @@ every_bad_model_file_is_refused_with_its_reason(void **state)
     reseal(b, size);
     refused(b, size, "wrong size: output count");
     memcpy(b, good, (size_t)size);
+    put_u32(b + 20, 9); /* an output definition of a later program */
+    reseal(b, size);
+    refused(b, size, "output definition id 9");
+    memcpy(b, good, (size_t)size);
+    put_u32(b + 20, 1); /* set 1 has fewer outputs than this file holds */
+    reseal(b, size);
+    refused(b, size, "wrong size: output count");
+    memcpy(b, good, (size_t)size);
     put_u32(b + 32, 9); /* says 9 hidden units, holds 8 */
     reseal(b, size);
     refused(b, size, "wrong size");
@@ -617,15 +625,16 @@ static void
 the_previous_model_file_still_loads(void **state)
 {
     (void)state;
-    /* body-prior-v1.bin to -v3.bin (the models shipped before) are of the same file
-     * format as the shipped one, with other layer sizes: a user who picks one with --prior
-     * gets it, not a refusal, and it runs. */
-    static const char *const older[] = {"v1", "v2", "v3"};
-    static const int older_hidden[] = {64, 128, 128};
+    /* body-prior-v1.bin to -v4.bin (the models shipped before) are of the same file
+     * format as the shipped one, with other layer sizes and output definition 1 (no
+     * torso): a user who picks one with --prior gets it, not a refusal, and it runs. */
+    static const char *const older[] = {"v1", "v2", "v3", "v4"};
+    static const int older_hidden[] = {64, 128, 128, 256};
     struct pr_model shipped;
     struct em_error err = {{0}};
     if (pr_model_load(SHIPPED, &shipped, &err) != EM_OK)
         fail_msg("%s", err.message);
+    assert_int_equal(shipped.output_count, PR_OUTPUT_COUNT);
     for (size_t k = 0; k < sizeof older / sizeof older[0]; ++k) {
         char path[512];
         snprintf(path, sizeof path, "%s/config/prior/body-prior-%s.bin", EMBODY_SOURCE_DIR,
@@ -634,13 +643,18 @@ the_previous_model_file_still_loads(void **state)
         if (pr_model_load(path, &m, &err) != EM_OK)
             fail_msg("%s", err.message);
         assert_int_equal(m.feature_count, shipped.feature_count);
-        assert_int_equal(m.output_count, shipped.output_count);
+        assert_int_equal(m.output_count, PR_OUTPUT_COUNT_SET1);
         assert_int_equal(m.hidden_count, older_hidden[k]);
-        float f[PR_FEATURE_COUNT], y[PR_OUTPUT_COUNT];
+        float f[PR_FEATURE_COUNT], y[PR_OUTPUT_COUNT] = {0};
         make_features(f);
         pr_model_infer(&m, f, y);
         for (int j = 0; j < m.output_count; ++j)
             assert_true(isfinite(y[j]));
+        struct pr_truth pose;
+        float contact[2];
+        const float head[3] = {0.0f, 1.6f, 0.0f};
+        pr_decode_outputs(y, m.output_count, head, 0.0f, 1.75f, 0.0f, &pose, contact);
+        assert_false(pose.has_torso); /* the body keeps the seed's neck */
         if (k == 0)
             assert_string_equal(m.holdout, "02,07,35");
         pr_model_fini(&m);
