@@ -356,7 +356,7 @@ struct stats {
 static struct stats
 measure_stats(const struct survey *s, enum sk_measure m)
 {
-    struct stats st = {0.0, INFINITY, -INFINITY};
+    struct stats st = {0.0, (double)INFINITY, -(double)INFINITY};
     double sum = 0.0;
     for (int i = 0; i < s->person_count; ++i) {
         if (s->person[i].same_as >= 0)
