@@ -69,7 +69,8 @@ print_help(void)
           "other names; a skeleton equal to an earlier one (clips retargeted to one figure)\n"
           "counts once. Skeletons are read as `embody eval` reads them, on any naming\n"
           "convention embody knows (CMU, Daz, 3ds Max, CC3/iClone, Mixamo, ...); files that\n"
-          "cannot be read are skipped, each with its reason on stderr.\n"
+          "cannot be measured (unreadable, no toe joints, a rest pose not standing on its\n"
+          "feet) are skipped, each with its reason on stderr.\n"
           "\n"
           "  DIR                 a folder of clips (up to 8)\n"
           "  --skeleton FILE     the humanoid to compare with (default config/humanoid.json\n"
@@ -157,13 +158,15 @@ is_kind(const char *dir, const char *name, bool folder)
 }
 
 /* The entries of `dir` that are regular *.bvh files (`want_dirs` false) or folders (true),
- * sorted by name; appended to `out` (folders as "dir/name"). False when out of memory. */
+ * sorted by name; appended to `out` (folders as "dir/name"). False when out of memory; a
+ * subfolder that cannot be read adds nothing (as `embody train`; the folders named on the
+ * command line are checked before). */
 static bool
 list_entries(const char *dir, bool want_dirs, struct file_list *out)
 {
     struct dirent **names = NULL;
     const int n = scandir(dir, &names, NULL, alphasort);
-    bool ok = n >= 0;
+    bool ok = true;
     for (int i = 0; i < n; ++i) {
         const char *name = names[i]->d_name;
         const bool pick = want_dirs ? is_kind(dir, name, true)
