@@ -192,9 +192,63 @@ sk_humanoid_check_size(const struct sk_skeleton *skeleton, const char *source,
 float
 sk_humanoid_height(const struct sk_skeleton *skeleton);
 
+/* The floor under a humanoid at rest: the lowest rest height (y, metres) of its foot,
+ * toes and toes-end joints, or 0 when it has none. */
+float
+sk_humanoid_floor_y(const struct sk_skeleton *skeleton);
+
 /* Arm span at rest (T-pose), metres: between the two hand ends (or hands), along X. */
 float
 sk_humanoid_arm_span(const struct sk_skeleton *skeleton);
+
+/* ---- Body proportions (src/skeleton/sk_proportions.c) ---- */
+
+/* What sk_humanoid_proportions measures. Heights are above the floor
+ * (sk_humanoid_floor_y); "front" offsets are along +Z (the body faces +Z) from the head
+ * joint; lengths are straight lines between joints. Left and right are averaged. */
+enum sk_measure {
+    SK_MEASURE_HIPS_HEIGHT = 0,
+    SK_MEASURE_UPPER_LEG_HEIGHT, /* the hip joints */
+    SK_MEASURE_KNEE_HEIGHT,
+    SK_MEASURE_ANKLE_HEIGHT,
+    SK_MEASURE_CHEST_HEIGHT,
+    SK_MEASURE_NECK_HEIGHT,
+    SK_MEASURE_UPPER_ARM_HEIGHT, /* the shoulder joints */
+    SK_MEASURE_HIP_WIDTH,        /* between the two upper legs */
+    SK_MEASURE_THIGH,            /* upper leg to lower leg */
+    SK_MEASURE_SHIN,             /* lower leg to foot */
+    SK_MEASURE_FOOT,             /* foot to toes */
+    SK_MEASURE_SPINE,            /* hips to neck */
+    SK_MEASURE_NECK,             /* neck to head */
+    SK_MEASURE_SHOULDER_WIDTH,   /* between the two upper arms */
+    SK_MEASURE_UPPER_ARM,        /* upper arm to lower arm */
+    SK_MEASURE_FOREARM,          /* lower arm to hand */
+    SK_MEASURE_NECK_FRONT,       /* the neck's z less the head's */
+    SK_MEASURE_UPPER_ARM_FRONT,  /* the upper arms' z less the head's */
+    SK_MEASURE_COUNT,
+};
+
+/* A humanoid's proportions: each measure as a fraction of the head joint's height above
+ * the floor, so people of any size compare. */
+struct sk_proportions {
+    float head_height_m;              /* the head joint above the floor, metres */
+    float fraction[SK_MEASURE_COUNT]; /* each measure / head_height_m */
+};
+
+/* The measure's name for people ("knees height", "thigh"). */
+const char *
+sk_measure_name(enum sk_measure measure);
+
+/* Measures a humanoid in its rest pose (rest_position_m: T-pose, +Y up, facing +Z) into
+ * `out` (the caller's). Scaling a skeleton leaves its fractions unchanged. Fails
+ * (EM_ERROR_PARSE, naming `source` and the cause) when a joint is missing (hips, chest,
+ * neck, head, upper and lower arms, hands, upper and lower legs, feet, toes: the floor is
+ * under the toes, a foot joint is the ankle), when the rest pose does not stand on its
+ * feet (a foot pointing down more than forward: rigs whose rest pose is no T-pose), or
+ * when the head joint is not above the floor. */
+enum em_result
+sk_humanoid_proportions(const struct sk_skeleton *skeleton, const char *source,
+                        struct sk_proportions *out, struct em_error *err);
 
 /* Scales a humanoid so its standing height is `height_m`; when `arm_span_m` > 0 the arms
  * (shoulder to hand end) are then scaled so the span matches. The root's rest position

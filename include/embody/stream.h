@@ -227,6 +227,11 @@ st_bvh_frame_pose(const struct st_bvh *bvh, int frame, double (*out_position)[3]
 double
 st_bvh_guess_unit_scale(const struct st_bvh *bvh);
 
+/* A guess at the naming convention of a BVH's joints (sk_name_map_guess over every joint
+ * name): the map to read it with, as st_bvh_to_humanoid's `map`. */
+enum sk_name_map
+st_bvh_guess_name_map(const struct st_bvh *bvh);
+
 /* Builds a humanoid skeleton from a BVH hierarchy (the HIERARCHY only; no motion is
  * used). Joints whose names `map` knows become humanoid joints named with their VRM names;
  * unmapped joints in between fold their offsets into the next mapped joint (CMU's

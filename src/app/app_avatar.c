@@ -72,20 +72,6 @@ load_skeleton_file(struct app_avatar *a, const char *path, struct em_error *err)
     return r;
 }
 
-/* The joint names of a BVH, for guessing their convention. */
-static enum sk_name_map
-guess_names(const struct st_bvh *bvh)
-{
-    const char **names = calloc((size_t)bvh->joint_count, sizeof *names);
-    if (!names)
-        return SK_NAMES_CMU;
-    for (int i = 0; i < bvh->joint_count; ++i)
-        names[i] = bvh->joints[i].name;
-    const enum sk_name_map map = sk_name_map_guess(names, bvh->joint_count);
-    free(names);
-    return map;
-}
-
 /* Says which unit scale made a BVH avatar's size (the usual cause of a wrong one). */
 static void
 append_unit_scale(struct em_error *err, double unit_scale, bool guessed)
@@ -109,7 +95,8 @@ load_bvh(struct app_avatar *a, const char *path, double unit_scale, struct em_er
     if (r == EM_OK) {
         a->unit_scale_guessed = unit_scale <= 0.0;
         a->unit_scale = a->unit_scale_guessed ? st_bvh_guess_unit_scale(&bvh) : unit_scale;
-        r = st_bvh_to_humanoid(&bvh, guess_names(&bvh), a->unit_scale, path, &a->skeleton, err);
+        r = st_bvh_to_humanoid(&bvh, st_bvh_guess_name_map(&bvh), a->unit_scale, path,
+                               &a->skeleton, err);
         st_bvh_fini(&bvh);
         if (r == EM_OK && (r = sk_humanoid_check_size(&a->skeleton, path, err)) != EM_OK)
             append_unit_scale(err, a->unit_scale, a->unit_scale_guessed);

@@ -23,4 +23,8 @@ int app_cmd_make_avatar(int argc, char **argv);
 /* embody train CLIP_DIR -o MODEL ...: learns the body-pose prior (src/prior, pr_train). */
 int app_cmd_train(int argc, char **argv);
 
+/* embody proportions [DIR...] [--skeleton FILE.json]: the mean body proportions of the
+ * people in folders of clips beside the default humanoid's (sk_humanoid_proportions). */
+int app_cmd_proportions(int argc, char **argv);
+
 #endif

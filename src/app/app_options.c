@@ -180,6 +180,7 @@ app_options_print_help(FILE *out)
           "  eval [DIR]                         run the evaluation protocol on clips\n"
           "  train CLIP_DIR -o MODEL            learn the body-pose prior from clips\n"
           "  make-avatar -o OUT.vrm             write the default skinned humanoid avatar\n"
+          "  proportions [DIR...]               people's proportions vs the default humanoid\n"
           "\n"
           "Keys in the window: C calibrate (stand straight, arms out), R recenter,\n"
           "Space pause, Tab or 1-5 camera, H HUD, T IK targets, B capsule figure,\n"

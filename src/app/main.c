@@ -23,6 +23,7 @@ static const struct command k_commands[] = {
     {"eval", app_cmd_eval},
     {"make-avatar", app_cmd_make_avatar},
     {"train", app_cmd_train},
+    {"proportions", app_cmd_proportions},
 };
 
 int
@@ -33,8 +34,8 @@ main(int argc, char **argv)
             if (strcmp(argv[1], k_commands[i].name) == 0)
                 return k_commands[i].run(argc - 1, argv + 1);
         fprintf(stderr,
-                "embody: error: unknown command \"%s\" (commands: mocap2stream, solve, eval, make-avatar, train; "
-                "see embody --help)\n",
+                "embody: error: unknown command \"%s\" (commands: mocap2stream, solve, eval, "
+                "make-avatar, train, proportions; see embody --help)\n",
                 argv[1]);
         return APP_EXIT_USAGE;
     }

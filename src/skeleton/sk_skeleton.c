@@ -519,15 +519,20 @@ rest_y(const struct sk_skeleton *sk, enum sk_bone bone, float fallback)
 }
 
 float
-sk_humanoid_height(const struct sk_skeleton *sk)
+sk_humanoid_floor_y(const struct sk_skeleton *sk)
 {
     float floor_y = INFINITY;
     static const enum sk_bone low[] = {SK_LEFT_FOOT,     SK_RIGHT_FOOT,    SK_LEFT_TOES,
                                        SK_RIGHT_TOES,    SK_LEFT_TOES_END, SK_RIGHT_TOES_END};
     for (size_t i = 0; i < sizeof low / sizeof low[0]; ++i)
         floor_y = fminf(floor_y, rest_y(sk, low[i], INFINITY));
-    if (!isfinite(floor_y))
-        floor_y = 0.0f;
+    return isfinite(floor_y) ? floor_y : 0.0f;
+}
+
+float
+sk_humanoid_height(const struct sk_skeleton *sk)
+{
+    const float floor_y = sk_humanoid_floor_y(sk);
     const float crown = rest_y(sk, SK_HEAD_TOP, -INFINITY);
     if (isfinite(crown))
         return crown - floor_y;

@@ -167,8 +167,8 @@ find_eyes(const struct st_bvh *bvh, int head, int *out_left, int *out_right)
     }
 }
 
-static enum sk_name_map
-guess_map(const struct st_bvh *bvh)
+enum sk_name_map
+st_bvh_guess_name_map(const struct st_bvh *bvh)
 {
     const char **names = calloc((size_t)(bvh->joint_count > 0 ? bvh->joint_count : 1),
                                 sizeof *names);
@@ -402,7 +402,7 @@ st_mocap_rig_init(const struct st_bvh *bvh, const char *source, struct st_mocap_
     for (int f = 0; f < ST_RIG_FRAME_COUNT; ++f)
         for (int k = 0; k < 3; ++k)
             out_rig->fix[f][k][k] = 1.0;
-    out_rig->map = guess_map(bvh);
+    out_rig->map = st_bvh_guess_name_map(bvh);
     enum em_result r = map_joints(bvh, source, out_rig, err);
     if (r != EM_OK)
         return r;

@@ -59,7 +59,7 @@ help_lists_every_command_on_one_line(void **state)
     const char *commands = strstr(r.out, "\nCommands:\n");
     assert_non_null(commands);
     static const char *const names[] = {"mocap2stream", "solve", "eval", "train",
-                                        "make-avatar"};
+                                        "make-avatar", "proportions"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
         char prefix[64];
         snprintf(prefix, sizeof prefix, "  %s ", names[i]);

@@ -2,6 +2,7 @@
  * Skeleton tests: the default humanoid, scaling, forward kinematics, and the rejection
  * of bad skeleton files with messages that name what is wrong.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -415,6 +416,136 @@ a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second(void **state)
     free(d);
 }
 
+/* ---- Proportions ---- */
+
+/* A person built by hand, every length known: head joint 1.6 m above the floor (the toes),
+ * thighs 0.4 m, the right forearm 2 cm longer than the left. `scale` multiplies every
+ * offset; `toes` 0 leaves the right toes out, 2 points both feet down. */
+static enum em_result
+build_person(float scale, int toes, struct sk_skeleton *out, struct em_error *err)
+{
+    const float toes_offset[3] = {0, toes == 2 ? -0.12f : -0.08f, toes == 2 ? 0.02f : 0.12f};
+    struct sk_joint_desc d[] = {
+        {.name = "hips", .offset_m = {0, 0.96f, 0}},
+        {.name = "spine", .parent = "hips", .offset_m = {0, 0.1f, 0}},
+        {.name = "chest", .parent = "spine", .offset_m = {0, 0.14f, 0}},
+        {.name = "neck", .parent = "chest", .offset_m = {0, 0.24f, 0}},
+        {.name = "head", .parent = "neck", .offset_m = {0, 0.16f, 0.02f}},
+        {.name = "leftShoulder", .parent = "chest", .offset_m = {0.04f, 0.18f, 0}},
+        {.name = "leftUpperArm", .parent = "leftShoulder", .offset_m = {0.14f, 0.02f, -0.02f}},
+        {.name = "leftLowerArm", .parent = "leftUpperArm", .offset_m = {0.28f, 0, 0}},
+        {.name = "leftHand", .parent = "leftLowerArm", .offset_m = {0.24f, 0, 0}},
+        {.name = "rightShoulder", .parent = "chest", .offset_m = {-0.04f, 0.18f, 0}},
+        {.name = "rightUpperArm", .parent = "rightShoulder", .offset_m = {-0.14f, 0.02f, -0.02f}},
+        {.name = "rightLowerArm", .parent = "rightUpperArm", .offset_m = {-0.28f, 0, 0}},
+        {.name = "rightHand", .parent = "rightLowerArm", .offset_m = {-0.26f, 0, 0}},
+        {.name = "leftUpperLeg", .parent = "hips", .offset_m = {0.1f, -0.06f, 0}},
+        {.name = "leftLowerLeg", .parent = "leftUpperLeg", .offset_m = {0, -0.4f, 0}},
+        {.name = "leftFoot", .parent = "leftLowerLeg", .offset_m = {0, -0.42f, 0}},
+        {.name = "rightUpperLeg", .parent = "hips", .offset_m = {-0.1f, -0.06f, 0}},
+        {.name = "rightLowerLeg", .parent = "rightUpperLeg", .offset_m = {0, -0.4f, 0}},
+        {.name = "rightFoot", .parent = "rightLowerLeg", .offset_m = {0, -0.42f, 0}},
+        {.name = "leftToes", .parent = "leftFoot"},
+        {.name = "rightToes", .parent = "rightFoot"},
+    };
+    int count = (int)(sizeof d / sizeof d[0]);
+    for (int k = 0; k < 3; ++k)
+        d[count - 2].offset_m[k] = d[count - 1].offset_m[k] = toes_offset[k];
+    if (toes == 0)
+        count--;
+    for (int i = 0; i < count; ++i)
+        for (int k = 0; k < 3; ++k)
+            d[i].offset_m[k] *= scale;
+    return sk_skeleton_create(d, count, "person", out, err);
+}
+
+static void
+proportions_are_the_lengths_built_over_the_head_joints_height(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    struct em_error err = {{0}};
+    assert_int_equal(build_person(1.0f, 1, &sk, &err), EM_OK);
+    struct sk_proportions p;
+    if (sk_humanoid_proportions(&sk, "person", &p, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    const double h = 1.6;
+    assert_float_equal(p.head_height_m, h, 1e-5);
+    double expected[SK_MEASURE_COUNT];
+    expected[SK_MEASURE_HIPS_HEIGHT] = 0.96 / h;
+    expected[SK_MEASURE_UPPER_LEG_HEIGHT] = 0.90 / h;
+    expected[SK_MEASURE_KNEE_HEIGHT] = 0.50 / h;
+    expected[SK_MEASURE_ANKLE_HEIGHT] = 0.08 / h;
+    expected[SK_MEASURE_CHEST_HEIGHT] = 1.20 / h;
+    expected[SK_MEASURE_NECK_HEIGHT] = 1.44 / h;
+    expected[SK_MEASURE_UPPER_ARM_HEIGHT] = 1.40 / h;
+    expected[SK_MEASURE_HIP_WIDTH] = 0.2 / h;
+    expected[SK_MEASURE_THIGH] = 0.4 / h; /* 0.25 */
+    expected[SK_MEASURE_SHIN] = 0.42 / h;
+    expected[SK_MEASURE_FOOT] = hypot(0.08, 0.12) / h;
+    expected[SK_MEASURE_SPINE] = 0.48 / h;
+    expected[SK_MEASURE_NECK] = hypot(0.16, 0.02) / h;
+    expected[SK_MEASURE_SHOULDER_WIDTH] = 0.36 / h;
+    expected[SK_MEASURE_UPPER_ARM] = 0.28 / h;
+    expected[SK_MEASURE_FOREARM] = 0.25 / h; /* the mean of 0.24 and 0.26 */
+    expected[SK_MEASURE_NECK_FRONT] = -0.02 / h;
+    expected[SK_MEASURE_UPPER_ARM_FRONT] = -0.04 / h;
+    assert_float_equal(p.fraction[SK_MEASURE_THIGH], 0.25, 1e-6);
+    for (int m = 0; m < SK_MEASURE_COUNT; ++m)
+        if (fabs((double)p.fraction[m] - expected[m]) > 1e-5)
+            fail_msg("%s: %.6f, built %.6f", sk_measure_name((enum sk_measure)m),
+                     (double)p.fraction[m], expected[m]);
+    sk_skeleton_fini(&sk);
+}
+
+static void
+scaling_a_skeleton_leaves_its_proportions_unchanged(void **state)
+{
+    (void)state;
+    struct sk_skeleton one, two, humanoid;
+    struct em_error err = {{0}};
+    assert_int_equal(build_person(1.0f, 1, &one, &err), EM_OK);
+    assert_int_equal(build_person(2.0f, 1, &two, &err), EM_OK);
+    struct sk_proportions a, b;
+    assert_int_equal(sk_humanoid_proportions(&one, "one", &a, &err), EM_OK);
+    assert_int_equal(sk_humanoid_proportions(&two, "two", &b, &err), EM_OK);
+    assert_float_equal(b.head_height_m, 2.0f * a.head_height_m, 1e-5);
+    for (int m = 0; m < SK_MEASURE_COUNT; ++m)
+        assert_float_equal(a.fraction[m], b.fraction[m], 1e-5);
+    /* The default humanoid fitted to another height: the same proportions. */
+    load_humanoid(&humanoid);
+    assert_int_equal(sk_humanoid_proportions(&humanoid, "humanoid", &a, &err), EM_OK);
+    assert_int_equal(sk_humanoid_fit(&humanoid, 1.5f, 0.0f, &err), EM_OK);
+    assert_int_equal(sk_humanoid_proportions(&humanoid, "humanoid", &b, &err), EM_OK);
+    assert_float_equal(b.head_height_m, a.head_height_m * 1.5f / 1.75f, 1e-4);
+    for (int m = 0; m < SK_MEASURE_COUNT; ++m)
+        assert_float_equal(a.fraction[m], b.fraction[m], 1e-5);
+    sk_skeleton_fini(&one);
+    sk_skeleton_fini(&two);
+    sk_skeleton_fini(&humanoid);
+}
+
+static void
+proportions_need_toes_and_feet_standing_on_the_floor(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    struct sk_proportions p;
+    struct em_error err = {{0}};
+    /* No toes: the floor is unknown (a foot joint is the ankle). */
+    assert_int_equal(build_person(1.0f, 0, &sk, &err), EM_OK);
+    assert_int_equal(sk_humanoid_proportions(&sk, "toeless.bvh", &p, &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "toeless.bvh"));
+    assert_non_null(strstr(err.message, "no rightToes joint"));
+    sk_skeleton_fini(&sk);
+    /* Feet pointing down: a rest pose that is no standing pose (as CC3's). */
+    assert_int_equal(build_person(1.0f, 2, &sk, &err), EM_OK);
+    assert_int_equal(sk_humanoid_proportions(&sk, "cc3.bvh", &p, &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "cc3.bvh"));
+    assert_non_null(strstr(err.message, "does not stand on its feet"));
+    sk_skeleton_fini(&sk);
+}
+
 int
 main(void)
 {
@@ -432,6 +563,9 @@ main(void)
         cmocka_unit_test(bone_map_files_are_checked_field_by_field),
         cmocka_unit_test(a_skeleton_of_20000_joints_is_refused_in_well_under_a_second),
         cmocka_unit_test(a_skeleton_at_the_joint_limit_is_built_in_well_under_a_second),
+        cmocka_unit_test(proportions_are_the_lengths_built_over_the_head_joints_height),
+        cmocka_unit_test(scaling_a_skeleton_leaves_its_proportions_unchanged),
+        cmocka_unit_test(proportions_need_toes_and_feet_standing_on_the_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
