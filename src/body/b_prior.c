@@ -218,7 +218,7 @@ smooth_outputs(struct b_prior_state *p, const float *out)
         float keep = 0.0f; /* the pelvis's and the torso's outputs */
         if (i >= PR_OUT_CONTACT && i < PR_OUT_CONTACT + 2)
             keep = OUTPUT_SMOOTHING_CONTACT;
-        else if (i >= PR_OUT_LEG)
+        else if (i >= PR_OUT_LEG && i < PR_OUT_CONTACT)
             keep = OUTPUT_SMOOTHING_LEGS *
                    m_clampf(p->contact[(i - PR_OUT_LEG) / PR_OUT_PER_LEG], 0.0f, 1.0f);
         p->outputs[i] = p->predicted ? keep * p->outputs[i] + (1.0f - keep) * out[i] : out[i];
