@@ -26,6 +26,7 @@
 #include "embody/prior.h"
 #include "embody/skeleton.h"
 #include "embody/stream.h"
+#include "pr_internal.h"
 #include "util/u_time.h"
 
 #define DEFAULT_EPOCHS 15
@@ -1015,13 +1016,6 @@ draw_dropout(struct activations *a, int hidden, float rate, struct rng *r)
         a->keep2[j] = rng_uniform(r) < (double)rate ? 0.0f : up;
 }
 
-static void
-normalise_input(const struct pr_model *m, const float *raw, float *x)
-{
-    for (int i = 0; i < m->feature_count; ++i)
-        x[i] = (raw[i] - m->in_mean[i]) / m->in_std[i];
-}
-
 /* Squared error of one sample (normalised outputs), mean over outputs. */
 static double
 squared_error(const struct pr_model *m, const struct activations *a, const float *target,
@@ -1352,7 +1346,7 @@ static void
 score_row(const struct pr_model *m, const struct dataset *d, long i, struct activations *a,
           struct validation *v)
 {
-    normalise_input(m, d->x + i * PR_FEATURE_COUNT, a->x);
+    pr_normalise_features(m, d->x + i * PR_FEATURE_COUNT, a->x);
     forward(m, a);
     const float *t = d->y + i * PR_OUTPUT_COUNT;
     v->loss += squared_error(m, a, t, NULL);
@@ -1679,7 +1673,7 @@ train_epoch(struct trainer *t, const struct dataset *d, long *order, long count,
         const long first = step * o->batch;
         const int rows = (int)(count - first < o->batch ? count - first : o->batch);
         for (int k = 0; k < rows; ++k) {
-            normalise_input(m, d->x + order[first + k] * PR_FEATURE_COUNT,
+            pr_normalise_features(m, d->x + order[first + k] * PR_FEATURE_COUNT,
                             b->x + (long)k * PR_FEATURE_COUNT);
             float *k1 = b->keep1 + (long)k * h, *k2 = b->keep2 + (long)k * h;
             if (o->dropout > 0.0f) { /* drawn per sample, in order: the same as one at a time */
