@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "embody/m_math.h"
 #include "embody/prior.h"
 #include "embody/skeleton.h"
 #include "embody/stream.h"
@@ -755,6 +756,9 @@ mirror_frame(struct em_tracking_frame *f, struct pr_truth *t)
     t->contact[1] = c;
 }
 
+/* pr_features.c's quat_rotate, written again on purpose: this file is built with
+ * -fassociative-math (src/prior/CMakeLists.txt), which regroups this copy's sums; one
+ * shared copy (inline or not) changed the trained model's bytes (tried). */
 static void
 rotate(const float *q, const float *v, float *out)
 {
@@ -780,20 +784,6 @@ lerp3(const float *a, const float *b, float w, float *out)
 {
     for (int k = 0; k < 3; ++k)
         out[k] = a[k] + w * (b[k] - a[k]);
-}
-
-/* out = a * b (x, y, z, w); out may alias a or b. */
-static void
-quat_mul(const float *a, const float *b, float *out)
-{
-    const float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
-    const float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
-    const float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
-    const float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
-    out[0] = x;
-    out[1] = y;
-    out[2] = z;
-    out[3] = w;
 }
 
 /* A small rotation: about a random axis (normal components), by a normal angle of
@@ -883,7 +873,7 @@ add_copy(const struct clip *c, const struct augment *a, const bool *skip, int cl
             for (int k = 0; k < 3; ++k)
                 f.device[dev].pose.position_m[k] += off[k];
             if (a->device_turn[dev][3] != 0.0f) /* how this person holds or wears it */
-                quat_mul(f.device[dev].pose.orientation, a->device_turn[dev],
+                m_quat_mul(f.device[dev].pose.orientation, a->device_turn[dev],
                          f.device[dev].pose.orientation);
         }
         if (a->mirror)
