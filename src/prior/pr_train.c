@@ -15,6 +15,7 @@
  * generator, so a seed gives the same model bit for bit. The epoch whose pelvis, knees and
  * ankles are closest on the validation people is kept.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1006,6 +1007,14 @@ draw_dropout(struct activations *a, int hidden, float rate, struct rng *r)
         a->keep2[j] = rng_uniform(r) < (double)rate ? 0.0f : up;
 }
 
+/* Output j's error: the network's (normalised) output minus the normalised truth. */
+static float
+output_error(const struct pr_model *m, const struct activations *a, const float *target, int j)
+{
+    const float t = (target[j] - m->out_mean[j]) / m->out_std[j];
+    return a->y[j] - t;
+}
+
 /* Squared error of one sample (normalised outputs), mean over outputs. */
 static double
 squared_error(const struct pr_model *m, const struct activations *a, const float *target,
@@ -1014,8 +1023,7 @@ squared_error(const struct pr_model *m, const struct activations *a, const float
     double loss = 0.0;
     const int o = m->output_count;
     for (int j = 0; j < o; ++j) {
-        const float t = (target[j] - m->out_mean[j]) / m->out_std[j];
-        const float e = a->y[j] - t;
+        const float e = output_error(m, a, target, j);
         loss += (double)e * (double)e;
         if (out_dy)
             out_dy[j] = 2.0f * e / (float)o;
@@ -1051,19 +1059,20 @@ static double
 joint_error(const struct pr_model *m, const struct activations *a, const float *target,
             float *out_dy)
 {
-    double loss = squared_error(m, a, target, out_dy) * m->output_count;
     const int o = m->output_count;
+    bool is_joint[PR_OUTPUT_COUNT] = {false};
+    double loss = 0.0;
     for (int k = 0; k < JOINT_OUTPUTS; ++k) {
-        float e[3], e2 = 0.0f, sq = 0.0f;
+        float e[3], e2 = 0.0f;
         for (int c = 0; c < 3; ++c) {
             const int j = joint_output[k] + c;
-            const float en = a->y[j] - (target[j] - m->out_mean[j]) / m->out_std[j];
-            sq += en * en;
-            e[c] = en * m->out_std[j]; /* in metres */
+            assert(j < o);
+            is_joint[j] = true;
+            e[c] = output_error(m, a, target, j) * m->out_std[j]; /* in metres */
             e2 += e[c] * e[c];
         }
         const float dist = sqrtf(e2);
-        loss += (double)(dist / JOINT_LOSS_SCALE_M) - (double)sq;
+        loss += (double)(dist / JOINT_LOSS_SCALE_M);
         if (out_dy) {
             const float len = fmaxf(dist, JOINT_LOSS_MIN_M) * JOINT_LOSS_SCALE_M;
             for (int c = 0; c < 3; ++c) {
@@ -1071,6 +1080,14 @@ joint_error(const struct pr_model *m, const struct activations *a, const float *
                 out_dy[j] = e[c] * m->out_std[j] / len / (float)o;
             }
         }
+    }
+    for (int j = 0; j < o; ++j) {
+        if (is_joint[j])
+            continue;
+        const float e = output_error(m, a, target, j);
+        loss += (double)e * (double)e;
+        if (out_dy)
+            out_dy[j] = 2.0f * e / (float)o;
     }
     return loss / o;
 }
