@@ -875,7 +875,7 @@ add_copy(const struct clip *c, const struct augment *a, const bool *skip, int cl
                 f.device[dev].pose.position_m[k] += off[k];
             if (a->device_turn[dev][3] != 0.0f) /* how this person holds or wears it */
                 m_quat_mul(f.device[dev].pose.orientation, a->device_turn[dev],
-                         f.device[dev].pose.orientation);
+                           f.device[dev].pose.orientation);
         }
         if (a->mirror)
             mirror_frame(&f, &t);
@@ -1681,7 +1681,7 @@ train_epoch(struct trainer *t, const struct dataset *d, long *order, long count,
         const int rows = (int)(count - first < o->batch ? count - first : o->batch);
         for (int k = 0; k < rows; ++k) {
             pr_normalise_features(m, d->x + order[first + k] * PR_FEATURE_COUNT,
-                            b->x + (long)k * PR_FEATURE_COUNT);
+                                  b->x + (long)k * PR_FEATURE_COUNT);
             float *k1 = b->keep1 + (long)k * h, *k2 = b->keep2 + (long)k * h;
             if (o->dropout > 0.0f) { /* drawn per sample, in order: the same as one at a time */
                 draw_dropout(a, h, o->dropout, r);
