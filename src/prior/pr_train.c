@@ -1015,6 +1015,18 @@ output_error(const struct pr_model *m, const struct activations *a, const float 
     return a->y[j] - t;
 }
 
+/* Output j's squared error; its gradient, as a term of the mean over all outputs, into
+ * out_dy[j] (out_dy may be NULL). */
+static double
+squared_term(const struct pr_model *m, const struct activations *a, const float *target, int j,
+             float *out_dy)
+{
+    const float e = output_error(m, a, target, j);
+    if (out_dy)
+        out_dy[j] = 2.0f * e / (float)m->output_count;
+    return (double)e * (double)e;
+}
+
 /* Squared error of one sample (normalised outputs), mean over outputs. */
 static double
 squared_error(const struct pr_model *m, const struct activations *a, const float *target,
@@ -1022,12 +1034,8 @@ squared_error(const struct pr_model *m, const struct activations *a, const float
 {
     double loss = 0.0;
     const int o = m->output_count;
-    for (int j = 0; j < o; ++j) {
-        const float e = output_error(m, a, target, j);
-        loss += (double)e * (double)e;
-        if (out_dy)
-            out_dy[j] = 2.0f * e / (float)o;
-    }
+    for (int j = 0; j < o; ++j)
+        loss += squared_term(m, a, target, j, out_dy);
     return loss / o;
 }
 
@@ -1081,14 +1089,9 @@ joint_error(const struct pr_model *m, const struct activations *a, const float *
             }
         }
     }
-    for (int j = 0; j < o; ++j) {
-        if (is_joint[j])
-            continue;
-        const float e = output_error(m, a, target, j);
-        loss += (double)e * (double)e;
-        if (out_dy)
-            out_dy[j] = 2.0f * e / (float)o;
-    }
+    for (int j = 0; j < o; ++j)
+        if (!is_joint[j])
+            loss += squared_term(m, a, target, j, out_dy);
     return loss / o;
 }
 
