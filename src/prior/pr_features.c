@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "embody/m_math.h"
 #include "embody/prior.h"
 
 /* A 60 Hz tick may arrive this much early (clock rounding) and still count. */
@@ -259,19 +260,6 @@ quat_from_to(const float *a, const float *b, float *out)
     out[3] = w / n;
 }
 
-static void
-quat_mul(const float *a, const float *b, float *out)
-{
-    const float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
-    const float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
-    const float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
-    const float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
-    out[0] = x;
-    out[1] = y;
-    out[2] = z;
-    out[3] = w;
-}
-
 void
 pr_decode_outputs(const float *o, int output_count, const float *head, float yaw, float height_m,
                   float floor_y, struct pr_truth *out, float out_contact[2])
@@ -306,5 +294,5 @@ pr_decode_outputs(const float *o, int output_count, const float *head, float yaw
         const float u[3] = {up[0] / n, up[1] / n, up[2] / n};
         quat_from_to(y_axis, u, tilt);
     }
-    quat_mul(tilt, q_yaw, out->hips_rotation);
+    m_quat_mul(tilt, q_yaw, out->hips_rotation);
 }

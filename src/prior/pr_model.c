@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "embody/prior.h"
+#include "pr_internal.h"
 
 #define HEADER_BYTES 256
 #define HIDDEN_LAYERS 2
@@ -314,13 +315,6 @@ all_used(int n, int *out_used)
 }
 
 static void
-normalise_features(const struct pr_model *m, const float *features, float *x)
-{
-    for (int i = 0; i < m->feature_count; ++i)
-        x[i] = (features[i] - m->in_mean[i]) / m->in_std[i];
-}
-
-static void
 denormalise_outputs(const struct pr_model *m, float *out)
 {
     for (int i = 0; i < m->output_count; ++i)
@@ -333,7 +327,7 @@ pr_model_infer_portable(const struct pr_model *m, const float *features, float *
     float x[PR_FEATURE_COUNT], h1[PR_MAX_HIDDEN], h2[PR_MAX_HIDDEN];
     int used[PR_FEATURE_COUNT > PR_MAX_HIDDEN ? PR_FEATURE_COUNT : PR_MAX_HIDDEN];
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
-    normalise_features(m, features, x);
+    pr_normalise_features(m, features, x);
     dense(m->w1, m->b1, x, used, all_used(f, used), h, h1);
     dense(m->w2, m->b2, h1, used, relu(h1, h, used), h, h2);
     dense(m->w3, m->b3, h2, used, relu(h2, h, used), o, out);
@@ -348,7 +342,7 @@ infer_half(const struct pr_model *m, const float *features, float *out)
     int used[PR_FEATURE_COUNT > PR_MAX_HIDDEN ? PR_FEATURE_COUNT : PR_MAX_HIDDEN];
     const int f = m->feature_count, h = m->hidden_count, o = m->output_count;
     const uint16_t *w1 = m->half, *w2 = w1 + (long)f * h, *w3 = w2 + (long)h * h;
-    normalise_features(m, features, x);
+    pr_normalise_features(m, features, x);
     dense_half(w1, m->b1, x, used, all_used(f, used), h, h1);
     dense_half(w2, m->b2, h1, used, relu(h1, h, used), h, h2);
     dense_half(w3, m->b3, h2, used, relu(h2, h, used), o, out);

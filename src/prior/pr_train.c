@@ -15,6 +15,7 @@
  * generator, so a seed gives the same model bit for bit. The epoch whose pelvis, knees and
  * ankles are closest on the validation people is kept.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
@@ -23,9 +24,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "embody/m_math.h"
 #include "embody/prior.h"
 #include "embody/skeleton.h"
 #include "embody/stream.h"
+#include "pr_internal.h"
 #include "util/u_time.h"
 
 #define DEFAULT_EPOCHS 15
@@ -754,6 +757,9 @@ mirror_frame(struct em_tracking_frame *f, struct pr_truth *t)
     t->contact[1] = c;
 }
 
+/* pr_features.c's quat_rotate, written again on purpose: this file is built with
+ * -fassociative-math (src/prior/CMakeLists.txt), which regroups this copy's sums; one
+ * shared copy (inline or not) changed the trained model's bytes (tried). */
 static void
 rotate(const float *q, const float *v, float *out)
 {
@@ -779,20 +785,6 @@ lerp3(const float *a, const float *b, float w, float *out)
 {
     for (int k = 0; k < 3; ++k)
         out[k] = a[k] + w * (b[k] - a[k]);
-}
-
-/* out = a * b (x, y, z, w); out may alias a or b. */
-static void
-quat_mul(const float *a, const float *b, float *out)
-{
-    const float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
-    const float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
-    const float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
-    const float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
-    out[0] = x;
-    out[1] = y;
-    out[2] = z;
-    out[3] = w;
 }
 
 /* A small rotation: about a random axis (normal components), by a normal angle of
@@ -882,8 +874,8 @@ add_copy(const struct clip *c, const struct augment *a, const bool *skip, int cl
             for (int k = 0; k < 3; ++k)
                 f.device[dev].pose.position_m[k] += off[k];
             if (a->device_turn[dev][3] != 0.0f) /* how this person holds or wears it */
-                quat_mul(f.device[dev].pose.orientation, a->device_turn[dev],
-                         f.device[dev].pose.orientation);
+                m_quat_mul(f.device[dev].pose.orientation, a->device_turn[dev],
+                           f.device[dev].pose.orientation);
         }
         if (a->mirror)
             mirror_frame(&f, &t);
@@ -1015,11 +1007,24 @@ draw_dropout(struct activations *a, int hidden, float rate, struct rng *r)
         a->keep2[j] = rng_uniform(r) < (double)rate ? 0.0f : up;
 }
 
-static void
-normalise_input(const struct pr_model *m, const float *raw, float *x)
+/* Output j's error: the network's (normalised) output minus the normalised truth. */
+static float
+output_error(const struct pr_model *m, const struct activations *a, const float *target, int j)
 {
-    for (int i = 0; i < m->feature_count; ++i)
-        x[i] = (raw[i] - m->in_mean[i]) / m->in_std[i];
+    const float t = (target[j] - m->out_mean[j]) / m->out_std[j];
+    return a->y[j] - t;
+}
+
+/* Output j's squared error; its gradient, as a term of the mean over all outputs, into
+ * out_dy[j] (out_dy may be NULL). */
+static double
+squared_term(const struct pr_model *m, const struct activations *a, const float *target, int j,
+             float *out_dy)
+{
+    const float e = output_error(m, a, target, j);
+    if (out_dy)
+        out_dy[j] = 2.0f * e / (float)m->output_count;
+    return (double)e * (double)e;
 }
 
 /* Squared error of one sample (normalised outputs), mean over outputs. */
@@ -1029,13 +1034,8 @@ squared_error(const struct pr_model *m, const struct activations *a, const float
 {
     double loss = 0.0;
     const int o = m->output_count;
-    for (int j = 0; j < o; ++j) {
-        const float t = (target[j] - m->out_mean[j]) / m->out_std[j];
-        const float e = a->y[j] - t;
-        loss += (double)e * (double)e;
-        if (out_dy)
-            out_dy[j] = 2.0f * e / (float)o;
-    }
+    for (int j = 0; j < o; ++j)
+        loss += squared_term(m, a, target, j, out_dy);
     return loss / o;
 }
 
@@ -1067,19 +1067,20 @@ static double
 joint_error(const struct pr_model *m, const struct activations *a, const float *target,
             float *out_dy)
 {
-    double loss = squared_error(m, a, target, out_dy) * m->output_count;
     const int o = m->output_count;
+    bool is_joint[PR_OUTPUT_COUNT] = {false};
+    double loss = 0.0;
     for (int k = 0; k < JOINT_OUTPUTS; ++k) {
-        float e[3], e2 = 0.0f, sq = 0.0f;
+        float e[3], e2 = 0.0f;
         for (int c = 0; c < 3; ++c) {
             const int j = joint_output[k] + c;
-            const float en = a->y[j] - (target[j] - m->out_mean[j]) / m->out_std[j];
-            sq += en * en;
-            e[c] = en * m->out_std[j]; /* in metres */
+            assert(j < o);
+            is_joint[j] = true;
+            e[c] = output_error(m, a, target, j) * m->out_std[j]; /* in metres */
             e2 += e[c] * e[c];
         }
         const float dist = sqrtf(e2);
-        loss += (double)(dist / JOINT_LOSS_SCALE_M) - (double)sq;
+        loss += (double)(dist / JOINT_LOSS_SCALE_M);
         if (out_dy) {
             const float len = fmaxf(dist, JOINT_LOSS_MIN_M) * JOINT_LOSS_SCALE_M;
             for (int c = 0; c < 3; ++c) {
@@ -1088,6 +1089,9 @@ joint_error(const struct pr_model *m, const struct activations *a, const float *
             }
         }
     }
+    for (int j = 0; j < o; ++j)
+        if (!is_joint[j])
+            loss += squared_term(m, a, target, j, out_dy);
     return loss / o;
 }
 
@@ -1352,7 +1356,7 @@ static void
 score_row(const struct pr_model *m, const struct dataset *d, long i, struct activations *a,
           struct validation *v)
 {
-    normalise_input(m, d->x + i * PR_FEATURE_COUNT, a->x);
+    pr_normalise_features(m, d->x + i * PR_FEATURE_COUNT, a->x);
     forward(m, a);
     const float *t = d->y + i * PR_OUTPUT_COUNT;
     v->loss += squared_error(m, a, t, NULL);
@@ -1679,8 +1683,8 @@ train_epoch(struct trainer *t, const struct dataset *d, long *order, long count,
         const long first = step * o->batch;
         const int rows = (int)(count - first < o->batch ? count - first : o->batch);
         for (int k = 0; k < rows; ++k) {
-            normalise_input(m, d->x + order[first + k] * PR_FEATURE_COUNT,
-                            b->x + (long)k * PR_FEATURE_COUNT);
+            pr_normalise_features(m, d->x + order[first + k] * PR_FEATURE_COUNT,
+                                  b->x + (long)k * PR_FEATURE_COUNT);
             float *k1 = b->keep1 + (long)k * h, *k2 = b->keep2 + (long)k * h;
             if (o->dropout > 0.0f) { /* drawn per sample, in order: the same as one at a time */
                 draw_dropout(a, h, o->dropout, r);

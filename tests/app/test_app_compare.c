@@ -18,41 +18,13 @@
 
 #include <SDL.h>
 
-#include "app/app_live.h"
-#include "app/app_options.h"
+#include "app_live_check.h"
 #include "embody/render.h"
 #include "embody/stream.h"
 #include "render_check.h"
 
 #define CLIP EMBODY_SOURCE_DIR "/tests/data/mocap/cmu_05_04.bvh"
 #define RECORDING EMBODY_SOURCE_DIR "/tests/data/streams-trackers/cmu_127_17.csv"
-
-static int
-run_live(const char *const *args, const struct app_live_hooks *hooks)
-{
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = "embody";
-    for (int i = 0; args[i]; ++i)
-        argv[argc++] = (char *)args[i];
-    argv[argc] = NULL;
-    struct app_options options;
-    struct em_error err = {{0}};
-    if (app_options_parse(argc, argv, 1, &options, &err) != EM_OK)
-        fail_msg("%s", err.message);
-    return app_live_run(&options, hooks, NULL);
-}
-
-static void
-press(SDL_Keycode key)
-{
-    SDL_Event e;
-    memset(&e, 0, sizeof e);
-    e.type = SDL_KEYDOWN;
-    e.key.state = SDL_PRESSED;
-    e.key.keysym.sym = key;
-    assert_int_equal(SDL_PushEvent(&e), 1);
-}
 
 /* What the keys did, seen in the scene of the frames after each press. */
 struct keys_seen {
@@ -77,20 +49,20 @@ keys_on_frame(void *user, long index, const struct em_tracking_frame *frame, str
         k->ghosts_before = scene->ghost_count;
         k->trackers_before = scene->tracker_present;
         snprintf(k->label_before, sizeof k->label_before, "%s", label);
-        press(SDLK_g);
+        app_live_check_press(SDLK_g);
         break;
     case 12:
         k->ghost_hidden_after_g = !render_ghost_visible(render);
-        press(SDLK_g);
+        app_live_check_press(SDLK_g);
         break;
     case 14:
         k->ghost_shown_after_second_g = render_ghost_visible(render);
-        press(SDLK_k);
+        app_live_check_press(SDLK_k);
         break;
     case 16:
         k->trackers_after_k = scene->tracker_present;
         snprintf(k->label_after_k, sizeof k->label_after_k, "%s", label);
-        press(SDLK_p);
+        app_live_check_press(SDLK_p);
         break;
     case 18: snprintf(k->label_after_p, sizeof k->label_after_p, "%s", label); break;
     default: break;
@@ -103,10 +75,10 @@ keys_toggle_the_ghost_and_switch_the_setup_and_the_body(void **state)
     (void)state;
     struct keys_seen k = {0};
     const struct app_live_hooks hooks = {.on_frame = keys_on_frame, .user = &k};
-    assert_int_equal(
-        run_live((const char *[]){"--replay", CLIP, "--fast", "--frames", "24", "-q", NULL},
-                 &hooks),
-        0);
+    assert_int_equal(app_live_check_run(
+                         (const char *[]){"--replay", CLIP, "--fast", "--frames", "24", "-q", NULL},
+                         &hooks, NULL),
+                     0);
     assert_int_equal(k.ghosts_before, 1);
     assert_true(k.ghost_hidden_after_g);
     assert_true(k.ghost_shown_after_second_g);
@@ -148,7 +120,7 @@ compare_at_end(void *user, struct render *render, const struct render_scene *sce
     assert_non_null(scene->second.skeleton);
     /* Both avatars on screen, each where its own parts project (devices hidden: a
      * controller in front of a wrist hides the hand). */
-    press(SDLK_h); /* the HUD off: it covers a head in the top left */
+    app_live_check_press(SDLK_h); /* the HUD off: it covers a head in the top left */
     render_poll(render);
     struct render_scene bare = *scene;
     bare.hidden_devices = (1u << EM_DEVICE_COUNT) - 1;
@@ -172,9 +144,9 @@ compare_shows_two_avatars_with_their_own_errors(void **state)
     (void)state;
     struct compare_seen c = {0};
     const struct app_live_hooks hooks = {.at_end = compare_at_end, .user = &c};
-    assert_int_equal(run_live((const char *[]){"--replay", CLIP, "--compare", "3,6", "--fast",
-                                               "--frames", "300", "-q", NULL},
-                              &hooks),
+    assert_int_equal(app_live_check_run((const char *[]){"--replay", CLIP, "--compare", "3,6",
+                                                         "--fast", "--frames", "300", "-q", NULL},
+                                        &hooks, NULL),
                      0);
     assert_true(c.checked);
     assert_int_equal(c.lanes, 2);
@@ -203,9 +175,9 @@ compare_of_a_recording_shows_two_setups_without_a_ghost(void **state)
     (void)state;
     struct compare_seen c = {0};
     const struct app_live_hooks hooks = {.at_end = compare_at_end, .user = &c};
-    assert_int_equal(run_live((const char *[]){"--replay", RECORDING, "--compare", "4,6", "--fast",
-                                               "--frames", "120", "-q", NULL},
-                              &hooks),
+    assert_int_equal(app_live_check_run((const char *[]){"--replay", RECORDING, "--compare", "4,6",
+                                                         "--fast", "--frames", "120", "-q", NULL},
+                                        &hooks, NULL),
                      0);
     assert_true(c.checked);
     assert_int_equal(c.lanes, 2);

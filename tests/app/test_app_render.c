@@ -33,6 +33,7 @@
 #include "app/app_args.h"
 #include "app/app_live.h"
 #include "app/app_options.h"
+#include "app_live_check.h"
 #include "embody/avatar.h"
 #include "embody/m_math.h"
 #include "embody/stream.h"
@@ -122,24 +123,6 @@ view_at_end(void *user, struct render *render, const struct render_scene *scene,
     check_view(c, render, scene, -1);
 }
 
-/* Parses `args` as the program would and runs the live loop with `hooks`. */
-static int
-run_live(const char *const *args, const struct app_live_hooks *hooks,
-         struct app_live_result *result)
-{
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = "embody";
-    for (int i = 0; args[i]; ++i)
-        argv[argc++] = (char *)args[i];
-    argv[argc] = NULL;
-    struct app_options options;
-    struct em_error err = {{0}};
-    if (app_options_parse(argc, argv, 1, &options, &err) != EM_OK)
-        fail_msg("%s", err.message);
-    return app_live_run(&options, hooks, result);
-}
-
 /* The last frame drove the body: the scene's headset is the file's row, and the head
  * joint is under it (the eyes are 8 cm up and 9 cm forward of it). */
 static void
@@ -196,9 +179,10 @@ replayed_streams_show_the_avatar_where_its_parts_project(void **state)
         const struct app_live_hooks hooks = {
             .on_frame = view_on_frame, .at_end = view_at_end, .user = &check};
         struct app_live_result result;
-        const int code = run_live((const char *[]){"--replay", stream, "--fast", "--frames", frames,
-                                                   "--screenshot", shot, "-q", NULL},
-                                  &hooks, &result);
+        const int code =
+            app_live_check_run((const char *[]){"--replay", stream, "--fast", "--frames", frames,
+                                                "--screenshot", shot, "-q", NULL},
+                               &hooks, &result);
         assert_int_equal(code, 0);
         assert_true(check.called_at_end);
         assert_true(check.had_window);
@@ -248,9 +232,10 @@ a_vrm_avatar_from_a_file_covers_its_parts_in_a_replay(void **state)
         .on_frame = view_on_frame, .at_end = view_at_end, .user = &check};
     struct app_live_result result;
     /* (In cmu_14_04 the smaller avatar's raised hand goes under the HUD's panel.) */
-    const int code = run_live((const char *[]){"--replay", STREAM "cmu_49_03.csv", "--fast",
-                                               "--frames", "180", "--avatar", avatar, "-q", NULL},
-                              &hooks, &result);
+    const int code =
+        app_live_check_run((const char *[]){"--replay", STREAM "cmu_49_03.csv", "--fast",
+                                            "--frames", "180", "--avatar", avatar, "-q", NULL},
+                           &hooks, &result);
     assert_int_equal(code, 0);
     assert_int_equal(result.frames, frame_count);
     printf("VRM 0.x avatar: %d of %d parts missed (most in one view: %d)\n", check.part_fails,
@@ -275,16 +260,6 @@ struct key_script {
     bool recording_badge;   /* the HUD showed recording while it ran */
 };
 
-static void
-press(SDL_Keycode key)
-{
-    SDL_Event e = {0};
-    e.type = SDL_KEYDOWN;
-    e.key.state = SDL_PRESSED;
-    e.key.keysym.sym = key;
-    assert_int_equal(SDL_PushEvent(&e), 1);
-}
-
 static const char *
 hud_message(const struct render_scene *scene)
 {
@@ -301,31 +276,31 @@ key_script_frame(void *user, long index, const struct em_tracking_frame *frame,
     body_get_status(body, &status);
     if (index == 10) {
         k->height_before_m = status.height_m;
-        press(SDLK_c); /* calibrate from this frame (the player's headset height) */
+        app_live_check_press(SDLK_c); /* calibrate from this frame (the player's headset height) */
     } else if (index == 11) {
         k->height_after_m = status.height_m;
         k->saw_calibrated = strncmp(hud_message(scene), "calibrated: height ", 19) == 0;
     } else if (index == 20) {
         k->paused_time_s = frame->time_s; /* the frame to be held */
-        press(SDLK_SPACE);
+        app_live_check_press(SDLK_SPACE);
     } else if (index > 20 && index <= 30) {
         k->repeated++;
         k->held_wrong += frame->time_s != k->paused_time_s;
         if (index == 30)
-            press(SDLK_SPACE);
+            app_live_check_press(SDLK_SPACE);
     } else if (index == 40) {
-        press(SDLK_r);
+        app_live_check_press(SDLK_r);
     } else if (index == 41) {
         k->saw_recentered = strcmp(hud_message(scene), "recentered") == 0;
     } else if (index == 42) {
-        press(SDLK_F9); /* stops --record */
+        app_live_check_press(SDLK_F9); /* stops --record */
     } else if (index == 43) {
         const char *m = hud_message(scene);
         const char *paren = strrchr(m, '(');
         if (strncmp(m, "recording saved: ", 17) == 0 && paren)
             k->saved_frames = strtol(paren + 1, NULL, 10);
     } else if (index == 44) {
-        press(SDLK_F9); /* starts a recording in the current directory */
+        app_live_check_press(SDLK_F9); /* starts a recording in the current directory */
     } else if (index == 45) {
         const char *m = hud_message(scene);
         if (strncmp(m, "recording to ", 13) == 0) {
@@ -336,7 +311,7 @@ key_script_frame(void *user, long index, const struct em_tracking_frame *frame,
         }
         k->recording_badge = scene->hud.recording;
     } else if (index == 50) {
-        press(SDLK_ESCAPE);
+        app_live_check_press(SDLK_ESCAPE);
     }
 }
 
@@ -409,7 +384,7 @@ no_window_runs_the_same_loop_without_a_renderer(void **state)
     struct view_check check = {0};
     const struct app_live_hooks hooks = {.at_end = view_at_end, .user = &check};
     struct app_live_result result;
-    const int code = run_live(
+    const int code = app_live_check_run(
         (const char *[]){"--replay", STREAM "cmu_14_04.csv", "--fast", "--no-window", "-q", NULL},
         &hooks, &result);
     assert_int_equal(code, 0);

@@ -2,9 +2,15 @@
  * Test helpers for the mirror view (render_check.h): a posed test scene and pixel checks
  * at projected points.
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include <SDL.h>
 
@@ -21,6 +27,18 @@ render_check_hold_gl(void)
         return false;
     held = true;
     return true;
+}
+
+struct render *
+render_check_open_hidden(void)
+{
+    struct render_desc desc = {.hidden = true, .hide_hud = true};
+    struct render *r = NULL;
+    struct em_error err = {{0}};
+    assert_true(render_check_hold_gl());
+    if (render_create(&desc, &r, &err) != EM_OK)
+        fail_msg("render_create: %s", err.message);
+    return r;
 }
 
 const char *
@@ -270,4 +288,12 @@ render_check_scene_fini(struct render_check_scene *ts)
     sk_pose_fini(&ts->pose);
     sk_skeleton_fini(&ts->skeleton);
     memset(ts, 0, sizeof *ts);
+}
+
+void
+render_check_scene_load(struct render_check_scene *ts, const char *humanoid_json_path)
+{
+    struct em_error err = {{0}};
+    if (!render_check_scene_init(ts, humanoid_json_path, &err))
+        fail_msg("%s", err.message);
 }

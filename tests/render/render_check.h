@@ -24,6 +24,11 @@
  * video to start from nothing (the no-display test). Returns false if that fails. */
 bool render_check_hold_gl(void);
 
+/* For cmocka tests: holds the GL library (render_check_hold_gl) and opens a hidden
+ * default-size (1280x720) render without the HUD, so text never covers what a test
+ * checks. Fails the test if either cannot be done. Free it with render_destroy. */
+struct render *render_check_open_hidden(void);
+
 /* What a pixel looks like: the avatar's parts by colour, or the world behind them. */
 enum render_check_class {
     RENDER_CHECK_OTHER = 0,     /* none of the below (an edge, a device, the HUD) */
@@ -76,6 +81,10 @@ bool render_check_scene_init(struct render_check_scene *ts, const char *humanoid
                              struct em_error *err);
 
 void render_check_scene_fini(struct render_check_scene *ts);
+
+/* For cmocka tests: render_check_scene_init, failing the test with its message if it
+ * fails. */
+void render_check_scene_load(struct render_check_scene *ts, const char *humanoid_json_path);
 
 /* Places the devices where a headset and controllers are for the scene's pose (eyes and
  * palms, protocol axes: head -Z forward, grip -Z through the fist), all valid. */

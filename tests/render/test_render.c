@@ -37,27 +37,6 @@
 
 #define HUMANOID EMBODY_SOURCE_DIR "/config/humanoid.json"
 
-/* A hidden 1280x720 window without the HUD (so text never covers what is checked). */
-static struct render *
-open_render(void)
-{
-    struct render_desc desc = {.hidden = true, .hide_hud = true};
-    struct render *r = NULL;
-    struct em_error err = {{0}};
-    assert_true(render_check_hold_gl());
-    if (render_create(&desc, &r, &err) != EM_OK)
-        fail_msg("render_create: %s", err.message);
-    return r;
-}
-
-static void
-load_scene(struct render_check_scene *ts)
-{
-    struct em_error err = {{0}};
-    if (!render_check_scene_init(ts, HUMANOID, &err))
-        fail_msg("%s", err.message);
-}
-
 static void
 read_image(struct render *r, struct render_check_image *image)
 {
@@ -89,8 +68,8 @@ mirror_view_shows_head_hands_and_feet_where_they_project(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     assert_int_equal(render_get_camera(r), RENDER_CAMERA_MIRROR);
     render_draw(r, &ts.scene);
     render_draw(r, &ts.scene);
@@ -108,8 +87,8 @@ front_camera_is_not_mirrored(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     render_set_camera(r, RENDER_CAMERA_FRONT);
     render_draw(r, &ts.scene);
     expect_avatar_visible(r, &ts);
@@ -124,7 +103,7 @@ mirror_camera_follows_the_player(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
+    render_check_scene_load(&ts, HUMANOID);
     /* The whole body turned to face +X and moved 2 m away: still in the middle, facing. */
     const float up[3] = {0.0f, 1.0f, 0.0f};
     m_quat_from_axis_angle(up, 90.0f * M_DEG_TO_RAD, ts.pose.local_rotation[0]);
@@ -132,7 +111,7 @@ mirror_camera_follows_the_player(void **state)
     ts.pose.position_m[0][2] -= 1.5f;
     sk_pose_forward_kinematics(&ts.pose, &ts.skeleton);
     render_check_place_devices(&ts);
-    struct render *r = open_render();
+    struct render *r = render_check_open_hidden();
     render_draw(r, &ts.scene);
     expect_avatar_visible(r, &ts);
     int w, h;
@@ -168,8 +147,8 @@ floor_grid_is_drawn_around_the_avatar(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     render_draw(r, &ts.scene);
     struct render_check_image image;
     read_image(r, &image);
@@ -236,8 +215,8 @@ lost_device_is_greyed_and_marked(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
         ts.scene.device[d].flags = EM_POSE_ALL_VALID;
         render_draw(r, &ts.scene);
@@ -472,7 +451,7 @@ screenshot_is_the_image_drawn(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
+    render_check_scene_load(&ts, HUMANOID);
     struct render_desc desc = {.hidden = true, .width = 640, .height = 400};
     struct render *r = NULL;
     struct em_error err = {{0}};
@@ -520,8 +499,8 @@ keys_give_actions_and_switch_views(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     render_draw(r, &ts.scene);
     render_poll(r); /* whatever the window system said first */
 
@@ -601,7 +580,7 @@ skeleton_without_hands_feet_or_head_top_still_draws(void **state)
     assert_int_equal(sk_pose_init(&pose, &sk), EM_OK);
     struct render_scene scene = {.skeleton = &sk, .pose = &pose};
     scene.hidden_devices = (1u << EM_DEVICE_COUNT) - 1;
-    struct render *r = open_render();
+    struct render *r = render_check_open_hidden();
     render_draw(r, &scene);
     struct render_check_image image;
     read_image(r, &image);
@@ -627,8 +606,8 @@ resized_window_draws_at_its_new_size(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     render_draw(r, &ts.scene);
     /* Taller than wide: the mirror camera steps back to keep the arms in the picture. */
     SDL_SetWindowSize(r->window, 480, 640);
@@ -647,8 +626,8 @@ headset_eye_view_draws_with_the_given_matrices(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    load_scene(&ts);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     render_draw(r, &ts.scene);
     float before[2];
     const float *head = ts.pose.position_m[ts.skeleton.bone_joint[SK_HEAD]];

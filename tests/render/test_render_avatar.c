@@ -37,17 +37,13 @@ static void
 setup(struct fixture *f)
 {
     struct em_error err = {{0}};
-    if (!render_check_scene_init(&f->ts, HUMANOID, &err))
-        fail_msg("%s", err.message);
+    render_check_scene_load(&f->ts, HUMANOID);
     if (av_avatar_load(AVATAR, NULL, &f->avatar, &err) != EM_OK ||
         av_skin_bind(&f->avatar, &f->ts.skeleton, &f->binding, &err) != EM_OK)
         fail_msg("%s", err.message);
     f->ts.scene.avatar = &f->avatar;
     f->ts.scene.avatar_binding = &f->binding;
-    struct render_desc desc = {.hidden = true, .hide_hud = true};
-    assert_true(render_check_hold_gl());
-    if (render_create(&desc, &f->r, &err) != EM_OK)
-        fail_msg("render_create: %s", err.message);
+    f->r = render_check_open_hidden();
 }
 
 static void

@@ -27,18 +27,6 @@
  * spread a little further. */
 #define GHOST_MARGIN_PX 10.0f
 
-static struct render *
-open_render(void)
-{
-    struct render_desc desc = {.hidden = true, .hide_hud = true};
-    struct render *r = NULL;
-    struct em_error err = {{0}};
-    assert_true(render_check_hold_gl());
-    if (render_create(&desc, &r, &err) != EM_OK)
-        fail_msg("render_create: %s", err.message);
-    return r;
-}
-
 /* The scene's pose moved by `shift_m`, as a ghost: every joint and its parent. */
 struct ghost {
     float (*position_m)[3];
@@ -158,10 +146,8 @@ ghost_is_drawn_where_its_bones_are_and_only_there(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    struct em_error err = {{0}};
-    if (!render_check_scene_init(&ts, HUMANOID, &err))
-        fail_msg("%s", err.message);
-    struct render *r = open_render();
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     struct eye e;
     eye_open(r, &e);
     /* The truth 30 cm to the side of the avatar: some of it over the avatar, some not. */
@@ -215,9 +201,7 @@ second_avatar_is_drawn_beside_the_first(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    struct em_error err = {{0}};
-    if (!render_check_scene_init(&ts, HUMANOID, &err))
-        fail_msg("%s", err.message);
+    render_check_scene_load(&ts, HUMANOID);
     struct sk_pose beside;
     assert_int_equal(sk_pose_init(&beside, &ts.skeleton), EM_OK);
     sk_pose_copy(&ts.pose, &beside);
@@ -230,7 +214,7 @@ second_avatar_is_drawn_beside_the_first(void **state)
     scene.second.pose = &beside;
     second_alone.pose = &beside; /* what render_check_avatar looks for: the second's parts */
 
-    struct render *r = open_render();
+    struct render *r = render_check_open_hidden();
     char report[2048];
     struct render_check_image image;
     /* Without the second avatar its parts are not there. */

@@ -55,14 +55,8 @@ trackers_are_drawn_where_they_are_and_marked_when_lost(void **state)
 {
     (void)state;
     struct render_check_scene ts;
-    struct em_error err = {{0}};
-    if (!render_check_scene_init(&ts, HUMANOID, &err))
-        fail_msg("%s", err.message);
-    assert_true(render_check_hold_gl());
-    struct render_desc desc = {.hidden = true, .hide_hud = true};
-    struct render *r = NULL;
-    if (render_create(&desc, &r, &err) != EM_OK)
-        fail_msg("render_create: %s", err.message);
+    render_check_scene_load(&ts, HUMANOID);
+    struct render *r = render_check_open_hidden();
     /* A pelvis tracker half a metre beside the hips, in the clear. */
     struct em_device_pose *t = &ts.scene.tracker[EM_TRACKER_PELVIS];
     const float *hips = ts.pose.position_m[ts.skeleton.bone_joint[SK_HIPS]];
