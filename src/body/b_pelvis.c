@@ -23,7 +23,8 @@
 #include "b_internal.h"
 #include "embody/m_math.h"
 
-/* The neck bone's share of the head's turn from upright (b_torso_estimate). Chosen on
+/* The neck bone's share of the head's turn from upright (neck_from_head: the seed's torso,
+ * and the neck its pelvis hangs from). Chosen on
  * ../shared/mocap-train, known body, the learned prior: shares 0.3, 0.5 and 0.7 left the
  * head joint more than 10 degrees from the headset's rotation on 3162, 568 and 362 of
  * 19271 frames (every 4th clip; 896 without a neck target), with MPJPE 8.87, 8.97 and
@@ -92,14 +93,15 @@ update_heading(struct body *b, float dt_s)
     b->seed_heading_rad = m_angle_wrap(b->seed_heading_rad);
 }
 
-/* The neck joint from the head joint: its rest offset turned halfway between the body's
- * upright heading and the head's own rotation (the neck bends part of the head's tilt). */
+/* The neck joint from the head joint: its rest offset turned NECK_TURN_SHARE of the way
+ * from the body's upright frame `upright` to the head's own rotation (the neck bends part
+ * of the head's tilt). The seed's pelvis hangs below it, and the seed's torso is it. */
 static void
-neck_from_head(const struct body *b, const float *yaw_rot, float *out)
+neck_from_head(const struct body *b, const float *upright, float *out)
 {
-    float mid[4], off[3];
-    m_quat_slerp(yaw_rot, b->head_rotation, 0.5f, mid);
-    m_quat_rotate(mid, b->m.head_from_neck_m, off);
+    float turn[4], off[3];
+    m_quat_slerp(upright, b->head_rotation, NECK_TURN_SHARE, turn);
+    m_quat_rotate(turn, b->m.head_from_neck_m, off);
     m_vec3_sub(b->head_position_m, off, out);
 }
 
@@ -152,18 +154,16 @@ b_pelvis_estimate(struct body *b, float dt_s, struct b_pelvis_estimate *out)
 }
 
 /* Where the neck joint goes: below the head target along the head's rest offset from
- * it, turned by NECK_TURN_SHARE of the way from upright (facing the heading) to the
- * headset's rotation. The neck bone so takes that share of the head's pitch and roll
- * and the head joint the rest, within its range, and the spine below bends to bring
- * the neck there: the head turns with the headset at any pitch rather than stopping at
- * its own limit with the body upright. */
+ * it, turned by NECK_TURN_SHARE of the way from upright (facing the heading; on the floor,
+ * the torso's frame there) to the headset's rotation. The neck bone so takes that share
+ * of the head's pitch and roll and the head joint the rest, within its range, and the
+ * spine below bends to bring the neck there: the head turns with the headset at any pitch
+ * rather than stopping at its own limit with the body upright. */
 void
 b_torso_estimate(const struct body *b, struct b_torso_estimate *out)
 {
-    float yaw_rot[4], turn[4], off[3];
-    b_floor_upright(b, yaw_rot); /* the heading's yaw; on the floor, the torso's frame */
-    m_quat_slerp(yaw_rot, b->head_rotation, NECK_TURN_SHARE, turn);
-    m_quat_rotate(turn, b->m.head_from_neck_m, off);
-    m_vec3_sub(b->head_position_m, off, out->neck_m);
+    float upright[4];
+    b_floor_upright(b, upright);
+    neck_from_head(b, upright, out->neck_m);
     out->neck_confidence = 1.0f;
 }
