@@ -252,3 +252,16 @@ app_run_read_file(const char *path, size_t *out_size)
         *out_size = b.size;
     return b.data;
 }
+
+void
+app_run_copy_file(const char *from, const char *to)
+{
+    size_t size = 0;
+    char *text = app_run_read_file(from, &size);
+    FILE *f = fopen(to, "wb");
+    if (!f)
+        fail_msg("cannot create %s: %s", to, strerror(errno));
+    assert_int_equal(fwrite(text, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    free(text);
+}

@@ -54,4 +54,7 @@ void app_run_source_path(const char *relative, char *out, size_t size);
 /* Reads a whole file (NUL-terminated, free it), or fails the test. */
 char *app_run_read_file(const char *path, size_t *out_size);
 
+/* Copies file `from` to `to` byte for byte, or fails the test. */
+void app_run_copy_file(const char *from, const char *to);
+
 #endif

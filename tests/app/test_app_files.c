@@ -352,18 +352,6 @@ eval_runs_the_protocol(void **state)
 
 /* Copies a file byte for byte (a scratch copy of a clip the test may lose). */
 static void
-copy_file(const char *from, const char *to)
-{
-    size_t size = 0;
-    char *text = app_run_read_file(from, &size);
-    FILE *f = fopen(to, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
-    free(text);
-}
-
-static void
 expect_file_holds(const char *path, const char *text)
 {
     size_t size = 0;
@@ -422,7 +410,7 @@ a_full_disk_leaves_existing_outputs_untouched_and_creates_nothing(void **state)
     assert_non_null(f);
     fputs("precious\n", f);
     fclose(f);
-    copy_file(csv, bvh);
+    app_run_copy_file(csv, bvh);
     remove(fresh);
     const int entries = entries_beside(csv);
     app_run_set_file_size_limit(8192);
@@ -469,8 +457,8 @@ an_output_that_is_an_input_is_refused(void **state)
     app_run_scratch_path("own-clip", "bvh", clip, sizeof clip);
     app_run_scratch_path("own-clip-link", "csv", alias, sizeof alias);
     app_run_scratch_path("own-stream", "csv", stream, sizeof stream);
-    copy_file(g_clip, clip);
-    copy_file(g_stream, stream);
+    app_run_copy_file(g_clip, clip);
+    app_run_copy_file(g_stream, stream);
     remove(alias);
     assert_int_equal(link(clip, alias), 0); /* another name, the same file */
     size_t clip_size = 0, stream_size = 0;

@@ -42,14 +42,8 @@ copy_into(const char *relative, const char *dir, const char *name, char *out, si
 {
     char from[1024];
     app_run_source_path(relative, from, sizeof from);
-    size_t bytes = 0;
-    char *text = app_run_read_file(from, &bytes);
     snprintf(out, size, "%s/%s", dir, name);
-    FILE *f = fopen(out, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, bytes, f), bytes);
-    assert_int_equal(fclose(f), 0);
-    free(text);
+    app_run_copy_file(from, out);
 }
 
 /* Runs `embody proportions ARGS...`, expecting exit `code`. */
