@@ -149,12 +149,18 @@ struct ev_scores {
     double foot_skate_cm; /* NaN when no frame was planted */
     long planted_count;
     /* The feet's delay behind the truth (ms, 60 Hz rows, parabola-refined): the time
-     * shift, within EV_MAX_LAG_ROWS rows either way, that brings our feet closest to the
-     * true ones; negative when ahead. NaN for clips too short to tell. */
+     * shift, within EV_MAX_LAG_ROWS rows either way, that best matches our feet's motion
+     * (row-to-row steps) with the true feet's; negative when ahead. Motion rather than
+     * position, because a standing offset (a foot 20 cm wide of the true one) made the
+     * position's best shift the window's edge on half the public clips whatever the
+     * timing. NaN for clips too short to tell, or whose feet barely move (no shift better
+     * than the worst by EV_LAG_MIN_DEPTH of it, or by EV_LAG_MIN_STEP_M a row). */
     double lag_ms;
 };
 
-#define EV_MAX_LAG_ROWS 12
+#define EV_MAX_LAG_ROWS 24
+#define EV_LAG_MIN_DEPTH 0.1
+#define EV_LAG_MIN_STEP_M 1e-4
 
 /* Every metric of `ours` against `truth`. */
 void

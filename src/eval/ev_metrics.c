@@ -210,24 +210,33 @@ ev_foot_skate_cm(const struct ev_motion *ours, const struct ev_motion *truth,
     return planted > 0 ? 100.0 * sum / (double)planted : (double)NAN;
 }
 
-/* Mean distance of our feet at row f from the true feet at row f - shift. */
+/* Mean length of the difference between our feet's motion over row f and the true feet's
+ * over row f - shift (m per row). Motion, not position: a foot that stands 20 cm from the
+ * true one all clip long says nothing of when it moves. */
 static double
-shifted_feet_error(const struct ev_motion *ours, const struct ev_motion *truth, int frames,
-                   int shift)
+shifted_motion_error(const struct ev_motion *ours, const struct ev_motion *truth, int frames,
+                     int shift)
 {
     double sum = 0.0;
     long n = 0;
-    for (int f = EV_MAX_LAG_ROWS; f < frames - EV_MAX_LAG_ROWS; ++f)
+    for (int f = EV_MAX_LAG_ROWS + 1; f < frames - EV_MAX_LAG_ROWS; ++f)
         for (int j = 0; j < EV_JOINT_COUNT; ++j)
             if (is_foot((enum ev_joint)j)) {
-                sum += distance3(ours->position_m[f][j], truth->position_m[f - shift][j]);
+                double d[3];
+                for (int k = 0; k < 3; ++k)
+                    d[k] = (ours->position_m[f][j][k] - ours->position_m[f - 1][j][k]) -
+                           (truth->position_m[f - shift][j][k] -
+                            truth->position_m[f - shift - 1][j][k]);
+                sum += sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
                 n++;
             }
     return n > 0 ? sum / (double)n : (double)NAN;
 }
 
-/* The best-fit time shift of our feet against the truth (see ev_scores.lag_ms): the
- * shift of least error, refined by the parabola through it and its neighbours. */
+/* The feet's delay behind the truth (see ev_scores.lag_ms): the shift of least motion
+ * error, refined by the parabola through it and its neighbours; NaN when no shift stands
+ * out by EV_LAG_MIN_DEPTH of the error, or by EV_LAG_MIN_STEP_M (feet too still to time),
+ * or the clip is short. */
 static double
 feet_lag_ms(const struct ev_motion *ours, const struct ev_motion *truth)
 {
@@ -236,12 +245,16 @@ feet_lag_ms(const struct ev_motion *ours, const struct ev_motion *truth)
     if (frames < 4 * EV_MAX_LAG_ROWS)
         return (double)NAN;
     double e[2 * EV_MAX_LAG_ROWS + 1];
-    int best = 0;
+    int best = 0, worst = 0;
     for (int s = -EV_MAX_LAG_ROWS; s <= EV_MAX_LAG_ROWS; ++s) {
-        e[s + EV_MAX_LAG_ROWS] = shifted_feet_error(ours, truth, frames, s);
+        e[s + EV_MAX_LAG_ROWS] = shifted_motion_error(ours, truth, frames, s);
         if (e[s + EV_MAX_LAG_ROWS] < e[best])
             best = s + EV_MAX_LAG_ROWS;
+        if (e[s + EV_MAX_LAG_ROWS] > e[worst])
+            worst = s + EV_MAX_LAG_ROWS;
     }
+    if (!(e[worst] - e[best] >= fmax(EV_LAG_MIN_DEPTH * e[worst], EV_LAG_MIN_STEP_M)))
+        return (double)NAN;
     double shift = best - EV_MAX_LAG_ROWS;
     if (best > 0 && best < 2 * EV_MAX_LAG_ROWS) {
         const double a = e[best - 1], b = e[best], c = e[best + 1];

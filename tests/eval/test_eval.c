@@ -135,6 +135,46 @@ groups_have_the_protocols_joints(void **state)
     assert_false(ev_joint_in_group(EV_LEFT_LOWER_LEG, EV_GROUP_FEET));
 }
 
+/* Feet that step to and fro (a 0.8 s period, 30 cm) from row `delay` on: the truth's
+ * steps `delay` rows later. */
+static void
+make_stepping_feet(struct ev_motion *m, int frames, int delay, double standing_offset_m)
+{
+    make_motion(m, frames);
+    const int feet[] = {EV_LEFT_FOOT, EV_LEFT_TOES, EV_RIGHT_FOOT, EV_RIGHT_TOES};
+    for (int f = 0; f < frames; ++f)
+        for (int i = 0; i < 4; ++i) {
+            const double phase = 2.0 * TEST_PI * (f - delay) / 48.0 + (i < 2 ? 0.0 : TEST_PI);
+            m->position_m[f][feet[i]][2] = 0.15 * sin(phase) + standing_offset_m;
+        }
+}
+
+static void
+feet_lag_is_the_delay_of_their_motion_whatever_their_standing_offset(void **state)
+{
+    (void)state;
+    struct ev_motion truth, ours;
+    struct ev_scores s;
+    make_stepping_feet(&truth, 300, 0, 0.0);
+    /* 6 rows (100 ms) late and 20 cm forward all the way: the offset must not count. */
+    make_stepping_feet(&ours, 300, 6, 0.2);
+    ev_score(&ours, &truth, &s);
+    assert_near(s.lag_ms, 100.0, 2.0);
+    ev_motion_fini(&ours);
+    make_stepping_feet(&ours, 300, -3, -0.1); /* ahead by 50 ms */
+    ev_score(&ours, &truth, &s);
+    assert_near(s.lag_ms, -50.0, 2.0);
+    ev_motion_fini(&ours);
+    ev_motion_fini(&truth);
+    /* Feet that stand still have no timing to measure. */
+    make_motion(&truth, 300);
+    copy_motion(&truth, &ours);
+    ev_score(&ours, &truth, &s);
+    assert_true(isnan(s.lag_ms));
+    ev_motion_fini(&ours);
+    ev_motion_fini(&truth);
+}
+
 static void
 jitter_of_a_cubic_trajectory_is_its_third_derivative(void **state)
 {
@@ -965,6 +1005,7 @@ main(void)
         cmocka_unit_test(jitter_of_a_cubic_trajectory_is_its_third_derivative),
         cmocka_unit_test(jitter_of_linear_or_still_motion_is_zero),
         cmocka_unit_test(foot_skate_counts_only_frames_where_the_true_foot_is_planted),
+        cmocka_unit_test(feet_lag_is_the_delay_of_their_motion_whatever_their_standing_offset),
         cmocka_unit_test(timing_median_mean_and_percentile),
         cmocka_unit_test(do_nothing_turns_with_the_heading_and_ignores_nods),
         cmocka_unit_test(do_nothing_of_a_clip_moving_rigidly_under_the_head_is_exact),
