@@ -213,6 +213,29 @@ ev_clip_make_body(const struct ev_clip *clip, enum ev_method method,
     return EM_OK;
 }
 
+/* A second, timing-only pass of a fresh body over the same rows: each row's time becomes
+ * the faster of the two passes' (from `first` in `timing`). The machine's own hiccups
+ * (another process, an interrupt) land on different rows in each pass, the body's own
+ * slow rows on the same ones, so the p99 is the body's and not the machine's. */
+static enum em_result
+time_second_pass(const struct ev_clip *clip, const struct st_stream *stream,
+                 enum ev_method method, const struct pr_model *prior, int rows,
+                 struct ev_timing *timing, long first, struct em_error *err)
+{
+    struct body *body = NULL;
+    const enum em_result r = ev_clip_make_body(clip, method, prior, &body, err);
+    if (r != EM_OK)
+        return r;
+    for (int row = 0; row < rows && first + row < timing->count; ++row) {
+        const int64_t start_ns = u_time_now_ns();
+        body_update(body, &stream->frames[row]);
+        const double us = (double)(u_time_now_ns() - start_ns) * 1e-3;
+        timing->us[first + row] = fmin(timing->us[first + row], us);
+    }
+    body_destroy(&body);
+    return EM_OK;
+}
+
 static enum em_result
 run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_method method,
          const struct pr_model *prior, struct ev_motion *out, struct ev_timing *timing,
@@ -224,6 +247,7 @@ run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_met
         return r;
     const int rows = out->frame_count < stream->frame_count ? out->frame_count
                                                             : stream->frame_count;
+    const long first = timing ? timing->count : 0;
     for (int row = 0; row < rows && r == EM_OK; ++row) {
         const int64_t start_ns = u_time_now_ns();
         body_update(body, &stream->frames[row]);
@@ -242,6 +266,8 @@ run_body(const struct ev_clip *clip, const struct st_stream *stream, enum ev_met
         ev_body_checks_finish(&checks->body);
     }
     body_destroy(&body);
+    if (r == EM_OK && timing)
+        r = time_second_pass(clip, stream, method, prior, rows, timing, first, err);
     return r;
 }
 

@@ -118,7 +118,7 @@ static void
 print_timing(const struct ev_report *r, FILE *out)
 {
     char b[8][32];
-    fprintf(out, "\n## body_update time (one core, monotonic clock, per avatar-frame)\n\n");
+    fprintf(out, "\n## body_update time (one core, monotonic clock, per avatar-frame: the faster of two passes)\n\n");
     fprintf(out, "| mode         | avatar-frames | median us | mean us | p99 us |\n");
     fprintf(out, "|--------------|---------------|-----------|---------|--------|\n");
     for (int m = 0; m < EV_DO_NOTHING; ++m)
