@@ -45,13 +45,14 @@ expected_posture(enum ev_posture p)
     }
 }
 
-/* Every floor posture through `desc`'s body meets the targets over its hold. */
+/* Every posture through `desc`'s body meets the targets over its hold: the head joint at
+ * the headset, the hands at the controllers, no joint under the floor; lying or sitting on
+ * the floor, the pelvis down on it and the posture named. */
 static void
-assert_floor_postures(const char *what, const struct body_desc *desc)
+assert_postures(const char *what, const struct body_desc *desc)
 {
     for (int p = 0; p < EV_POSTURE_COUNT; ++p) {
-        if (!ev_posture_on_floor((enum ev_posture)p))
-            continue;
+        const bool on_floor = ev_posture_on_floor((enum ev_posture)p);
         struct body *body = NULL;
         struct em_error err = {{0}};
         if (body_create(desc, &body, &err) != EM_OK)
@@ -65,18 +66,20 @@ assert_floor_postures(const char *what, const struct body_desc *desc)
                       what, name, r.head_off_cm, r.hands_off_cm, r.hands_standing_cm,
                       100.0 * r.pelvis_m, 100.0 * r.lowest_hold_m, 100.0 * r.lowest_joint_m,
                       body_posture_name((enum body_posture)r.shown));
-        assert_true(r.hold_frames > 100);
+        assert_true(r.hold_frames >= 50); /* the squat holds 1 s, the others 3 to 4 */
         if (!(r.head_off_cm <= EV_POSTURE_HEAD_TARGET_CM))
             fail_msg("%s, %s: the head joint %.1f cm from the headset's", what, name,
                      r.head_off_cm);
         if (!(r.hands_off_cm <= r.hands_standing_cm + EV_POSTURE_HANDS_TARGET_CM))
             fail_msg("%s, %s: a hand %.1f cm from its controller (%.1f standing)", what, name,
                      r.hands_off_cm, r.hands_standing_cm);
-        if (!(r.pelvis_m <= EV_POSTURE_PELVIS_TARGET_M))
-            fail_msg("%s, %s: the pelvis %.1f cm above the floor", what, name, 100.0 * r.pelvis_m);
         if (!(r.lowest_hold_m >= -EV_FLOOR_DEPTH_TARGET_M))
             fail_msg("%s, %s: a joint %.1f cm under the floor", what, name,
                      -100.0 * r.lowest_hold_m);
+        if (!on_floor)
+            continue;
+        if (!(r.pelvis_m <= EV_POSTURE_PELVIS_TARGET_M))
+            fail_msg("%s, %s: the pelvis %.1f cm above the floor", what, name, 100.0 * r.pelvis_m);
         if (r.shown != (int)expected_posture((enum ev_posture)p) || r.shown_share < 0.9)
             fail_msg("%s, %s: shown as %s on %.0f%% of the hold", what, name,
                      body_posture_name((enum body_posture)r.shown), 100.0 * r.shown_share);
@@ -84,26 +87,27 @@ assert_floor_postures(const char *what, const struct body_desc *desc)
 }
 
 /* The default humanoid at 1.75 m, procedural and with the shipped prior (the plank in the
- * air: the pelvis at 51 cm, the head 60 to 108 cm from the headset lying down). */
+ * air: the pelvis at 51 cm, the head 60 to 108 cm from the headset lying down; in the squat
+ * the head 8.6 cm short, the pelvis sat back beyond the spine's reach of it). */
 static void
-the_default_humanoid_lies_and_sits_on_the_floor(void **state)
+the_default_humanoid_takes_every_posture(void **state)
 {
     (void)state;
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.height_m = 1.75f;
-    assert_floor_postures("default humanoid, procedural", &desc);
+    assert_postures("default humanoid, procedural", &desc);
     struct pr_model model;
     load_prior(&model);
     desc.prior = &model;
-    assert_floor_postures("default humanoid, prior", &desc);
+    assert_postures("default humanoid, prior", &desc);
     pr_model_fini(&model);
 }
 
 /* A real clip's skeleton (its own proportions, the stream scaled to its height), with the
  * shipped prior and without. */
 static void
-a_real_skeleton_lies_and_sits_on_the_floor(void **state)
+a_real_skeleton_takes_every_posture(void **state)
 {
     (void)state;
     struct ev_clip clip;
@@ -113,11 +117,11 @@ a_real_skeleton_lies_and_sits_on_the_floor(void **state)
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.skeleton = &clip.skeleton;
-    assert_floor_postures("cmu_91_04's skeleton, procedural", &desc);
+    assert_postures("cmu_91_04's skeleton, procedural", &desc);
     struct pr_model model;
     load_prior(&model);
     desc.prior = &model;
-    assert_floor_postures("cmu_91_04's skeleton, prior", &desc);
+    assert_postures("cmu_91_04's skeleton, prior", &desc);
     pr_model_fini(&model);
     ev_clip_fini(&clip);
 }
@@ -210,8 +214,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(the_default_humanoid_lies_and_sits_on_the_floor),
-        cmocka_unit_test(a_real_skeleton_lies_and_sits_on_the_floor),
+        cmocka_unit_test(the_default_humanoid_takes_every_posture),
+        cmocka_unit_test(a_real_skeleton_takes_every_posture),
         cmocka_unit_test(a_squat_is_not_sitting),
         cmocka_unit_test(a_tracked_foot_never_steps),
     };
