@@ -248,6 +248,8 @@ struct body {
     int effector_shoulder[2];
     float shoulder_pull[2];         /* their eased weights (b_arms.c, pull_shoulder) */
     double shoulder_pull_time_s[2]; /* the frame each was last set */
+    float elbow_side[2][3];         /* each elbow's eased side (b_arms.c, ease_elbow_side) */
+    double elbow_side_time_s[2];    /* the frame each was last set */
 
     /* Time. */
     bool started;
