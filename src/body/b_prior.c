@@ -22,10 +22,9 @@
  * solver a bent spine to settle differently every frame. So the prior's pelvis is taken
  * at the procedural one's distance from the head (its direction from the head is what
  * the prior knows: a torso leaning over, sitting back) and blended with the procedural
- * pelvis by how sure the prior is, read from how well its own pelvis-to-head distance
- * agrees with the spine's: a prediction that stretches or squashes the spine is one the
- * network is unsure of (pelvis_estimate). The rotation (tilt and yaw) is the prior's,
- * with full confidence.
+ * pelvis by PELVIS_PRIOR_SHARE (pelvis_estimate; the fusion then keeps it within the
+ * spine's reach of the neck, b_fuse.c). The rotation (tilt and yaw) is the prior's, its
+ * yaw trusted by agreement with the head's heading when still (YAW_AGREE_RAD).
  */
 #include <math.h>
 #include <string.h>
@@ -108,9 +107,16 @@
 /* A knee this close to the hip-ankle line says little about its direction. */
 #define KNEE_BEND_FULL_M 0.05f
 #define KNEE_POLE_DISTANCE_M 0.5f
-/* The pelvis (blend_pelvis_position): the prior's share when it is sure, and the
- * disagreement of its pelvis-to-head distance with the spine's at which that share has
- * fallen to 1/e. Chosen on subjects 02, 07, 35 with a v2-recipe model that held them out
+/* The pelvis (pelvis_estimate): the prior's share. Until this version the share also
+ * fell with the disagreement of the prior's pelvis-to-head distance with the spine's (to
+ * 1/e at 8 cm): with the pelvis bounded by the seed's neck in the fusion (b_fuse.c) that
+ * gate only cost, three folds of people left out with v5-recipe models, known / height
+ * only mean MPJPE cm (pelvis error known): gate at 8 cm 10.42 / 11.00 (8.93); at 15 cm
+ * 10.29 / -; 25 cm 10.24 / - (8.22); 50 cm 10.21 / - (8.12); none 10.20 / 10.79 (8.08,
+ * taken); none with the share 0.9 10.17 / 10.77 (8.02; but lying down on the back a joint
+ * then went 1.8 cm under the floor on the way, the floor's target 1 cm) and 1 10.18 /
+ * 10.79; the prior's own distance from the head instead of the spine's, share 0.9 10.48.
+ * The share was chosen before. On subjects 02, 07, 35 with a v2-recipe model that held them out
  * (known body MPJPE / pelvis cm): share 0 7.42 / 5.74, 0.2 7.45 / 5.96, 0.4 7.58 / 6.40,
  * 0.7 7.85 / 7.34 (0.4 with 0.04 m: 7.57). On people it has not seen, the prior's pelvis
  * (9.3 cm off, cross-validated) is worse than the one upright under the neck, so its
@@ -145,7 +151,6 @@
  * hips' turn when a still player raises a hand above the head, worst clip): 15 deg 12.1
  * deg, 8 deg 6.2 (taken; MPJPE 7.09 / 8.46), 5 deg 4.2 (the same MPJPE). */
 #define YAW_AGREE_RAD (8.0f * M_DEG_TO_RAD)
-#define PELVIS_UNSURE_M 0.08f
 #define PELVIS_MIN_CUTOFF_HZ 1.5f
 #define PELVIS_BETA 2.0f
 /* Soft reach (soften_reach): on the validation subjects, known body, no softening gave
@@ -406,7 +411,7 @@ place_foot(struct body *b, int s, float dt_s)
 }
 
 /* The prior's pelvis: its rotation, and its position taken at the seed's distance from
- * the head, with PELVIS_PRIOR_SHARE times how sure the prior is (see PELVIS above). */
+ * the head, with PELVIS_PRIOR_SHARE (see PELVIS above). */
 static void
 pelvis_estimate(const struct body *b, const struct b_pelvis_estimate *seed,
                 struct b_pelvis_estimate *out)
@@ -423,9 +428,8 @@ pelvis_estimate(const struct body *b, const struct b_pelvis_estimate *seed,
     const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, b->prior.still_s);
     out->yaw_confidence = 1.0f - settled * (1.0f - expf(-away * away));
     if (reach > 1e-3f) {
-        const float miss = (reach - spine) / PELVIS_UNSURE_M;
         m_vec3_muladd(b->head_position_m, prior, spine / reach, out->position_m);
-        out->position_confidence = PELVIS_PRIOR_SHARE * expf(-miss * miss);
+        out->position_confidence = PELVIS_PRIOR_SHARE;
     }
 }
 
