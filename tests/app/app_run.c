@@ -36,6 +36,17 @@ app_run_set_program(const char *path)
     g_program = path;
 }
 
+bool
+app_run_set_program_from_args(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+        return false;
+    }
+    app_run_set_program(argv[1]);
+    return true;
+}
+
 const char *
 app_run_program(void)
 {

@@ -21,6 +21,10 @@ struct app_run_result {
 /* Remembers the program's path (call once from main with argv[1]). */
 void app_run_set_program(const char *path);
 
+/* The same from a test's own arguments: the program's path is argv[1]; without it, prints
+ * the usage on stderr and returns false (main then exits 2). */
+bool app_run_set_program_from_args(int argc, char **argv);
+
 const char *app_run_program(void);
 
 /* Limits the size of the files the program started by app_run may write (RLIMIT_FSIZE,

@@ -178,11 +178,8 @@ print_rig_output_is_a_bone_map_that_reads_back(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(make_avatar_writes_files_that_read_back),
         cmocka_unit_test(a_vrm_avatar_becomes_the_bodys_skeleton),

@@ -364,11 +364,8 @@ main_job_without_a_display_plays_the_demo_windowless(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     app_run_source_path(STREAM, g_stream, sizeof g_stream);
     app_run_source_path(CLIP, g_clip, sizeof g_clip);
     const struct CMUnitTest tests[] = {

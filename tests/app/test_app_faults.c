@@ -138,11 +138,8 @@ a_clip_replays_as_the_protocols_stream_with_its_setups_trackers(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH-TO-EMBODY\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_replay_with_a_dropout_window_records_the_tracker_lost_in_it),
         cmocka_unit_test(a_bad_fault_is_refused_naming_the_option),

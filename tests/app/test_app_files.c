@@ -497,11 +497,8 @@ an_output_that_is_an_input_is_refused(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     app_run_source_path("tests/data/streams/cmu_14_04.csv", g_stream, sizeof g_stream);
     app_run_source_path("tests/data/mocap/cmu_14_04.bvh", g_clip, sizeof g_clip);
     const struct CMUnitTest tests[] = {

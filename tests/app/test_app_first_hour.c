@@ -352,11 +352,8 @@ an_avatar_says_what_it_is_and_how_tall(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_lists_every_command_on_one_line),
         cmocka_unit_test(every_eval_path_runs_the_programs_body_and_writes_its_json),

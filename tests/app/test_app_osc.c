@@ -153,11 +153,8 @@ vmc_to_a_port_nobody_listens_on_neither_stalls_nor_repeats_warnings(void **state
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     app_run_source_path("tests/data/streams/cmu_14_04.csv", g_stream, sizeof g_stream);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(vmc_carries_every_bone_of_the_avatar),

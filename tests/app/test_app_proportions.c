@@ -210,11 +210,8 @@ without_a_folder_it_reads_the_training_clips(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_missing_folder_is_refused_naming_it),
         cmocka_unit_test(a_folder_without_bvh_files_is_refused_naming_it),

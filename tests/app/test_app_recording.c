@@ -232,11 +232,8 @@ a_recording_that_fails_on_a_full_disk_says_what_is_on_disk(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH-TO-EMBODY\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     app_run_source_path("tests/data/streams/cmu_14_04.csv", g_stream, sizeof g_stream);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kill_9_mid_recording_leaves_a_partial_file_whose_rows_replay),

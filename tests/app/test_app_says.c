@@ -327,11 +327,8 @@ settings_files_name_every_field_the_same_way(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     app_run_source_path("tests/data/streams/cmu_14_04.csv", g_stream, sizeof g_stream);
     app_run_source_path("tests/data/mocap", g_clips, sizeof g_clips);
     const struct CMUnitTest tests[] = {

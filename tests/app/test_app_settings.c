@@ -499,11 +499,8 @@ eval_refuses_to_write_its_json_over_a_clip(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_default_body_settings_file_is_read_and_shown),
         cmocka_unit_test(a_settings_file_given_with_config_is_applied),

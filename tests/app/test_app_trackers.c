@@ -222,11 +222,8 @@ vmc_input_drives_the_body_and_records_every_tracker_column(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     app_run_source_path("tests/data/streams-trackers/cmu_127_17.csv", g_tracker_stream,
                         sizeof g_tracker_stream);
     app_run_source_path("tests/data/mocap/cmu_127_17.bvh", g_clip, sizeof g_clip);

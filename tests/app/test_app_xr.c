@@ -235,11 +235,8 @@ no_headset_sends_the_main_job_to_the_demo_and_fails_openxr(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     app_run_source_path("tests/data/streams/cmu_14_04.csv", g_stream, sizeof g_stream);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(openxr_frames_drive_the_program_and_record_exactly),

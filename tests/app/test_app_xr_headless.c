@@ -124,11 +124,8 @@ a_runtime_gone_for_good_ends_openxr_with_status_1(void **state)
 int
 main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH/TO/embody\n", argv[0]);
+    if (!app_run_set_program_from_args(argc, argv))
         return 2;
-    }
-    app_run_set_program(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(headless_openxr_calibrates_the_height_by_itself),
         cmocka_unit_test(special_successes_are_logged_once_per_kind),
