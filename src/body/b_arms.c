@@ -393,8 +393,8 @@ ease_elbow_side(struct body *b, int s, const float *line, float *io_side)
     const double dt_s = b->time_s - b->elbow_side_time_s[s];
     b->elbow_side_time_s[s] = b->time_s;
     float last[3];
-    m_vec3_muladd(b->elbow_side[s], line, -m_vec3_dot(b->elbow_side[s], line), last);
-    if (dt_s > 0.0 && dt_s < 0.25 && m_vec3_normalize_or(last, io_side, last) > 1e-3f) {
+    const float off_line = square_to_line(b->elbow_side[s], line, last);
+    if (dt_s > 0.0 && dt_s < 0.25 && off_line > 1e-3f) {
         const float eased = expf(-(float)dt_s / ELBOW_SIDE_EASE_S);
         const float tracked = b->trackers.weight[EM_TRACKER_LEFT_ELBOW + s];
         m_vec3_lerp(last, io_side, 1.0f - eased * (1.0f - tracked), io_side);
