@@ -250,6 +250,8 @@ struct body {
     double shoulder_pull_time_s[2]; /* the frame each was last set */
     float elbow_side[2][3];         /* each elbow's eased side (b_arms.c, ease_elbow_side) */
     double elbow_side_time_s[2];    /* the frame each was last set */
+    float elbow_swivel_side[2][3];  /* the side each elbow was built with (limit_swivel) */
+    double elbow_swivel_time_s[2];  /* the frame each was last built */
 
     /* Time. */
     bool started;
