@@ -471,16 +471,21 @@ limit_swivel(struct body *b, int s, const float *line, const float *side, float 
     return angle;
 }
 
-/* Builds arm s at `angle` as limit_swivel caps it, and remembers the side it took. */
+/* Arm s, built at `angle` (`built`: it already is), as limit_swivel caps it; remembers
+ * the side it took. */
 static void
 build_capped(struct body *b, int s, const float *line, const float *side, float angle,
-             bool keep_twist_limit)
+             bool keep_twist_limit, bool built)
 {
     const float capped = limit_swivel(b, s, line, side, angle);
     if (capped != angle)
-        keep_twist_limit = false; /* on an allowed path: within the range */
-    build_swivelled(b, s, line, side, capped, keep_twist_limit);
-    swivelled_side(line, side, capped, b->elbow_swivel_side[s]);
+        build_swivelled(b, s, line, side, capped, false); /* an allowed path: in range */
+    else if (!built)
+        build_swivelled(b, s, line, side, angle, keep_twist_limit);
+    if (capped == 0.0f)
+        m_vec3_copy(side, b->elbow_swivel_side[s]);
+    else
+        swivelled_side(line, side, capped, b->elbow_swivel_side[s]);
 }
 
 void
@@ -495,8 +500,8 @@ b_arms_solve(struct body *b)
         m_vec3_normalize_or(line, down, line);
         elbow_side(b, s, b->elbow_pole_m[s], line, side);
         ease_elbow_side(b, s, line, side);
-        if (try_swivel(b, s, line, side, 0.0f) == 0.0f) {
-            build_capped(b, s, line, side, 0.0f, false);
+        if (build_swivelled(b, s, line, side, 0.0f, false) == 0.0f) {
+            build_capped(b, s, line, side, 0.0f, false, true);
             continue;
         }
         /* An elbow side that would twist the upper arm beyond its range is swivelled
@@ -527,7 +532,7 @@ b_arms_solve(struct body *b)
         }
         /* No swivel within the range (a bone turned near the far side of its rest
          * direction, where twist is ill-defined): the range wins over the hand. */
-        build_capped(b, s, line, side, angle, !found);
+        build_capped(b, s, line, side, angle, !found, false);
     }
 }
 
