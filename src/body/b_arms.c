@@ -445,12 +445,16 @@ swivel_path_allowed(struct body *b, int s, const float *line, const float *side,
 /* The swivel `angle` (from `side`, about `line`) the elbow of arm s turns to this frame,
  * moved from where it was built last frame by at most ELBOW_SWIVEL_MAX_RAD_S's step, the
  * shorter way round or, when that would twist the upper arm beyond its range on the way,
- * the longer (as the elbow goes round the allowed arc); when both would, at once. At once
- * too on the first frame, after a gap, when time went back, and with an elbow tracker (a
- * measured elbow is not made late). */
+ * the longer (as the elbow goes round the allowed arc); at once when both would, or when
+ * the capped swivel itself would (the arc moved under last frame's side). At once too on
+ * the first frame, after a gap or a reset, when time went back, and with an elbow tracker
+ * (a measured elbow is not made late). `*out_tried`: whether the upper arm was turned to
+ * try swivels (it must then be built again). */
 static float
-limit_swivel(struct body *b, int s, const float *line, const float *side, float angle)
+limit_swivel(struct body *b, int s, const float *line, const float *side, float angle,
+             bool *out_tried)
 {
+    *out_tried = false;
     const double dt_s = b->time_s - b->elbow_swivel_time_s[s];
     b->elbow_swivel_time_s[s] = b->time_s;
     float last[3];
@@ -463,12 +467,14 @@ limit_swivel(struct body *b, int s, const float *line, const float *side, float 
     const float shorter = m_angle_wrap(angle - from);
     if (fabsf(shorter) <= step)
         return angle;
+    *out_tried = true;
     const float longer = shorter - copysignf(2.0f * M_PI_F, shorter);
+    float capped = angle;
     if (swivel_path_allowed(b, s, line, side, from, shorter))
-        return from + copysignf(step, shorter);
-    if (swivel_path_allowed(b, s, line, side, from, longer))
-        return from + copysignf(step, longer);
-    return angle;
+        capped = from + copysignf(step, shorter);
+    else if (swivel_path_allowed(b, s, line, side, from, longer))
+        capped = from + copysignf(step, longer);
+    return try_swivel(b, s, line, side, capped) == 0.0f ? capped : angle;
 }
 
 /* Arm s, built at `angle` (`built`: it already is), as limit_swivel caps it; remembers
@@ -477,10 +483,11 @@ static void
 build_capped(struct body *b, int s, const float *line, const float *side, float angle,
              bool keep_twist_limit, bool built)
 {
-    const float capped = limit_swivel(b, s, line, side, angle);
+    bool tried;
+    const float capped = limit_swivel(b, s, line, side, angle, &tried);
     if (capped != angle)
-        build_swivelled(b, s, line, side, capped, false); /* an allowed path: in range */
-    else if (!built)
+        build_swivelled(b, s, line, side, capped, false); /* checked within the range */
+    else if (!built || tried)
         build_swivelled(b, s, line, side, angle, keep_twist_limit);
     if (capped == 0.0f)
         m_vec3_copy(side, b->elbow_swivel_side[s]);

@@ -159,8 +159,10 @@ fuse_feet(struct body *b, const struct b_feet_estimate *est, struct b_leg_target
  * NECK_REACH_SHARE of the shortfall over NECK_REACH_ROUNDS rounds, so two hands pulling
  * apart settle between them instead of one drawing the other's shoulder out of reach. The
  * torso then leans toward an arm held out before the shoulder pull (b_arms.c) has to drag
- * it. Chosen on three folds of people left out (known / height only: MPJPE cm, mean share
- * of frames with a hand more than 2 cm from its controller, clips above 1 %, of 112):
+ * it; less by a chest tracker's weight and the floor's posture's share, which hold the
+ * chest themselves. Chosen on three folds of people left out (known / height only: MPJPE
+ * cm, mean share of frames with a hand more than 2 cm from its controller, clips above 1
+ * %, of 112):
  *   none                                        10.05 / 10.66  1.54 / 0.70 %  30 / 12
  *   the offset as last posed, one round of 0.5  10.05 / 10.67  1.44 / 0.58 %  26 / 12
  *   the same, four rounds                       10.07 / 10.71  1.32 / 0.49 %  22 / 6
@@ -176,6 +178,12 @@ fuse_feet(struct body *b, const struct b_feet_estimate *est, struct b_leg_target
 static void
 draw_neck_toward_hands(struct body *b)
 {
+    /* Not where something else holds the chest: a chest tracker (the shoulders do not
+     * follow the neck target there) or the floor's posture (level is along the floor). */
+    const float share = NECK_REACH_SHARE * (1.0f - b->trackers.weight[EM_TRACKER_CHEST]) *
+                        (1.0f - b_floor_share(b));
+    if (!(share > 0.0f))
+        return;
     const float reach = b->m.upper_arm_m + b->m.lower_arm_m;
     float offset[2][3];
     for (int s = 0; s < 2; ++s) {
@@ -192,8 +200,7 @@ draw_neck_toward_hands(struct body *b)
             m_vec3_sub(b->hand_position_m[s], shoulder, to_hand);
             const float distance = m_vec3_length(to_hand);
             if (distance > reach)
-                m_vec3_muladd(move, to_hand, NECK_REACH_SHARE * (distance - reach) / distance,
-                              move);
+                m_vec3_muladd(move, to_hand, share * (distance - reach) / distance, move);
         }
         move[1] = 0.0f;
         m_vec3_add(b->neck_target_m, move, b->neck_target_m);

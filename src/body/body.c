@@ -330,6 +330,9 @@ body_reset(struct body *b)
     b->posture = BODY_STANDING;
     b->posture_by_motion = false;
     memset(&b->stats, 0, sizeof b->stats);
+    /* The elbows' last sides: none, so the next frame takes its sides at once. */
+    memset(b->elbow_side, 0, sizeof b->elbow_side);
+    memset(b->elbow_swivel_side, 0, sizeof b->elbow_swivel_side);
     b_trackers_reset(b);
     b_prior_reset(b);
     sk_pose_set_rest(&b->pose, &b->skeleton);
