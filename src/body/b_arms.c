@@ -171,6 +171,17 @@ set_clavicle(struct body *b, int s, const float *local)
 
 static void clavicle_reach(struct body *b, int s);
 
+/* Seconds from `*io_last_s` to this frame (which it then becomes), or 0 where an arm's
+ * easing must not carry over: the first frame, after a gap of 0.25 s or more, or when
+ * time went back (a reset). */
+static float
+arm_step_s(const struct body *b, double *io_last_s)
+{
+    const double dt_s = b->time_s - *io_last_s;
+    *io_last_s = b->time_s;
+    return dt_s > 0.0 && dt_s < 0.25 ? (float)dt_s : 0.0f;
+}
+
 /* A shoulder's pull on the torso in the solve (the head's and the neck's weigh 1 each):
  * it starts as the arm comes within SHOULDER_PULL_MARGIN_M of straight and grows to
  * SHOULDER_PULL_WEIGHT over SHOULDER_PULL_RAMP_M more, aimed at the margin, so the torso
@@ -210,10 +221,8 @@ pull_shoulder(struct body *b, int s)
     }
     /* Eased toward the wanted weight; at once on the first frame, after a gap, or when
      * time went back (a reset). */
-    const double dt_s = b->time_s - b->shoulder_pull_time_s[s];
-    b->shoulder_pull_time_s[s] = b->time_s;
-    const float ease =
-        dt_s > 0.0 && dt_s < 0.25 ? 1.0f - expf(-(float)dt_s / SHOULDER_PULL_EASE_S) : 1.0f;
+    const float dt_s = arm_step_s(b, &b->shoulder_pull_time_s[s]);
+    const float ease = dt_s > 0.0f ? 1.0f - expf(-dt_s / SHOULDER_PULL_EASE_S) : 1.0f;
     b->shoulder_pull[s] += (wanted - b->shoulder_pull[s]) * ease;
     ik_solver_set_target(b->ik, b->effector_shoulder[s], target, NULL);
     ik_solver_set_weight(b->ik, b->effector_shoulder[s], b->shoulder_pull[s]);
@@ -384,18 +393,16 @@ swivel_edge(struct body *b, int s, const float *line, const float *side, float f
  * where it does move). */
 #define ELBOW_SIDE_EASE_S 0.05f
 
-/* Elbow s's side (unit, square to `line`) eased from the last frame's toward `io_side`;
- * at once on the first frame, after a gap, or when time went back (a reset), and by an
- * elbow tracker's weight (a measured elbow is not made late). */
+/* Elbow s's side (unit, square to `line`) eased over `dt_s` (arm_step_s) from the last
+ * frame's toward `io_side`; at once when dt_s is 0, and by an elbow tracker's weight (a
+ * measured elbow is not made late). */
 static void
-ease_elbow_side(struct body *b, int s, const float *line, float *io_side)
+ease_elbow_side(struct body *b, int s, float dt_s, const float *line, float *io_side)
 {
-    const double dt_s = b->time_s - b->elbow_side_time_s[s];
-    b->elbow_side_time_s[s] = b->time_s;
     float last[3];
     const float off_line = square_to_line(b->elbow_side[s], line, last);
-    if (dt_s > 0.0 && dt_s < 0.25 && off_line > 1e-3f) {
-        const float eased = expf(-(float)dt_s / ELBOW_SIDE_EASE_S);
+    if (dt_s > 0.0f && off_line > 1e-3f) {
+        const float eased = expf(-dt_s / ELBOW_SIDE_EASE_S);
         const float tracked = b->trackers.weight[EM_TRACKER_LEFT_ELBOW + s];
         m_vec3_lerp(last, io_side, 1.0f - eased * (1.0f - tracked), io_side);
         m_vec3_normalize_or(io_side, last, io_side);
@@ -446,24 +453,22 @@ swivel_path_allowed(struct body *b, int s, const float *line, const float *side,
  * moved from where it was built last frame by at most ELBOW_SWIVEL_MAX_RAD_S's step, the
  * shorter way round or, when that would twist the upper arm beyond its range on the way,
  * the longer (as the elbow goes round the allowed arc); at once when both would, or when
- * the capped swivel itself would (the arc moved under last frame's side). At once too on
- * the first frame, after a gap or a reset, when time went back, and with an elbow tracker
- * (a measured elbow is not made late). `*out_tried`: whether the upper arm was turned to
+ * the capped swivel itself would (the arc moved under last frame's side). At once too
+ * when `dt_s` is 0 (arm_step_s: the first frame, after a gap or a reset) and with an elbow
+ * tracker (a measured elbow is not made late). `*out_tried`: whether the upper arm was turned to
  * try swivels (it must then be built again). */
 static float
-limit_swivel(struct body *b, int s, const float *line, const float *side, float angle,
-             bool *out_tried)
+limit_swivel(struct body *b, int s, float dt_s, const float *line, const float *side,
+             float angle, bool *out_tried)
 {
     *out_tried = false;
-    const double dt_s = b->time_s - b->elbow_swivel_time_s[s];
-    b->elbow_swivel_time_s[s] = b->time_s;
     float last[3];
     const float off_line = square_to_line(b->elbow_swivel_side[s], line, last);
-    if (!(dt_s > 0.0 && dt_s < 0.25 && off_line > 1e-3f) ||
+    if (!(dt_s > 0.0f && off_line > 1e-3f) ||
         b->trackers.weight[EM_TRACKER_LEFT_ELBOW + s] > 0.0f)
         return angle;
     const float from = swivel_between(line, side, last);
-    const float step = ELBOW_SWIVEL_MAX_RAD_S * (float)dt_s;
+    const float step = ELBOW_SWIVEL_MAX_RAD_S * dt_s;
     const float shorter = m_angle_wrap(angle - from);
     if (fabsf(shorter) <= step)
         return angle;
@@ -480,11 +485,11 @@ limit_swivel(struct body *b, int s, const float *line, const float *side, float 
 /* Arm s, built at `angle` (`built`: it already is), as limit_swivel caps it; remembers
  * the side it took. */
 static void
-build_capped(struct body *b, int s, const float *line, const float *side, float angle,
-             bool keep_twist_limit, bool built)
+build_capped(struct body *b, int s, float dt_s, const float *line, const float *side,
+             float angle, bool keep_twist_limit, bool built)
 {
     bool tried;
-    const float capped = limit_swivel(b, s, line, side, angle, &tried);
+    const float capped = limit_swivel(b, s, dt_s, line, side, angle, &tried);
     if (capped != angle)
         build_swivelled(b, s, line, side, capped, false); /* checked within the range */
     else if (!built || tried)
@@ -506,9 +511,10 @@ b_arms_solve(struct body *b)
         const float down[3] = {0, -1, 0};
         m_vec3_normalize_or(line, down, line);
         elbow_side(b, s, b->elbow_pole_m[s], line, side);
-        ease_elbow_side(b, s, line, side);
+        const float dt_s = arm_step_s(b, &b->elbow_time_s[s]);
+        ease_elbow_side(b, s, dt_s, line, side);
         if (build_swivelled(b, s, line, side, 0.0f, false) == 0.0f) {
-            build_capped(b, s, line, side, 0.0f, false, true);
+            build_capped(b, s, dt_s, line, side, 0.0f, false, true);
             continue;
         }
         /* An elbow side that would twist the upper arm beyond its range is swivelled
@@ -539,7 +545,7 @@ b_arms_solve(struct body *b)
         }
         /* No swivel within the range (a bone turned near the far side of its rest
          * direction, where twist is ill-defined): the range wins over the hand. */
-        build_capped(b, s, line, side, angle, !found, false);
+        build_capped(b, s, dt_s, line, side, angle, !found, false);
     }
 }
 

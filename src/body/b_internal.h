@@ -249,9 +249,8 @@ struct body {
     float shoulder_pull[2];         /* their eased weights (b_arms.c, pull_shoulder) */
     double shoulder_pull_time_s[2]; /* the frame each was last set */
     float elbow_side[2][3];         /* each elbow's eased side (b_arms.c, ease_elbow_side) */
-    double elbow_side_time_s[2];    /* the frame each was last set */
     float elbow_swivel_side[2][3];  /* the side each elbow was built with (limit_swivel) */
-    double elbow_swivel_time_s[2];  /* the frame each was last built */
+    double elbow_time_s[2];         /* the frame each arm was last built (arm_step_s) */
 
     /* Time. */
     bool started;
