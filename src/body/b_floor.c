@@ -78,6 +78,12 @@
 #define STANDING_HIPS_SHARE 0.85f
 #define SEAT_HEAD_SHARE 0.62f
 #define SAT_BACK_PER_HEIGHT 0.055f
+/* Sitting and kneeling are told once the head has settled: while it goes down or up
+ * faster than this (smoothed over HEAD_RISE_TAU_S) the body is on its way between standing
+ * and low, crouching. The demo's squat passed through the seat's and the kneel's head
+ * heights at 0.8 m/s and was shown kneeling for 64 frames, 30 on the way down and 30 up. */
+#define SETTLED_M_S 0.2f
+#define HEAD_RISE_TAU_S 0.1f
 
 static float
 smoothstep(float edge0, float edge1, float x)
@@ -210,6 +216,8 @@ update_floor(struct body *b, float dt_s, const float *hips, const float *rotatio
         const float dz = b->head_position_m[2] - f->head_m[2];
         const float speed = sqrtf(dx * dx + dz * dz) / dt_s;
         f->head_speed_m_s += (speed - f->head_speed_m_s) * fminf(1.0f, dt_s / HEAD_SPEED_TAU_S);
+        const float rise = (b->head_position_m[1] - f->head_m[1]) / dt_s;
+        f->head_rise_m_s += (rise - f->head_rise_m_s) * fminf(1.0f, dt_s / HEAD_RISE_TAU_S);
     }
     m_vec3_copy(b->head_position_m, f->head_m);
     const float raw = share_from_head(b);
@@ -399,8 +407,8 @@ b_floor_classify(struct body *b, bool *out_by_motion)
         f->down_heading_rad = b->heading_rad;
         return BODY_STANDING;
     }
-    if (head < SEAT_HEAD_SHARE)
-        return BODY_CROUCHING; /* a squat: too low for a seat or upright knees */
+    if (head < SEAT_HEAD_SHARE || fabsf(f->head_rise_m_s) > SETTLED_M_S)
+        return BODY_CROUCHING; /* a squat (too low for a seat or upright knees), or on the way */
     /* Kneeling upright, or sitting on a seat: the way down tells. Sitting down, the head
      * goes back with the hips; kneeling, it stays over the knees or goes forward. */
     const float back = -(sinf(f->down_heading_rad) * (b->head_position_m[0] - f->down_from_m[0]) +

@@ -229,6 +229,7 @@ struct b_floor {
     float down_heading_rad;
     float head_m[3];      /* last frame's head target */
     float head_speed_m_s; /* over the floor, smoothed */
+    float head_rise_m_s;  /* up (+) or down (-), smoothed */
 };
 
 /* ---- The body ---------------------------------------------------------------------- */
