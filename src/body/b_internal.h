@@ -20,6 +20,7 @@ struct b_one_euro {
     float value[4];
     float speed; /* filtered speed (m/s or rad/s) */
     bool started;
+    bool has_speed; /* speed measured once (b_filter.c: the first is taken as it is) */
 };
 
 /* Filters a position in place; dt in seconds. */

@@ -4,6 +4,7 @@
  * Frames are made from known avatar poses through the default device offsets, so each
  * test knows where the body really is.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -542,6 +543,37 @@ a_tiny_time_step_does_not_reach_the_filter(void **state)
     rig_fini(&r);
 }
 
+/* A body that starts on a player already running (a replay from the middle of a run, the
+ * service started mid-game) keeps up from its first frames: the hands ride on the
+ * controllers at 3 m/s within a few frames. Each filter's speed estimate once started
+ * from 0 and climbed over a second, holding its cutoff low: the hands trailed and then
+ * caught up. */
+static void
+a_body_started_on_a_run_keeps_up_at_once(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r);
+    const float speed_m_s = 3.0f;
+    float worst_m = 0.0f;
+    for (int frame = 0; frame < 30; ++frame) {
+        r.t = frame / RATE_HZ;
+        const float hips[3] = {0.0f, 1.0f, speed_m_s * (float)r.t};
+        rig_pose(&r, hips, 0.0f);
+        struct em_tracking_frame f = rig_frame(&r);
+        body_update(r.body, &f);
+        if (frame < 6)
+            continue;
+        const enum sk_bone hands[2] = {SK_LEFT_HAND, SK_RIGHT_HAND};
+        for (int s = 0; s < 2; ++s)
+            worst_m = fmaxf(worst_m, m_vec3_distance(ours(&r, hands[s]), truth(&r, hands[s])));
+    }
+    print_message("started on a run: hands at most %.1f cm off from the 6th frame\n",
+                  100.0 * (double)worst_m);
+    assert_true(worst_m < 0.02f);
+    rig_fini(&r);
+}
+
 /* The headset jumps 4 m in one frame (a teleport, a replay looping): the feet are on the
  * floor under the new body in that same frame, not lifted toward it for half a second. */
 static void
@@ -707,6 +739,7 @@ main(void)
         cmocka_unit_test(bad_frames_never_break_the_pose),
         cmocka_unit_test(an_absurd_sample_is_a_loss_for_one_frame_and_the_body_recovers),
         cmocka_unit_test(a_tiny_time_step_does_not_reach_the_filter),
+        cmocka_unit_test(a_body_started_on_a_run_keeps_up_at_once),
         cmocka_unit_test(a_teleport_puts_the_feet_under_the_body_at_once),
         cmocka_unit_test(calibration_measures_height_and_span),
         cmocka_unit_test(bad_settings_are_refused),
