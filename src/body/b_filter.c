@@ -3,6 +3,8 @@
  * Filter for Noisy Input in Interactive Systems", CHI 2012): a low-pass whose cutoff
  * rises with speed, so slow motion is smoothed and fast motion is not delayed.
  */
+#include <math.h>
+
 #include "b_internal.h"
 #include "embody/m_math.h"
 
@@ -34,7 +36,8 @@ update_speed(struct b_one_euro *f, float speed, float dt_s)
 }
 
 void
-b_filter_position(struct b_one_euro *f, float *p, float dt_s, float min_cutoff_hz, float beta)
+b_filter_position_capped(struct b_one_euro *f, float *p, float dt_s, float min_cutoff_hz,
+                         float beta, float max_cutoff_hz)
 {
     if (!f->started || !(dt_s > 0.0f) || min_cutoff_hz < 0.0f) {
         m_vec3_copy(p, f->value);
@@ -48,9 +51,15 @@ b_filter_position(struct b_one_euro *f, float *p, float dt_s, float min_cutoff_h
         return;
     }
     update_speed(f, m_vec3_distance(p, f->value) / dt_s, dt_s);
-    const float a = alpha_for(min_cutoff_hz + beta * f->speed, dt_s);
+    const float a = alpha_for(fminf(min_cutoff_hz + beta * f->speed, max_cutoff_hz), dt_s);
     m_vec3_lerp(f->value, p, a, f->value);
     m_vec3_copy(f->value, p);
+}
+
+void
+b_filter_position(struct b_one_euro *f, float *p, float dt_s, float min_cutoff_hz, float beta)
+{
+    b_filter_position_capped(f, p, dt_s, min_cutoff_hz, beta, INFINITY);
 }
 
 void

@@ -28,6 +28,11 @@ void
 b_filter_position(struct b_one_euro *f, float *position_m, float dt_s, float min_cutoff_hz,
                   float beta);
 
+/* The same with the cutoff never above max_cutoff_hz, however fast the point moves. */
+void
+b_filter_position_capped(struct b_one_euro *f, float *position_m, float dt_s, float min_cutoff_hz,
+                         float beta, float max_cutoff_hz);
+
 /* Filters a unit quaternion in place (slerp toward the new value). */
 void
 b_filter_rotation(struct b_one_euro *f, float *rotation, float dt_s, float min_cutoff_hz,

@@ -46,6 +46,15 @@
  * or 4 scored 10.10 and 10.08 on the legs with two and four more jittery clips. */
 #define FOOT_MIN_CUTOFF_HZ 1.5f
 #define FOOT_BETA 2.0f
+/* However fast a leg moves from the head, its points' cutoff stays at most this: a
+ * running leg's swing (3 to 5 m/s from the head) opened the filter to 8 to 11 Hz, where
+ * the network's frame-to-frame noise passes (a runner's legs 2 to 2.5 times the
+ * person's jerk). Three folds of people left out, v5 recipe, known / height only (MPJPE
+ * cm; clips above 1.5x the truth's jitter, of 112; the public run cmu_127_17's jitter x
+ * the truth's): no cap 9.957 / 10.577, 22 / 19, 1.81 / 1.86; 10 Hz 9.963 / 10.583, 21 /
+ * 17, 1.70 / 1.74; 8 Hz 9.977 / 10.600, 18 / 15, 1.63 / 1.67 (taken); 7 Hz 9.997 /
+ * 10.620, 18 / 14, 1.59 / 1.62 (feet lag on the folds 20 -> 21 -> 22 ms). */
+#define FOOT_MAX_CUTOFF_HZ 8.0f
 /* Contact: a foot is held fully above PLANT_AT, free below LIFT_AT, in between partly.
  * Chosen on three folds of people left out with v5-recipe models (known body, mean MPJPE
  * cm / foot skate cm/frame / feet lag ms, mean clip, per fold): 0.6 and 0.4 10.51 / 0.84
@@ -279,11 +288,11 @@ predict(struct body *b)
  * head only the body's own motion counts. */
 static void
 filter_from_head(struct b_one_euro *f, const float *head_m, float dt_s, float min_cutoff_hz,
-                 float beta, float *io_point)
+                 float beta, float max_cutoff_hz, float *io_point)
 {
     float offset[3];
     m_vec3_sub(io_point, head_m, offset);
-    b_filter_position(f, offset, dt_s, min_cutoff_hz, beta);
+    b_filter_position_capped(f, offset, dt_s, min_cutoff_hz, beta, max_cutoff_hz);
     m_vec3_add(head_m, offset, io_point);
 }
 
@@ -308,16 +317,16 @@ decode(struct body *b, float dt_s)
     p->has_torso = pose.has_torso;
     if (pose.has_torso) {
         filter_from_head(&p->filter_neck, p->head_m, filter_dt, NECK_MIN_CUTOFF_HZ, NECK_BETA,
-                         pose.neck_m);
+                         INFINITY, pose.neck_m);
         m_vec3_copy(pose.neck_m, p->neck_m);
     }
     for (int s = 0; s < 2; ++s) {
         filter_from_head(&p->filter_ankle[s], p->head_m, filter_dt, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
-                         pose.ankle_m[s]);
+                         FOOT_MAX_CUTOFF_HZ, pose.ankle_m[s]);
         filter_from_head(&p->filter_toes[s], p->head_m, filter_dt, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
-                         pose.toes_m[s]);
+                         FOOT_MAX_CUTOFF_HZ, pose.toes_m[s]);
         filter_from_head(&p->filter_knee[s], p->head_m, filter_dt, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
-                         pose.knee_m[s]);
+                         FOOT_MAX_CUTOFF_HZ, pose.knee_m[s]);
         m_vec3_copy(pose.ankle_m[s], p->ankle_m[s]);
         m_vec3_copy(pose.toes_m[s], p->toes_m[s]);
         m_vec3_copy(pose.knee_m[s], p->knee_m[s]);

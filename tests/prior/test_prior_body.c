@@ -396,6 +396,33 @@ a_run_from_the_first_frame_is_not_held_standing(void **state)
     pr_model_fini(&model);
 }
 
+/* A run that starts at full speed and stops (cmu_127_17, its own skeleton, the shipped
+ * prior): the feet's jitter stays within twice the person's. A running leg's swing
+ * opened its points' filters to 8 to 11 Hz, where the network's frame-to-frame noise
+ * passes (b_prior.c, FOOT_MAX_CUTOFF_HZ). */
+#define RUN_FEET_JITTER_MAX_RATIO 2.0
+static void
+a_runs_feet_jitter_within_twice_the_persons(void **state)
+{
+    (void)state;
+    struct pr_model model;
+    load_prior(&model);
+    struct ev_clip clip;
+    load_clip(CLIPS "/cmu_127_17.bvh", &clip);
+    struct ev_motion ours;
+    struct em_error err = {{0}};
+    assert_int_equal(ev_clip_reconstruct_prior(&clip, EV_KNOWN_BODY, &model, &ours, NULL, &err),
+                     EM_OK);
+    const double ratio = feet_jitter_m_s3(&ours) / feet_jitter_m_s3(&clip.truth);
+    print_message("the run's feet jitter %.2f x the person's\n", ratio);
+    if (!(ratio <= RUN_FEET_JITTER_MAX_RATIO))
+        fail_msg("the run's feet jitter %.2f x the person's (at most %.1f)", ratio,
+                 RUN_FEET_JITTER_MAX_RATIO);
+    ev_motion_fini(&ours);
+    ev_clip_fini(&clip);
+    pr_model_fini(&model);
+}
+
 /* ---- Glitches, teleports and recentres (issue 25) ---------------------------------- */
 
 /* 0.1 s at the clips' 60 Hz: how soon after a glitch or a recentre the body must be back. */
@@ -822,6 +849,7 @@ main(void)
         cmocka_unit_test(knees_stay_on_their_side_unless_the_feet_cross),
         cmocka_unit_test(the_feet_jitter_no_more_than_the_persons),
         cmocka_unit_test(a_run_from_the_first_frame_is_not_held_standing),
+        cmocka_unit_test(a_runs_feet_jitter_within_twice_the_persons),
         cmocka_unit_test(a_500_m_head_glitch_in_a_real_walk_is_a_lost_sample),
         cmocka_unit_test(a_teleport_in_a_real_walk_restarts_every_history_at_the_new_place),
         cmocka_unit_test(a_recentre_in_a_real_walk_restarts_every_history_at_the_new_place),
