@@ -257,6 +257,7 @@ struct body {
     double shoulder_pull_time_s[2]; /* the frame each was last set */
     float elbow_side[2][3];         /* each elbow's eased side (b_arms.c, ease_elbow_side) */
     float elbow_swivel_side[2][3];  /* the side each elbow was built with (limit_swivel) */
+    float elbow_swivel_rate[2];     /* how fast it swivelled last frame, rad/s (swivel_move) */
     double elbow_time_s[2];         /* the frame each arm was last built (arm_step_s) */
 
     /* Time. */

@@ -333,6 +333,7 @@ body_reset(struct body *b)
     /* The elbows' last sides: none, so the next frame takes its sides at once. */
     memset(b->elbow_side, 0, sizeof b->elbow_side);
     memset(b->elbow_swivel_side, 0, sizeof b->elbow_swivel_side);
+    memset(b->elbow_swivel_rate, 0, sizeof b->elbow_swivel_rate);
     b_trackers_reset(b);
     b_prior_reset(b);
     sk_pose_set_rest(&b->pose, &b->skeleton);

@@ -5,6 +5,7 @@
  * far below any tracker's, elbow trackers that set the elbow without taking the hands
  * off the controllers, and a head that turns with the headset (issue 17).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -519,6 +520,54 @@ a_fast_turning_hand_does_not_whip_the_elbow_round(void **state)
     pr_model_fini(&prior);
 }
 
+/* Jitter (m/s^3, as ev_jitter_m_s3) of one scored joint. */
+static double
+joint_jitter_m_s3(const struct ev_motion *m, enum ev_joint j)
+{
+    double sum = 0.0;
+    for (int f = 3; f < m->frame_count; ++f) {
+        double d2 = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            const double d = m->position_m[f][j][k] - 3.0 * m->position_m[f - 1][j][k] +
+                             3.0 * m->position_m[f - 2][j][k] - m->position_m[f - 3][j][k];
+            d2 += d * d;
+        }
+        sum += sqrt(d2);
+    }
+    return sum / (m->frame_count - 3) * m->fps * m->fps * m->fps;
+}
+
+/* A run that starts at full speed and stops (cmu_127_17, its own skeleton, the default
+ * learned body): each elbow jitters at most 1.6 times the person's. Swivelling at its
+ * cap and no faster, the right elbow went round at full speed and reversed within a
+ * frame (2.17 times the person's); it now speeds up and slows down (b_arms.c,
+ * swivel_move). */
+static void
+a_runners_elbows_swivel_without_jerks(void **state)
+{
+    (void)state;
+    struct pr_model prior;
+    load_shipped_prior(&prior);
+    struct ev_clip clip;
+    load("cmu_127_17.bvh", 0, &clip);
+    struct ev_motion ours;
+    struct em_error err = {{0}};
+    assert_int_equal(ev_clip_reconstruct_prior(&clip, EV_KNOWN_BODY, &prior, &ours, NULL, &err),
+                     EM_OK);
+    static const enum ev_joint elbows[2] = {EV_LEFT_LOWER_ARM, EV_RIGHT_LOWER_ARM};
+    for (int s = 0; s < 2; ++s) {
+        const double ratio =
+            joint_jitter_m_s3(&ours, elbows[s]) / joint_jitter_m_s3(&clip.truth, elbows[s]);
+        print_message("%s elbow: jitter %.2f x the person's\n", s ? "right" : "left", ratio);
+        if (!(ratio <= 1.6))
+            fail_msg("the %s elbow jitters %.2f x the person's (at most 1.6)",
+                     s ? "right" : "left", ratio);
+    }
+    ev_motion_fini(&ours);
+    ev_clip_fini(&clip);
+    pr_model_fini(&prior);
+}
+
 /* A device at `position_m` turned by `rotation`, valid and tracked. */
 static void
 set_device(struct em_device_pose *d, const float *position_m, const float *rotation)
@@ -758,6 +807,7 @@ main(void)
         cmocka_unit_test(a_hand_forward_and_low_brings_the_shoulder_with_a_pelvis_tracker),
         cmocka_unit_test(an_arm_held_out_to_the_side_leans_the_torso_out_to_its_controller),
         cmocka_unit_test(a_fast_turning_hand_does_not_whip_the_elbow_round),
+        cmocka_unit_test(a_runners_elbows_swivel_without_jerks),
         cmocka_unit_test(a_hand_raised_above_the_head_reaches_its_controller),
         cmocka_unit_test(flailing_arms_never_twist_beyond_their_range),
         cmocka_unit_test(a_50_m_controller_glitch_never_throws_the_arm),
