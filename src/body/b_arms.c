@@ -476,8 +476,8 @@ swivel_move(struct body *b, int s, float dt_s, float delta)
 /* The swivel `angle` (from `side`, about `line`) the elbow of arm s turns to this frame,
  * moved from where it was built last frame (swivel_move), the shorter way round or, when
  * that would twist the upper arm beyond its range on the way, the longer (as the elbow
- * goes round the allowed arc); at once when both would, or when the swivel moved to
- * would (the arc moved under last frame's side). At once too when `dt_s` is 0
+ * goes round the allowed arc); at once when both would (build_capped also goes at once
+ * when the swivel moved to is beyond the range). At once too when `dt_s` is 0
  * (arm_step_s: the first frame, after a gap or a reset) and with an elbow tracker (a
  * measured elbow is not made late). `*out_tried`: whether the upper arm was turned to try
  * swivels (it must then be built again). */
@@ -508,13 +508,7 @@ limit_swivel(struct body *b, int s, float dt_s, const float *line, const float *
         }
     }
     const float move = swivel_move(b, s, dt_s, delta);
-    if (move == delta)
-        return angle;
-    *out_tried = true;
-    if (try_swivel(b, s, line, side, from + move) == 0.0f)
-        return from + move;
-    b->elbow_swivel_rate[s] = 0.0f;
-    return angle;
+    return move == delta ? angle : from + move;
 }
 
 /* Arm s, built at `angle` (`built`: it already is), as limit_swivel caps it; remembers
@@ -524,10 +518,15 @@ build_capped(struct body *b, int s, float dt_s, const float *line, const float *
              float angle, bool keep_twist_limit, bool built)
 {
     bool tried;
-    const float capped = limit_swivel(b, s, dt_s, line, side, angle, &tried);
-    if (capped != angle)
-        build_swivelled(b, s, line, side, capped, false); /* checked within the range */
-    else if (!built || tried)
+    float capped = limit_swivel(b, s, dt_s, line, side, angle, &tried);
+    if (capped != angle && build_swivelled(b, s, line, side, capped, false) != 0.0f) {
+        /* The swivel moved to is beyond the range (the arc moved under last frame's
+         * side): at once to `angle`. */
+        capped = angle;
+        b->elbow_swivel_rate[s] = 0.0f;
+        tried = true;
+    }
+    if (capped == angle && (!built || tried))
         build_swivelled(b, s, line, side, angle, keep_twist_limit);
     if (capped == 0.0f)
         m_vec3_copy(side, b->elbow_swivel_side[s]);
@@ -548,8 +547,8 @@ b_arms_solve(struct body *b)
         elbow_side(b, s, b->elbow_pole_m[s], line, side);
         const float dt_s = arm_step_s(b, &b->elbow_time_s[s]);
         ease_elbow_side(b, s, dt_s, line, side);
-        if (build_swivelled(b, s, line, side, 0.0f, false) == 0.0f) {
-            build_capped(b, s, dt_s, line, side, 0.0f, false, true);
+        if (try_swivel(b, s, line, side, 0.0f) == 0.0f) {
+            build_capped(b, s, dt_s, line, side, 0.0f, false, false);
             continue;
         }
         /* An elbow side that would twist the upper arm beyond its range is swivelled
