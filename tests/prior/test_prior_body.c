@@ -362,13 +362,25 @@ the_feet_jitter_no_more_than_the_persons(void **state)
     pr_model_fini(&model);
 }
 
-/* A body that starts on a player already running (the run cmu_127_17 starts at 3.4 m/s):
- * the network's first prediction, from a single sample, says standing; its feet were held
- * there as planted and left behind until let go (a foot 42.5 cm from the person's over
- * the first half second, mean of the frames), now they follow the network from the start
- * until it says a foot is down (33.8 cm; the other foot 25.8 -> 23.9). */
+/* Jitter (m/s^3, as ev_jitter_m_s3) of the feet and toes over rows [0, rows). */
+static double
+feet_jitter_first_m_s3(const struct ev_motion *m, int rows)
+{
+    struct ev_motion head = *m;
+    head.frame_count = rows < m->frame_count ? rows : m->frame_count;
+    return feet_jitter_m_s3(&head);
+}
+
+/* A body that starts on a player already running (the run cmu_127_17 starts at 3.4 m/s,
+ * its own skeleton, the shipped prior): over the first 0.6 s the feet jitter at most 1.6
+ * times the person's. The network's first prediction, from a single sample, says
+ * standing, and the next a runner's stride: its feet were held where the first put them
+ * and let go with a jump (3.43 times the person's), then followed the network's swing
+ * from one prediction to the next (contacts starting free, b_prior.c: 2.23; with the
+ * legs' cutoff capped, 1.74); the pelvis's and legs' outputs are now smoothed while the
+ * history fills (FRESH_HISTORY_KEEP: 1.31). */
 static void
-a_run_from_the_first_frame_is_not_held_standing(void **state)
+a_run_from_the_first_frame_starts_smoothly(void **state)
 {
     (void)state;
     struct pr_model model;
@@ -379,18 +391,14 @@ a_run_from_the_first_frame_is_not_held_standing(void **state)
     struct em_error err = {{0}};
     assert_int_equal(ev_clip_reconstruct_prior(&clip, EV_KNOWN_BODY, &model, &ours, NULL, &err),
                      EM_OK);
-    const int rows = 30;
+    const int rows = 36;
     assert_true(ours.frame_count >= rows && clip.truth.frame_count >= rows);
-    double feet_cm = 0.0;
-    for (int row = 0; row < rows; ++row) {
-        double joint_cm[EV_JOINT_COUNT];
-        ev_frame_joint_error_cm(ours.position_m[row], clip.truth.position_m[row], joint_cm);
-        feet_cm += 0.5 * (joint_cm[EV_LEFT_FOOT] + joint_cm[EV_RIGHT_FOOT]) / rows;
-    }
-    print_message("the run's first half second: the feet %.1f cm from the person's\n", feet_cm);
-    if (!(feet_cm <= 31.0))
-        fail_msg("the run's feet are %.1f cm from the person's over its first half second "
-                 "(at most 31)", feet_cm);
+    const double ratio =
+        feet_jitter_first_m_s3(&ours, rows) / feet_jitter_first_m_s3(&clip.truth, rows);
+    print_message("the run's first 0.6 s: the feet jitter %.2f x the person's\n", ratio);
+    if (!(ratio <= 1.6))
+        fail_msg("the run's feet jitter %.2f x the person's over its first 0.6 s (at most 1.6)",
+                 ratio);
     ev_motion_fini(&ours);
     ev_clip_fini(&clip);
     pr_model_fini(&model);
@@ -848,7 +856,7 @@ main(void)
         cmocka_unit_test(a_foot_in_the_air_is_not_planted),
         cmocka_unit_test(knees_stay_on_their_side_unless_the_feet_cross),
         cmocka_unit_test(the_feet_jitter_no_more_than_the_persons),
-        cmocka_unit_test(a_run_from_the_first_frame_is_not_held_standing),
+        cmocka_unit_test(a_run_from_the_first_frame_starts_smoothly),
         cmocka_unit_test(a_runs_feet_jitter_within_twice_the_persons),
         cmocka_unit_test(a_500_m_head_glitch_in_a_real_walk_is_a_lost_sample),
         cmocka_unit_test(a_teleport_in_a_real_walk_restarts_every_history_at_the_new_place),
