@@ -25,9 +25,6 @@
 #define KNEE_SIDE_STEPS 10
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
-/* A pass that raised the knee's pole and left the ankle this much farther from its target
- * than the last build did is undone, and the passes stop (keep_foot_above_floor). */
-#define FLOOR_BUILD_WORSE_M 0.02f
 
 /* The rotation taking the frame of (unit `from_dir`, `from_side`) to that of (unit
  * `to_dir`, `to_side`): the directions exactly, the sides as nearly as the directions
@@ -402,20 +399,13 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     float built_target[3], built_rotation[4], built_pole[3];
     bool built = false; /* by a pass (the first build, in b_legs_solve, was before the
                          * pose's world frames were brought up to date) */
-    /* The last build that held its ankle (b_legs_solve's, then each pass's). */
-    float good_target[3], good_rotation[4], good_pole[3];
-    m_vec3_copy(target, good_target);
-    m_quat_copy(rotation, good_rotation);
-    m_vec3_copy(pole, good_pole);
-    float good_miss = m_vec3_distance(b->pose.position_m[b->j.foot[s]], target);
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
         float reach_dir[3] = {0, 0, 1}, reach_m;
         const float depth = floor_y - foot_lowest(b, s, reach_dir, &reach_m);
         const float knee_depth = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
         if (depth <= 0.0f && knee_depth <= 0.0f)
             return;
-        const bool lifting_pole = knee_depth > 0.0f;
-        if (lifting_pole) /* a knee through the floor: its plane turns up */
+        if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
             pole[1] += FLOOR_KNEE_POLE_LIFT_M;
         if (depth > 0.0f) {
             float world[4];
@@ -430,21 +420,6 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
             break;
         build_leg(b, s, target, rotation, pole);
         forward_kinematics_from(b, b->j.upper_leg[s]);
-        const float miss = m_vec3_distance(b->pose.position_m[b->j.foot[s]], target);
-        if (lifting_pole && miss > good_miss + FLOOR_BUILD_WORSE_M) {
-            /* The raised pole folded the leg against its limits (a deep squat with the
-             * pelvis tracked low: the knee plane turned up past the hip and the foot
-             * ended 80 cm from its target, every other frame): back to the last build,
-             * and no more passes. (A raised ankle may well miss more: a leg folded to
-             * its limits reaches less far up.) */
-            build_leg(b, s, good_target, good_rotation, good_pole);
-            forward_kinematics_from(b, b->j.upper_leg[s]);
-            break;
-        }
-        good_miss = miss;
-        m_vec3_copy(target, good_target);
-        m_quat_copy(rotation, good_rotation);
-        m_vec3_copy(pole, good_pole);
         m_vec3_copy(target, built_target);
         m_quat_copy(rotation, built_rotation);
         m_vec3_copy(pole, built_pole);
