@@ -452,9 +452,11 @@ swivel_path_allowed(struct body *b, int s, const float *line, const float *side,
 /* How fast an elbow's swivel speed follows where it should go (rad/s: a critically
  * damped spring). The cap alone went round at its speed and reversed within a frame (the
  * public run cmu_127_17: the right forearm's jitter 508 m/s^3, the person's 234; with the
- * spring 315). Three folds of people left out, known body (MPJPE cm, clips above 1.5x the
- * truth's jitter of 112, cmu_127_17's jitter x the truth's): none 9.977, 18, 1.63; 20
- * 10.000, 16, 1.57; 30 9.990, 17, 1.58; 45 9.987, 17, 1.58 (taken); 80 9.980, 18, 1.60. */
+ * spring 315): small and moderate changes of side are now eased in and out (a side that
+ * swings back by more than about 1 rad still turns the speed round within a 60 Hz frame).
+ * Three folds of people left out, known body (MPJPE cm, clips above 1.5x the truth's
+ * jitter of 112, cmu_127_17's jitter x the truth's): none 9.977, 18, 1.63; 20 10.000, 16,
+ * 1.57; 30 9.990, 17, 1.58; 45 9.987, 17, 1.58 (taken); 80 9.980, 18, 1.60. */
 #define ELBOW_SWIVEL_SPRING_RAD_S 45.0f
 
 /* This frame's swivel of elbow s toward `delta` (rad) from where it was, by the spring
@@ -467,9 +469,13 @@ swivel_move(struct body *b, int s, float dt_s, float delta)
     float rate = (b->elbow_swivel_rate[s] + wdt * w * delta) / (1.0f + 2.0f * wdt + wdt * wdt);
     rate = m_clampf(rate, -ELBOW_SWIVEL_MAX_RAD_S, ELBOW_SWIVEL_MAX_RAD_S);
     float move = rate * dt_s;
-    if (fabsf(move) > fabsf(delta) && move * delta > 0.0f)
-        move = delta;
-    b->elbow_swivel_rate[s] = move / dt_s;
+    if (fabsf(move) >= fabsf(delta) && move * delta >= 0.0f) {
+        /* Arrived: at rest there (the step's speed kept would carry it past next frame,
+         * by float noise's sign). */
+        b->elbow_swivel_rate[s] = 0.0f;
+        return delta;
+    }
+    b->elbow_swivel_rate[s] = rate;
     return move;
 }
 
@@ -479,13 +485,11 @@ swivel_move(struct body *b, int s, float dt_s, float delta)
  * goes round the allowed arc); at once when both would (build_capped also goes at once
  * when the swivel moved to is beyond the range). At once too when `dt_s` is 0
  * (arm_step_s: the first frame, after a gap or a reset) and with an elbow tracker (a
- * measured elbow is not made late). `*out_tried`: whether the upper arm was turned to try
- * swivels (it must then be built again). */
+ * measured elbow is not made late). The arm is built after (build_capped). */
 static float
 limit_swivel(struct body *b, int s, float dt_s, const float *line, const float *side,
-             float angle, bool *out_tried)
+             float angle)
 {
-    *out_tried = false;
     float last[3];
     const float off_line = square_to_line(b->elbow_swivel_side[s], line, last);
     if (!(dt_s > 0.0f && off_line > 1e-3f) ||
@@ -497,7 +501,6 @@ limit_swivel(struct body *b, int s, float dt_s, const float *line, const float *
     const float shorter = m_angle_wrap(angle - from);
     float delta = shorter;
     if (fabsf(shorter) > ELBOW_SWIVEL_MAX_RAD_S * dt_s) {
-        *out_tried = true;
         const float longer = shorter - copysignf(2.0f * M_PI_F, shorter);
         if (!swivel_path_allowed(b, s, line, side, from, shorter)) {
             if (!swivel_path_allowed(b, s, line, side, from, longer)) {
@@ -511,22 +514,19 @@ limit_swivel(struct body *b, int s, float dt_s, const float *line, const float *
     return move == delta ? angle : from + move;
 }
 
-/* Arm s, built at `angle` (`built`: it already is), as limit_swivel caps it; remembers
- * the side it took. */
+/* Arm s built at `angle` as limit_swivel moves it; remembers the side it took. */
 static void
 build_capped(struct body *b, int s, float dt_s, const float *line, const float *side,
-             float angle, bool keep_twist_limit, bool built)
+             float angle, bool keep_twist_limit)
 {
-    bool tried;
-    float capped = limit_swivel(b, s, dt_s, line, side, angle, &tried);
+    float capped = limit_swivel(b, s, dt_s, line, side, angle);
     if (capped != angle && build_swivelled(b, s, line, side, capped, false) != 0.0f) {
         /* The swivel moved to is beyond the range (the arc moved under last frame's
          * side): at once to `angle`. */
         capped = angle;
         b->elbow_swivel_rate[s] = 0.0f;
-        tried = true;
     }
-    if (capped == angle && (!built || tried))
+    if (capped == angle)
         build_swivelled(b, s, line, side, angle, keep_twist_limit);
     if (capped == 0.0f)
         m_vec3_copy(side, b->elbow_swivel_side[s]);
@@ -548,7 +548,7 @@ b_arms_solve(struct body *b)
         const float dt_s = arm_step_s(b, &b->elbow_time_s[s]);
         ease_elbow_side(b, s, dt_s, line, side);
         if (try_swivel(b, s, line, side, 0.0f) == 0.0f) {
-            build_capped(b, s, dt_s, line, side, 0.0f, false, false);
+            build_capped(b, s, dt_s, line, side, 0.0f, false);
             continue;
         }
         /* An elbow side that would twist the upper arm beyond its range is swivelled
@@ -579,7 +579,7 @@ b_arms_solve(struct body *b)
         }
         /* No swivel within the range (a bone turned near the far side of its rest
          * direction, where twist is ill-defined): the range wins over the hand. */
-        build_capped(b, s, dt_s, line, side, angle, !found, false);
+        build_capped(b, s, dt_s, line, side, angle, !found);
     }
 }
 
@@ -652,12 +652,15 @@ b_spread_forearm_twist(struct body *b)
     }
 }
 
-/* How high a clavicle may rise above level, at most, when a hand reaches up: the
+/* How high a clavicle may rise above level, at least, when a hand reaches up: the
  * shoulder girdle's elevation (the sternoclavicular joint's, with the scapula's upward
- * turn, 45 to 50 degrees in the anatomy texts). The skeleton's own cone may stop lower:
- * the default humanoid's, 35 degrees above level, left a hand reaching up short of its
- * controller (../shared/mocap-train, embody eval, learned prior: hands more than 2 cm off
- * on 2.92 % of frames, mean over clips and modes; 2.69 % with 50 degrees). */
+ * turn, 45 to 50 degrees in the anatomy texts). A skeleton's cone that stops lower is
+ * widened to this (its top raised, its lowest kept); one that reaches higher is kept. The
+ * default humanoid's cone of 30 degrees about a line 15 degrees above level stopped at 45
+ * and left a hand reaching up short of its controller (../shared/mocap-train, embody eval,
+ * learned prior: hands more than 2 cm off on 2.92 % of frames, mean over clips and modes;
+ * 2.69 % with 50 degrees); its cone is now 40 degrees (config/humanoid.json: -25 to 55
+ * degrees, for a hand out of reach below the shoulder too). */
 #define CLAVICLE_ELEVATION_MAX_RAD (50.0f * M_DEG_TO_RAD)
 
 void

@@ -32,7 +32,8 @@ update_speed(struct b_one_euro *f, float speed, float dt_s)
         f->speed += alpha_for(SPEED_CUTOFF_HZ, dt_s) * (speed - f->speed);
     else
         f->speed = speed;
-    f->has_speed = true;
+    /* A first measure of 0 is a repeated sample (a 60 Hz source read faster), not rest. */
+    f->has_speed = f->has_speed || speed > 0.0f;
 }
 
 void

@@ -80,7 +80,7 @@
 #define SAT_BACK_PER_HEIGHT 0.055f
 /* Sitting and kneeling are told once the head has settled: while it goes down or up
  * faster than this (smoothed over HEAD_RISE_TAU_S) the body is on its way between standing
- * and low, crouching. The demo's squat passed through the seat's and the kneel's head
+ * and low, crouching; once told, a head that bobs (a seated player leaning) keeps it. The demo's squat passed through the seat's and the kneel's head
  * heights at 0.8 m/s and was shown kneeling for 64 frames, 30 on the way down and 30 up. */
 #define SETTLED_M_S 0.2f
 #define HEAD_RISE_TAU_S 0.1f
@@ -407,8 +407,11 @@ b_floor_classify(struct body *b, bool *out_by_motion)
         f->down_heading_rad = b->heading_rad;
         return BODY_STANDING;
     }
-    if (head < SEAT_HEAD_SHARE || fabsf(f->head_rise_m_s) > SETTLED_M_S)
-        return BODY_CROUCHING; /* a squat (too low for a seat or upright knees), or on the way */
+    if (head < SEAT_HEAD_SHARE)
+        return BODY_CROUCHING; /* a squat: too low for a seat or upright knees */
+    const bool told = b->posture == BODY_SITTING || b->posture == BODY_KNEELING;
+    if (!told && fabsf(f->head_rise_m_s) > SETTLED_M_S)
+        return BODY_CROUCHING; /* on the way down or up: not told yet */
     /* Kneeling upright, or sitting on a seat: the way down tells. Sitting down, the head
      * goes back with the hips; kneeling, it stays over the knees or goes forward. */
     const float back = -(sinf(f->down_heading_rad) * (b->head_position_m[0] - f->down_from_m[0]) +

@@ -220,7 +220,7 @@
  * samples, 0.6 s), the window is padded with its first sample: the predictions swing as
  * it fills (the first, from one sample, says standing; the next, with one step of motion,
  * a runner's stride). The pelvis's and the legs' outputs keep at least this share of the
- * last, fading to none as it fills. Three folds of people left out, v5 recipe (known /
+ * last times the share of those samples still missing (0.9 x 35/36 at the second). Three folds of people left out, v5 recipe (known /
  * height only: MPJPE cm; clips above 1.5x the truth's jitter, of 112), chosen by the
  * fewest such clips over both modes: none 9.987 / 10.610, 17 / 14; 0.95 over 12 samples
  * 10.027 / 10.643, 17 / 14; 0.9 over 24 10.043 / 10.667, 16 / 12; 0.8 over 36 10.040 /
