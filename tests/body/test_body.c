@@ -543,6 +543,40 @@ a_tiny_time_step_does_not_reach_the_filter(void **state)
     rig_fini(&r);
 }
 
+/* A player sits down on a chair (the head goes down and back with the hips) and, seated,
+ * bobs: the head up and down by 5 cm once a second (0.3 m/s at its fastest). The status
+ * says sitting through the bobbing: the head's speed decides only on the way down or up
+ * (it flickered to crouching whenever the head moved faster than 0.2 m/s). */
+static void
+a_seated_player_who_bobs_stays_sitting(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r);
+    rig_pose(&r, (const float[3]){0.0f, 1.0f, 0.0f}, 0.0f);
+    rig_step(&r, 60);
+    for (int i = 1; i <= 90; ++i) { /* 1.5 s down onto the seat */
+        const float t = (float)i / 90.0f;
+        rig_pose(&r, (const float[3]){0.0f, 1.0f - 0.35f * t, -0.2f * t}, 0.0f);
+        rig_step(&r, 1);
+    }
+    rig_step(&r, 60);
+    struct body_status st;
+    body_get_status(r.body, &st);
+    assert_int_equal(st.posture, BODY_SITTING);
+    int other = 0;
+    for (int i = 1; i <= 180; ++i) {
+        const float bob = 0.05f * sinf(2.0f * M_PI_F * (float)i / 60.0f);
+        rig_pose(&r, (const float[3]){0.0f, 0.65f + bob, -0.2f}, 0.0f);
+        rig_step(&r, 1);
+        body_get_status(r.body, &st);
+        other += st.posture != BODY_SITTING;
+    }
+    print_message("seated and bobbing: %d of 180 frames not sitting\n", other);
+    assert_int_equal(other, 0);
+    rig_fini(&r);
+}
+
 /* A body that starts on a player already running (a replay from the middle of a run, the
  * service started mid-game) keeps up from its first frames: the hands ride on the
  * controllers at 3 m/s within a few frames. Each filter's speed estimate once started
@@ -740,6 +774,7 @@ main(void)
         cmocka_unit_test(an_absurd_sample_is_a_loss_for_one_frame_and_the_body_recovers),
         cmocka_unit_test(a_tiny_time_step_does_not_reach_the_filter),
         cmocka_unit_test(a_body_started_on_a_run_keeps_up_at_once),
+        cmocka_unit_test(a_seated_player_who_bobs_stays_sitting),
         cmocka_unit_test(a_teleport_puts_the_feet_under_the_body_at_once),
         cmocka_unit_test(calibration_measures_height_and_span),
         cmocka_unit_test(bad_settings_are_refused),
