@@ -172,14 +172,14 @@ set_clavicle(struct body *b, int s, const float *local)
 static void clavicle_reach(struct body *b, int s);
 
 /* Seconds from `*io_last_s` to this frame (which it then becomes), or 0 where an arm's
- * easing must not carry over: the first frame, after a gap of 0.25 s or more, or when
- * time went back (a reset). */
+ * easing must not carry over: the first frame, after a gap of B_MAX_GAP_S or more, or
+ * when time went back (a reset). */
 static float
 arm_step_s(const struct body *b, double *io_last_s)
 {
     const double dt_s = b->time_s - *io_last_s;
     *io_last_s = b->time_s;
-    return dt_s > 0.0 && dt_s < 0.25 ? (float)dt_s : 0.0f;
+    return dt_s > 0.0 && dt_s < (double)B_MAX_GAP_S ? (float)dt_s : 0.0f;
 }
 
 /* A shoulder's pull on the torso in the solve (the head's and the neck's weigh 1 each):

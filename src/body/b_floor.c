@@ -80,8 +80,9 @@
 #define SAT_BACK_PER_HEIGHT 0.055f
 /* Sitting and kneeling are told once the head has settled: while it goes down or up
  * faster than this (smoothed over HEAD_RISE_TAU_S) the body is on its way between standing
- * and low, crouching; once told, a head that bobs (a seated player leaning) keeps it. The demo's squat passed through the seat's and the kneel's head
- * heights at 0.8 m/s and was shown kneeling for 64 frames, 30 on the way down and 30 up. */
+ * and low, crouching; once told, a head that bobs (a seated player leaning) keeps it. The
+ * demo's squat passed through the seat's and the kneel's head heights at 0.8 m/s and was
+ * shown kneeling for 64 frames, 30 on the way down and 30 up. */
 #define SETTLED_M_S 0.2f
 #define HEAD_RISE_TAU_S 0.1f
 

@@ -85,6 +85,9 @@ struct b_foot {
 #define B_MAX_QUAT_NORM2_ERROR 0.01f
 #define B_MAX_DEVICE_DISTANCE_M 1000.0f
 #define B_MIN_FRAME_STEP_S 1e-4f
+/* A frame arriving this long after the previous one restarts the filters and motion
+ * (a paused replay, a session that came back), and the arms' easing (b_arms.c). */
+#define B_MAX_GAP_S 0.25f
 
 bool
 b_device_sample_ok(const struct em_device_pose *d);

@@ -220,13 +220,14 @@
  * samples, 0.6 s), the window is padded with its first sample: the predictions swing as
  * it fills (the first, from one sample, says standing; the next, with one step of motion,
  * a runner's stride). The pelvis's and the legs' outputs keep at least this share of the
- * last times the share of those samples still missing (0.9 x 35/36 at the second). Three folds of people left out, v5 recipe (known /
- * height only: MPJPE cm; clips above 1.5x the truth's jitter, of 112), chosen by the
- * fewest such clips over both modes: none 9.987 / 10.610, 17 / 14; 0.95 over 12 samples
- * 10.027 / 10.643, 17 / 14; 0.9 over 24 10.043 / 10.667, 16 / 12; 0.8 over 36 10.040 /
- * 10.660, 15 / 12; 0.9 over 36 (taken) 10.063 / 10.683, 14 / 11; 0.95 over 36 10.080 /
- * 10.700, 15 / 12; 0.9 over 48 10.087 / 10.703, 14 / 12. The cost is at clips' starts
- * (a fold clip begins mid-motion; a player's session does once). */
+ * last times the share of those samples still missing (0.9 x 35/36 at the second). Three
+ * folds of people left out, v5 recipe (known / height only: MPJPE cm; clips above 1.5x
+ * the truth's jitter, of 112), chosen by the fewest such clips over both modes: none
+ * 9.987 / 10.610, 17 / 14; 0.95 over 12 samples 10.027 / 10.643, 17 / 14; 0.9 over 24
+ * 10.043 / 10.667, 16 / 12; 0.8 over 36 10.040 / 10.660, 15 / 12; 0.9 over 36 (taken)
+ * 10.063 / 10.683, 14 / 11; 0.95 over 36 10.080 / 10.700, 15 / 12; 0.9 over 48 10.087 /
+ * 10.703, 14 / 12. The cost is at clips' starts (a fold clip begins mid-motion; a
+ * player's session does once). */
 #define FRESH_HISTORY_KEEP 0.9f
 #define FRESH_HISTORY_FRAMES 36
 
@@ -272,9 +273,10 @@ smooth_outputs(struct b_prior_state *p, const float *out)
         float keep = 0.0f; /* the torso's outputs */
         if (i >= PR_OUT_CONTACT && i < PR_OUT_CONTACT + 2)
             keep = OUTPUT_SMOOTHING_CONTACT;
-        else if (i >= PR_OUT_LEG && i < PR_OUT_CONTACT)
-            keep = fmaxf(fresh, OUTPUT_SMOOTHING_LEGS *
-                                    m_clampf(p->contact[(i - PR_OUT_LEG) / PR_OUT_PER_LEG], 0.0f, 1.0f));
+        else if (i >= PR_OUT_LEG && i < PR_OUT_CONTACT) {
+            const float contact = p->contact[(i - PR_OUT_LEG) / PR_OUT_PER_LEG];
+            keep = fmaxf(fresh, OUTPUT_SMOOTHING_LEGS * m_clampf(contact, 0.0f, 1.0f));
+        }
         else if (i < PR_OUT_LEG)
             keep = fresh; /* the pelvis's */
         p->outputs[i] = p->predicted ? keep * p->outputs[i] + (1.0f - keep) * out[i] : out[i];

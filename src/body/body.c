@@ -40,9 +40,6 @@
  * turned a share toward the hands: 29.2 mm sensitivity max on mocap-train, 3.66
  * iterations). */
 #define IK_STALL_M 0.001f
-/* A frame arriving this long after the previous one restarts the filters and motion
- * (a paused replay, a session that came back). */
-#define MAX_GAP_S 0.25f
 /* Where soft reach begins, as a share of the leg's length (reachable_foot). */
 #define SOFT_REACH_START 0.94f
 
@@ -561,7 +558,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     const double step_s = b->started ? frame->time_s - b->time_s : 0.0;
     b->frame_too_soon = b->started && step_s < (double)B_MIN_FRAME_STEP_S;
     float dt = b->frame_too_soon ? 0.0f : (float)step_s;
-    if (dt > MAX_GAP_S) {
+    if (dt > B_MAX_GAP_S) {
         /* A long gap: start the filters over rather than smooth across it. */
         memset(b->filter_position, 0, sizeof b->filter_position);
         memset(b->filter_rotation, 0, sizeof b->filter_rotation);
