@@ -360,6 +360,20 @@ load_shipped_prior(struct pr_model *model)
         fail_msg("%s", err.message);
 }
 
+/* The default humanoid with `prior`, its resolved settings in `out_desc`. */
+static struct body *
+make_default_body(const struct pr_model *prior, struct body_desc *out_desc)
+{
+    memset(out_desc, 0, sizeof *out_desc);
+    out_desc->prior = prior;
+    struct body *body = NULL;
+    struct em_error err;
+    if (body_create(out_desc, &body, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    body_get_desc(body, out_desc);
+    return body;
+}
+
 /* The share of frames with a hand more than 2 cm from its controller's target (what
  * embody eval prints as "hands off"). */
 static double
@@ -604,13 +618,7 @@ a_hand_raised_above_the_head_reaches_its_controller(void **state)
     struct pr_model prior;
     load_shipped_prior(&prior);
     struct body_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.prior = &prior;
-    struct body *body = NULL;
-    struct em_error err;
-    if (body_create(&desc, &body, &err) != EM_OK)
-        fail_msg("%s", err.message);
-    body_get_desc(body, &desc);
+    struct body *body = make_default_body(&prior, &desc);
     const struct sk_skeleton *sk = body_skeleton(body);
     const int upper = sk->bone_joint[SK_RIGHT_UPPER_ARM];
     const float arm = sk->length_m[sk->bone_joint[SK_RIGHT_LOWER_ARM]] +
@@ -686,9 +694,10 @@ wander(uint32_t seed, int channel, double t)
  * wandering axis at up to 3 turns a second, so the elbow's preferred side sweeps round
  * and across the arc the upper arm's twist forbids, 20 runs of 10 s. No upper arm or
  * forearm is ever twisted beyond its range (embody eval's check, 1 degree; where no
- * swivel keeps it in range the range wins over the hand). Before, a capped swivel whose ways round were both
- * blocked left the upper arm at the last swivel tried (a forbidden one), and a capped
- * swivel could itself lie in an arc that had moved under the last side. */
+ * swivel keeps it in range the range wins over the hand). Before, a capped swivel whose
+ * ways round were both blocked left the upper arm at the last swivel tried (a forbidden
+ * one), and a capped swivel could itself lie in an arc that had moved under the last
+ * side. */
 static void
 flailing_arms_never_twist_beyond_their_range(void **state)
 {
@@ -696,13 +705,7 @@ flailing_arms_never_twist_beyond_their_range(void **state)
     struct pr_model prior;
     load_shipped_prior(&prior);
     struct body_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.prior = &prior;
-    struct body *body = NULL;
-    struct em_error err;
-    if (body_create(&desc, &body, &err) != EM_OK)
-        fail_msg("%s", err.message);
-    body_get_desc(body, &desc);
+    struct body *body = make_default_body(&prior, &desc);
     const struct sk_skeleton *sk = body_skeleton(body);
     const float eye = body_eye_height_for(desc.height_m);
     const float head_pos[3] = {0.0f, eye, 0.0f};
