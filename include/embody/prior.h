@@ -53,9 +53,10 @@ extern "C" {
 #define PR_REFERENCE_HEIGHT_M 1.75f
 /* Ids of the definitions a model file was trained for (bump when they change). */
 #define PR_FEATURE_SET_ID 1u
-/* Output set 2 adds the torso (neck and shoulders) to set 1's pelvis and legs; models of
- * set 1 (PR_OUTPUT_COUNT_SET1 outputs) still load and drive the legs and pelvis. */
-#define PR_OUTPUT_SET_ID 2u
+/* Output set 2 adds the torso (neck and shoulders) to set 1's pelvis and legs, set 3 the
+ * back (spine and chest); models of sets 1 and 2 (PR_OUTPUT_COUNT_SET1, _SET2 outputs)
+ * still load and drive what they predict. */
+#define PR_OUTPUT_SET_ID 3u
 
 /* What the prior keeps of the past: the devices at 60 Hz. Zeroed = empty. */
 struct pr_device_sample {
@@ -104,7 +105,12 @@ enum pr_output {
     PR_OUTPUT_COUNT_SET1 = 28,
     PR_OUT_NECK = 28,       /* x, y, z: the neck joint (CMU's: the base of the neck) */
     PR_OUT_UPPER_ARM = 31,  /* left x, y, z, then right: the shoulder joints */
-    PR_OUTPUT_COUNT = 37,
+    PR_OUTPUT_COUNT_SET2 = 37,
+    /* x, y, z: the back at a third (spine) and two thirds (chest) of its length from the
+     * pelvis to the neck, measured along the rig's own spine joints: the same places on
+     * every rig, however many spine bones it has */
+    PR_OUT_BACK = 37,
+    PR_OUTPUT_COUNT = 43,
 };
 #define PR_LEG_ANKLE 0
 #define PR_LEG_TOES 3
@@ -119,8 +125,10 @@ struct pr_truth {
     float knee_m[2][3];
     float neck_m[3];         /* the torso: output set 2 only */
     float upper_arm_m[2][3];
+    float back_m[2][3]; /* spine, chest (PR_OUT_BACK): output set 3 only */
     bool contact[2];
     bool has_torso; /* pr_decode_outputs: the model predicts neck and shoulders */
+    bool has_back;  /* and the back */
 };
 
 /* The targets (PR_OUTPUT_COUNT floats) for `truth` in the heading frame of the latest
@@ -130,7 +138,8 @@ void pr_encode_targets(const struct pr_truth *truth, const float *head_position_
 
 /* Back to the world frame: the inverse of pr_encode_targets for positions (the contact
  * probabilities are copied; the pelvis rotation is rebuilt from its yaw and up axis).
- * `output_count` is the model's: PR_OUTPUT_COUNT_SET1 decodes no torso (has_torso false). */
+ * `output_count` is the model's: PR_OUTPUT_COUNT_SET1 decodes no torso (has_torso false),
+ * PR_OUTPUT_COUNT_SET2 no back (has_back false). */
 void pr_decode_outputs(const float *outputs, int output_count, const float *head_position_m,
                        float yaw_rad, float height_m, float floor_y_m, struct pr_truth *out_pose,
                        float out_contact[2]);
@@ -351,7 +360,7 @@ enum em_result pr_cross_validate(const struct pr_train_options *options, int fol
                                  struct pr_cv_report *out_report, struct em_error *err);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v5.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v6.bin"
 
 #ifdef __cplusplus
 }

@@ -238,6 +238,8 @@ pr_encode_targets(const struct pr_truth *t, const float *head, float yaw, float 
                      out + PR_OUT_UPPER_ARM + 3 * side);
     }
     encode_point(t->neck_m, head, c, s, floor_y, inv, out + PR_OUT_NECK);
+    for (int k = 0; k < 2; ++k)
+        encode_point(t->back_m[k], head, c, s, floor_y, inv, out + PR_OUT_BACK + 3 * k);
 }
 
 /* The smallest rotation taking unit vector a to unit vector b (x, y, z, w). */
@@ -265,7 +267,10 @@ pr_decode_outputs(const float *o, int output_count, const float *head, float yaw
                   float floor_y, struct pr_truth *out, float out_contact[2])
 {
     const float c = cosf(yaw), s = sinf(yaw), scale = length_scale(height_m);
-    out->has_torso = output_count >= PR_OUTPUT_COUNT;
+    out->has_torso = output_count >= PR_OUTPUT_COUNT_SET2;
+    out->has_back = output_count >= PR_OUTPUT_COUNT;
+    for (int k = 0; k < 2 && out->has_back; ++k)
+        decode_point(o + PR_OUT_BACK + 3 * k, head, c, s, floor_y, scale, out->back_m[k]);
     if (out->has_torso) {
         decode_point(o + PR_OUT_NECK, head, c, s, floor_y, scale, out->neck_m);
         for (int side = 0; side < 2; ++side)

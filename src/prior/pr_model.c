@@ -411,19 +411,26 @@ get_f32(const unsigned char *p)
 }
 
 /* The whole file in memory, checksum filled in. */
-/* The output definition a model of `output_count` outputs was trained for (set 1 had no
- * torso). */
+/* The outputs of each output definition this program reads (set 1 had no torso, set 2
+ * no back), from set 1. */
+static const int outputs_of_set[] = {PR_OUTPUT_COUNT_SET1, PR_OUTPUT_COUNT_SET2, PR_OUTPUT_COUNT};
+#define OUTPUT_SETS ((uint32_t)(sizeof outputs_of_set / sizeof outputs_of_set[0]))
+
+/* The output definition a model of `output_count` outputs was trained for. */
 static uint32_t
 output_set_of(int output_count)
 {
-    return output_count == PR_OUTPUT_COUNT_SET1 ? 1u : PR_OUTPUT_SET_ID;
+    for (uint32_t set = 1; set <= OUTPUT_SETS; ++set)
+        if (outputs_of_set[set - 1] == output_count)
+            return set;
+    return PR_OUTPUT_SET_ID;
 }
 
 /* The outputs of output definition `set`; 0 for a set this program does not know. */
 static int
 output_count_of(uint32_t set)
 {
-    return set == 1u ? PR_OUTPUT_COUNT_SET1 : set == PR_OUTPUT_SET_ID ? PR_OUTPUT_COUNT : 0;
+    return set >= 1u && set <= OUTPUT_SETS ? outputs_of_set[set - 1] : 0;
 }
 
 static unsigned char *
@@ -519,8 +526,8 @@ check_header(const unsigned char *b, long size, const char *src, struct em_error
     const uint32_t set = get_u32(b + 20), outputs = get_u32(b + 28);
     if (output_count_of(set) == 0)
         return em_fail(err, EM_ERROR_UNSUPPORTED,
-                       "%s: output definition id %u, this program reads 1 (pelvis and legs) and "
-                       "%u (and the torso)",
+                       "%s: output definition id %u, this program reads 1 (pelvis and legs), 2 "
+                       "(and the torso) and %u (and the back)",
                        src, set, PR_OUTPUT_SET_ID);
     if (outputs != (uint32_t)output_count_of(set))
         return em_fail(err, EM_ERROR_UNSUPPORTED,

@@ -423,6 +423,13 @@ quat_from_double(const double *q, float *out)
 
 static void rotate(const float *q, const float *v, float *out);
 
+static void
+lerp3(const float *a, const float *b, float w, float *out)
+{
+    for (int k = 0; k < 3; ++k)
+        out[k] = a[k] + w * (b[k] - a[k]);
+}
+
 /* CMU's Hips joint (and the 3ds Max conversion's, of the same skeleton) sits about
  * 10 cm above the hip joints and 4 cm behind them; the Daz and CC3 rigs put theirs at
  * the hip joints' height. The prior learns CMU's, as the body and the evaluation use. */
@@ -465,6 +472,69 @@ place_cmu_hips(const double (*pos)[3], const struct st_mocap_rig *rig, const dou
         out_m[k] = (float)(0.5 * (pos[l][k] + pos[r][k]) * unit) + offset[k];
 }
 
+/* The back's points (PR_OUT_BACK): a third and two thirds of the way from the pelvis to
+ * the neck along the polyline through the rig's spine joints between them (those whose
+ * height along the pelvis-neck line is between the two: the Daz hip and CC3 waist sit at
+ * the pelvis). The rigs have two to four spine bones in different places; these points
+ * are where they bend the same. */
+#define BACK_POINTS 2
+#define BACK_MAX_VERTICES 5
+
+static int
+back_polyline(const double (*pos)[3], const struct st_mocap_rig *rig, double unit,
+              const float *hips_m, const float *neck_m, float (*out)[3])
+{
+    static const enum sk_bone spine_bones[] = {SK_SPINE, SK_CHEST, SK_UPPER_CHEST};
+    float axis[3];
+    float axis2 = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        axis[k] = neck_m[k] - hips_m[k];
+        axis2 += axis[k] * axis[k];
+    }
+    int n = 0;
+    memcpy(out[n++], hips_m, sizeof out[0]);
+    for (size_t b = 0; b < sizeof spine_bones / sizeof spine_bones[0] && axis2 > 1e-8f; ++b) {
+        const int j = rig->joint[spine_bones[b]];
+        if (j < 0)
+            continue;
+        float p[3], along = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            p[k] = (float)(pos[j][k] * unit);
+            along += (p[k] - hips_m[k]) * axis[k];
+        }
+        along /= axis2;
+        if (along > 0.05f && along < 0.95f)
+            memcpy(out[n++], p, sizeof p);
+    }
+    memcpy(out[n++], neck_m, sizeof out[0]);
+    return n;
+}
+
+static void
+place_back(const double (*pos)[3], const struct st_mocap_rig *rig, double unit,
+           struct pr_truth *t)
+{
+    float v[BACK_MAX_VERTICES][3];
+    const int n = back_polyline(pos, rig, unit, t->hips_m, t->neck_m, v);
+    float seg[BACK_MAX_VERTICES], total = 0.0f;
+    for (int i = 0; i + 1 < n; ++i) {
+        const float dx = v[i + 1][0] - v[i][0], dy = v[i + 1][1] - v[i][1],
+                    dz = v[i + 1][2] - v[i][2];
+        seg[i] = sqrtf(dx * dx + dy * dy + dz * dz);
+        total += seg[i];
+    }
+    for (int b = 0; b < BACK_POINTS; ++b) {
+        float left = total * (float)(b + 1) / (float)(BACK_POINTS + 1);
+        int i = 0;
+        while (i + 2 < n && left > seg[i]) {
+            left -= seg[i];
+            ++i;
+        }
+        const float w = seg[i] > 1e-6f ? fminf(1.0f, left / seg[i]) : 0.0f;
+        lerp3(v[i], v[i + 1], w, t->back_m[b]);
+    }
+}
+
 static enum em_result
 fill_truth(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit, int step,
            struct clip *c, const char *path, struct em_error *err)
@@ -503,6 +573,7 @@ fill_truth(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit
             place_cmu_hips(pos, rig, hips_q, unit, c->height_m, t->hips_m);
             place_cmu_neck(pos, rig, unit, joint, t->neck_m);
         }
+        place_back(pos, rig, unit, t);
     }
     free(pos);
     free(rot);
@@ -748,6 +819,8 @@ mirror_frame(struct em_tracking_frame *f, struct pr_truth *t)
         mirror_vec(t->upper_arm_m[s]);
     }
     mirror_vec(t->neck_m);
+    mirror_vec(t->back_m[0]);
+    mirror_vec(t->back_m[1]);
     swap3(t->ankle_m[0], t->ankle_m[1]);
     swap3(t->toes_m[0], t->toes_m[1]);
     swap3(t->knee_m[0], t->knee_m[1]);
@@ -779,13 +852,6 @@ struct augment {
     float height_factor;
     float tempo; /* played this many times as fast (1 = as recorded) */
 };
-
-static void
-lerp3(const float *a, const float *b, float w, float *out)
-{
-    for (int k = 0; k < 3; ++k)
-        out[k] = a[k] + w * (b[k] - a[k]);
-}
 
 /* A small rotation: about a random axis (normal components), by a normal angle of
  * deviation `deg`. */
@@ -848,6 +914,8 @@ sample_clip(const struct clip *c, double x, struct em_tracking_frame *f, struct 
         lerp3(ta->upper_arm_m[s], tb->upper_arm_m[s], w, t->upper_arm_m[s]);
     }
     lerp3(ta->neck_m, tb->neck_m, w, t->neck_m);
+    for (int k = 0; k < 2; ++k)
+        lerp3(ta->back_m[k], tb->back_m[k], w, t->back_m[k]);
 }
 
 /* Samples of one copy of a clip, appended to `d` (rows that `skip` marks left out:
@@ -1051,6 +1119,8 @@ static const int joint_output[] = {
     PR_OUT_NECK,
     PR_OUT_UPPER_ARM,
     PR_OUT_UPPER_ARM + 3,
+    PR_OUT_BACK,
+    PR_OUT_BACK + 3,
 };
 #define JOINT_OUTPUTS ((int)(sizeof joint_output / sizeof joint_output[0]))
 
@@ -1342,6 +1412,7 @@ shuffle(long *order, long n, struct rng *r)
 struct validation {
     double loss, hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
     double torso_cm; /* neck and shoulders */
+    double back_cm;  /* spine and chest */
 };
 
 static double
@@ -1376,6 +1447,8 @@ score_row(const struct pr_model *m, const struct dataset *d, long i, struct acti
         v->torso_cm += cm * point_error(y + arm, t + arm) / 3.0;
     }
     v->torso_cm += cm * point_error(y + PR_OUT_NECK, t + PR_OUT_NECK) / 3.0;
+    for (int b = 0; b < 2; ++b)
+        v->back_cm += 0.5 * cm * point_error(y + PR_OUT_BACK + 3 * b, t + PR_OUT_BACK + 3 * b);
 }
 
 static void
@@ -1387,6 +1460,7 @@ validation_divide(struct validation *v, double n)
     v->ankle_cm /= n;
     v->toes_cm /= n;
     v->torso_cm /= n;
+    v->back_cm /= n;
     v->contact_accuracy /= n;
 }
 
@@ -1783,11 +1857,11 @@ train_split(const struct pr_train_options *o, const struct corpus *c, struct spl
         else
             report_line(o,
                     "epoch %3d/%d  train %.4f  validation %.4f  (hips %.2f, knees %.2f, ankles "
-                    "%.2f: sum %.2f; toes %.2f, neck and shoulders %.2f cm; contact %.0f %%)  "
-                    "%.1f s",
+                    "%.2f: sum %.2f; toes %.2f, neck and shoulders %.2f, spine and chest %.2f cm; "
+                    "contact %.0f %%)  %.1f s",
                     e + 1, o->epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm,
                     v.ankle_cm, pr_joint_sum_cm(&rep->validation_by_epoch[e]), v.toes_cm,
-                    v.torso_cm, 100.0 * v.contact_accuracy,
+                    v.torso_cm, v.back_cm, 100.0 * v.contact_accuracy,
                     (double)(u_time_now_ns() - start) * 1e-9);
         /* Nothing after the epoch chosen beforehand can be kept (the schedule still spans
          * every epoch asked for, so the model is the same as after a full run). */
