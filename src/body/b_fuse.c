@@ -192,6 +192,11 @@ draw_neck_toward_hands(struct body *b)
                    b->skeleton.rest_position_m[b->j.neck], d);
         m_quat_rotate(b->hips_rotation, d, offset[s]);
     }
+    /* A controller speaks by how far it is tracked: a lost one's hand hangs at the side of
+     * a body it does not place (on a first frame, at a pelvis not yet placed). */
+    float said[2];
+    for (int s = 0; s < 2; ++s)
+        said[s] = share * b->track[EM_DEVICE_LEFT_HAND + s].blend;
     for (int round = 0; round < NECK_REACH_ROUNDS; ++round) {
         float move[3] = {0.0f, 0.0f, 0.0f};
         for (int s = 0; s < 2; ++s) {
@@ -200,11 +205,24 @@ draw_neck_toward_hands(struct body *b)
             m_vec3_sub(b->hand_position_m[s], shoulder, to_hand);
             const float distance = m_vec3_length(to_hand);
             if (distance > reach)
-                m_vec3_muladd(move, to_hand, share * (distance - reach) / distance, move);
+                m_vec3_muladd(move, to_hand, said[s] * (distance - reach) / distance, move);
         }
         move[1] = 0.0f;
         m_vec3_add(b->neck_target_m, move, b->neck_target_m);
     }
+}
+
+/* The chest joint at its share of the way from the pelvis to the neck target, bent as the
+ * prior says (the seed says nothing of the back: the solve bends it between pelvis and
+ * neck as it can). Pulled by the prior's confidence; on the floor less, by the floor's
+ * share: it lays the back along the floor itself. (A chest tracker's solver has its own
+ * chest target, b_trackers.c.) */
+static void
+fuse_back(struct body *b, const struct b_torso_estimate *prior)
+{
+    m_vec3_lerp(b->hips_position_m, b->neck_target_m, b->m.chest_fraction, b->back_target_m);
+    m_vec3_add(b->back_target_m, prior->back_bend_m, b->back_target_m);
+    b->back_weight = prior->back_bend_confidence * (1.0f - b_floor_share(b));
 }
 
 /* The sources' necks, from the seed up, into the neck target, drawn toward hands out of
@@ -222,6 +240,7 @@ fuse_torso(struct body *b, struct b_torso_estimate *est)
             m_vec3_lerp(b->neck_target_m, est[src].neck_m, est[src].neck_confidence,
                         b->neck_target_m);
     draw_neck_toward_hands(b);
+    fuse_back(b, &est[B_SOURCE_PRIOR]);
 }
 
 /* The skeleton carried with the fused pelvis (a warm start for the solve, and the hip

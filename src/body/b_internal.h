@@ -52,6 +52,7 @@ struct b_measures {
     float head_height_m;       /* head joint above the floor, standing */
     float neck_height_m;
     float hips_to_neck_m;      /* straight-line length of the spine */
+    float chest_fraction;      /* the chest joint's share of the back's length (rest) */
     float head_from_neck_m[3]; /* rest offset of the head from the neck */
     float leg_length_m;        /* hip joint to ankle */
     float ankle_height_m;      /* ankle above the floor, standing */
@@ -162,6 +163,9 @@ struct b_prior_state {
     struct b_one_euro filter_neck; /* the predicted neck (has_torso) */
     float neck_m[3];
     bool has_torso;
+    struct b_one_euro filter_back[2]; /* the predicted spine and chest points (has_back) */
+    float back_m[2][3];
+    bool has_back;
     float still_s; /* how long the body has stood still (feet settle their turn) */
     float seated;  /* 0..1: the evidence that something holds the body up (a seat) */
 };
@@ -202,10 +206,13 @@ struct b_feet_estimate {
 };
 
 /* One source's say about the torso: where the neck joint goes (the solver's neck target,
- * which the spine below bends to reach). */
+ * which the spine below bends to reach), and how the back bends on the way: the chest
+ * joint's offset from the straight line between pelvis and neck. */
 struct b_torso_estimate {
     float neck_m[3];
     float neck_confidence;
+    float back_bend_m[3];
+    float back_bend_confidence;
 };
 
 /* The one fusion step of a frame (b_fuse.c): every source's pelvis estimate, fused into
@@ -253,6 +260,9 @@ struct body {
 
     int effector_head;
     int effector_neck; /* the neck's place: the fused torso (b_fuse.c) */
+    /* The chest joint's place on the back's bend (b_fuse.c); weight 0 when no source says
+     * it (the body trackers' solver takes it over for a chest tracker: b_trackers.c). */
+    int effector_back;
     /* The upper arm joints, pulled toward a hand out of the arm's reach (b_clavicles_set);
      * weight 0 otherwise. */
     int effector_shoulder[2];
@@ -309,6 +319,8 @@ struct body {
     bool feet_started;
     struct b_leg_targets legs; /* this frame's fused leg targets */
     float neck_target_m[3];    /* this frame's fused neck (the torso) */
+    float back_target_m[3];    /* and chest joint, pulled by back_weight */
+    float back_weight;
     int last_stepped; /* which foot stepped last (0 left, 1 right) */
 
     enum body_posture posture;

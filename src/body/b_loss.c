@@ -119,7 +119,8 @@ track_device(struct body *b, int d, const struct em_device_pose *dev, float dt_s
      * velocity, through the filter as if it had been seen there, so the body does not
      * lurch (held still, the pelvis and the steps fell out of time with the clean stream's
      * for a second). The bad sample itself is never used; the state says lost. */
-    const bool coasting = !good && in_time && t->seen && t->state == BODY_DEVICE_TRACKED &&
+    const bool coasting = !good && in_time && t->seen &&
+                          (t->state == BODY_DEVICE_TRACKED || t->coasted) &&
                           t->coast_s + dt_s <= B_COAST_MAX_S && dt_s > 0.0f;
     if (good || coasting) {
         float p[3], q[4];

@@ -125,16 +125,19 @@ b_trackers_setup(struct body *b, struct em_error *err)
     ik_solver_get_desc(b->ik, &d);
     /* The legs are not in the solver (they are built after it, b_legs.c): knee trackers
      * act through the knee poles only. */
-    if (d.effector_count + 3 > IK_MAX_EFFECTORS)
+    if (d.effector_count + 2 > IK_MAX_EFFECTORS)
         return EM_OK; /* no room: chest and elbow trackers give poles only */
     for (int e = 0; e < d.effector_count; ++e) {
         const int j = d.effector[e].joint;
-        if (j == b->j.chest || j == b->j.lower_arm[0] || j == b->j.lower_arm[1])
+        if (e != b->effector_back &&
+            (j == b->j.chest || j == b->j.lower_arm[0] || j == b->j.lower_arm[1]))
             return EM_OK;
     }
+    /* The back's chest effector becomes the chest tracker's here (set_targets leaves it
+     * to b_trackers_set_targets while this solver is in use). */
     struct b_trackers *T = &b->trackers;
-    T->effector_chest = d.effector_count;
-    d.effector[d.effector_count++] =
+    T->effector_chest = b->effector_back;
+    d.effector[T->effector_chest] =
         (struct ik_effector_desc){.joint = b->j.chest, .weight = CHEST_WEIGHT, .orientation = true};
     for (int s = 0; s < 2; ++s) {
         T->effector_elbow[s] = d.effector_count;

@@ -151,6 +151,16 @@ lowest_foot_y(const struct sk_skeleton *sk, const struct b_joints *j)
     return y;
 }
 
+/* How far up the back (its bones from the hips to the neck, at rest) the chest joint is. */
+static float
+chest_fraction(const struct sk_skeleton *sk, const struct b_joints *j)
+{
+    float back = 0.0f;
+    for (int a = j->neck; a != j->hips && a >= 0; a = sk->parent[a])
+        back += sk->length_m[a];
+    return back > 1e-6f ? (sk->length_m[j->spine] + sk->length_m[j->chest]) / back : 0.0f;
+}
+
 static void
 take_measures(const struct sk_skeleton *sk, const struct b_joints *j, struct b_measures *m)
 {
@@ -160,6 +170,7 @@ take_measures(const struct sk_skeleton *sk, const struct b_joints *j, struct b_m
     m->head_height_m = rest[j->head][1] - floor_y;
     m->neck_height_m = rest[j->neck][1] - floor_y;
     m->hips_to_neck_m = m_vec3_distance(rest[j->hips], rest[j->neck]);
+    m->chest_fraction = chest_fraction(sk, j);
     m_vec3_sub(rest[j->head], rest[j->neck], m->head_from_neck_m);
     m->leg_length_m = sk->length_m[j->lower_leg[0]] + sk->length_m[j->foot[0]];
     /* A skeleton's lowest joint is not on the floor (joint centres sit inside the foot),
@@ -210,6 +221,8 @@ make_solver(struct body *b, struct em_error *err)
     d.effector[n++] = (struct ik_effector_desc){.joint = b->j.head, .orientation = true};
     b->effector_neck = n;
     d.effector[n++] = (struct ik_effector_desc){.joint = b->j.neck};
+    b->effector_back = n;
+    d.effector[n++] = (struct ik_effector_desc){.joint = b->j.chest};
     for (int s = 0; s < 2; ++s) {
         b->effector_shoulder[s] = n;
         d.effector[n++] = (struct ik_effector_desc){.joint = b->j.upper_arm[s]};
@@ -220,6 +233,7 @@ make_solver(struct body *b, struct em_error *err)
         return r;
     for (int s = 0; s < 2; ++s)
         ik_solver_set_weight(b->ik, b->effector_shoulder[s], 0.0f); /* valid: cannot fail */
+    ik_solver_set_weight(b->ik, b->effector_back, 0.0f);
     return b_torso_controls(b, b->ik, err);
 }
 
@@ -404,6 +418,10 @@ set_targets(struct body *b, struct b_leg_targets *legs)
 {
     ik_solver_set_target(b->ik, b->effector_head, b->head_position_m, b->head_rotation);
     ik_solver_set_target(b->ik, b->effector_neck, b->neck_target_m, NULL);
+    if (!b->trackers.full_solver_in_use) { /* (its chest effector is the chest tracker's) */
+        ik_solver_set_target(b->ik, b->effector_back, b->back_target_m, NULL);
+        ik_solver_set_weight(b->ik, b->effector_back, b->back_weight);
+    }
     *legs = b->legs;
     for (int s = 0; s < 2; ++s) {
         reachable_foot(b, s, b->legs.ankle_m[s], legs->ankle_m[s]);
@@ -494,6 +512,21 @@ drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
     }
 }
 
+/* How far the play space moved: from where the head would be now had nothing moved (its
+ * last place, sample or coast, carried on at its velocity over this frame's step) to the
+ * sample `now`. From the last place alone, the frame's own motion (2 cm at a walk) went
+ * into the offset too: the history, moved by it, stood still for a frame, and the
+ * network read a stall (a walk's legs 8.5 cm off the clean run 0.1 s after a teleport,
+ * 3.0 cm with the step taken out; 3.5 cm after a recentre, (after)). */
+static void
+space_offset(const struct body *b, const float *now, float dt_s, float *out_offset_m)
+{
+    const struct b_device_track *t = &b->track[EM_DEVICE_HEAD];
+    float expected[3];
+    m_vec3_muladd(t->device_now_m, t->device_velocity_m_s, dt_s, expected);
+    m_vec3_sub(now, expected, out_offset_m);
+}
+
 /* A head sample farther and faster than a person can move from the last one kept (a
  * tracking glitch, a teleport, a replay that looped) is first suspect: the devices that
  * jumped with it are lost (they coast) for up to B_TELEPORT_CONFIRM_S. A sample back near
@@ -511,7 +544,7 @@ screen_jump(struct body *b, const struct em_tracking_frame *frame, float dt_s,
     const float *now = head->pose.position_m;
     if (b->head_device_seen && b->recentre_pending) {
         float offset[3];
-        m_vec3_sub(now, b->track[EM_DEVICE_HEAD].device_now_m, offset);
+        space_offset(b, now, dt_s, offset);
         restart_at(b, offset);
     } else if (b->head_device_seen) {
         const float since = b->jump_suspect ? b->suspect_s + dt_s : dt_s;
@@ -530,7 +563,7 @@ screen_jump(struct body *b, const struct em_tracking_frame *frame, float dt_s,
                 return out_screened;
             }
             float offset[3];
-            m_vec3_sub(now, b->track[EM_DEVICE_HEAD].device_now_m, offset);
+            space_offset(b, now, dt_s, offset);
             restart_at(b, offset);
         }
         b->jump_suspect = false; /* back on the path (a glitch), or moved there */
