@@ -83,6 +83,21 @@ keep_within_reach_of_neck(const struct body *b, const float *neck_m, float share
         m_vec3_muladd(io_position, d, share * (reach - distance) / distance, io_position);
 }
 
+/* No hip joint under the floor: the fused pelvis (its rotation given) is raised until both
+ * are on it. The floor postures keep their own pelvis's hips above it, but on the way down
+ * a pelvis blended from theirs and the others', turned with the smoothed one, put a wide
+ * pelvis's lower hip joint 2 cm under the floor for two frames (cmu_91_04's skeleton lying
+ * down on its back, test_postures). */
+static void
+keep_hips_above_floor(const struct body *b, const float *rotation, float *io_position)
+{
+    for (int s = 0; s < 2; ++s) {
+        float hip[3];
+        m_quat_rotate(rotation, b->m.hip_offset_m[s], hip);
+        io_position[1] = fmaxf(io_position[1], b->ground_height_m - hip[1]);
+    }
+}
+
 /* The sources' pelvis estimates, from the seed up, into the body's pelvis, heading and
  * velocity; the pelvis within reach of the seed's neck (`out_seed_torso`, made here once
  * the heading is known). */
@@ -118,6 +133,7 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
     b_quat_from_yaw(yaw_rad, rotation);
     m_quat_mul(rotation, tilt, rotation);
     m_quat_normalize(rotation);
+    keep_hips_above_floor(b, rotation, position);
     if (b->pelvis_started && dt_s > 0.0f) {
         smooth_velocity(b->hips_position_m, position, dt_s, b->body_velocity_m_s);
         smooth_velocity(b->seed_hips_m, seed->position_m, dt_s, b->seed_velocity_m_s);

@@ -387,6 +387,15 @@ same_build(const float *target, const float *rotation, const float *pole, const 
  * leaves, 1e-9 m) with nothing left to change: the passes after a build that repeats the
  * last one are skipped, as they would repeat it too (on 4 % of the evaluation's frames a
  * leg took all the passes, most of them such repeats). */
+/* How far the leg's lowest part (foot or knee) is under the floor; <= 0 when none is. */
+static float
+leg_depth(const struct body *b, int s, float *out_reach_dir, float *out_reach_m)
+{
+    const float floor_y = b->desc.floor_height_m;
+    const float depth = floor_y - foot_lowest(b, s, out_reach_dir, out_reach_m);
+    return fmaxf(depth, floor_y - b->pose.position_m[b->j.lower_leg[s]][1]);
+}
+
 static void
 keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
                       const float *knee_pole)
@@ -399,12 +408,20 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     float built_target[3], built_rotation[4], built_pole[3];
     bool built = false; /* by a pass (the first build, in b_legs_solve, was before the
                          * pose's world frames were brought up to date) */
+    /* The build that went least under the floor so far (the first: b_legs_solve's). */
+    float best_target[3], best_rotation[4], best_pole[3], best_depth = INFINITY;
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
         float reach_dir[3] = {0, 0, 1}, reach_m;
         const float depth = floor_y - foot_lowest(b, s, reach_dir, &reach_m);
         const float knee_depth = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
         if (depth <= 0.0f && knee_depth <= 0.0f)
             return;
+        if (fmaxf(depth, knee_depth) < best_depth) {
+            best_depth = fmaxf(depth, knee_depth);
+            m_vec3_copy(built ? built_target : ankle_target, best_target);
+            m_quat_copy(built ? built_rotation : foot_rotation, best_rotation);
+            m_vec3_copy(built ? built_pole : knee_pole, best_pole);
+        }
         if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
             pole[1] += FLOOR_KNEE_POLE_LIFT_M;
         if (depth > 0.0f) {
@@ -424,6 +441,13 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
         m_quat_copy(rotation, built_rotation);
         m_vec3_copy(pole, built_pole);
         built = true;
+    }
+    /* The passes can overshoot (an ankle raised toward the hip folds the foot under):
+     * the last build stands only if it is no deeper than the best one. */
+    float reach_dir[3] = {0, 0, 1}, reach_m;
+    if (leg_depth(b, s, reach_dir, &reach_m) > best_depth) {
+        build_leg(b, s, best_target, best_rotation, best_pole);
+        forward_kinematics_from(b, b->j.upper_leg[s]);
     }
     pitch_toes_to_floor(b, s);
 }
