@@ -211,8 +211,10 @@ draw_neck_toward_hands(struct body *b)
     /* A controller speaks by how far it is tracked: a lost one's hand hangs at the side of
      * a body it does not place (on a first frame, at a pelvis not yet placed). */
     float said[2];
-    for (int s = 0; s < 2; ++s)
-        said[s] = share * b->track[EM_DEVICE_LEFT_HAND + s].blend;
+    for (int s = 0; s < 2; ++s) {
+        const float w = b->track[EM_DEVICE_LEFT_HAND + s].blend;
+        said[s] = share * w * w * (3.0f - 2.0f * w); /* eased, as the hand's own blend */
+    }
     for (int round = 0; round < NECK_REACH_ROUNDS; ++round) {
         float move[3] = {0.0f, 0.0f, 0.0f};
         for (int s = 0; s < 2; ++s) {

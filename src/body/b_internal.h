@@ -163,8 +163,10 @@ struct b_prior_state {
     struct b_one_euro filter_neck; /* the predicted neck (has_torso) */
     float neck_m[3];
     bool has_torso;
-    struct b_one_euro filter_back[2]; /* the predicted spine and chest points (has_back) */
-    float back_m[2][3];
+    /* The predicted back (has_back): pelvis, spine and chest points, all filtered as offsets
+     * from the head like the neck (the pelvis's own filter works in the room). */
+    struct b_one_euro filter_back[3];
+    float back_m[2][3], back_pelvis_m[3];
     bool has_back;
     float still_s; /* how long the body has stood still (feet settle their turn) */
     float seated;  /* 0..1: the evidence that something holds the body up (a seat) */

@@ -267,6 +267,7 @@ b_prior_move(struct body *b, const float *offset_m)
     m_vec3_add(p->neck_m, offset_m, p->neck_m);
     m_vec3_add(p->back_m[0], offset_m, p->back_m[0]);
     m_vec3_add(p->back_m[1], offset_m, p->back_m[1]);
+    m_vec3_add(p->back_pelvis_m, offset_m, p->back_pelvis_m);
     for (int s = 0; s < 2; ++s) {
         float *points[] = {p->ankle_m[s], p->toes_m[s], p->knee_m[s], p->foot_ankle_m[s],
                            p->foot_toes_m[s]}; /* (their filters hold offsets from the head) */
@@ -346,6 +347,11 @@ decode(struct body *b, float dt_s)
     else
         m_quat_copy(pose.hips_rotation, p->hips_rotation);
     m_quat_normalize(p->hips_rotation);
+    if (pose.has_back) { /* the back's pelvis, before the pelvis's own filter */
+        m_vec3_copy(pose.hips_m, p->back_pelvis_m);
+        filter_from_head(&p->filter_back[2], p->head_m, filter_dt, NECK_MIN_CUTOFF_HZ, NECK_BETA,
+                         INFINITY, p->back_pelvis_m);
+    }
     b_filter_position(&p->filter_hips, pose.hips_m, filter_dt, PELVIS_MIN_CUTOFF_HZ, PELVIS_BETA);
     m_vec3_copy(pose.hips_m, p->hips_m);
     p->has_torso = pose.has_torso;
@@ -725,12 +731,12 @@ static void
 back_bend(const struct body *b, struct b_torso_estimate *out)
 {
     const struct b_prior_state *p = &b->prior;
-    const float *curve[4] = {p->hips_m, p->back_m[0], p->back_m[1], p->neck_m};
+    const float *curve[4] = {p->back_pelvis_m, p->back_m[0], p->back_m[1], p->neck_m};
     const float t = m_clampf(b->m.chest_fraction, 0.0f, 1.0f);
     const int seg = t < 1.0f / 3.0f ? 0 : (t < 2.0f / 3.0f ? 1 : 2);
     float on_curve[3], on_line[3];
     m_vec3_lerp(curve[seg], curve[seg + 1], 3.0f * t - (float)seg, on_curve);
-    m_vec3_lerp(p->hips_m, p->neck_m, t, on_line);
+    m_vec3_lerp(p->back_pelvis_m, p->neck_m, t, on_line);
     m_vec3_sub(on_curve, on_line, out->back_bend_m);
     out->back_bend_confidence = BACK_PRIOR_SHARE;
 }

@@ -155,10 +155,12 @@ lowest_foot_y(const struct sk_skeleton *sk, const struct b_joints *j)
 static float
 chest_fraction(const struct sk_skeleton *sk, const struct b_joints *j)
 {
-    float back = 0.0f;
+    float back = 0.0f, to_chest = 0.0f;
     for (int a = j->neck; a != j->hips && a >= 0; a = sk->parent[a])
         back += sk->length_m[a];
-    return back > 1e-6f ? (sk->length_m[j->spine] + sk->length_m[j->chest]) / back : 0.0f;
+    for (int a = j->chest; a != j->hips && a >= 0; a = sk->parent[a])
+        to_chest += sk->length_m[a];
+    return back > 1e-6f ? to_chest / back : 0.0f;
 }
 
 static void
@@ -517,13 +519,19 @@ drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
  * sample `now`. From the last place alone, the frame's own motion (2 cm at a walk) went
  * into the offset too: the history, moved by it, stood still for a frame, and the
  * network read a stall (a walk's legs 8.5 cm off the clean run 0.1 s after a teleport,
- * 3.0 cm with the step taken out; 3.5 cm after a recentre, (after)). */
+ * 0.27 cm with the step taken out; 3.5 -> 1.9 cm after a recentre). The velocity is
+ * carried only over a frame's step (at most B_MAX_GAP_S) from a head that was followed
+ * (tracked or coasting): after a pause or a loss it is stale. */
 static void
 space_offset(const struct body *b, const float *now, float dt_s, float *out_offset_m)
 {
     const struct b_device_track *t = &b->track[EM_DEVICE_HEAD];
+    const bool followed =
+        (t->state == BODY_DEVICE_TRACKED || t->coasted) && !t->coast_reset && dt_s > 0.0f;
     float expected[3];
-    m_vec3_muladd(t->device_now_m, t->device_velocity_m_s, dt_s, expected);
+    m_vec3_copy(t->device_now_m, expected);
+    if (followed && dt_s <= B_MAX_GAP_S)
+        m_vec3_muladd(expected, t->device_velocity_m_s, dt_s, expected);
     m_vec3_sub(now, expected, out_offset_m);
 }
 

@@ -770,9 +770,17 @@ a_model_that_cannot_drive_a_body_is_refused_at_load(void **state)
     if (!strstr(err.message, path) || !strstr(err.message, "ankle") ||
         !strstr(err.message, "not where a human's is"))
         fail_msg("got \"%s\"", err.message);
-    /* The test model itself and the shipped one pass. */
     for (int side = 0; side < 2; ++side)
         m.out_mean[PR_OUT_LEG + side * PR_OUT_PER_LEG + PR_LEG_ANKLE + 1] = 0.0f;
+    /* The back too (output set 3): the chest 40 body-heights below the floor. */
+    m.out_mean[PR_OUT_BACK + 3 + 1] = -40.0f;
+    assert_int_equal(pr_model_save(&m, path, &err), EM_OK);
+    assert_int_equal(pr_model_load(path, &back, &err), EM_ERROR_PARSE);
+    if (!strstr(err.message, path) || !strstr(err.message, "chest") ||
+        !strstr(err.message, "not where a human's is"))
+        fail_msg("got \"%s\"", err.message);
+    m.out_mean[PR_OUT_BACK + 3 + 1] = 0.0f;
+    /* The test model itself and the shipped one pass. */
     assert_int_equal(pr_model_check(&m, "test model", &err), EM_OK);
     if (pr_model_load(SHIPPED, &back, &err) != EM_OK)
         fail_msg("%s", err.message);

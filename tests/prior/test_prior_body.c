@@ -517,7 +517,15 @@ shift_stream(struct st_stream *stream, int from, const float *shift_m)
 }
 
 /* What happens to the stream of cmu_91_04 at its middle row (the event's row). */
-enum stream_event { EVENT_HEAD_GLITCH, EVENT_TELEPORT, EVENT_RECENTRE };
+enum stream_event { EVENT_HEAD_GLITCH, EVENT_TELEPORT, EVENT_RECENTRE, EVENT_PAUSED_RECENTRE };
+
+/* Every row from `from` on comes `pause_s` later (the application paused). */
+static void
+delay_stream(struct st_stream *stream, int from, double pause_s)
+{
+    for (int row = from; row < stream->frame_count; ++row)
+        stream->frames[row].time_s += pause_s;
+}
 
 /* cmu_91_04 through the body on the shipped prior, clean and with `event` at its middle
  * row; from RECOVERY_ROWS after it every joint within RECOVERY_M of the clean run moved
@@ -529,15 +537,18 @@ assert_walk_recovers(enum stream_event event, const char *what, const float *shi
     load_prior(&model);
     struct ev_clip clip;
     load_clip(CLIPS "/cmu_91_04.bvh", &clip);
+    const int row = clip.stream.frame_count / 2;
+    if (event == EVENT_PAUSED_RECENTRE) /* the clean run pauses too */
+        delay_stream(&clip.stream, row, 2.0);
     int joints = 0;
     float *clean = run_body(&clip, &clip.stream, &model, -1, &joints);
-    const int row = clip.stream.frame_count / 2;
     if (event == EVENT_HEAD_GLITCH)
         clip.stream.frames[row].device[EM_DEVICE_HEAD].pose.position_m[0] += 500.0f;
     else
         shift_stream(&clip.stream, row, shift_m);
     float *ours =
-        run_body(&clip, &clip.stream, &model, event == EVENT_RECENTRE ? row : -1, &joints);
+        run_body(&clip, &clip.stream, &model,
+                 event == EVENT_RECENTRE || event == EVENT_PAUSED_RECENTRE ? row : -1, &joints);
     assert_recovered(what, ours, clean, joints, clip.stream.frame_count, row, RECOVERY_ROWS,
                      shift_m);
     free(clean);
@@ -575,6 +586,17 @@ a_recentre_in_a_real_walk_restarts_every_history_at_the_new_place(void **state)
     (void)state;
     const float shift[3] = {-2.0f, 0.0f, 1.0f};
     assert_walk_recovers(EVENT_RECENTRE, "recentre", shift);
+}
+
+/* The same after a 2 s pause (the application was paused, then recentred; the clean run
+ * pauses too): the body picks up at the new place as after a recentre in stride (2.7 cm
+ * at 0.1 s when this was written). */
+static void
+a_recentre_after_a_pause_restarts_every_history_at_the_new_place(void **state)
+{
+    (void)state;
+    const float shift[3] = {-2.0f, 0.0f, 1.0f};
+    assert_walk_recovers(EVENT_PAUSED_RECENTRE, "recentre after a 2 s pause", shift);
 }
 
 /* The line through the two hip joints in `ours` against the truth's, mean over rows in
@@ -900,6 +922,7 @@ main(void)
         cmocka_unit_test(a_runs_feet_jitter_within_twice_the_persons),
         cmocka_unit_test(a_500_m_head_glitch_in_a_real_walk_is_a_lost_sample),
         cmocka_unit_test(a_teleport_in_a_real_walk_restarts_every_history_at_the_new_place),
+        cmocka_unit_test(a_recentre_after_a_pause_restarts_every_history_at_the_new_place),
         cmocka_unit_test(a_recentre_in_a_real_walk_restarts_every_history_at_the_new_place),
         cmocka_unit_test(the_pelvis_follows_a_pelvis_tracker_and_else_the_network),
         cmocka_unit_test(a_hand_raised_above_a_still_head_leaves_the_hips_facing_ahead),
