@@ -293,6 +293,21 @@ m_clampf(float x, float lo, float hi)
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
+/* t clamped to [0, 1], eased: 3t^2 - 2t^3 (0 at 0, 1 at 1, flat at both ends). */
+static inline float
+m_ease(float t)
+{
+    t = m_clampf(t, 0.0f, 1.0f);
+    return t * t * (3.0f - 2.0f * t);
+}
+
+/* 0 up to edge0, 1 from edge1, eased between (m_ease of x's place from one to the other). */
+static inline float
+m_smoothstep(float edge0, float edge1, float x)
+{
+    return m_ease((x - edge0) / (edge1 - edge0));
+}
+
 #ifdef __cplusplus
 }
 #endif

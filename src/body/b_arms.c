@@ -74,8 +74,7 @@ square_to_line(const float *v, const float *line, float *out)
 static float
 off_line_weight(float off)
 {
-    const float t = m_clampf((off - 0.17f) / (0.42f - 0.17f), 0.0f, 1.0f);
-    return t * t * (3.0f - 2.0f * t);
+    return m_smoothstep(0.17f, 0.42f, off);
 }
 
 /* The side the elbow goes out to from the shoulder-hand `line` (unit): toward the pole,

@@ -100,7 +100,7 @@ advance_step(struct b_foot *f, float dt_s)
 {
     f->step_time_s += dt_s;
     const float t = m_clampf(f->step_time_s / f->step_duration_s, 0.0f, 1.0f);
-    const float ease = t * t * (3.0f - 2.0f * t);
+    const float ease = m_ease(t);
     m_vec3_lerp(f->step_from_m, f->step_to_m, ease, f->position_m);
     f->position_m[1] += STEP_HEIGHT_M * sinf(M_PI_F * t);
     f->yaw_rad = f->step_from_yaw_rad +

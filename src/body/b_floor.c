@@ -86,12 +86,6 @@
 #define SETTLED_M_S 0.2f
 #define HEAD_RISE_TAU_S 0.1f
 
-static float
-smoothstep(float edge0, float edge1, float x)
-{
-    const float t = m_clampf((x - edge0) / (edge1 - edge0), 0.0f, 1.0f);
-    return t * t * (3.0f - 2.0f * t);
-}
 
 float
 b_floor_share(const struct body *b)
@@ -106,7 +100,7 @@ share_from_head(const struct body *b)
     const float z[3] = {0, 0, 1};
     float fwd[3];
     m_quat_rotate(b->head_rotation, z, fwd);
-    const float face_down = smoothstep(0.3f, 0.8f, -fwd[1]);
+    const float face_down = m_smoothstep(0.3f, 0.8f, -fwd[1]);
     const float head = b->m.head_height_m;
     const float sitting_head = FLOOR_HIPS_SHARE * b->m.hips_height_m + b->m.hips_to_neck_m +
                                m_vec3_length(b->m.head_from_neck_m);
@@ -114,7 +108,7 @@ share_from_head(const struct body *b)
     const float none = sitting_head + SIT_NONE_SHARE * head;
     const float full_m = full + (FACE_DOWN_FULL_SHARE * head - full) * face_down;
     const float none_m = none + (FACE_DOWN_NONE_SHARE * head - none) * face_down;
-    return smoothstep(none_m, full_m, b->head_position_m[1] - b->ground_height_m);
+    return m_smoothstep(none_m, full_m, b->head_position_m[1] - b->ground_height_m);
 }
 
 /* A frame whose +Y is `up` (unit) and whose +Z is as near `front` as that allows
@@ -229,7 +223,7 @@ update_floor(struct body *b, float dt_s, const float *hips, const float *rotatio
     } else {
         if (raw > f->share) {
             /* Nobody sits or lies down on the run: over the floor, the share holds. */
-            const float moving = smoothstep(STILL_M_S, MOVING_M_S, f->head_speed_m_s);
+            const float moving = m_smoothstep(STILL_M_S, MOVING_M_S, f->head_speed_m_s);
             f->share += (raw - f->share) * (1.0f - moving) * fminf(1.0f, dt_s / SHARE_RISE_TAU_S);
         } else {
             f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);
@@ -245,7 +239,7 @@ update_floor(struct body *b, float dt_s, const float *hips, const float *rotatio
     const float up[3] = {0, 1, 0};
     float axis[3];
     m_quat_rotate(f->hips_rotation, up, axis);
-    f->lying = smoothstep(SITTING_SLOPE, LYING_SLOPE, axis[1]);
+    f->lying = m_smoothstep(SITTING_SLOPE, LYING_SLOPE, axis[1]);
 }
 
 void

@@ -211,10 +211,8 @@ draw_neck_toward_hands(struct body *b)
     /* A controller speaks by how far it is tracked: a lost one's hand hangs at the side of
      * a body it does not place (on a first frame, at a pelvis not yet placed). */
     float said[2];
-    for (int s = 0; s < 2; ++s) {
-        const float w = b->track[EM_DEVICE_LEFT_HAND + s].blend;
-        said[s] = share * w * w * (3.0f - 2.0f * w); /* eased, as the hand's own blend */
-    }
+    for (int s = 0; s < 2; ++s) /* eased, as the hand's own blend (b_loss.c) */
+        said[s] = share * m_ease(b->track[EM_DEVICE_LEFT_HAND + s].blend);
     for (int round = 0; round < NECK_REACH_ROUNDS; ++round) {
         float move[3] = {0.0f, 0.0f, 0.0f};
         for (int s = 0; s < 2; ++s) {
@@ -233,8 +231,8 @@ draw_neck_toward_hands(struct body *b)
 /* The chest joint at its share of the way from the pelvis to the neck target, bent as the
  * prior says (the seed says nothing of the back: the solve bends it between pelvis and
  * neck as it can). Pulled by the prior's confidence; on the floor less, by the floor's
- * share: it lays the back along the floor itself. (A chest tracker's solver has its own
- * chest target, b_trackers.c.) */
+ * share: it lays the back along the floor itself. (The body trackers' solver bends its
+ * chest target the same way, a chest tracker's weight taking over: b_trackers.c.) */
 static void
 fuse_back(struct body *b, const struct b_torso_estimate *prior)
 {

@@ -80,8 +80,7 @@ knee_side(const float *bend, const float *line, float *out)
     m_vec3_normalize_or(up, world_up, up);
     m_vec3_normalize_or(to_pole, up, to_pole);
     /* Off the line by more than sin(25 deg): the pole alone; under sin(10 deg): up. */
-    const float t = m_clampf((off - 0.17f) / (0.42f - 0.17f), 0.0f, 1.0f);
-    const float w = t * t * (3.0f - 2.0f * t);
+    const float w = m_smoothstep(0.17f, 0.42f, off);
     m_vec3_lerp(up, to_pole, w, out);
     m_vec3_normalize_or(out, to_pole, out);
 }
@@ -377,6 +376,17 @@ same_build(const float *target, const float *rotation, const float *pole, const 
            memcmp(pole, last_pole, 3 * sizeof *pole) == 0;
 }
 
+/* How far leg s's foot (its lowest part, foot_lowest's reach out) and knee are under the
+ * floor (<= 0: not under it). */
+static void
+leg_depths(const struct body *b, int s, float *out_reach_dir, float *out_reach_m,
+           float *out_foot_m, float *out_knee_m)
+{
+    const float floor_y = b->desc.floor_height_m;
+    *out_foot_m = floor_y - foot_lowest(b, s, out_reach_dir, out_reach_m);
+    *out_knee_m = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
+}
+
 /* No part of a foot under the floor (a kneeling player's toes went 16 cm through it): a
  * foot whose toes would go under is pitched up about its ankle just enough, and a leg
  * whose ankle is too low for any pitch (or whose limit keeps the toes down) has its ankle
@@ -387,20 +397,10 @@ same_build(const float *target, const float *rotation, const float *pole, const 
  * leaves, 1e-9 m) with nothing left to change: the passes after a build that repeats the
  * last one are skipped, as they would repeat it too (on 4 % of the evaluation's frames a
  * leg took all the passes, most of them such repeats). */
-/* How far the leg's lowest part (foot or knee) is under the floor; <= 0 when none is. */
-static float
-leg_depth(const struct body *b, int s, float *out_reach_dir, float *out_reach_m)
-{
-    const float floor_y = b->desc.floor_height_m;
-    const float depth = floor_y - foot_lowest(b, s, out_reach_dir, out_reach_m);
-    return fmaxf(depth, floor_y - b->pose.position_m[b->j.lower_leg[s]][1]);
-}
-
 static void
 keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
                       const float *knee_pole)
 {
-    const float floor_y = b->desc.floor_height_m;
     float target[3], rotation[4], pole[3];
     m_vec3_copy(ankle_target, target);
     m_quat_copy(foot_rotation, rotation);
@@ -411,9 +411,8 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     /* The build that went least under the floor so far (the first: b_legs_solve's). */
     float best_target[3], best_rotation[4], best_pole[3], best_depth = INFINITY;
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
-        float reach_dir[3] = {0, 0, 1}, reach_m;
-        const float depth = floor_y - foot_lowest(b, s, reach_dir, &reach_m);
-        const float knee_depth = floor_y - b->pose.position_m[b->j.lower_leg[s]][1];
+        float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
+        leg_depths(b, s, reach_dir, &reach_m, &depth, &knee_depth);
         if (depth <= 0.0f && knee_depth <= 0.0f)
             return;
         if (fmaxf(depth, knee_depth) < best_depth) {
@@ -444,8 +443,9 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     }
     /* The passes can overshoot (an ankle raised toward the hip folds the foot under):
      * the last build stands only if it is no deeper than the best one. */
-    float reach_dir[3] = {0, 0, 1}, reach_m;
-    if (leg_depth(b, s, reach_dir, &reach_m) > best_depth) {
+    float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
+    leg_depths(b, s, reach_dir, &reach_m, &depth, &knee_depth);
+    if (fmaxf(depth, knee_depth) > best_depth) {
         build_leg(b, s, best_target, best_rotation, best_pole);
         forward_kinematics_from(b, b->j.upper_leg[s]);
     }

@@ -213,7 +213,7 @@ b_loss_update(struct body *b, const struct em_tracking_frame *frame, float dt_s)
         track_device(b, d, &frame->device[d], dt_s, tracked, tracked_rot);
         fallback_hand(b, s, rest, rest_rot);
         const float w = b->track[d].blend;
-        const float ease = w * w * (3.0f - 2.0f * w);
+        const float ease = m_ease(w);
         m_vec3_lerp(rest, tracked, ease, b->hand_position_m[s]);
         m_quat_slerp(rest_rot, tracked_rot, ease, b->hand_rotation[s]);
     }

@@ -200,11 +200,13 @@
 #define NECK_MIN_CUTOFF_HZ 3.0f
 #define NECK_BETA 4.0f
 /* The back's bend (b_prior_estimate_torso, output set 3): the confidence of the chest
- * joint's offset from the straight pelvis-neck line, read off the network's spine and
- * chest points (filtered as the neck). Chosen on three folds of people left out, each
- * with a model of the v6 recipe that held them out (MPJPE cm, known body / height only,
- * folds 05,127 / 14,49 / 02,07,35; upper body on the last two; clips above 1.5x the
- * truth's jitter of 112, known body):
+ * joint's offset from the straight pelvis-neck line, read off the network's pelvis, spine
+ * and chest points (filtered as the neck, from the head). Chosen on three folds of people
+ * left out, each with a model of the v6 recipe that held them out (MPJPE cm, known body /
+ * height only, folds 05,127 / 14,49 / 02,07,35; upper body on the last two; clips above
+ * 1.5x the truth's jitter of 112, known body; the rows at 0.5 and 1 measured with the
+ * curve's pelvis filtered in the room, 0.5 now 12.16 11.80 6.01 / 12.88 12.20 6.86, upper
+ * 3.59 2.79):
  *   0    12.17 11.85 6.13 / 12.87 12.26 6.91   upper 3.71 3.05   13 + 1
  *   0.5  12.17 11.80 6.03 / 12.89 12.20 6.87   upper 3.59 2.85   12 + 1   (taken)
  *   1    12.18 11.80 6.04 / 12.89 12.21 6.87   upper 3.60 2.85   11 + 1
@@ -389,12 +391,6 @@ horizontal_distance(const float *a, const float *c)
     return sqrtf(dx * dx + dz * dz);
 }
 
-static float
-smoothstep(float edge0, float edge1, float x)
-{
-    const float t = m_clampf((x - edge0) / (edge1 - edge0), 0.0f, 1.0f);
-    return t * t * (3.0f - 2.0f * t);
-}
 
 /* One point of a foot (ankle or toes): `held` keeps it where it was last frame, `decayed`
  * lets it go to the prediction; `follow` (0 to 1) blends the two. */
@@ -474,17 +470,17 @@ place_foot(struct body *b, int s, float dt_s)
         m_vec3_set(p->release_toes_offset_m[s], 0, 0, 0);
         return;
     }
-    const float lifted = 1.0f - smoothstep(LIFT_AT, PLANT_AT, p->contact[s]);
-    const float drift = smoothstep(DRIFT_START_M, PLANT_MAX_DRIFT_M,
-                                   horizontal_distance(p->foot_ankle_m[s], p->ankle_m[s]));
-    const float out_of_reach =
-        smoothstep(RELEASE_FROM_SHARE * b->m.leg_length_m, RELEASE_REACH_SHARE * b->m.leg_length_m,
-                   distance_from_hip(b, s, p->foot_ankle_m[s]));
+    const float lifted = 1.0f - m_smoothstep(LIFT_AT, PLANT_AT, p->contact[s]);
+    const float drift = m_smoothstep(DRIFT_START_M, PLANT_MAX_DRIFT_M,
+                                     horizontal_distance(p->foot_ankle_m[s], p->ankle_m[s]));
+    const float out_of_reach = m_smoothstep(RELEASE_FROM_SHARE * b->m.leg_length_m,
+                                            RELEASE_REACH_SHARE * b->m.leg_length_m,
+                                            distance_from_hip(b, s, p->foot_ankle_m[s]));
     /* Standing still a while, a smaller turn is settled (as b_feet.c squares a stance). */
-    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
+    const float settled = m_smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
     const float turn_start = TURN_START_RAD + settled * (SETTLE_TURN_RAD - TURN_START_RAD);
     const float turned =
-        smoothstep(turn_start, turn_start + TURN_RELEASE_SPAN_RAD, turned_from_prediction(p, s));
+        m_smoothstep(turn_start, turn_start + TURN_RELEASE_SPAN_RAD, turned_from_prediction(p, s));
     const float follow = fmaxf(fmaxf(lifted, drift), fmaxf(out_of_reach, turned));
     const float keep = expf(-dt_s / RELEASE_S);
     blend_point(p->ankle_m[s], p->foot_ankle_m[s], p->release_offset_m[s], follow, keep);
@@ -509,7 +505,7 @@ pelvis_estimate(const struct body *b, const struct b_pelvis_estimate *seed,
     /* Its yaw: see YAW_AGREE_RAD. */
     const float away =
         m_angle_wrap(b_yaw_of(out->rotation, seed->heading_rad) - seed->heading_rad) / YAW_AGREE_RAD;
-    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, b->prior.still_s);
+    const float settled = m_smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, b->prior.still_s);
     out->yaw_confidence = 1.0f - settled * (1.0f - expf(-away * away));
     if (reach > 1e-3f) {
         m_vec3_muladd(b->head_position_m, prior, spine / reach, out->position_m);
@@ -713,7 +709,7 @@ b_prior_estimate_feet(struct body *b, float dt_s, struct b_feet_estimate *out)
         place_foot(b, s, p->started ? dt_s : 0.0f);
     p->started = true;
     const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
-    const float settled = smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
+    const float settled = m_smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
     const float max_turn =
         FOOT_MAX_TURN_RAD + settled * (SETTLED_FOOT_TURN_RAD - FOOT_MAX_TURN_RAD);
     /* The feet turn about the pelvis's facing; settled, about the body's heading (where

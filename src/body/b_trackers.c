@@ -61,11 +61,6 @@ static const float k_default_mount_m[EM_TRACKER_COUNT][3] = {
     {0.0f, -0.10f, 0.06f}, {0.0f, -0.10f, 0.06f}, {0.0f, 0.0f, -0.05f},  {0.0f, 0.0f, -0.05f},
 };
 
-static float
-ease(float w)
-{
-    return w * w * (3.0f - 2.0f * w);
-}
 
 static int
 tracker_joint(const struct body *b, int t)
@@ -230,7 +225,7 @@ track_one(struct body *b, int t, const struct em_device_pose *dev, bool carried,
         T->filter_position[t].started = false;
         T->filter_rotation[t].started = false;
     }
-    T->weight[t] = k->seen ? ease(k->blend) : 0.0f;
+    T->weight[t] = k->seen ? m_ease(k->blend) : 0.0f;
     if (k->seen)
         bone_from_tracker(&b->desc.tracker_mount[t], k->last_position_m, k->last_rotation,
                           T->bone_position_m[t], T->bone_rotation[t]);
@@ -246,8 +241,7 @@ hands_from_elbows(struct body *b)
         const int t = EM_TRACKER_LEFT_ELBOW + s;
         const struct b_device_track *hand = &b->track[EM_DEVICE_LEFT_HAND + s];
         const float we = T->weight[t];
-        const float wh =
-            hand->seen ? hand->blend * hand->blend * (3.0f - 2.0f * hand->blend) : 0.0f;
+        const float wh = hand->seen ? m_ease(hand->blend) : 0.0f;
         if (we <= 0.0f || wh >= 1.0f)
             continue;
         float wrist[3], rot[4];

@@ -178,11 +178,6 @@ set_devices(const float *head_m, const float *head_q, const float (*grip_m)[3],
     }
 }
 
-static float
-ease(float t)
-{
-    return t * t * (3.0f - 2.0f * t);
-}
 
 /* The pose at time t: eased between the two key poses around it. */
 static void
@@ -194,7 +189,7 @@ pose_at(const struct posture_desc *p, double t, float scale, struct em_tracking_
     const struct key_pose *a = &p->keys[k];
     const struct key_pose *b = &p->keys[k + 1 < p->key_count ? k + 1 : k];
     const float span = b->t_s - a->t_s;
-    const float u = span > 0.0f ? ease(m_clampf((float)(t - (double)a->t_s) / span, 0.0f, 1.0f)) : 0.0f;
+    const float u = span > 0.0f ? m_ease((float)(t - (double)a->t_s) / span) : 0.0f;
     float qa[4], qb[4], ha[2][4], hb[2][4], head_q[4], hand_q[2][4], head_m[3], grip_m[2][3];
     key_rotations(a, qa, ha);
     key_rotations(b, qb, hb);

@@ -757,6 +757,21 @@ flailing_arms_never_twist_beyond_their_range(void **state)
     pr_model_fini(&prior);
 }
 
+/* The largest distance between a joint of `a` and the same joint of `b`, kept in
+ * *io_worst with the row it came at when larger. */
+static void
+keep_worst_joint_apart(const struct sk_pose *a, const struct sk_pose *b, int row,
+                       double *io_worst, int *io_row)
+{
+    for (int j = 0; j < a->joint_count; ++j) {
+        const double d = (double)m_vec3_distance(a->position_m[j], b->position_m[j]);
+        if (d > *io_worst) {
+            *io_worst = d;
+            *io_row = row;
+        }
+    }
+}
+
 /* Every device's sample lost for two frames in a row in a real walk (cmu_91_04, its own
  * skeleton, the default learned body): the body coasts over both (B_COAST_MAX_S is 0.05
  * s) as it does over one, every joint within COAST_MAX_OFF_M of the clean run's on every
@@ -784,14 +799,7 @@ two_lost_samples_in_a_row_are_coasted_over(void **state)
             for (int d = 0; d < EM_DEVICE_COUNT; ++d)
                 f.device[d].flags = 0;
         body_update(lost, &f);
-        const struct sk_pose *a = body_pose(clean), *b = body_pose(lost);
-        for (int j = 0; j < a->joint_count; ++j) {
-            const double d = (double)m_vec3_distance(a->position_m[j], b->position_m[j]);
-            if (d > worst) {
-                worst = d;
-                worst_row = row;
-            }
-        }
+        keep_worst_joint_apart(body_pose(clean), body_pose(lost), row, &worst, &worst_row);
     }
     print_message("two lost samples at rows %d and %d: a joint at most %.1f mm from the clean "
                   "run's (row %d)\n",
@@ -834,15 +842,8 @@ a_50_m_controller_glitch_never_throws_the_arm(void **state)
         const struct sk_pose *a = body_pose(clean), *b = body_pose(glitch);
         hand_worst =
             fmax(hand_worst, (double)m_vec3_distance(a->position_m[hand], b->position_m[hand]));
-        if (row < bad_row + 6) /* 0.1 s at the clip's 60 Hz */
-            continue;
-        for (int j = 0; j < a->joint_count; ++j) {
-            const double d = (double)m_vec3_distance(a->position_m[j], b->position_m[j]);
-            if (d > after_worst) {
-                after_worst = d;
-                after_row = row;
-            }
-        }
+        if (row >= bad_row + 6) /* 0.1 s at the clip's 60 Hz */
+            keep_worst_joint_apart(a, b, row, &after_worst, &after_row);
     }
     print_message("50 m right controller glitch at row %d: the hand at most %.1f mm from the "
                   "clean run's; from 0.1 s after, a joint at most %.1f mm (row %d)\n",
