@@ -11,14 +11,12 @@
 #ifndef EMBODY_IK_INTERNAL_H
 #define EMBODY_IK_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 
 #include "embody/ik.h"
 #include "embody/m_math.h"
 #include "embody/skeleton.h"
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
 
 struct ik_fast_limit {
     enum sk_limit_kind kind;
@@ -211,33 +209,22 @@ struct ik_solver {
 
 /* ---- Shared helpers of the passes ----------------------------------------------------- */
 
-/* 1/sqrt(x) to about 2e-7 relative: the hardware estimate and one Newton step, which is
- * shorter than sqrt then divide on the passes' critical path. */
+/* 1/sqrt(x) and length/sqrt(d2) by IEEE square root and division, which every x86-64
+ * processor rounds the same way. The hardware estimate (rsqrtss) with a Newton step was a
+ * few cycles shorter, but its bits differ between Intel's and AMD's processors, and a
+ * solve is chaotic in the last bit: the same build converged on 34 % of the limited test
+ * cases on one and 28 % on the other, and its always-low error shrank carried-over
+ * rotations by 6e-6 (docs/testing.md, "Results that hold on every machine"). */
 static inline float
 ik_inv_sqrt(float x)
 {
-#if defined(__SSE__)
-    const float y = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x)));
-    return y * (1.5f - 0.5f * x * y * y);
-#else
     return 1.0f / sqrtf(x);
-#endif
 }
 
-/* length / sqrt(d2): the same Newton step, arranged so that the products that do not
- * wait for each other (length * y, d2 / 2 * y) run side by side. */
 static inline float
 ik_length_over_sqrt(float d2, float length)
 {
-#if defined(__SSE__)
-    const float half_d2 = 0.5f * d2;
-    const float y = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(d2)));
-    const float ly = length * y;
-    const float hy = half_d2 * y;
-    return ly * (1.5f - hy * y);
-#else
     return length / sqrtf(d2);
-#endif
 }
 
 /* The world rotation of node k's parent frame. */

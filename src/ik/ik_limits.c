@@ -149,12 +149,6 @@ ik_fast_limit_init(struct ik_fast_limit *out, const struct sk_limit *limit,
     out->hi_cos = cosf(0.5f * limit->max_rad);
 }
 
-static inline float
-fast_inv_length(float x)
-{
-    return 1.0f / sqrtf(x);
-}
-
 /* Keeps the rotation (axis * s, w), w >= 0, within the compiled range's half-angles:
  * writes the clamped (s, w) and returns whether it changed. */
 static bool
@@ -210,7 +204,7 @@ fast_hinge(const struct ik_fast_limit *lim, float *q)
         s = 1.0f;
         w = 0.0f;
     } else {
-        const float inv = fast_inv_length(n2);
+        const float inv = ik_inv_sqrt(n2);
         s *= inv;
         w *= inv;
     }
@@ -238,7 +232,7 @@ fast_cone(const struct ik_fast_limit *lim, float *q)
         m_vec3_cross(a, fabsf(a[0]) < 0.9f ? ex : ey, w);
         m_vec3_normalize_or(w, ey, w);
     } else {
-        m_vec3_scale(w, fast_inv_length(ww), w);
+        m_vec3_scale(w, ik_inv_sqrt(ww), w);
     }
     float dn[3], turn[4];
     if (c >= lim->cos_far) {
@@ -264,7 +258,7 @@ fast_twist(const struct ik_fast_limit *lim, float *q)
     if (n2 < 1e-12f)
         return false; /* half a turn of swing: twist undefined, keep */
     const float sign = w < 0.0f ? -1.0f : 1.0f;
-    const float inv = sign * fast_inv_length(n2);
+    const float inv = sign * ik_inv_sqrt(n2);
     float ts = s * inv, tw = w * inv;
     if (!clamp_half_angle(lim, &ts, &tw))
         return false;

@@ -1696,23 +1696,28 @@ human3_converged_share(enum ik_method method, bool limits, int solves)
 
 /* The rates include/embody/ik.h documents for each method (enum ik_method), measured
  * here on the solver tests' humanoid (tests/data/ik) and its own limits (stricter than the
- * benchmark's) and held with a margin: chain, humanoid without limits, humanoid with limits. */
+ * benchmark's): chain, humanoid without limits, humanoid with limits. Whether one cold solve
+ * converges turns on the last bit of its floats, so a rate is a share of 400 solves and
+ * holds with a margin of three standard deviations of such a share (about 7 points at
+ * 30 %): it measured the same in builds that round differently (gcc and clang, -O0 to
+ * -O3, -ffp-contract=fast -mfma, -march=native: tests/ik/rounding_builds.sh), and the
+ * margin covers the rest (docs/testing.md). */
 static void
 every_method_reaches_reachable_targets_at_its_documented_rate(void **state)
 {
     (void)state;
     static const float least[4][3] = {
-        {0.99f, 0.99f, 0.30f}, /* FABRIK (measured here: 100, 100, 34 %) */
-        {0.85f, 0.35f, 0.35f}, /* CCD (91, 42, 40 %) */
-        {0.85f, 0.0f, 0.0f},   /* Jacobian transpose: slow on trees, documented (93, 1, 1 %) */
-        {0.99f, 0.97f, 0.95f}, /* damped least squares (100, 100, 100 %) */
+        {0.99f, 0.99f, 0.21f}, /* FABRIK (measured here: 100, 100, 28 %) */
+        {0.79f, 0.38f, 0.25f}, /* CCD (85, 46, 32 %) */
+        {0.82f, 0.0f, 0.0f},   /* Jacobian transpose: slow on trees, documented (88, 0, 0 %) */
+        {0.99f, 0.97f, 0.95f}, /* damped least squares (100, 100, 99 %) */
     };
     float rate[4][3];
     for (int m = 0; m < 4; ++m) {
         const enum ik_method method = (enum ik_method)m;
-        const float chain = chain10_converged_share(method, 200);
-        const float free_human = human3_converged_share(method, false, 100);
-        const float limited_human = human3_converged_share(method, true, 100);
+        const float chain = chain10_converged_share(method, 400);
+        const float free_human = human3_converged_share(method, false, 400);
+        const float limited_human = human3_converged_share(method, true, 400);
         print_message("%-20s converged: chain10 %.0f %%, human3 %.0f %%, with limits %.0f %%\n",
                       method_names[m], 100.0 * (double)chain, 100.0 * (double)free_human,
                       100.0 * (double)limited_human);
@@ -1786,6 +1791,16 @@ every_method_leaves_every_joint_within_its_limit(void **state)
     sk_skeleton_fini(&human);
 }
 
+/* How far from the line to an unreachable target a method's joints may end after 100
+ * iterations. The Jacobian transpose turns a straight chain out of its singular start
+ * slowly, by as much as rounding allows: 0.5 mm to 25 mm off across builds that round
+ * differently (tests/ik/rounding_builds.sh), so it is held at twice the worst. */
+static float
+line_tolerance_m(enum ik_method method)
+{
+    return method == IK_METHOD_JACOBIAN_TRANSPOSE ? 0.05f : 0.02f;
+}
+
 /* A target beyond reach: the chain ends straight, pointing at it, and nothing is NaN
  * (from the straight rest pose, the singular start of the Jacobian methods). */
 static void
@@ -1822,7 +1837,7 @@ unreachable_target_leaves_every_method_pointing_at_it_without_nan(void **state)
                     m_vec3_scale(dir, (float)j, expect);
                     worst = fmaxf(worst, m_vec3_distance(pose.position_m[j], expect));
                 }
-                if (!(worst < 0.02f))
+                if (!(worst < line_tolerance_m(d.method)))
                     fail_msg("%s, target %zu%s: a joint %.3f m off the line to the target",
                              method_names[d.method], i, limits ? " (limits)" : "", (double)worst);
                 ik_solver_destroy(&s);
