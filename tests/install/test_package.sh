@@ -1,56 +1,134 @@
 #!/bin/sh
-# Builds the Debian package from BUILD_DIR (cpack, cmake/EmbodyPackage.cmake) into a
-# scratch folder and checks it without installing it: its file list holds the program,
-# the library (shared, static, SONAME link), the public headers, the pkg-config and CMake
-# files, the data, the OpenXR layer's library and its manifest in the system's implicit
-# layer folder (and no explicit one); unpacked, the manifest's library_path resolves to
-# the layer's library, and it names the loader's enable and disable variables.
-#   test_package.sh BUILD_DIR
+# Builds the Debian packages as docs/packaging.md says (a Release build configured for
+# /usr, then cpack: cmake/EmbodyPackage.cmake) in WORK_DIR, and checks them without
+# installing them:
+# - lintian: no error, and no warning but those docs/packaging.md justifies (JUSTIFIED);
+# - each package's files (dpkg-deb -c): the library and its SONAME link; the headers,
+#   static library, pkg-config and CMake files; the program and its manual page; the
+#   data with the default prior model only; the layer's library in the OpenXR plugin
+#   folder and its manifest in the implicit layer folder (and no explicit one); each
+#   package's copyright and changelog;
+# - the control data (dpkg-deb -I, -f): shared-library dependencies found by
+#   dpkg-shlibdeps, the shlibs file and the ldconfig trigger, no maintainer scripts;
+# - unpacked together into one folder: the layer manifest's library_path resolves to a
+#   library that exports the loader's entry point, the program plays the demo from the
+#   packaged data, and the README's example builds with pkg-config against the packaged
+#   development files and runs on the packaged library.
+#   test_package.sh SOURCE_DIR WORK_DIR [C_COMPILER]
+# Exits 77 (skipped) only when a tool it needs is missing.
 set -eu
-build=$1
-for tool in cpack dpkg-deb dpkg-shlibdeps file objdump; do
-    command -v $tool >/dev/null 2>&1 || { echo "no $tool: skipped"; exit 77; }
+source=$1
+work=$2
+cc=${3:-cc}
+for tool in lintian cpack dpkg-deb dpkg-shlibdeps file objdump gzip pkg-config; do
+    command -v $tool >/dev/null 2>&1 ||
+        { echo "test_package: no $tool here (apt-get install $tool): skipped"; exit 77; }
 done
-work=$(mktemp -d "${TMPDIR:-/tmp}/embody-package.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# Warnings docs/packaging.md justifies, one lintian tag each ("" for none).
+JUSTIFIED=""
 fail() { echo "test_package: $*" >&2; exit 1; }
 
-cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work" >"$work/cpack.log" 2>&1 ||
-    { cat "$work/cpack.log"; fail "cpack failed"; }
-deb=$(ls "$work"/*.deb 2>/dev/null | head -n 1)
-[ -n "$deb" ] || { cat "$work/cpack.log"; fail "cpack made no .deb"; }
-dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$work/files"
-
-has() { grep -qx "$1" "$work/files" || fail "$(basename "$deb") has no $1"; }
-has_like() { grep -q "$1" "$work/files" || fail "$(basename "$deb") has nothing like $1"; }
-has /usr/bin/embody
-has_like '^/usr/lib/.*libembody\.so$'
-has_like '^/usr/lib/.*libembody\.so\.[0-9]'
-has_like '^/usr/lib/.*libembody\.a$'
-has_like '^/usr/lib/.*libembody_openxr_layer\.so$'
-has_like '^/usr/lib/.*pkgconfig/embody\.pc$'
-has_like '^/usr/lib/.*cmake/embody/embodyConfig\.cmake$'
-for h in ik.h body.h skeleton.h prior.h; do has /usr/include/embody/$h; done
-for f in body.json layer.json humanoid.json prior/body-prior-v2.bin avatar/embody.vrm; do
-    has /usr/share/embody/config/$f
-done
-manifest=/usr/share/openxr/1/api_layers/implicit.d/embody_layer.json
-has $manifest
-if grep -q 'explicit.d' "$work/files"; then fail "the package also has an explicit layer manifest"; fi
-
-control=$(dpkg-deb -f "$deb" Package Version Architecture Depends)
-echo "$control" | grep -q '^Package: embody$' || fail "package name: $control"
-echo "$control" | grep -q '^Depends: .*libc6' || fail "no shared-library dependencies: $control"
-
+build=$work/build
+out=$work/debs
 root=$work/root
-dpkg-deb -x "$deb" "$root"
+rm -rf "$out" "$root"
+mkdir -p "$build" "$out"
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S "$source" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+    -DEMBODY_BUILD_TESTS=OFF -DCMAKE_C_COMPILER="$cc" >"$work/cmake.log" 2>&1 ||
+    { cat "$work/cmake.log"; fail "configuring the Release build failed"; }
+cmake --build "$build" -j "$jobs" >"$work/build.log" 2>&1 ||
+    { tail -n 40 "$work/build.log"; fail "the Release build failed"; }
+cpack --config "$build/CPackConfig.cmake" -G DEB -B "$out" >"$work/cpack.log" 2>&1 ||
+    { cat "$work/cpack.log"; fail "cpack failed"; }
+
+soname=$(objdump -p "$build"/libembody.so | sed -n 's/^ *SONAME *//p')
+lib=$(echo "$soname" | sed -E 's/([0-9])\.so\./\1-/; s/\.so(\.|$)//; y/_/-/')
+[ "$lib" = libembody0.1 ] || fail "SONAME $soname: expected libembody.so.0.1 (docs/library.md)"
+for p in $lib libembody-dev embody embody-data openxr-layer-embody; do
+    set -- "$out/${p}"_*.deb
+    [ -f "$1" ] || { cat "$work/cpack.log"; fail "cpack made no package $p"; }
+    eval "deb_$(echo $p | tr -c 'a-z0-9\n' _)=\$1"
+done
+[ "$(ls "$out"/*.deb | wc -l)" -eq 5 ] || fail "more packages than expected: $(ls "$out")"
+
+# lintian, as Debian runs it on an upload (errors and warnings; overrides are honoured,
+# and the packages ship none).
+lintian --no-cfg --fail-on none "$out"/*.deb >"$work/lintian.log" 2>&1 ||
+    { cat "$work/lintian.log"; fail "lintian did not run"; }
+grep -E '^[EW]: ' "$work/lintian.log" >"$work/tags" || true
+cat "$work/tags"
+grep -q '^E: ' "$work/tags" && fail "lintian reports errors (above)"
+for tag in $JUSTIFIED; do
+    grep -v ": $tag" "$work/tags" >"$work/tags.left" || true
+    mv "$work/tags.left" "$work/tags"
+done
+[ -s "$work/tags" ] && fail "lintian reports warnings docs/packaging.md does not justify (above)"
+
+files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|'; }
+has() { # has PACKAGE.deb PATTERN: a file of the package matches the (anchored) pattern
+    files "$1" | grep -qx "$2" || fail "$(basename "$1") has nothing like $2"
+}
+hasnt() { ! files "$1" | grep -qx "$2" || fail "$(basename "$1") has $2"; }
+multiarch=/usr/lib/[a-z0-9_]*-linux-gnu[a-z0-9_]*
+for deb in "$out"/*.deb; do
+    p=$(dpkg-deb -f "$deb" Package)
+    has "$deb" "/usr/share/doc/$p/copyright"
+    has "$deb" "/usr/share/doc/$p/changelog.gz"
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/share/doc/$p/copyright" |
+        grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+        fail "$p: its copyright file is not in the machine-readable format"
+done
+has "$deb_libembody0_1" "$multiarch/$soname"
+has "$deb_libembody0_1" "$multiarch/libembody\.so\.[0-9.]*"
+hasnt "$deb_libembody0_1" "$multiarch/libembody\.so"
+for f in '/usr/include/embody/ik\.h' '/usr/include/embody/body\.h' "$multiarch/libembody\.so" \
+    "$multiarch/libembody\.a" "$multiarch/pkgconfig/embody\.pc" \
+    "$multiarch/cmake/embody/embodyConfig\.cmake"; do
+    has "$deb_libembody_dev" "$f"
+done
+hasnt "$deb_libembody_dev" "$multiarch/$soname"
+has "$deb_embody" /usr/bin/embody
+has "$deb_embody" /usr/share/man/man1/embody.1.gz
+model=$(sed -n 's/^#define PR_DEFAULT_MODEL "\(.*\)"/\1/p' "$source/include/embody/prior.h")
+for f in body.json layer.json humanoid.json avatar/embody.vrm demo/demo.csv "${model#config/}"; do
+    has "$deb_embody_data" "/usr/share/embody/config/$f"
+done
+[ "$(files "$deb_embody_data" | grep -c '\.bin$')" -eq 1 ] ||
+    fail "embody-data ships more than the default model $model: $(files "$deb_embody_data" | grep '\.bin$')"
+[ "$(dpkg-deb -f "$deb_embody_data" Architecture)" = all ] || fail "embody-data is not Architecture: all"
+manifest=/usr/share/openxr/1/api_layers/implicit.d/embody_layer.json
+has "$deb_openxr_layer_embody" "$manifest"
+has "$deb_openxr_layer_embody" "$multiarch/openxr/1/api_layers/libembody_openxr_layer\.so"
+for deb in "$out"/*.deb; do
+    hasnt "$deb" '.*/explicit\.d/.*'
+done
+
+# Control data: dependencies from dpkg-shlibdeps, the library's shlibs and trigger.
+for p in libembody0_1 embody openxr_layer_embody; do
+    eval "deb=\$deb_$p"
+    dpkg-deb -f "$deb" Depends | grep -q 'libc6 (>= ' ||
+        fail "$(basename "$deb"): no shared-library dependencies: $(dpkg-deb -f "$deb" Depends)"
+done
+dpkg-deb -f "$deb_embody" Depends | grep -q 'embody-data (= ' || fail "embody does not depend on embody-data"
+dpkg-deb -f "$deb_libembody_dev" Depends | grep -q "$lib (= " || fail "libembody-dev does not depend on $lib"
+dpkg-deb -I "$deb_libembody0_1" >"$work/control"
+grep -q ' shlibs *$' "$work/control" || fail "$lib: no shlibs file"
+grep -q ' triggers *$' "$work/control" || fail "$lib: no triggers file"
+grep -q ' post\(inst\|rm\) *$' "$work/control" && fail "$lib: maintainer scripts (the trigger does their work)"
+dpkg-deb --ctrl-tarfile "$deb_libembody0_1" | tar -xO ./shlibs |
+    grep -q "^libembody ${soname#libembody.so.} $lib " || fail "$lib: its shlibs does not name it"
+dpkg-deb --ctrl-tarfile "$deb_libembody0_1" | tar -xO ./triggers |
+    grep -qx 'activate-noawait ldconfig' || fail "$lib: no ldconfig trigger"
+
+# Unpacked together: the layer's manifest, the program on the packaged data, the example.
+for deb in "$out"/*.deb; do dpkg-deb -x "$deb" "$root"; done
 json=$root$manifest
 grep -q '"name": "XR_APILAYER_EMBODY_body_tracking"' "$json" || fail "$manifest: not embody's layer"
 grep -q '"disable_environment": "EMBODY_LAYER_DISABLE"' "$json" ||
     fail "$manifest: no disable_environment (required for implicit layers)"
 grep -q '"enable_environment": "EMBODY_LAYER_ENABLE"' "$json" || fail "$manifest: no enable_environment"
 library=$(sed -n 's/.*"library_path": *"\([^"]*\)".*/\1/p' "$json")
-[ -n "$library" ] || fail "$manifest: no library_path"
 case "$library" in
 /*) resolved=$root$library ;;
 *) resolved=$(dirname "$json")/$library ;;
@@ -58,5 +136,23 @@ esac
 [ -f "$resolved" ] || fail "$manifest: library_path $library does not resolve (tried $resolved)"
 objdump -T "$resolved" | grep -q xrNegotiateLoaderApiLayerInterface ||
     fail "$library does not export xrNegotiateLoaderApiLayerInterface"
-echo "test_package: $(basename "$deb"): $(wc -l <"$work/files") entries; the layer's manifest" \
-    "$manifest names $library, which resolves"
+
+(cd "$work" && EMBODY_DATA_DIR= "$root/usr/bin/embody" --demo --no-window --frames 30) \
+    >"$work/demo.log" 2>&1 || { cat "$work/demo.log"; fail "the packaged program failed"; }
+grep -q "the learned prior $root/usr/share/embody/$model" "$work/demo.log" ||
+    { cat "$work/demo.log"; fail "the packaged program did not read the packaged prior"; }
+
+libdir=$(dirname "$(ls "$root"/usr/lib/*/libembody.so)")
+cflags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs embody) ||
+    fail "pkg-config does not find embody in the packaged development files"
+# shellcheck disable=SC2086
+"$cc" "$source/examples/solve_arm.c" $cflags -o "$work/solve_arm" ||
+    fail "examples/solve_arm.c does not build against the packaged development files"
+LD_LIBRARY_PATH=$libdir "$work/solve_arm" >"$work/solve_arm.log" 2>&1 ||
+    { cat "$work/solve_arm.log"; fail "examples/solve_arm failed on the packaged library"; }
+
+for deb in "$out"/*.deb; do
+    echo "test_package: $(basename "$deb"): $(stat -c %s "$deb") bytes, $(files "$deb" | grep -vc '/$') files"
+done
+echo "test_package: lintian: $(grep -c '^E: ' "$work/lintian.log" || true) errors," \
+    "$(grep -c '^W: ' "$work/lintian.log" || true) warnings"
