@@ -12,15 +12,16 @@
 #   dpkg-shlibdeps, the shlibs file and the ldconfig trigger, no maintainer scripts;
 # - unpacked together into one folder: the layer manifest's library_path resolves to a
 #   library that exports the loader's entry point, the program plays the demo from the
-#   packaged data, and the README's example builds with pkg-config against the packaged
-#   development files and runs on the packaged library.
+#   packaged data, and examples/solve_arm.c builds with pkg-config against the packaged
+#   development files and runs on the packaged library;
+# - dpkg installs the five into an empty root of their own and purges them.
 #   test_package.sh SOURCE_DIR WORK_DIR [C_COMPILER]
 # Exits 77 (skipped) only when a tool it needs is missing.
 set -eu
 source=$1
 work=$2
 cc=${3:-cc}
-for tool in lintian cpack dpkg-deb dpkg-shlibdeps file objdump gzip pkg-config; do
+for tool in lintian cpack dpkg dpkg-deb dpkg-shlibdeps file objdump gzip pkg-config; do
     command -v $tool >/dev/null 2>&1 ||
         { echo "test_package: no $tool here (apt-get install $tool): skipped"; exit 77; }
 done
@@ -150,6 +151,23 @@ cflags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs embody) ||
     fail "examples/solve_arm.c does not build against the packaged development files"
 LD_LIBRARY_PATH=$libdir "$work/solve_arm" >"$work/solve_arm.log" 2>&1 ||
     { cat "$work/solve_arm.log"; fail "examples/solve_arm failed on the packaged library"; }
+
+# dpkg installs the five together into an empty root of their own (no file in two
+# packages, the library's trigger accepted; dependencies on the system's libraries are
+# not there, hence --force-depends) and purges them, leaving no file behind.
+dpkgroot=$work/dpkg-root
+rm -rf "$dpkgroot"
+mkdir -p "$dpkgroot/var/lib/dpkg/info" "$dpkgroot/var/lib/dpkg/updates"
+touch "$dpkgroot/var/lib/dpkg/status"
+dpkg_() { dpkg --root="$dpkgroot" --log=/dev/null --force-depends --force-not-root \
+    --force-script-chrootless "$@" >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg $*"; }; }
+dpkg_ -i "$out"/*.deb
+[ "$(dpkg --root="$dpkgroot" -l | grep -c '^ii ')" -eq 5 ] ||
+    { dpkg --root="$dpkgroot" -l; fail "dpkg did not install the five packages"; }
+[ -f "$dpkgroot/usr/bin/embody" ] || fail "dpkg -i installed no /usr/bin/embody"
+dpkg_ --purge "$lib" libembody-dev embody embody-data openxr-layer-embody
+left=$(cd "$dpkgroot" && find . ! -type d ! -path './var/lib/dpkg/*')
+[ -z "$left" ] || fail "dpkg --purge left files behind: $left"
 
 for deb in "$out"/*.deb; do
     echo "test_package: $(basename "$deb"): $(stat -c %s "$deb") bytes, $(files "$deb" | grep -vc '/$') files"
