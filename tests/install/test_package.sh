@@ -46,12 +46,17 @@ cpack --config "$build/CPackConfig.cmake" -G DEB -B "$out" >"$work/cpack.log" 2>
 soname=$(objdump -p "$build"/libembody.so | sed -n 's/^ *SONAME *//p')
 lib=$(echo "$soname" | sed -E 's/([0-9])\.so\./\1-/; s/\.so(\.|$)//; y/_/-/')
 [ "$lib" = libembody0.1 ] || fail "SONAME $soname: expected libembody.so.0.1 (docs/library.md)"
-for p in $lib libembody-dev embody embody-data openxr-layer-embody; do
-    set -- "$out/${p}"_*.deb
-    [ -f "$1" ] || { cat "$work/cpack.log"; fail "cpack made no package $p"; }
-    eval "deb_$(echo $p | tr -c 'a-z0-9\n' _)=\$1"
-done
-[ "$(ls "$out"/*.deb | wc -l)" -eq 5 ] || fail "more packages than expected: $(ls "$out")"
+deb_of() { # deb_of PACKAGE: its .deb
+    set -- "$out/$1"_*.deb
+    [ -f "$1" ] || { cat "$work/cpack.log" >&2; fail "cpack made no package $1"; }
+    echo "$1"
+}
+lib_deb=$(deb_of "$lib")
+dev_deb=$(deb_of libembody-dev)
+program_deb=$(deb_of embody)
+data_deb=$(deb_of embody-data)
+layer_deb=$(deb_of openxr-layer-embody)
+[ "$(find "$out" -maxdepth 1 -name '*.deb' | wc -l)" -eq 5 ] || fail "more packages than expected: $(ls "$out")"
 
 # lintian, as Debian runs it on an upload (errors and warnings; overrides are honoured,
 # and the packages ship none).
@@ -71,7 +76,7 @@ has() { # has PACKAGE.deb PATTERN: a file of the package matches the (anchored) 
     files "$1" | grep -qx "$2" || fail "$(basename "$1") has nothing like $2"
 }
 hasnt() { ! files "$1" | grep -qx "$2" || fail "$(basename "$1") has $2"; }
-multiarch=/usr/lib/[a-z0-9_]*-linux-gnu[a-z0-9_]*
+multiarch='/usr/lib/[a-z0-9_]*-linux-gnu[a-z0-9_]*'
 for deb in "$out"/*.deb; do
     p=$(dpkg-deb -f "$deb" Package)
     has "$deb" "/usr/share/doc/$p/copyright"
@@ -80,46 +85,45 @@ for deb in "$out"/*.deb; do
         grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
         fail "$p: its copyright file is not in the machine-readable format"
 done
-has "$deb_libembody0_1" "$multiarch/$soname"
-has "$deb_libembody0_1" "$multiarch/libembody\.so\.[0-9.]*"
-hasnt "$deb_libembody0_1" "$multiarch/libembody\.so"
+has "$lib_deb" "$multiarch/$soname"
+has "$lib_deb" "$multiarch/libembody\.so\.[0-9.]*"
+hasnt "$lib_deb" "$multiarch/libembody\.so"
 for f in '/usr/include/embody/ik\.h' '/usr/include/embody/body\.h' "$multiarch/libembody\.so" \
     "$multiarch/libembody\.a" "$multiarch/pkgconfig/embody\.pc" \
     "$multiarch/cmake/embody/embodyConfig\.cmake"; do
-    has "$deb_libembody_dev" "$f"
+    has "$dev_deb" "$f"
 done
-hasnt "$deb_libembody_dev" "$multiarch/$soname"
-has "$deb_embody" /usr/bin/embody
-has "$deb_embody" /usr/share/man/man1/embody.1.gz
+hasnt "$dev_deb" "$multiarch/$soname"
+has "$program_deb" /usr/bin/embody
+has "$program_deb" /usr/share/man/man1/embody.1.gz
 model=$(sed -n 's/^#define PR_DEFAULT_MODEL "\(.*\)"/\1/p' "$source/include/embody/prior.h")
 for f in body.json layer.json humanoid.json avatar/embody.vrm demo/demo.csv "${model#config/}"; do
-    has "$deb_embody_data" "/usr/share/embody/config/$f"
+    has "$data_deb" "/usr/share/embody/config/$f"
 done
-[ "$(files "$deb_embody_data" | grep -c '\.bin$')" -eq 1 ] ||
-    fail "embody-data ships more than the default model $model: $(files "$deb_embody_data" | grep '\.bin$')"
-[ "$(dpkg-deb -f "$deb_embody_data" Architecture)" = all ] || fail "embody-data is not Architecture: all"
+[ "$(files "$data_deb" | grep -c '\.bin$')" -eq 1 ] ||
+    fail "embody-data ships more than the default model $model: $(files "$data_deb" | grep '\.bin$')"
+[ "$(dpkg-deb -f "$data_deb" Architecture)" = all ] || fail "embody-data is not Architecture: all"
 manifest=/usr/share/openxr/1/api_layers/implicit.d/embody_layer.json
-has "$deb_openxr_layer_embody" "$manifest"
-has "$deb_openxr_layer_embody" "$multiarch/openxr/1/api_layers/libembody_openxr_layer\.so"
+has "$layer_deb" "$manifest"
+has "$layer_deb" "$multiarch/openxr/1/api_layers/libembody_openxr_layer\.so"
 for deb in "$out"/*.deb; do
     hasnt "$deb" '.*/explicit\.d/.*'
 done
 
 # Control data: dependencies from dpkg-shlibdeps, the library's shlibs and trigger.
-for p in libembody0_1 embody openxr_layer_embody; do
-    eval "deb=\$deb_$p"
+for deb in "$lib_deb" "$program_deb" "$layer_deb"; do
     dpkg-deb -f "$deb" Depends | grep -q 'libc6 (>= ' ||
         fail "$(basename "$deb"): no shared-library dependencies: $(dpkg-deb -f "$deb" Depends)"
 done
-dpkg-deb -f "$deb_embody" Depends | grep -q 'embody-data (= ' || fail "embody does not depend on embody-data"
-dpkg-deb -f "$deb_libembody_dev" Depends | grep -q "$lib (= " || fail "libembody-dev does not depend on $lib"
-dpkg-deb -I "$deb_libembody0_1" >"$work/control"
+dpkg-deb -f "$program_deb" Depends | grep -q 'embody-data (= ' || fail "embody does not depend on embody-data"
+dpkg-deb -f "$dev_deb" Depends | grep -q "$lib (= " || fail "libembody-dev does not depend on $lib"
+dpkg-deb -I "$lib_deb" >"$work/control"
 grep -q ' shlibs *$' "$work/control" || fail "$lib: no shlibs file"
 grep -q ' triggers *$' "$work/control" || fail "$lib: no triggers file"
 grep -q ' post\(inst\|rm\) *$' "$work/control" && fail "$lib: maintainer scripts (the trigger does their work)"
-dpkg-deb --ctrl-tarfile "$deb_libembody0_1" | tar -xO ./shlibs |
+dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./shlibs |
     grep -q "^libembody ${soname#libembody.so.} $lib " || fail "$lib: its shlibs does not name it"
-dpkg-deb --ctrl-tarfile "$deb_libembody0_1" | tar -xO ./triggers |
+dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./triggers |
     grep -qx 'activate-noawait ldconfig' || fail "$lib: no ldconfig trigger"
 
 # Unpacked together: the layer's manifest, the program on the packaged data, the example.
@@ -138,7 +142,7 @@ esac
 objdump -T "$resolved" | grep -q xrNegotiateLoaderApiLayerInterface ||
     fail "$library does not export xrNegotiateLoaderApiLayerInterface"
 
-(cd "$work" && EMBODY_DATA_DIR= "$root/usr/bin/embody" --demo --no-window --frames 30) \
+(cd "$work" && EMBODY_DATA_DIR='' "$root/usr/bin/embody" --demo --no-window --frames 30) \
     >"$work/demo.log" 2>&1 || { cat "$work/demo.log"; fail "the packaged program failed"; }
 grep -q "the learned prior $root/usr/share/embody/$model" "$work/demo.log" ||
     { cat "$work/demo.log"; fail "the packaged program did not read the packaged prior"; }
