@@ -1,6 +1,5 @@
-# Debian packages for Linux VR users, built from a build configured for /usr:
-#   cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr
-#   cmake --build build-release -j2 && (cd build-release && cpack -G DEB)
+# Debian packages for Linux VR users, built from a Release build configured for /usr with
+# Debian's hardening flags: cmake/debian/build-packages.sh [BUILD_DIR] (cmake, build, cpack)
 # split as Debian splits a library (one package per install component, docs/packaging.md):
 #   libembody0.1         (lib)     the shared library; package named for its SONAME
 #   libembody-dev        (dev)     headers, libembody.so link, libembody.a, pkg-config, CMake

@@ -5,6 +5,6 @@
 # directory (/usr/lib/<triplet>), where pkg-config and the linker look for them.
 if(CPACK_GENERATOR STREQUAL "DEB" AND NOT CPACK_EMBODY_INSTALL_PREFIX STREQUAL "/usr")
     message(FATAL_ERROR "the Debian packages need a build configured for /usr, not "
-        "${CPACK_EMBODY_INSTALL_PREFIX}: cmake -S . -B build-release "
-        "-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr (docs/packaging.md)")
+        "${CPACK_EMBODY_INSTALL_PREFIX}: cmake/debian/build-packages.sh [BUILD_DIR] "
+        "makes one and packs it (docs/packaging.md)")
 endif()

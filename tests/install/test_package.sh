@@ -1,8 +1,9 @@
 #!/bin/sh
-# Builds the Debian packages as docs/packaging.md says (a Release build configured for
-# /usr, then cpack: cmake/EmbodyPackage.cmake) in WORK_DIR, and checks them without
-# installing them:
+# Builds the Debian packages as docs/packaging.md says (cmake/debian/build-packages.sh:
+# a Release build configured for /usr with Debian's hardening flags, then cpack) in
+# WORK_DIR/build, and checks them without installing them on the system:
 # - lintian: no error, and no warning but those docs/packaging.md justifies (JUSTIFIED);
+#   none of its hardening notes;
 # - each package's files (dpkg-deb -c): the library and its SONAME link; the headers,
 #   static library, pkg-config and CMake files; the program and its manual page; the
 #   data with the default prior model only; the layer's library in the OpenXR plugin
@@ -21,34 +22,28 @@ set -eu
 source=$1
 work=$2
 cc=${3:-cc}
-for tool in lintian cpack dpkg dpkg-deb dpkg-shlibdeps file objdump gzip pkg-config; do
+for tool in lintian cpack dpkg dpkg-deb dpkg-buildflags dpkg-shlibdeps file objdump gzip \
+    pkg-config; do
     command -v $tool >/dev/null 2>&1 ||
-        { echo "test_package: no $tool here (apt-get install $tool): skipped"; exit 77; }
+        { echo "test_package: no $tool here (.ci/setup.sh test installs it): skipped"; exit 77; }
 done
 # Warnings docs/packaging.md justifies, one lintian tag each ("" for none).
 JUSTIFIED=""
 fail() { echo "test_package: $*" >&2; exit 1; }
 
 build=$work/build
-out=$work/debs
+out=$build
 root=$work/root
-rm -rf "$out" "$root"
-mkdir -p "$build" "$out"
-jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S "$source" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-    -DEMBODY_BUILD_TESTS=OFF -DCMAKE_C_COMPILER="$cc" >"$work/cmake.log" 2>&1 ||
-    { cat "$work/cmake.log"; fail "configuring the Release build failed"; }
-cmake --build "$build" -j "$jobs" >"$work/build.log" 2>&1 ||
-    { tail -n 40 "$work/build.log"; fail "the Release build failed"; }
-cpack --config "$build/CPackConfig.cmake" -G DEB -B "$out" >"$work/cpack.log" 2>&1 ||
-    { cat "$work/cpack.log"; fail "cpack failed"; }
+rm -rf "$root"
+sh "$source/cmake/debian/build-packages.sh" "$build" "$cc" >"$work/build.log" 2>&1 ||
+    { tail -n 60 "$work/build.log"; fail "cmake/debian/build-packages.sh failed"; }
 
 soname=$(objdump -p "$build"/libembody.so | sed -n 's/^ *SONAME *//p')
 lib=$(echo "$soname" | sed -E 's/([0-9])\.so\./\1-/; s/\.so(\.|$)//; y/_/-/')
 [ "$lib" = libembody0.1 ] || fail "SONAME $soname: expected libembody.so.0.1 (docs/library.md)"
 deb_of() { # deb_of PACKAGE: its .deb
     set -- "$out/$1"_*.deb
-    [ -f "$1" ] || { cat "$work/cpack.log" >&2; fail "cpack made no package $1"; }
+    [ -f "$1" ] || { tail -n 30 "$work/build.log" >&2; fail "cpack made no package $1"; }
     echo "$1"
 }
 lib_deb=$(deb_of "$lib")
@@ -70,6 +65,11 @@ for tag in $JUSTIFIED; do
     mv "$work/tags.left" "$work/tags"
 done
 [ -s "$work/tags" ] && fail "lintian reports warnings docs/packaging.md does not justify (above)"
+# Below warnings: the binaries are built with Debian's hardening flags (build-packages.sh).
+hardening='hardening-no-bindnow,hardening-no-fortify-functions,hardening-no-pie,hardening-no-relro'
+lintian --no-cfg --fail-on none -I --tags "$hardening" "$out"/*.deb >"$work/hardening.log" 2>&1 ||
+    { cat "$work/hardening.log"; fail "lintian did not run"; }
+grep '^[EWI]: ' "$work/hardening.log" && fail "binaries built without Debian's hardening flags (above)"
 
 files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|'; }
 has() { # has PACKAGE.deb PATTERN: a file of the package matches the (anchored) pattern
