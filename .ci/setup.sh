@@ -14,9 +14,9 @@ libsdl2-dev libepoxy-dev libopenxr-dev libopenxr-loader1 liblo-dev liblo-tools l
 libgl1-mesa-dri xvfb xauth fonts-dejavu-core libassimp-dev libcairo2-dev \
 openxr-layer-corevalidation"
 
-# cpack's Debian package (tests/install/test_package.sh): `file` and dpkg-shlibdeps
-# (dpkg-dev) find the package's shared-library dependencies.
-PACKAGES="$PACKAGES file dpkg-dev"
+# cpack's Debian packages (tests/install/test_package.sh): `file` and dpkg-shlibdeps
+# (dpkg-dev) find the packages' shared-library dependencies; lintian checks them.
+PACKAGES="$PACKAGES file dpkg-dev lintian"
 
 # clang and its sanitizer runtime, for the sanitizer build of `test`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"

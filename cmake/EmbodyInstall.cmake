@@ -66,10 +66,12 @@ endif()
 set_target_properties(embody_shared PROPERTIES EXPORT_NAME embody
     VERSION ${PROJECT_VERSION} SOVERSION ${EMBODY_SOVERSION})
 install(TARGETS embody_shared embody_static EXPORT embodyTargets
-    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${EMBODY_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/embody)
-install(EXPORT embodyTargets NAMESPACE embody:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/embody)
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev)
+install(FILES ${EMBODY_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/embody
+    COMPONENT dev)
+install(EXPORT embodyTargets NAMESPACE embody:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/embody
+    COMPONENT dev)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/embodyConfig.cmake.in
     ${PROJECT_BINARY_DIR}/embodyConfig.cmake
     INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/embody)
@@ -77,7 +79,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/embodyConfigVersion.cmake
     COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/embodyConfig.cmake
     ${PROJECT_BINARY_DIR}/embodyConfigVersion.cmake
-    DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/embody)
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/embody COMPONENT dev)
 
 # The .pc file finds its prefix from where it is, so `--prefix DIR` at install time works.
 file(RELATIVE_PATH EMBODY_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
@@ -88,7 +90,9 @@ foreach(lib ${CMAKE_DL_LIBS})
     string(APPEND EMBODY_PC_DL " -l${lib}")
 endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/embody.pc.in ${PROJECT_BINARY_DIR}/embody.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/embody.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/embody.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+    COMPONENT dev)
 
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/config/ DESTINATION ${CMAKE_INSTALL_DATADIR}/embody/config)
-install(TARGETS embody RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/config/ DESTINATION ${CMAKE_INSTALL_DATADIR}/embody/config
+    COMPONENT config)
+install(TARGETS embody RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT program)
