@@ -65,10 +65,19 @@ run)
     with_display ./build/embody --frames 600 --screenshot embody-demo.png
     ;;
 test)
+    # Every build's suite runs even when an earlier one fails (a failure in the first
+    # used to hide the other two), and the summary names each that failed.
+    failed=""
+    suite() { # suite NAME DIR: runs the tests of the build in DIR, remembering a failure
+        if ! (cd "$2" && with_display ctest --output-on-failure -j "$jobs"); then
+            failed="$failed, $1"
+            echo "embody setup: the $1 build's tests FAILED" >&2
+        fi
+    }
     # Its tests include installing into a temporary prefix and building and running the
     # examples against it (tests/install/test_install.sh).
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBODY_WERROR=ON
-    (cd build && with_display ctest --output-on-failure -j "$jobs")
+    suite gcc build
     # clang: its UBSan also catches value-changing implicit conversions and local array
     # bounds, and its -Werror build keeps the code clean under a second compiler. This
     # build also has the libFuzzer targets (tests/fuzz/): CTest replays their regression
@@ -76,13 +85,17 @@ test)
     # two cores). Longer runs: README, "Fuzzing".
     build build-sanitize -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DEMBODY_WERROR=ON \
         -DEMBODY_SANITIZE=ON
-    (cd build-sanitize && with_display ctest --output-on-failure -j "$jobs")
+    suite "clang sanitizer" build-sanitize
     # ThreadSanitizer (clang): the OpenXR layer under an engine's threads
     # (tests/layer/test_layer_threads.c, through the loader over the test runtime). Only
     # the layer, the core, the test runtime and that test are built (EMBODY_TSAN).
     build build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DEMBODY_WERROR=ON \
         -DEMBODY_TSAN=ON
-    (cd build-tsan && ctest --output-on-failure -j "$jobs")
+    suite TSan build-tsan
+    if [ -n "$failed" ]; then
+        echo "embody setup: tests failed in the ${failed#, } build" >&2
+        exit 1
+    fi
     echo "embody setup: all tests passed (gcc build, clang sanitizer build, TSan build)"
     ;;
 *)
