@@ -166,6 +166,13 @@ float hd_pose_clearance(const struct hd_model *model, const struct hd_pose *pose
  * turn from the hand frame to that hand's T-pose frame. */
 void hd_humanoid_rotation_from_hand(enum hd_hand hand, const float *q, float *out_q);
 
+/* The pose as our humanoid's finger bones: each joint's local rotation (rest-relative,
+ * hd_humanoid_rotation_from_hand) and its rest offset from its parent bone (the hand for
+ * each finger's first joint), metres, in the humanoid's axes. Index f * 3 + j. What an
+ * avatar, the VMC output (osc_sender_set_fingers) and a BVH writer take. */
+void hd_pose_humanoid_locals(const struct hd_model *model, const struct hd_pose *pose,
+                             float (*out_rotation)[4], float (*out_offset_m)[3]);
+
 /* ---- Hand tracking (XR_EXT_hand_tracking) ------------------------------------------- */
 
 /* XrHandJointEXT's order. */

@@ -291,3 +291,32 @@ hd_humanoid_rotation_from_hand(enum hd_hand hand, const float *q, float *out_q)
     m_quat_conjugate(m, m_inv);
     m_quat_mul(t, m_inv, out_q);
 }
+
+/* The hand frame's vector as the humanoid's (the same turn as the rotations). */
+static void
+humanoid_vector_from_hand(enum hd_hand hand, const float *v, float *out)
+{
+    static const float y_axis[3] = {0.0f, 1.0f, 0.0f};
+    float m[4];
+    m_quat_from_axis_angle(y_axis, hand == HD_LEFT ? -0.5f * M_PI_F : 0.5f * M_PI_F, m);
+    m_quat_rotate(m, v, out);
+}
+
+void
+hd_pose_humanoid_locals(const struct hd_model *model, const struct hd_pose *pose,
+                        float (*out_rotation)[4], float (*out_offset_m)[3])
+{
+    float local[HD_JOINT_COUNT][4];
+    hd_pose_local_rotations(model, pose, local);
+    for (int f = 0; f < HD_FINGER_COUNT; ++f)
+        for (int j = 0; j < HD_FINGER_JOINTS; ++j) {
+            const int i = f * HD_FINGER_JOINTS + j;
+            hd_humanoid_rotation_from_hand(model->hand, local[i], out_rotation[i]);
+            float offset[3];
+            if (j == 0)
+                m_vec3_copy(model->base_m[f], offset);
+            else
+                m_vec3_scale(model->direction[f], model->bone_m[f][j - 1], offset);
+            humanoid_vector_from_hand(model->hand, offset, out_offset_m[i]);
+        }
+}
