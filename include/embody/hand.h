@@ -98,6 +98,10 @@ struct hd_model {
     float palm_half_thickness_m;
 };
 
+/* Every model's joint limits, degrees: flexion of joint `joint` (0 to 2) or, for joint 3,
+ * the abduction of finger `finger` (the table in docs/hands.md). */
+void hd_joint_limits_deg(int finger, int joint, float *out_min_deg, float *out_max_deg);
+
 /* Sizes the default hand to `desc->hand_length_m` (all lengths in proportion). Fails,
  * naming the field, on a hand length out of range or not finite. */
 enum em_result hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model,

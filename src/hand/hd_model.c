@@ -124,6 +124,14 @@ static const float spread_deg[HD_FINGER_COUNT] = {40, 15, 3, 10, 22};
 
 #define PALM_HALF_THICKNESS_M 0.012f
 
+void
+hd_joint_limits_deg(int finger, int joint, float *out_min_deg, float *out_max_deg)
+{
+    assert(finger >= 0 && finger < HD_FINGER_COUNT && joint >= 0 && joint <= HD_FINGER_JOINTS);
+    *out_min_deg = joint < HD_FINGER_JOINTS ? flex_min_deg[finger][joint] : abduct_min_deg[finger];
+    *out_max_deg = joint < HD_FINGER_JOINTS ? flex_max_deg[finger][joint] : abduct_max_deg[finger];
+}
+
 static void
 normalize3(float *v)
 {

@@ -193,6 +193,30 @@ tracked_fist_and_open_hand_read_as_their_curls(void **state)
     }
 }
 
+/* Why a recording keeps the angles (PROTOCOL.md section 1b): poses made from curls come
+ * back from their curls, but a tracked pinch, whose joints do not bend in a curl's
+ * shares, does not. */
+static void
+curls_hold_a_controllers_pose_but_not_a_pinch(void **state)
+{
+    (void)state;
+    struct hd_model model;
+    default_model(HD_LEFT, &model);
+    for (int pose = 0; pose < POSE_COUNT; ++pose) {
+        struct hd_pose made, back;
+        struct hd_curls c;
+        test_pose_make(&model, pose, &made);
+        hd_curls_from_pose(&model, &made, &c);
+        hd_pose_from_curls(&model, &c, &back);
+        const double loss = worst_angle_deg(&made, &back);
+        printf("%-9s through curls: worst joint %.2f deg\n", test_pose_name(pose), loss);
+        if (pose == POSE_PINCH)
+            assert_true(loss > 10.0);
+        else
+            assert_true(loss < 0.01);
+    }
+}
+
 /* ---- Refusing absurd joints -------------------------------------------------------- */
 
 struct bad_case {
@@ -690,6 +714,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tracked_poses_come_back_as_the_same_angles_on_another_hand),
         cmocka_unit_test(tracked_fist_and_open_hand_read_as_their_curls),
+        cmocka_unit_test(curls_hold_a_controllers_pose_but_not_a_pinch),
         cmocka_unit_test(absurd_joints_are_refused_one_by_one_and_their_finger_keeps_its_last_pose),
         cmocka_unit_test(
             a_finger_never_seen_good_takes_the_relaxed_pose_and_a_bad_wrist_holds_them_all),
