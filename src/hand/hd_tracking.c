@@ -319,7 +319,7 @@ hd_pose_from_tracking(const struct hd_model *model, const struct hd_xr_hand *han
     frame_good = frame_good && frame_of(model->hand, hand, &fr);
 
     struct hd_pose relaxed, measured;
-    hd_pose_relaxed(model, &relaxed);
+    bool have_relaxed = false; /* made only when a finger needs it */
     bool good[HD_FINGER_COUNT];
     for (int f = 0; f < HD_FINGER_COUNT; ++f) {
         int first, count;
@@ -330,6 +330,10 @@ hd_pose_from_tracking(const struct hd_model *model, const struct hd_xr_hand *han
         if (good[f]) {
             measure_finger(model, &fr, hand, f, &measured);
         } else {
+            if (!state->has_last_good[f] && !have_relaxed) {
+                hd_pose_relaxed(model, &relaxed);
+                have_relaxed = true;
+            }
             const struct hd_pose *keep = state->has_last_good[f] ? &state->last_good : &relaxed;
             memcpy(measured.flex_rad[f], keep->flex_rad[f], sizeof measured.flex_rad[f]);
             measured.abduct_rad[f] = keep->abduct_rad[f];

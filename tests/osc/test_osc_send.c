@@ -267,7 +267,8 @@ vmc_stream_carries_the_thirty_finger_bones_when_given(void **state)
         if (ref_mat_max_diff(expect, received) > 2e-5)
             fail_msg("%s: rotation off by %.2g", unity_finger_names[i],
                      ref_mat_max_diff(expect, received));
-        const double offset[3] = {offset_m[i][0], offset_m[i][1], offset_m[i][2]};
+        const double offset[3] = {(double)offset_m[i][0], (double)offset_m[i][1],
+                                  (double)offset_m[i][2]};
         ref_mat_vec(REF_N, offset, v);
         for (int k = 0; k < 3; ++k)
             assert_float_equal(got.position_m[k], v[k], 3e-6);
