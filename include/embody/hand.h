@@ -272,8 +272,8 @@ struct hd_tracking_report {
  * its bones' directions (so a hand of another size gives the same angles), then held by
  * hd_pose_constrain. A finger with any joint refused keeps its last good pose from
  * `state` (the relaxed one when there is none); if the wrist or a knuckle that defines the
- * frame is refused, every finger does. `state` is updated with the good fingers.
- * `out_report` may be NULL. Allocates nothing. */
+ * frame is refused (or they lie on one line), every finger does. `state` is updated with
+ * the good fingers. `out_report` may be NULL. Allocates nothing. */
 void hd_pose_from_tracking(const struct hd_model *model, const struct hd_xr_hand *hand,
                            struct hd_tracking_state *state, struct hd_pose *out_pose,
                            struct hd_tracking_report *out_report);

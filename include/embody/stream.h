@@ -197,8 +197,9 @@ void
 st_stream_writer_abort(struct st_stream_writer *writer);
 
 /* Writes a whole stream (at least one frame) with the writer above, with every tracker
- * group any frame carries and the finger groups of `finger_mask` (with `fingers`); on failure `path` is as it was before (nothing created,
- * nothing removed). */
+ * group any frame carries and the stream's finger groups (finger_mask, and both hands when
+ * it has fingers); on failure `path` is as it was before (nothing created, nothing
+ * removed). */
 enum em_result
 st_stream_save(const char *path, const struct st_stream *stream, struct em_error *err);
 

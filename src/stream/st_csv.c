@@ -901,7 +901,9 @@ st_stream_writer_write_fingers(struct st_stream_writer *w, const struct em_track
             return r;
     }
     /* Up to 131 numbers of at most ST_NUMBER_MAX characters, commas and a newline. */
-    char row[(ST_NUMBER_MAX + 1) * (1 + SLOT_COUNT * FIELD_COUNT + HD_HAND_COUNT * FINGER_FIELD_COUNT) + 2];
+    char row[(ST_NUMBER_MAX + 1) *
+                 (1 + SLOT_COUNT * FIELD_COUNT + HD_HAND_COUNT * FINGER_FIELD_COUNT) +
+             2];
     int n = st_format_double(t_s, row);
     for (int d = 0; d < SLOT_COUNT; ++d) {
         if (!slot_in(d, w->tracker_mask))

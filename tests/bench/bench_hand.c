@@ -86,7 +86,8 @@ controller_input(int pose, struct hd_controller_input *in)
     memset(in, 0, sizeof *in);
     const bool grip = pose != POSE_OPEN;
     in->squeeze = grip && pose != POSE_PINCH ? 1.0f : 0.0f;
-    in->trigger = pose == POSE_FIST || pose == POSE_THUMBS_UP ? 1.0f : (pose == POSE_PINCH ? 0.5f : 0.0f);
+    in->trigger =
+        pose == POSE_FIST || pose == POSE_THUMBS_UP ? 1.0f : (pose == POSE_PINCH ? 0.5f : 0.0f);
     in->trigger_touch = in->trigger > 0.0f;
     in->buttons_touch = pose == POSE_POINT || pose == POSE_FIST || pose == POSE_PINCH;
 }
@@ -117,8 +118,8 @@ main(void)
             controller_input(pose, &w.input);
             double median, p99;
             time_conversion((enum conversion)c, &w, &median, &p99);
-            printf("| %s | %s | %.0f | %.0f |\n", conversion_names[c], test_pose_name(pose),
-                   median, p99);
+            printf("| %s | %s | %.0f | %.0f |\n", conversion_names[c], test_pose_name(pose), median,
+                   p99);
         }
     return 0;
 }

@@ -188,7 +188,7 @@ bad_finger_values_are_refused_naming_line_and_column(void **state)
 {
     (void)state;
     struct em_error err = {{0}};
-    assert_int_equal(parse_with_fingers(-1, 4, "90", &err), EM_OK);  /* the index's limit */
+    assert_int_equal(parse_with_fingers(-1, 4, "90", &err), EM_OK); /* the index's limit */
     assert_int_equal(parse_with_fingers(-1, 20, "0", &err), EM_OK); /* not known */
     static const struct {
         int field;
@@ -204,8 +204,7 @@ bad_finger_values_are_refused_naming_line_and_column(void **state)
         {20, "2", "column 46 (left_fingers_valid)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        assert_int_equal(parse_with_fingers(-1, bad[i].field, bad[i].value, &err),
-                         EM_ERROR_PARSE);
+        assert_int_equal(parse_with_fingers(-1, bad[i].field, bad[i].value, &err), EM_ERROR_PARSE);
         test_expect_message(err.message, "hands.csv:3:", bad[i].column, NULL);
     }
     /* A half group names what it lacks. */
