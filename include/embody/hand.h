@@ -73,7 +73,14 @@ const char *hd_unity_bone_name(enum hd_hand hand, int joint);
 struct hd_model_desc {
     enum hd_hand hand;
     float hand_length_m; /* 0: HD_DEFAULT_HAND_LENGTH_M; else within the min and max */
+    /* Each finger bone's length as an avatar has it (joint to next joint, the last to the
+     * tip); 0 keeps the sized default's. Within HD_MIN_BONE_LENGTH_M to
+     * HD_MAX_BONE_LENGTH_M. */
+    float bone_m[HD_FINGER_COUNT][HD_FINGER_JOINTS];
 };
+
+#define HD_MIN_BONE_LENGTH_M 0.005f
+#define HD_MAX_BONE_LENGTH_M 0.12f
 
 /* A sized hand: where each finger starts, its bones and limits, in the hand frame. */
 struct hd_model {
@@ -102,8 +109,9 @@ struct hd_model {
  * the abduction of finger `finger` (the table in docs/hands.md). */
 void hd_joint_limits_deg(int finger, int joint, float *out_min_deg, float *out_max_deg);
 
-/* Sizes the default hand to `desc->hand_length_m` (all lengths in proportion). Fails,
- * naming the field, on a hand length out of range or not finite. */
+/* Sizes the default hand to `desc->hand_length_m` (all lengths in proportion), then takes
+ * the bone lengths `desc->bone_m` gives. Fails, naming the field, on a hand length or a
+ * bone length out of range or not finite. */
 enum em_result hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model,
                              struct em_error *err);
 

@@ -190,6 +190,16 @@ hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model, stru
                        "hand model: hand_length_m is %g; expected %g to %g m (wrist to the "
                        "middle fingertip)",
                        (double)length, (double)HD_MIN_HAND_LENGTH_M, (double)HD_MAX_HAND_LENGTH_M);
+    for (int f = 0; f < HD_FINGER_COUNT; ++f)
+        for (int j = 0; j < HD_FINGER_JOINTS; ++j) {
+            const float b = desc->bone_m[f][j];
+            if (b != 0.0f && !(b >= HD_MIN_BONE_LENGTH_M && b <= HD_MAX_BONE_LENGTH_M))
+                return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                               "hand model: bone_m[%d][%d] (%s) is %g; expected 0 (the "
+                               "default) or %g to %g m",
+                               f, j, vrm_names[desc->hand][f * HD_FINGER_JOINTS + j], (double)b,
+                               (double)HD_MIN_BONE_LENGTH_M, (double)HD_MAX_BONE_LENGTH_M);
+        }
     struct hd_model *m = out_model;
     memset(m, 0, sizeof *m);
     m->hand = desc->hand;
@@ -203,7 +213,8 @@ hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model, stru
         m_vec3_set(m->base_m[f], sign * b[0] * k, b[1] * k, b[2] * k);
         m_vec3_set(m->metacarpal_m[f], sign * mc[0] * k, mc[1] * k, mc[2] * k);
         for (int j = 0; j < HD_FINGER_JOINTS; ++j) {
-            m->bone_m[f][j] = default_fingers[f].bone[j] * k;
+            m->bone_m[f][j] = desc->bone_m[f][j] != 0.0f ? desc->bone_m[f][j]
+                                                         : default_fingers[f].bone[j] * k;
             m->flex_min_rad[f][j] = flex_min_deg[f][j] * DEG;
             m->flex_max_rad[f][j] = flex_max_deg[f][j] * DEG;
             m->fist_rad[f][j] = fist_deg[f][j] * DEG;

@@ -604,6 +604,19 @@ the_model_refuses_absurd_sizes_and_fits_a_tracked_hand(void **state)
     const struct hd_model_desc wrong_hand = {.hand = (enum hd_hand)5};
     assert_int_equal(hd_model_init(&wrong_hand, &m, &err), EM_ERROR_INVALID_ARGUMENT);
 
+    /* An avatar's own finger bones: taken where given, refused by name where absurd. */
+    struct hd_model_desc avatar = {.hand = HD_RIGHT, .hand_length_m = 0.18f};
+    avatar.bone_m[HD_RING][1] = 0.031f;
+    assert_int_equal(hd_model_init(&avatar, &m, &err), EM_OK);
+    assert_float_equal(m.bone_m[HD_RING][1], 0.031f, 0.0);
+    assert_float_equal(m.bone_m[HD_RING][0], 0.043f * 0.18f / 0.19f, 1e-6);
+    const float absurd[] = {NAN, -0.02f, 0.5f, 0.001f};
+    for (size_t i = 0; i < sizeof absurd / sizeof absurd[0]; ++i) {
+        avatar.bone_m[HD_THUMB][2] = absurd[i];
+        assert_int_equal(hd_model_init(&avatar, &m, &err), EM_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(err.message, "bone_m[0][2] (rightThumbDistal)"));
+    }
+
     /* Fit the default hand to another player's tracked hand: their bone lengths. */
     struct hd_model player;
     test_other_hand(HD_RIGHT, 0.17f, 5u, &player);
