@@ -213,8 +213,8 @@ hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model, stru
         m_vec3_set(m->base_m[f], sign * b[0] * k, b[1] * k, b[2] * k);
         m_vec3_set(m->metacarpal_m[f], sign * mc[0] * k, mc[1] * k, mc[2] * k);
         for (int j = 0; j < HD_FINGER_JOINTS; ++j) {
-            m->bone_m[f][j] = desc->bone_m[f][j] != 0.0f ? desc->bone_m[f][j]
-                                                         : default_fingers[f].bone[j] * k;
+            m->bone_m[f][j] =
+                desc->bone_m[f][j] != 0.0f ? desc->bone_m[f][j] : default_fingers[f].bone[j] * k;
             m->flex_min_rad[f][j] = flex_min_deg[f][j] * DEG;
             m->flex_max_rad[f][j] = flex_max_deg[f][j] * DEG;
             m->fist_rad[f][j] = fist_deg[f][j] * DEG;
