@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "embody/hand.h"
 #include "embody/input.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
@@ -101,12 +102,19 @@ struct osc_unity_pose {
  * position 0, identity rotation, so the hips' local pose is their Unity world pose. Every
  * other bone's local pose is relative to its nearest humanoid ancestor (Unity's humanoid
  * parent: leftUpperArm -> leftShoulder, neck -> upperChest or chest, ...). */
+#define OSC_VMC_FINGER_BONES (HD_HAND_COUNT * HD_JOINT_COUNT)
+
 struct osc_vmc_frame {
     float time_s; /* /VMC/Ext/T: seconds since the sender's first frame */
     struct osc_unity_pose root;
     int bone_count;
     enum sk_bone bone[SK_BONE_COUNT];                 /* in skeleton order, parents first */
     struct osc_unity_pose bone_local[SK_BONE_COUNT]; /* /VMC/Ext/Bone/Pos values */
+    /* The fingers: 0 (none: the frame is what it always was) or OSC_VMC_FINGER_BONES, the
+     * left hand's 15 bones in include/embody/hand.h's order then the right's, each
+     * relative to its Unity humanoid parent (the hand, or the finger's previous bone). */
+    int finger_count;
+    struct osc_unity_pose finger_local[OSC_VMC_FINGER_BONES];
 };
 
 /* Builds a VMC frame from every humanoid bone present in `skeleton` (end joints are not
@@ -116,6 +124,19 @@ struct osc_vmc_frame {
 void
 osc_vmc_frame_build(const struct sk_skeleton *skeleton, const struct sk_pose *pose,
                     float time_s, struct osc_vmc_frame *out_frame);
+
+/* Unity's HumanBodyBones name of finger bone `index` of a VMC frame ("LeftThumbProximal"
+ * ... "RightLittleDistal"), index in [0, OSC_VMC_FINGER_BONES). */
+const char *
+osc_unity_finger_bone_name(int index);
+
+/* Gives `frame` its fingers: OSC_VMC_FINGER_BONES local rotations and rest offsets in our
+ * humanoid's conventions (hd_pose_humanoid_locals, left hand then right), converted as
+ * every other bone's. `offset_m` NULL sends zero offsets (receivers that drive an avatar
+ * read only the fingers' rotations). */
+void
+osc_vmc_frame_set_fingers(struct osc_vmc_frame *frame, const float (*rotation)[4],
+                          const float (*offset_m)[3]);
 
 /* VRChat's OSC trackers: eight body slots plus the head used for alignment.
  * Slot (address /tracking/trackers/N/...)  position at        rotation of
@@ -223,6 +244,13 @@ osc_sender_get_stats(const struct osc_sender *sender, struct osc_sender_stats *o
  * (x, y, -z) and rotations M R M (M = diag(1, 1, -1)) in Unity's world: what
  * osc_vmc_in_create reads back. VRChat ignores it. */
 void osc_sender_set_devices(struct osc_sender *sender, const struct em_tracking_frame *frame);
+
+/* Gives the fingers for the next osc_sender_send only (as osc_vmc_frame_set_fingers takes
+ * them; copied): VMC then also sends the 30 finger bones (/VMC/Ext/Bone/Pos
+ * "LeftThumbProximal" ... "RightLittleDistal"). Without it a frame carries no finger
+ * bone, as before. VRChat ignores it. `rotation` NULL clears what was given. */
+void osc_sender_set_fingers(struct osc_sender *sender, const float (*rotation)[4],
+                            const float (*offset_m)[3]);
 
 /* ---- VMC input (osc_vmc_in.c) ------------------------------------------------------ */
 

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "embody/hand.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 #include "embody/tracking.h"
@@ -25,12 +26,36 @@ extern "C" {
 /* A whole stream in memory. time_s of frame 0 is the file's first t (normally 0). The
  * frames array (16-byte aligned) is owned by the struct: st_stream_fini frees it. A zeroed
  * struct is an empty stream that st_stream_append can grow. */
+struct st_fingers; /* below */
+
 struct st_stream {
     int frame_count;
     int capacity;
     struct em_tracking_frame *frames;
     int cut_line; /* a last row cut short (no line end, unreadable) that was dropped, or 0 */
+    /* The fingers (optional): ST_FINGERS_BIT of each hand whose group the file has, and
+     * one entry per frame (frame_count of them) when any frame carried fingers, else
+     * NULL. Owned by the struct, as frames. */
+    uint32_t finger_mask;
+    struct st_fingers *fingers;
 };
+
+/* One frame's fingers (PROTOCOL.md section 1b): each hand's finger pose as the hand
+ * model's angles (include/embody/hand.h), degrees as the file has them: per finger the
+ * three flexions, then the abduction. */
+#define ST_FINGER_ANGLES (HD_FINGER_JOINTS + 1)
+struct st_fingers {
+    bool valid[HD_HAND_COUNT];
+    float angle_deg[HD_HAND_COUNT][HD_FINGER_COUNT][ST_FINGER_ANGLES];
+};
+
+/* A hand pose into `fingers` (and marks that hand valid), and back. */
+void st_fingers_set_pose(struct st_fingers *fingers, enum hd_hand hand, const struct hd_pose *pose);
+void st_fingers_get_pose(const struct st_fingers *fingers, enum hd_hand hand,
+                         struct hd_pose *out_pose);
+
+#define ST_FINGERS_BIT(hand) (1u << (unsigned)(hand))
+#define ST_FINGERS_ALL ((1u << HD_HAND_COUNT) - 1u)
 
 /* What a tracking stream can be: positions of valid devices within ST_STREAM_MAX_M of the
  * origin (the 1 km the body accepts), |t| at most ST_STREAM_MAX_T_S, and t increasing by
@@ -51,7 +76,11 @@ struct st_stream {
  * every one missing. The body trackers' groups of PROTOCOL section 2b (pelvis, chest,
  * left_foot, right_foot, left_knee, right_knee, left_elbow, right_elbow) are read when
  * the header has them (all eight columns, or an error naming the ones missing) and set
- * each frame's tracker_present; columns of any other group are ignored.
+ * each frame's tracker_present; so are the finger groups of PROTOCOL section 1b
+ * (left_fingers_thumb_flex1_deg ... left_fingers_valid, the same for right: all 21
+ * columns, or an error naming the ones missing), into `fingers`, each angle within its
+ * joint's limits (hd_joint_limits_deg) and valid 0 or 1; columns of any other group are
+ * ignored.
  * Blank lines are skipped, values may have blanks around them, CRLF is fine. Each value
  * is read exactly as strtof would (so printed floats come back identical); t as a double.
  * valid = 1 gives the device the flags EM_POSE_ALL_VALID, 0 gives 0 (its pose values are
@@ -79,6 +108,12 @@ st_stream_parse(char *text, const char *source, struct st_stream *out_stream,
 enum em_result
 st_stream_append(struct st_stream *stream, const struct em_tracking_frame *frame);
 
+/* The same with the frame's fingers (NULL: none known; earlier frames appended without
+ * fingers have none). */
+enum em_result
+st_stream_append_fingers(struct st_stream *stream, const struct em_tracking_frame *frame,
+                         const struct st_fingers *fingers);
+
 void
 st_stream_fini(struct st_stream *stream);
 
@@ -99,6 +134,10 @@ struct st_stream_writer {
      * close when there is none); a tracker the header lacks is not written, and one the
      * header has but a frame lacks is written as not tracked (valid 0). */
     uint32_t tracker_mask;
+    /* The finger groups to write (ST_FINGERS_BIT each), likewise: set it before the first
+     * frame, or the first frame written with fingers adds both hands. A hand the header
+     * has but a frame does not know is written as zeros with valid 0. */
+    uint32_t finger_mask;
     bool header_written;
     double first_time_s; /* time_s of the first frame written: the file's t = 0 */
     double last_time_s;  /* t of the last row written, relative to first_time_s */
@@ -139,6 +178,13 @@ enum em_result
 st_stream_writer_write(struct st_stream_writer *writer, const struct em_tracking_frame *frame,
                        struct em_error *err);
 
+/* The same with the frame's fingers (NULL: none known). Refuses, as the reader would, an
+ * angle of a valid hand outside its joint's limits or not finite. */
+enum em_result
+st_stream_writer_write_fingers(struct st_stream_writer *writer,
+                               const struct em_tracking_frame *frame,
+                               const struct st_fingers *fingers, struct em_error *err);
+
 /* Flushes and closes, putting the file in place; reports a write error (disk full) if one
  * happened, and then `path` is as it was before. Safe on a zeroed writer. A file closed
  * without rows holds only the header (which the reader refuses). */
@@ -151,8 +197,9 @@ void
 st_stream_writer_abort(struct st_stream_writer *writer);
 
 /* Writes a whole stream (at least one frame) with the writer above, with every tracker
- * group any frame carries; on failure `path` is as it was before (nothing created,
- * nothing removed). */
+ * group any frame carries and the stream's finger groups (finger_mask, and both hands when
+ * it has fingers); on failure `path` is as it was before (nothing created, nothing
+ * removed). */
 enum em_result
 st_stream_save(const char *path, const struct st_stream *stream, struct em_error *err);
 

@@ -1,6 +1,7 @@
 /*
  * The values one frame carries, in each protocol's conventions (include/embody/osc.h):
- * the VMC protocol's root and humanoid bone local poses, and VRChat's tracker poses.
+ * the VMC protocol's root and humanoid bone local poses (and the fingers when given), and
+ * VRChat's tracker poses.
  * Pure functions of the skeleton and pose: no network here, so tests check them directly.
  */
 #include <assert.h>
@@ -65,6 +66,26 @@ osc_vmc_frame_build(const struct sk_skeleton *skeleton, const struct sk_pose *po
         const int i = out_frame->bone_count++;
         out_frame->bone[i] = skeleton->bone[j];
         vmc_bone_local(skeleton, pose, j, &out_frame->bone_local[i]);
+    }
+}
+
+const char *
+osc_unity_finger_bone_name(int index)
+{
+    assert(index >= 0 && index < OSC_VMC_FINGER_BONES);
+    return hd_unity_bone_name((enum hd_hand)(index / HD_JOINT_COUNT), index % HD_JOINT_COUNT);
+}
+
+void
+osc_vmc_frame_set_fingers(struct osc_vmc_frame *frame, const float (*rotation)[4],
+                          const float (*offset_m)[3])
+{
+    frame->finger_count = OSC_VMC_FINGER_BONES;
+    for (int i = 0; i < OSC_VMC_FINGER_BONES; ++i) {
+        static const float zero[3] = {0.0f, 0.0f, 0.0f};
+        struct osc_unity_pose *out = &frame->finger_local[i];
+        osc_unity_local_rotation_from_ours(rotation[i], out->rotation);
+        osc_unity_local_position_from_ours(offset_m ? offset_m[i] : zero, out->position_m);
     }
 }
 

@@ -49,6 +49,10 @@ struct osc_sender {
     struct em_device_pose headset;
     bool have_devices; /* for the next send only (osc_sender_set_devices) */
     struct em_tracking_frame devices;
+    bool have_fingers; /* for the next send only (osc_sender_set_fingers) */
+    bool have_finger_offsets;
+    float finger_rotation[OSC_VMC_FINGER_BONES][4];
+    float finger_offset_m[OSC_VMC_FINGER_BONES][3];
 
     struct osc_sender_stats stats;
     int64_t last_failure_ns;
@@ -348,6 +352,10 @@ vmc_frame_is_finite(const struct osc_vmc_frame *f)
         if (!all_finite(f->bone_local[i].position_m, 3) ||
             !all_finite(f->bone_local[i].rotation, 4))
             return false;
+    for (int i = 0; i < f->finger_count; ++i)
+        if (!all_finite(f->finger_local[i].position_m, 3) ||
+            !all_finite(f->finger_local[i].rotation, 4))
+            return false;
     return true;
 }
 
@@ -406,7 +414,19 @@ osc_sender_set_devices(struct osc_sender *sender, const struct em_tracking_frame
         sender->devices = *frame;
 }
 
-/* VMC: availability, time, root, then every bone; one or a few bundles. */
+void
+osc_sender_set_fingers(struct osc_sender *sender, const float (*rotation)[4],
+                       const float (*offset_m)[3])
+{
+    sender->have_fingers = rotation != NULL;
+    sender->have_finger_offsets = rotation && offset_m;
+    if (rotation)
+        memcpy(sender->finger_rotation, rotation, sizeof sender->finger_rotation);
+    if (rotation && offset_m)
+        memcpy(sender->finger_offset_m, offset_m, sizeof sender->finger_offset_m);
+}
+
+/* VMC: availability, time, root, then every bone (the fingers last); a few bundles. */
 static void
 send_vmc(struct osc_sender *s, const struct osc_vmc_frame *f, struct frame_result *fr)
 {
@@ -417,6 +437,9 @@ send_vmc(struct osc_sender *s, const struct osc_vmc_frame *f, struct frame_resul
     for (int i = 0; i < f->bone_count; ++i)
         packer_add(&bp, "/VMC/Ext/Bone/Pos",
                    pose_message(osc_unity_bone_name(f->bone[i]), &f->bone_local[i]));
+    for (int i = 0; i < f->finger_count; ++i)
+        packer_add(&bp, "/VMC/Ext/Bone/Pos",
+                   pose_message(osc_unity_finger_bone_name(i), &f->finger_local[i]));
     add_vmc_devices(s, &bp);
     packer_flush(&bp);
 }
@@ -508,10 +531,17 @@ osc_sender_send(struct osc_sender *sender, const struct sk_skeleton *skeleton,
     }
     const struct em_device_pose *headset = s->have_headset ? &s->headset : NULL;
     s->have_headset = false;
+    const bool fingers = s->have_fingers;
+    s->have_fingers = false;
 
     bool finite;
     if (s->protocol == OSC_PROTOCOL_VMC) {
         osc_vmc_frame_build(skeleton, pose, (float)(time_s - s->first_time_s), &s->vmc);
+        if (fingers)
+            osc_vmc_frame_set_fingers(&s->vmc, (const float(*)[4])s->finger_rotation,
+                                      s->have_finger_offsets
+                                          ? (const float(*)[3])s->finger_offset_m
+                                          : NULL);
         finite = vmc_frame_is_finite(&s->vmc);
     } else {
         osc_vrchat_frame_build(skeleton, pose, headset, &s->vrchat);

@@ -37,6 +37,74 @@ enum field {
 static const char *const field_suffix[FIELD_COUNT] = {"px", "py", "pz", "qx",
                                                       "qy", "qz", "qw", "valid"};
 
+/* A hand's finger group (PROTOCOL.md section 1b): "<hand>_fingers_" and, per finger,
+ * its three flexions and its abduction in degrees, then the flag. */
+#define FINGER_VALID (HD_FINGER_COUNT * ST_FINGER_ANGLES)
+#define FINGER_FIELD_COUNT (FINGER_VALID + 1)
+
+static const char *const finger_group[HD_HAND_COUNT] = {"left_fingers", "right_fingers"};
+
+static const char *const finger_field_names[FINGER_FIELD_COUNT] = {
+    "thumb_flex1_deg",  "thumb_flex2_deg",  "thumb_flex3_deg",  "thumb_abduct_deg",
+    "index_flex1_deg",  "index_flex2_deg",  "index_flex3_deg",  "index_abduct_deg",
+    "middle_flex1_deg", "middle_flex2_deg", "middle_flex3_deg", "middle_abduct_deg",
+    "ring_flex1_deg",   "ring_flex2_deg",   "ring_flex3_deg",   "ring_abduct_deg",
+    "little_flex1_deg", "little_flex2_deg", "little_flex3_deg", "little_abduct_deg",
+    "valid",
+};
+
+static const char *
+finger_field_name(int field)
+{
+    return finger_field_names[field];
+}
+
+/* A finger angle's slot in st_fingers, and its value. */
+static float *
+finger_angle(struct st_fingers *f, int hand, int field)
+{
+    return &f->angle_deg[hand][field / ST_FINGER_ANGLES][field % ST_FINGER_ANGLES];
+}
+
+static float
+finger_angle_value(const struct st_fingers *f, int hand, int field)
+{
+    return f->angle_deg[hand][field / ST_FINGER_ANGLES][field % ST_FINGER_ANGLES];
+}
+
+/* Within the joint's limits, with room for the rounding of a conversion from radians. */
+#define FINGER_LIMIT_SLACK_DEG 0.01f
+
+static bool
+finger_angle_ok(int field, float v)
+{
+    float lo, hi;
+    hd_joint_limits_deg(field / ST_FINGER_ANGLES, field % ST_FINGER_ANGLES, &lo, &hi);
+    return v >= lo - FINGER_LIMIT_SLACK_DEG && v <= hi + FINGER_LIMIT_SLACK_DEG;
+}
+
+void
+st_fingers_set_pose(struct st_fingers *fingers, enum hd_hand hand, const struct hd_pose *pose)
+{
+    fingers->valid[hand] = true;
+    for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+        for (int j = 0; j < HD_FINGER_JOINTS; ++j)
+            fingers->angle_deg[hand][f][j] = pose->flex_rad[f][j] * M_RAD_TO_DEG;
+        fingers->angle_deg[hand][f][HD_FINGER_JOINTS] = pose->abduct_rad[f] * M_RAD_TO_DEG;
+    }
+}
+
+void
+st_fingers_get_pose(const struct st_fingers *fingers, enum hd_hand hand,
+                    struct hd_pose *out_pose)
+{
+    for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+        for (int j = 0; j < HD_FINGER_JOINTS; ++j)
+            out_pose->flex_rad[f][j] = fingers->angle_deg[hand][f][j] * M_DEG_TO_RAD;
+        out_pose->abduct_rad[f] = fingers->angle_deg[hand][f][HD_FINGER_JOINTS] * M_DEG_TO_RAD;
+    }
+}
+
 /* How far |q| of a valid device may be from 1. */
 #define UNIT_QUAT_TOLERANCE 1e-3
 
@@ -85,8 +153,20 @@ quat_length(const float *q)
 
 /* ---- stream in memory ------------------------------------------------------------ */
 
+/* A fingers array of `capacity` entries holding the stream's first frame_count (or none,
+ * zeroed: no fingers known), or NULL when out of memory. */
+static struct st_fingers *
+fingers_copy(const struct st_stream *stream, int capacity)
+{
+    struct st_fingers *f = calloc((size_t)capacity, sizeof *f);
+    if (f && stream->fingers && stream->frame_count > 0)
+        memcpy(f, stream->fingers, (size_t)stream->frame_count * sizeof *f);
+    return f;
+}
+
 enum em_result
-st_stream_append(struct st_stream *stream, const struct em_tracking_frame *frame)
+st_stream_append_fingers(struct st_stream *stream, const struct em_tracking_frame *frame,
+                         const struct st_fingers *fingers)
 {
     if (stream->frame_count == stream->capacity) {
         const int cap = stream->capacity ? stream->capacity * 2 : 256;
@@ -96,20 +176,42 @@ st_stream_append(struct st_stream *stream, const struct em_tracking_frame *frame
         struct em_tracking_frame *grown = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
         if (!grown)
             return EM_ERROR_OUT_OF_MEMORY;
+        struct st_fingers *grown_fingers = NULL;
+        if (stream->fingers && !(grown_fingers = fingers_copy(stream, cap))) {
+            free(grown);
+            return EM_ERROR_OUT_OF_MEMORY;
+        }
         if (stream->frame_count > 0)
             memcpy(grown, stream->frames, (size_t)stream->frame_count * sizeof *grown);
         free(stream->frames);
         stream->frames = grown;
+        if (grown_fingers) {
+            free(stream->fingers);
+            stream->fingers = grown_fingers;
+        }
         stream->capacity = cap;
+    }
+    if (fingers && !stream->fingers && !(stream->fingers = fingers_copy(stream, stream->capacity)))
+        return EM_ERROR_OUT_OF_MEMORY;
+    if (stream->fingers) {
+        const struct st_fingers none = {.valid = {false, false}};
+        stream->fingers[stream->frame_count] = fingers ? *fingers : none;
     }
     stream->frames[stream->frame_count++] = *frame;
     return EM_OK;
+}
+
+enum em_result
+st_stream_append(struct st_stream *stream, const struct em_tracking_frame *frame)
+{
+    return st_stream_append_fingers(stream, frame, NULL);
 }
 
 void
 st_stream_fini(struct st_stream *stream)
 {
     free(stream->frames);
+    free(stream->fingers);
     memset(stream, 0, sizeof *stream);
 }
 
@@ -121,6 +223,8 @@ struct layout {
     int t;
     int device[SLOT_COUNT][FIELD_COUNT];
     uint32_t tracker_mask; /* the optional groups the header has */
+    int finger[HD_HAND_COUNT][FINGER_FIELD_COUNT];
+    uint32_t finger_mask;
 };
 
 static char *
@@ -176,6 +280,24 @@ known_column(const char *name, int *out_device, int *out_field)
         for (int f = 0; f < FIELD_COUNT; ++f)
             if (strcmp(name + n + 1, field_suffix[f]) == 0) {
                 *out_device = d;
+                *out_field = f;
+                return true;
+            }
+    }
+    return false;
+}
+
+/* The hand and field a finger column's name stands for; false for other names. */
+static bool
+known_finger_column(const char *name, int *out_hand, int *out_field)
+{
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        const size_t n = strlen(finger_group[h]);
+        if (strncmp(name, finger_group[h], n) != 0 || name[n] != '_')
+            continue;
+        for (int f = 0; f < FINGER_FIELD_COUNT; ++f)
+            if (strcmp(name + n + 1, finger_field_name(f)) == 0) {
+                *out_hand = h;
                 *out_field = f;
                 return true;
             }
@@ -248,6 +370,33 @@ check_tracker_groups(struct layout *lay, const char *source, int line, struct em
     return EM_OK;
 }
 
+/* A finger group, as a tracker's, is all there or not at all. */
+static enum em_result
+check_finger_groups(struct layout *lay, const char *source, int line, struct em_error *err)
+{
+    lay->finger_mask = 0;
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        int absent = 0;
+        for (int f = 0; f < FINGER_FIELD_COUNT; ++f)
+            absent += lay->finger[h][f] < 0;
+        if (absent == FINGER_FIELD_COUNT)
+            continue;
+        char missing[1200] = "";
+        for (int f = 0; f < FINGER_FIELD_COUNT; ++f)
+            if (lay->finger[h][f] < 0) {
+                char what[64];
+                snprintf(what, sizeof what, "column %s_%s", finger_group[h], finger_field_name(f));
+                add_missing(missing, sizeof missing, what);
+            }
+        if (missing[0])
+            return em_fail(err, EM_ERROR_PARSE,
+                           "%s:%d: the %s group is incomplete: the header lacks %s", source,
+                           line, finger_group[h], missing);
+        lay->finger_mask |= ST_FINGERS_BIT(h);
+    }
+    return EM_OK;
+}
+
 static enum em_result
 parse_header(char *line, int line_number, const char *source, struct layout *lay,
              char **fields, struct em_error *err)
@@ -267,6 +416,9 @@ parse_header(char *line, int line_number, const char *source, struct layout *lay
     for (int d = 0; d < SLOT_COUNT; ++d)
         for (int f = 0; f < FIELD_COUNT; ++f)
             lay->device[d][f] = -1;
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        for (int f = 0; f < FINGER_FIELD_COUNT; ++f)
+            lay->finger[h][f] = -1;
     for (int c = 0; c < n; ++c) {
         const char *name = fields[c];
         if (!name[0])
@@ -282,10 +434,14 @@ parse_header(char *line, int line_number, const char *source, struct layout *lay
             lay->t = c;
         else if (known_column(name, &d, &f))
             lay->device[d][f] = c;
+        else if (known_finger_column(name, &d, &f))
+            lay->finger[d][f] = c;
         /* Anything else belongs to a group we do not know (hip_px ...): ignored. */
     }
-    const enum em_result r = check_layout_complete(lay, source, line_number, err);
-    return r != EM_OK ? r : check_tracker_groups(lay, source, line_number, err);
+    enum em_result r = check_layout_complete(lay, source, line_number, err);
+    if (r == EM_OK)
+        r = check_tracker_groups(lay, source, line_number, err);
+    return r != EM_OK ? r : check_finger_groups(lay, source, line_number, err);
 }
 
 /* The header's name of column `c` (0-based), for messages. */
@@ -299,13 +455,17 @@ column_name(const struct layout *lay, int c, char *out, size_t size)
         for (int f = 0; f < FIELD_COUNT; ++f)
             if (lay->device[d][f] == c)
                 snprintf(out, size, "%s_%s", slot_name(d), field_suffix[f]);
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        for (int f = 0; f < FINGER_FIELD_COUNT; ++f)
+            if (lay->finger[h][f] == c)
+                snprintf(out, size, "%s_%s", finger_group[h], finger_field_name(f));
 }
 
 static enum em_result
 bad_value(const struct layout *lay, int c, const char *text, const char *expected,
           const char *source, int line, struct em_error *err)
 {
-    char name[32];
+    char name[40];
     column_name(lay, c, name, sizeof name);
     return em_fail(err, EM_ERROR_PARSE, "%s:%d: column %d (%s): expected %s, got \"%s\"",
                    source, line, c + 1, name, expected, text);
@@ -365,6 +525,34 @@ parse_device(const struct layout *lay, int d, char **fields, const char *source,
     return EM_OK;
 }
 
+/* One hand's finger group: twenty angles, each within its joint's limits, and the flag. */
+static enum em_result
+parse_fingers(const struct layout *lay, int h, char **fields, const char *source, int line,
+              struct st_fingers *out, struct em_error *err)
+{
+    for (int f = 0; f < FINGER_VALID; ++f) {
+        const int c = lay->finger[h][f];
+        float v;
+        const enum em_result r = parse_float_field(lay, c, fields[c], source, line, &v, err);
+        if (r != EM_OK)
+            return r;
+        if (!finger_angle_ok(f, v)) {
+            float lo, hi;
+            hd_joint_limits_deg(f / ST_FINGER_ANGLES, f % ST_FINGER_ANGLES, &lo, &hi);
+            char expected[64];
+            snprintf(expected, sizeof expected, "degrees within the joint's limits, %g to %g",
+                     (double)lo, (double)hi);
+            return bad_value(lay, c, fields[c], expected, source, line, err);
+        }
+        *finger_angle(out, h, f) = v;
+    }
+    const int vc = lay->finger[h][FINGER_VALID];
+    if (strcmp(fields[vc], "0") != 0 && strcmp(fields[vc], "1") != 0)
+        return bad_value(lay, vc, fields[vc], "0 or 1", source, line, err);
+    out->valid[h] = fields[vc][0] == '1';
+    return EM_OK;
+}
+
 /* Reading state carried from row to row. */
 struct row_context {
     const struct layout *lay;
@@ -376,7 +564,7 @@ struct row_context {
 
 static enum em_result
 parse_row(struct row_context *ctx, char *line, int line_number,
-          struct em_tracking_frame *out, struct em_error *err)
+          struct em_tracking_frame *out, struct st_fingers *out_fingers, struct em_error *err)
 {
     const struct layout *lay = ctx->lay;
     const int n = split_fields(line, ctx->fields, lay->column_count);
@@ -422,6 +610,15 @@ parse_row(struct row_context *ctx, char *line, int line_number,
         if (r != EM_OK)
             return r;
     }
+    memset(out_fingers, 0, sizeof *out_fingers);
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        if (!(lay->finger_mask & ST_FINGERS_BIT(h)))
+            continue;
+        const enum em_result r =
+            parse_fingers(lay, h, ctx->fields, ctx->source, line_number, out_fingers, err);
+        if (r != EM_OK)
+            return r;
+    }
     ctx->previous_t = t;
     ctx->previous_line = line_number;
     return EM_OK;
@@ -459,18 +656,19 @@ parse_lines(struct u_line_reader *reader, const char *source, char **fields,
         if (is_blank(line))
             continue;
         struct em_tracking_frame frame;
+        struct st_fingers fingers;
         /* A last row without its line end is one a crash cut short. */
         const bool cut = reader->cursor >= reader->end && !ends_with_newline;
         const int line_number = reader->line_number;
         const int fields_in_line = cut ? count_fields(line) : 0;
-        r = parse_row(&ctx, line, line_number, &frame, err);
+        r = parse_row(&ctx, line, line_number, &frame, &fingers, err);
         if (r != EM_OK && cut && fields_in_line < lay.column_count && out->frame_count > 0) {
             out->cut_line = line_number;
             break;
         }
         if (r != EM_OK)
             return r;
-        if (st_stream_append(out, &frame) != EM_OK)
+        if (st_stream_append_fingers(out, &frame, lay.finger_mask ? &fingers : NULL) != EM_OK)
             return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "%s:%d: out of memory", source,
                            reader->line_number);
     }
@@ -478,6 +676,7 @@ parse_lines(struct u_line_reader *reader, const char *source, char **fields,
         return em_fail(err, EM_ERROR_PARSE,
                        "%s: no samples after the header (line %d); expected at least one row",
                        source, header_line);
+    out->finger_mask = lay.finger_mask;
     return EM_OK;
 }
 
@@ -585,8 +784,8 @@ flush_rows(struct st_stream_writer *w, struct em_error *err)
     return EM_OK;
 }
 
-/* The header: t, the three devices, then the tracker groups of `tracker_mask` in
- * PROTOCOL section 2b's order. */
+/* The header: t, the three devices, the tracker groups of `tracker_mask` in PROTOCOL
+ * section 2b's order, then the finger groups of `finger_mask`, left first. */
 static enum em_result
 write_header(struct st_stream_writer *w, struct em_error *err)
 {
@@ -596,6 +795,10 @@ write_header(struct st_stream_writer *w, struct em_error *err)
         if (slot_in(d, w->tracker_mask))
             for (int f = 0; f < FIELD_COUNT; ++f)
                 fprintf(w->file, ",%s_%s", slot_name(d), field_suffix[f]);
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        if (w->finger_mask & ST_FINGERS_BIT(h))
+            for (int f = 0; f < FINGER_FIELD_COUNT; ++f)
+                fprintf(w->file, ",%s_%s", finger_group[h], finger_field_name(f));
     if (fputc('\n', w->file) == EOF)
         return write_failed(w, err);
     return EM_OK;
@@ -646,9 +849,36 @@ check_frame(const struct st_stream_writer *w, const struct em_tracking_frame *fr
     return EM_OK;
 }
 
+/* A valid hand's angles are within their joints' limits, as the reader wants them. */
+static enum em_result
+check_fingers(const struct st_stream_writer *w, const struct st_fingers *fingers,
+              struct em_error *err)
+{
+    for (int h = 0; fingers && h < HD_HAND_COUNT; ++h) {
+        if (!fingers->valid[h])
+            continue;
+        for (int f = 0; f < FINGER_VALID; ++f) {
+            const float v = finger_angle_value(fingers, h, f);
+            if (!finger_angle_ok(f, v))
+                return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                               "%s: frame %ld: %s_%s is %g; expected within the joint's limits",
+                               w->path, w->frames_written, finger_group[h],
+                               finger_field_name(f), (double)v);
+        }
+    }
+    return EM_OK;
+}
+
 enum em_result
 st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_frame *frame,
                        struct em_error *err)
+{
+    return st_stream_writer_write_fingers(w, frame, NULL, err);
+}
+
+enum em_result
+st_stream_writer_write_fingers(struct st_stream_writer *w, const struct em_tracking_frame *frame,
+                               const struct st_fingers *fingers, struct em_error *err)
 {
     assert(w->file);
     if (w->frames_written == 0)
@@ -658,16 +888,22 @@ st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_fram
         w->first_time_s = frame->time_s - w->last_time_s - ST_STREAM_MAX_STEP_S;
     const double t_s = frame->time_s - w->first_time_s;
     enum em_result r = check_frame(w, frame, t_s, err);
+    if (r == EM_OK)
+        r = check_fingers(w, fingers, err);
     if (r != EM_OK)
         return r;
     if (!w->header_written) {
         w->tracker_mask |= frame->tracker_present & EM_TRACKER_ALL;
+        if (fingers)
+            w->finger_mask |= ST_FINGERS_ALL;
         r = write_header(w, err);
         if (r != EM_OK)
             return r;
     }
-    /* Up to 89 numbers of at most ST_NUMBER_MAX characters, commas and a newline. */
-    char row[(ST_NUMBER_MAX + 1) * (1 + SLOT_COUNT * FIELD_COUNT) + 2];
+    /* Up to 131 numbers of at most ST_NUMBER_MAX characters, commas and a newline. */
+    char row[(ST_NUMBER_MAX + 1) *
+                 (1 + SLOT_COUNT * FIELD_COUNT + HD_HAND_COUNT * FINGER_FIELD_COUNT) +
+             2];
     int n = st_format_double(t_s, row);
     for (int d = 0; d < SLOT_COUNT; ++d) {
         if (!slot_in(d, w->tracker_mask))
@@ -687,6 +923,19 @@ st_stream_writer_write(struct st_stream_writer *w, const struct em_tracking_fram
         }
         row[n++] = ',';
         row[n++] = em_device_pose_usable(dp) ? '1' : '0';
+    }
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        if (!(w->finger_mask & ST_FINGERS_BIT(h)))
+            continue;
+        /* A hand not known this frame is written as zeros, not valid. */
+        const bool known = fingers && fingers->valid[h];
+        for (int f = 0; f < FINGER_VALID; ++f) {
+            const float v = known ? finger_angle_value(fingers, h, f) : 0.0f;
+            row[n++] = ',';
+            n += st_format_float(v, row + n);
+        }
+        row[n++] = ',';
+        row[n++] = known ? '1' : '0';
     }
     row[n++] = '\n';
     /* (less room for the header, written with the first row) */
@@ -739,8 +988,10 @@ st_stream_save(const char *path, const struct st_stream *stream, struct em_error
         return r;
     for (int i = 0; i < stream->frame_count; ++i)
         w.tracker_mask |= stream->frames[i].tracker_present & EM_TRACKER_ALL;
+    w.finger_mask = stream->finger_mask & ST_FINGERS_ALL;
     for (int i = 0; r == EM_OK && i < stream->frame_count; ++i)
-        r = st_stream_writer_write(&w, &stream->frames[i], err);
+        r = st_stream_writer_write_fingers(&w, &stream->frames[i],
+                                           stream->fingers ? &stream->fingers[i] : NULL, err);
     if (r != EM_OK) {
         st_stream_writer_abort(&w); /* the target stays as it was */
         return r;

@@ -31,6 +31,8 @@ main(void)
         cmocka_unit_test(sender_rejects_bad_arguments_with_reasons),
         cmocka_unit_test_setup_teardown(vmc_stream_reaches_oscdump_with_every_bone,
                                         start_capture_fixture, stop_capture_fixture),
+        cmocka_unit_test_setup_teardown(vmc_stream_carries_the_thirty_finger_bones_when_given,
+                                        start_capture_fixture, stop_capture_fixture),
         cmocka_unit_test_setup_teardown(vrchat_stream_reaches_oscdump_as_nine_trackers,
                                         start_capture_fixture, stop_capture_fixture),
         cmocka_unit_test(nothing_listening_does_not_stall_and_warns_once),

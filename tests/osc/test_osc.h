@@ -35,6 +35,7 @@ void check_vrchat_values_against_pose(const struct sk_skeleton *sk, const struct
 int start_capture_fixture(void **state);
 int stop_capture_fixture(void **state);
 void vmc_stream_reaches_oscdump_with_every_bone(void **state);
+void vmc_stream_carries_the_thirty_finger_bones_when_given(void **state);
 void vrchat_stream_reaches_oscdump_as_nine_trackers(void **state);
 void nothing_listening_does_not_stall_and_warns_once(void **state);
 void sending_recovers_when_a_receiver_appears(void **state);

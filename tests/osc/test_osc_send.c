@@ -5,6 +5,7 @@
  * pose. And a destination where nothing listens: no stall, one warning.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,6 +186,103 @@ vmc_stream_reaches_oscdump_with_every_bone(void **state)
     assert_int_equal(st.datagrams_failed, 0);
     assert_true(st.datagrams_sent >= 3 && st.datagrams_sent <= 9); /* one to three bundles */
     assert_int_equal(st.warnings, 0);
+    osc_sender_destroy(&s);
+    sk_pose_fini(&pose);
+    sk_skeleton_fini(&sk);
+}
+
+/* Unity's HumanBodyBones finger bones, in the hand module's order (left hand, then right;
+ * thumb, index, middle, ring, little; three each), written from Unity's documentation. */
+static const char *const unity_finger_names[OSC_VMC_FINGER_BONES] = {
+    "LeftThumbProximal",    "LeftThumbIntermediate",  "LeftThumbDistal",
+    "LeftIndexProximal",    "LeftIndexIntermediate",  "LeftIndexDistal",
+    "LeftMiddleProximal",   "LeftMiddleIntermediate", "LeftMiddleDistal",
+    "LeftRingProximal",     "LeftRingIntermediate",   "LeftRingDistal",
+    "LeftLittleProximal",   "LeftLittleIntermediate", "LeftLittleDistal",
+    "RightThumbProximal",   "RightThumbIntermediate", "RightThumbDistal",
+    "RightIndexProximal",   "RightIndexIntermediate", "RightIndexDistal",
+    "RightMiddleProximal",  "RightMiddleIntermediate", "RightMiddleDistal",
+    "RightRingProximal",    "RightRingIntermediate",  "RightRingDistal",
+    "RightLittleProximal",  "RightLittleIntermediate", "RightLittleDistal",
+};
+
+/* Left hand pointing, right hand a fist: the fingers as our humanoid's bones. */
+static void
+make_fingers(float (*rotation)[4], float (*offset_m)[3])
+{
+    static const struct hd_curls curls[HD_HAND_COUNT] = {
+        {{0.5f, 0.0f, 1.0f, 1.0f, 1.0f}, 0.0f}, {{1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f}};
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        struct hd_model model;
+        struct hd_pose pose;
+        struct em_error err = {{0}};
+        const struct hd_model_desc desc = {.hand = (enum hd_hand)h};
+        if (hd_model_init(&desc, &model, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        hd_pose_from_curls(&model, &curls[h], &pose);
+        hd_pose_humanoid_locals(&model, &pose, rotation + h * HD_JOINT_COUNT,
+                                offset_m + h * HD_JOINT_COUNT);
+    }
+}
+
+void
+vmc_stream_carries_the_thirty_finger_bones_when_given(void **state)
+{
+    struct oscdump_capture *cap = *state;
+    start_oscdump(cap, 0);
+    struct sk_skeleton sk;
+    struct sk_pose pose;
+    load_humanoid(&sk);
+    assert_int_equal(sk_pose_init(&pose, &sk), EM_OK);
+    make_random_pose(&sk, 21u, &pose);
+    int humanoid_bones = 0;
+    for (int j = 0; j < sk.joint_count; ++j)
+        humanoid_bones += ref_unity_name_of_vrm(sk.name[j]) != NULL;
+    struct osc_sender *s = open_sender(OSC_PROTOCOL_VMC, cap->port);
+    float rotation[OSC_VMC_FINGER_BONES][4], offset_m[OSC_VMC_FINGER_BONES][3];
+    make_fingers(rotation, offset_m);
+
+    osc_sender_set_fingers(s, (const float(*)[4])rotation, (const float(*)[3])offset_m);
+    osc_sender_send(s, &sk, &pose, 3.0);
+    wait_for(cap, 3 + humanoid_bones + OSC_VMC_FINGER_BONES);
+    oscdump_poll(cap, 50);
+    assert_int_equal(cap->count, 3 + humanoid_bones + OSC_VMC_FINGER_BONES);
+    assert_int_equal(cap->unparsed_lines, 0);
+    double largest_turn = 0.0;
+    for (int i = 0; i < OSC_VMC_FINGER_BONES; ++i) {
+        const int at = oscdump_find(cap, 0, "/VMC/Ext/Bone/Pos", unity_finger_names[i]);
+        if (at < 0)
+            fail_msg("no /VMC/Ext/Bone/Pos \"%s\"", unity_finger_names[i]);
+        if (oscdump_find(cap, at + 1, "/VMC/Ext/Bone/Pos", unity_finger_names[i]) >= 0)
+            fail_msg("%s sent twice in a frame", unity_finger_names[i]);
+        const struct oscdump_message *m = &cap->messages[at];
+        assert_string_equal(m->types, "sfffffff");
+        struct osc_unity_pose got;
+        pose_from_message(m, &got);
+        /* The derivation's local conversion, N L N and N v, from the values given. */
+        double ours[3][3], expect[3][3], received[3][3], v[3];
+        ref_mat_from_quat(rotation[i], ours);
+        ref_conjugate(REF_N, ours, expect);
+        ref_mat_from_quat(got.rotation, received);
+        if (ref_mat_max_diff(expect, received) > 2e-5)
+            fail_msg("%s: rotation off by %.2g", unity_finger_names[i],
+                     ref_mat_max_diff(expect, received));
+        const double offset[3] = {(double)offset_m[i][0], (double)offset_m[i][1],
+                                  (double)offset_m[i][2]};
+        ref_mat_vec(REF_N, offset, v);
+        for (int k = 0; k < 3; ++k)
+            assert_float_equal(got.position_m[k], v[k], 3e-6);
+        largest_turn = fmax(largest_turn, acos(fmin(1.0, fabs((double)got.rotation[3]))) * 2.0);
+    }
+    assert_true(largest_turn > 1.0); /* the fist's joints turn by more than a radian */
+
+    /* The next frame, given no fingers, is what a frame always was. */
+    oscdump_clear(cap);
+    osc_sender_send(s, &sk, &pose, 3.5);
+    wait_for(cap, 3 + humanoid_bones);
+    oscdump_poll(cap, 50);
+    assert_int_equal(cap->count, 3 + humanoid_bones);
+    assert_int_equal(oscdump_find(cap, 0, "/VMC/Ext/Bone/Pos", "LeftThumbProximal"), -1);
     osc_sender_destroy(&s);
     sk_pose_fini(&pose);
     sk_skeleton_fini(&sk);

@@ -34,6 +34,7 @@ humanoid_tests(size_t *out_count);
 const struct CMUnitTest *
 mocap_tests(size_t *out_count);
 const struct CMUnitTest *tracker_stream_tests(size_t *out_count);
+const struct CMUnitTest *finger_stream_tests(size_t *out_count);
 
 /* The 15 CMU clips in tests/data, by name ("cmu_05_04"). */
 #define TEST_CLIP_COUNT 15

@@ -61,6 +61,7 @@ main(void)
     } groups[] = {
         {"csv", csv_tests},           {"bvh", bvh_tests},     {"bvh_writer", bvh_writer_tests},
         {"humanoid", humanoid_tests}, {"mocap", mocap_tests}, {"trackers", tracker_stream_tests},
+        {"fingers", finger_stream_tests},
     };
     int failed = 0;
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; ++g) {
