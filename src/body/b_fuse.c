@@ -211,7 +211,7 @@ draw_neck_toward_hands(struct body *b)
     /* A controller speaks by how far it is tracked: a lost one's hand hangs at the side of
      * a body it does not place (on a first frame, at a pelvis not yet placed). */
     float said[2];
-    for (int s = 0; s < 2; ++s) /* eased, as the hand's own blend (b_loss.c) */
+    for (int s = 0; s < 2; ++s) /* eased, as the hand's own blend (b_devices.c) */
         said[s] = share * m_ease(b->track[EM_DEVICE_LEFT_HAND + s].blend);
     for (int round = 0; round < NECK_REACH_ROUNDS; ++round) {
         float move[3] = {0.0f, 0.0f, 0.0f};

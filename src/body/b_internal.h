@@ -93,6 +93,22 @@ struct b_foot {
 bool
 b_device_sample_ok(const struct em_device_pose *d);
 
+/* Bone pose from device pose: device = bone * offset, so bone = device * offset^-1 (a
+ * tracker's offset is its mount). */
+void
+b_bone_from_device(const float *device_pos, const float *device_rot, const float *off_pos,
+                   const float *off_rot, float *out_pos, float *out_rot);
+
+/* The device stage (b_devices.c), the frame's first: the frame's step (the filters start
+ * over after a gap of B_MAX_GAP_S), the headset's jumps screened (a glitch held as lost, a
+ * teleport or recentre moving every history), then every device's state, filtered pose and
+ * bone target (head, hands, body trackers; a lost hand toward its side or its elbow
+ * tracker). Returns the frame the later stages read: `frame`, or its copy in
+ * out_screened without the samples that jumped; out_dt_s is the step the filters took. */
+const struct em_tracking_frame *
+b_devices_update(struct body *body, const struct em_tracking_frame *frame,
+                 struct em_tracking_frame *out_screened, float *out_dt_s);
+
 struct b_device_track {
     enum body_device_state state;
     float blend;           /* 1 = fully the tracked pose, 0 = fully the fallback */
@@ -100,20 +116,20 @@ struct b_device_track {
     float last_rotation[4];
     bool seen;             /* ever tracked */
     /* The device's own last usable sample and velocity, and the coast over bad samples
-     * (b_loss.c): device_now_* is what the body used this frame (sample or coast). */
+     * (b_devices.c): device_now_* is what the body used this frame (sample or coast). */
     float device_position_m[3], device_rotation[4], device_velocity_m_s[3];
     float device_now_m[3], device_now_rotation[4];
     float coast_s;
     bool coasted;     /* this frame was a coast */
     bool coast_reset; /* the next sample starts the velocity afresh */
-    float jump_s;     /* a controller's samples have jumped alone this long (b_loss.c) */
+    float jump_s;     /* a controller's samples have jumped alone this long (b_devices.c) */
 };
 
 /* A device that was tracked coasts over bad samples for at most this long. */
 #define B_COAST_MAX_S 0.05f
 
 /* A jump: a device sample more than this from the last, faster than this (the headset's
- * in body.c, a controller's alone in b_loss.c). */
+ * and a controller's alone, b_devices.c). */
 #define B_TELEPORT_MIN_M 0.2f
 #define B_TELEPORT_SPEED_M_S 6.0f
 /* A jump that stays at its new place this long is real (a teleport; a controller found
@@ -283,7 +299,7 @@ struct body {
     float last_head_device_m[3];
     bool head_device_seen;
     /* A head sample that jumped farther and faster than a person moves is suspect
-     * (body.c, screen_jump): held as lost until it comes back (a glitch) or stays at its
+     * (b_devices.c, screen_jump): held as lost until it comes back (a glitch) or stays at its
      * new place for TELEPORT_CONFIRM_S (a teleport). */
     bool jump_suspect;
     float suspect_s;            /* since the first suspect sample */
@@ -471,9 +487,6 @@ void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,
            float *out_pole_m);
 
-/* Device states and blended bone targets when devices are lost. */
-void
-b_loss_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
 
 /* The learned prior (desc.prior), for the fusion: this frame's samples into its history
  * and its pelvis (`seed`: the seed's, whose distance from the head the prior's keeps);
@@ -507,8 +520,9 @@ void b_trackers_resolve_mounts(struct body_desc *desc);
 enum em_result b_trackers_setup(struct body *body, struct em_error *err);
 void b_trackers_fini(struct body *body);
 void b_trackers_reset(struct body *body);
-/* per frame: tracker states and bone poses (after b_loss_update); */
-void b_trackers_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
+/* per frame, after the device stage (which tracks the trackers' states and bone poses):
+ * the full solver while a tracker it serves counts; */
+void b_trackers_choose_solver(struct body *body);
 /* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */
 void b_trackers_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
 /* in b_feet_estimate: true when foot s is the tracker's (the seed's foot does not step); */

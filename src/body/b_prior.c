@@ -533,7 +533,7 @@ soften_reach(const struct body *b, int s, float *ankle)
 
 /* The frame as the prior may see it: a sample the body treats as lost (b_device_sample_ok)
  * is marked lost, so the history repeats the device's last good sample instead of taking
- * it (or, over a glitch of a frame or two, the body's own coast, b_loss.c) (one head sample at 1e20
+ * it (or, over a glitch of a frame or two, the body's own coast, b_devices.c) (one head sample at 1e20
  * m would otherwise sit in the history, and in every prediction, for a whole second). Before the
  * history has a good head sample there is nothing to repeat: false, the frame is not pushed; a hand
  * without one is put at the head until it comes. */
@@ -544,7 +544,7 @@ clean_frame(const struct body *b, const struct em_tracking_frame *frame,
     *out = *frame;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
         struct em_device_pose *dev = &out->device[d];
-        if (b->track[d].coasted) { /* the body's coast over it (b_loss.c), not the sample */
+        if (b->track[d].coasted) { /* the body's coast over it (b_devices.c), not the sample */
             m_vec3_copy(b->track[d].device_now_m, dev->pose.position_m);
             m_quat_copy(b->track[d].device_now_rotation, dev->pose.orientation);
             dev->flags = EM_POSE_ALL_VALID;
