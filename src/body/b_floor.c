@@ -1,7 +1,7 @@
 /*
  * Floor postures: lying on the back, the side or the front, and sitting on the floor.
  *
- * On the feet (b_pelvis.c) the pelvis goes no lower than a deep squat, and a head lower
+ * On the feet (the seed, b_seed.c) the pelvis goes no lower than a deep squat, and a head lower
  * still is a torso bending over. A player lying down or sitting on the floor has the head
  * lower than a squat can put it while it is not pitched down as a bent-over torso's is: the
  * body then sits or lies on the floor. How much it does is the floor share, from the head

@@ -319,7 +319,7 @@ struct body {
     /* The ground under the feet (the floor, or higher on steps). */
     float ground_height_m;
 
-    /* Pelvis and heading, fused (b_fuse.c), and the seed's own heading (b_pelvis.c). */
+    /* Pelvis and heading, fused (b_fuse.c), and the seed's own heading (b_seed.c). */
     float heading_rad;
     float seed_heading_rad;
     float head_yaw_rad;   /* last frame's */
@@ -333,7 +333,7 @@ struct body {
     float seed_hips_m[3];
     bool pelvis_started;
 
-    struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_feet.c) */
+    struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_seed.c) */
     bool feet_started;
     struct b_leg_targets legs; /* this frame's fused leg targets */
     float neck_target_m[3];    /* this frame's fused neck (the torso) */
@@ -351,16 +351,38 @@ struct body {
     long prior_dropped;         /* predictions dropped as not finite (kept across resets) */
 };
 
+/* ---- The seed (b_seed.c): the source that always speaks -------------------------- */
+
 /* The seed's pelvis: from the head (and the seed's own heading, which it updates), for
  * the fusion (b_fuse.c). */
 void
-b_pelvis_estimate(struct body *body, float dt_s, struct b_pelvis_estimate *out);
+b_seed_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
 
 /* The seed's torso: the neck below the head along the head's rest offset, turned by a
- * share of the headset's turn from the body's upright frame (b_floor_upright: on the
- * floor, the floor's), for the fusion. */
+ * share of the headset's turn from the body's upright frame `upright` (the fusion's,
+ * b_floor_upright: on the floor, the floor's), for the fusion. */
 void
-b_torso_estimate(const struct body *body, struct b_torso_estimate *out);
+b_seed_estimate_torso(const struct body *body, const float *upright,
+                      struct b_torso_estimate *out);
+
+/* A foot body trackers hold this frame (b_trackers_held_feet): its ankle, and with a foot
+ * tracker (`turned`) its rotation. */
+struct b_held_foot {
+    bool held, turned;
+    float ankle_m[3];
+    float rotation[4];
+};
+
+/* The seed's feet under the fused pelvis: planted or stepping (the state in body->foot),
+ * and their rotations and knee poles, for the fusion. A foot `held` stands where the
+ * trackers hold it; with `floor_share` over a half (b_floor_share) the feet take no steps
+ * (the legs lie or fold on the floor). */
+void
+b_seed_estimate_feet(struct body *body, float dt_s, const struct b_held_foot *held,
+                     float floor_share, struct b_feet_estimate *out);
+
+void
+b_seed_feet_reset(struct body *body);
 
 /* Floor postures (b_floor.c), a source of the fusion trusted above the learned prior
  * (which never saw a body on the floor) and below body trackers. Forgets the floor state (body_reset, after the head target
@@ -404,19 +426,6 @@ b_floor_keep_elbows_up(struct body *body);
  * tell kneeling from sitting, chosen by the way down (`out_by_motion` true). */
 enum body_posture
 b_floor_classify(struct body *body, bool *out_by_motion);
-
-/* The seed's feet under the fused pelvis: planted or stepping (the state in body->foot),
- * and their rotations and knee poles, for the fusion. */
-void
-b_feet_estimate(struct body *body, float dt_s, struct b_feet_estimate *out);
-
-void
-b_feet_reset(struct body *body);
-
-/* True when foot s, as posed, stands on the ground: held (not stepping, or held by the
- * prior) and its heel or toes within a few centimetres of where they stand flat. */
-bool
-b_foot_planted(const struct body *body, int side);
 
 /* Elbow pole for side s (0 left, 1 right), world frame. */
 void
@@ -525,8 +534,9 @@ void b_trackers_reset(struct body *body);
 void b_trackers_choose_solver(struct body *body);
 /* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */
 void b_trackers_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
-/* in b_feet_estimate: true when foot s is the tracker's (the seed's foot does not step); */
-bool b_trackers_hold_foot(struct body *body, int side);
+/* for the fusion, to hand to the seed: the feet trackers hold (out[2]; the seed's foot
+ * does not step there); */
+void b_trackers_held_feet(const struct body *body, struct b_held_foot *out);
 /* for the fusion: the feet, their turn and the knees' planes that foot and knee trackers
  * say; */
 void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out);

@@ -3,7 +3,7 @@
  * the devices goes into the prior's history; its prediction (pelvis, ankles, toes, knees,
  * foot contact) is a source of the frame's fusion (b_fuse.c): the pelvis's rotation, the
  * legs' ankle targets, foot rotations and knee poles, each with its confidence, trusted
- * above the seed's (b_pelvis.c, b_feet.c) and below body trackers.
+ * above the seed's (b_seed.c) and below body trackers.
  *
  * The network's per-frame outputs jitter, so they are smoothed as they come, in the heading
  * frame (a planted foot's more than a swinging one's, smooth_outputs), and the positions
@@ -106,7 +106,7 @@
 #define SETTLE_FULL_S 1.0f
 #define SETTLE_TURN_RAD (5.0f * M_DEG_TO_RAD)
 /* Settled, a foot turns at most this far from the pelvis's facing (a stance's toe-out;
- * b_feet.c squares a procedural stance to the same). */
+ * the seed (b_seed.c) squares a procedural stance to the same). */
 #define SETTLED_FOOT_TURN_RAD (10.0f * M_DEG_TO_RAD)
 /* Seated (update_seated): both predicted ankles this far above their standing height, the
  * pelvis under this share of its standing height and moving up or down slower than this;
@@ -172,7 +172,7 @@
  * probe from the middle row of each clip, worst foot from the heading): trusted fully
  * 7.09 / 8.47, 128.3 deg; by agreement always, 60 deg 7.11 / 8.47, 25 deg 7.14 / 8.52;
  * settled only, 30 deg 7.09 / 8.47, 23.6 deg; 15 deg 7.09 / 8.46, 23.3 deg. With the
- * seed's heading no longer turned toward the hands (b_pelvis.c), the hand-up probe (the
+ * seed's heading no longer turned toward the hands (b_seed.c), the hand-up probe (the
  * hips' turn when a still player raises a hand above the head, worst clip): 15 deg 12.1
  * deg, 8 deg 6.2 (taken; MPJPE 7.09 / 8.46), 5 deg 4.2 (the same MPJPE). */
 #define YAW_AGREE_RAD (8.0f * M_DEG_TO_RAD)
@@ -476,7 +476,7 @@ place_foot(struct body *b, int s, float dt_s)
     const float out_of_reach = m_smoothstep(RELEASE_FROM_SHARE * b->m.leg_length_m,
                                             RELEASE_REACH_SHARE * b->m.leg_length_m,
                                             distance_from_hip(b, s, p->foot_ankle_m[s]));
-    /* Standing still a while, a smaller turn is settled (as b_feet.c squares a stance). */
+    /* Standing still a while, a smaller turn is settled (as the seed, b_seed.c, squares a stance). */
     const float settled = m_smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
     const float turn_start = TURN_START_RAD + settled * (SETTLE_TURN_RAD - TURN_START_RAD);
     const float turned =
@@ -713,7 +713,7 @@ b_prior_estimate_feet(struct body *b, float dt_s, struct b_feet_estimate *out)
     const float max_turn =
         FOOT_MAX_TURN_RAD + settled * (SETTLED_FOOT_TURN_RAD - FOOT_MAX_TURN_RAD);
     /* The feet turn about the pelvis's facing; settled, about the body's heading (where
-     * the head has looked, b_pelvis.c), which a stance squares up to. */
+     * the head has looked, b_seed.c), which a stance squares up to. */
     const float facing = hips_yaw + settled * m_angle_wrap(b->heading_rad - hips_yaw);
     update_seated(b, dt_s);
     for (int s = 0; s < 2; ++s)

@@ -226,25 +226,29 @@ ankle_from_knee(const struct body *b, int side, float *out_m)
     m_vec3_add(T->bone_position_m[t], out_m, out_m);
 }
 
-bool
-b_trackers_hold_foot(struct body *b, int side)
+/* A foot held by a tracker that fully counts: the ankle where the foot tracker is, turned
+ * as it is, or (no foot tracker) where a knee tracker's shin ends. */
+static void
+held_foot(const struct body *b, int side, struct b_held_foot *out)
 {
     const int t = EM_TRACKER_LEFT_FOOT + side, knee = EM_TRACKER_LEFT_KNEE + side;
     const struct b_trackers *T = &b->trackers;
-    struct b_foot *f = &b->foot[side];
+    memset(out, 0, sizeof *out);
     if (T->track[t].state == BODY_DEVICE_TRACKED && T->weight[t] >= 1.0f) {
-        m_vec3_copy(T->bone_position_m[t], f->position_m);
-        f->yaw_rad = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
+        m_vec3_copy(T->bone_position_m[t], out->ankle_m);
+        m_quat_copy(T->bone_rotation[t], out->rotation);
+        out->held = out->turned = true;
     } else if (T->track[knee].state == BODY_DEVICE_TRACKED && T->weight[knee] >= 1.0f) {
-        ankle_from_knee(b, side, f->position_m);
-    } else {
-        return false;
+        ankle_from_knee(b, side, out->ankle_m);
+        out->held = true;
     }
-    m_vec3_copy(f->position_m, f->planted_m);
-    f->planted_yaw_rad = f->yaw_rad;
-    f->stepping = false;
-    f->step_time_s = 1.0f; /* long on the ground: the other foot may step */
-    return true;
+}
+
+void
+b_trackers_held_feet(const struct body *b, struct b_held_foot *out)
+{
+    for (int s = 0; s < 2; ++s)
+        held_foot(b, s, &out[s]);
 }
 
 /* The knee's plane a tracked foot says: the knee bends about the ankle's left-right axis

@@ -3,7 +3,7 @@
  *
  * Per frame: devices -> filtered bone targets and the devices' and body trackers' states
  * (b_devices.c, b_filter.c; bad samples are losses) -> one fusion step (b_fuse.c): the
- * sources' estimates with confidences (the seed: b_pelvis.c, b_feet.c; the learned prior:
+ * sources' estimates with confidences (the seed: b_seed.c; the learned prior:
  * b_prior.c; trackers) fused into the pelvis, heading and leg targets, the skeleton
  * carried by the new pelvis -> the tree FABRIK solve with limits of the torso (spine,
  * neck, head; a shoulder pulled toward a hand out of reach) -> the arms (b_arms.c) and the
@@ -40,6 +40,9 @@
  * turned a share toward the hands: 29.2 mm sensitivity max on mocap-train, 3.66
  * iterations). */
 #define IK_STALL_M 0.001f
+/* A foot whose lowest part is this far above the ground is in the air, whatever holds it
+ * (the HUD says "planted" only of a foot on the ground). */
+#define PLANTED_MAX_LIFT_M 0.06f
 /* Where soft reach begins, as a share of the leg's length (reachable_foot). */
 #define SOFT_REACH_START 0.94f
 
@@ -362,7 +365,7 @@ body_reset(struct body *b)
         m_quat_identity(b->hand_rotation[s]);
     }
     b_floor_reset(b);
-    b_feet_reset(b);
+    b_seed_feet_reset(b);
     memset(&b->legs, 0, sizeof b->legs);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(b->foot[s].position_m, b->legs.ankle_m[s]);
@@ -375,7 +378,7 @@ body_recenter(struct body *b)
 {
     b->heading_rad = b->seed_heading_rad = b_yaw_of(b->head_rotation, b->heading_rad);
     b->feet_started = false;
-    b_feet_reset(b);
+    b_seed_feet_reset(b);
     /* The play space moves with a recentre: the next head sample is its new place, and
      * every history restarts there (b_devices.c, screen_jump). */
     b->recentre_pending = true;
@@ -475,6 +478,35 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     }
 }
 
+/* Whether joint j belongs to foot s (the foot, its toes, their ends). */
+static bool
+in_foot(const struct body *b, int s, int j)
+{
+    const int parent = b->skeleton.parent[j];
+    return j == b->j.foot[s] || parent == b->j.foot[s] ||
+           (b->j.toes[s] >= 0 && parent == b->j.toes[s]);
+}
+
+/* True when foot s, as posed, stands on the ground: held (not stepping, or held by the
+ * prior) and its heel or toes within PLANTED_MAX_LIFT_M of where they stand flat. */
+static bool
+foot_planted(const struct body *b, int s)
+{
+    const bool held = b->desc.prior && b->prior.started ? b->prior.planted[s] : !b->foot[s].stepping;
+    /* How far its least lifted part (ankle, toes or their end: a heel lifted before a step
+     * still stands on the toes) is above where it is with the rest pose's foot flat on the
+     * ground, its lowest point touching. */
+    const float(*rest)[3] = (const float(*)[3])b->skeleton.rest_position_m;
+    float rest_lowest = INFINITY, lift = INFINITY;
+    for (int j = b->j.foot[s]; j < b->pose.joint_count; ++j)
+        if (in_foot(b, s, j))
+            rest_lowest = fminf(rest_lowest, rest[j][1]);
+    for (int j = b->j.foot[s]; j < b->pose.joint_count; ++j)
+        if (in_foot(b, s, j))
+            lift = fminf(lift, b->pose.position_m[j][1] - (b->ground_height_m + rest[j][1] - rest_lowest));
+    return held && lift <= PLANTED_MAX_LIFT_M;
+}
+
 void
 body_get_status(const struct body *b, struct body_status *out)
 {
@@ -483,7 +515,7 @@ body_get_status(const struct body *b, struct body_status *out)
     out->posture_by_motion = b->posture_by_motion;
     for (int s = 0; s < 2; ++s)
         out->foot[s] = b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] > 0.0f ? BODY_FOOT_TRACKED
-                       : b_foot_planted(b, s)                              ? BODY_FOOT_PLANTED
+                       : foot_planted(b, s)                                ? BODY_FOOT_PLANTED
                                                                            : BODY_FOOT_STEPPING;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         out->device[d] = b->track[d].state;
