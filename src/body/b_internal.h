@@ -243,8 +243,11 @@ b_fuse_frame(struct body *body, const struct em_tracking_frame *frame, float dt_
 
 /* Poles are put this far from a limb's middle (only their direction counts). */
 #define B_POLE_DISTANCE_M 0.5f
+/* How far a knee may point from where the hips face (the thigh's twist range is 40): the
+ * seed's knee poles (b_leg_pole) and the prior's knee planes (b_prior.c). */
+#define B_KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 
-/* A pole between two (b_arms.c), by direction from the middle of the limb root-end: `w`
+/* A pole between two (b_limbs.c), by direction from the middle of the limb root-end: `w`
  * of the way from `from_pole`'s direction to `to_pole`'s (the hinge's plane is all a pole
  * sets). */
 void
@@ -415,11 +418,6 @@ b_floor_estimate_feet(const struct body *body, struct b_feet_estimate *out);
 void
 b_floor_arm_pole(const struct body *body, float *io_pole_m);
 
-/* After the arms are built (b_arms_solve): on the floor, an elbow under it
- * is built again with its side turned up until it clears the floor (the hand stays on its
- * target). */
-void
-b_floor_keep_elbows_up(struct body *body);
 
 /* The posture to show: on the floor (lying on the back, side or front, sitting), standing,
  * or, low on the feet, crouching, kneeling or sitting on a seat; where the 3 points cannot
@@ -469,7 +467,13 @@ b_spread_forearm_twist(struct body *body);
 void
 b_arms_stretch(struct body *body);
 
-/* Builds both legs in closed form from their targets (b_legs.c), then the pose's global
+/* After the arms are built (b_arms_solve): on the floor (b_floor_share), an elbow under it
+ * is built again with its side turned up until it clears the floor (the hand stays on its
+ * target; b_limbs.c). */
+void
+b_limbs_keep_elbows_up(struct body *body);
+
+/* Builds both legs in closed form from their targets (b_limbs.c), then the pose's global
  * positions and rotations. */
 void
 b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
@@ -477,7 +481,7 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
 
 /* A two-bone limb (upper joint, middle hinge, end joint) built in closed form toward
  * `end_target`, its middle joint out to unit `side` (square to the line to the target)
- * from that line, and the end turned to `end_rotation` within its limit (b_legs.c). With
+ * from that line, and the end turned to `end_rotation` within its limit (b_limbs.c). With
  * `keep_twist_limit` the upper joint's twist is clamped to its range, which may leave the
  * end short of its target; without, the end meets a reachable target exactly. Sets local
  * rotations only (forward kinematics is the caller's). */
@@ -491,7 +495,7 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
 void
 b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side);
 
-/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad`. */
+/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limbs.c). */
 void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,
            float *out_pole_m);

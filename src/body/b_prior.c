@@ -88,9 +88,8 @@
  * now puts it is let go, fully at the latter. */
 #define DRIFT_START_M 0.18f
 #define PLANT_MAX_DRIFT_M 0.25f
-/* The knee's plane and the foot may turn this far from the pelvis's facing (the thigh's
- * twist limit, as the procedural poles in b_arms.c; the foot adds its own 20 degrees). */
-#define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
+/* The foot may turn this far from the pelvis's facing (the knee's plane B_B_KNEE_MAX_TURN_RAD,
+ * the thigh's twist limit; the foot adds its own 20 degrees). */
 #define FOOT_MAX_TURN_RAD (40.0f * M_DEG_TO_RAD)
 /* A held foot turned this far from the predicted one is let go, fully at the second: a
  * player who turned on the spot without lifting a foot as far as the prior can tell
@@ -637,12 +636,12 @@ knee_pole(const struct body *b, int s, const float *ankle_m, float yaw_rad, floa
     const float w = m_clampf(bend_len / KNEE_BEND_FULL_M, 0.0f, 1.0f);
     for (int k = 0; k < 3; ++k)
         dir[k] = w * bend[k] / bend_len + (1.0f - w) * procedural[k] / proc_len;
-    /* Its level part within KNEE_MAX_TURN_RAD of the pelvis's facing: a knee plane turned
+    /* Its level part within B_KNEE_MAX_TURN_RAD of the pelvis's facing: a knee plane turned
      * further would twist the thigh past its limit. */
     const float level = sqrtf(dir[0] * dir[0] + dir[2] * dir[2]);
     const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
     const float turn = level > 1e-4f ? m_angle_wrap(atan2f(dir[0], dir[2]) - hips_yaw) : 0.0f;
-    const float yaw = hips_yaw + m_clampf(turn, -KNEE_MAX_TURN_RAD, KNEE_MAX_TURN_RAD);
+    const float yaw = hips_yaw + m_clampf(turn, -B_KNEE_MAX_TURN_RAD, B_KNEE_MAX_TURN_RAD);
     /* Level, as the procedural pole: a pole with a large vertical part lies nearly along
      * a leg that reaches forward, and the knee plane it leaves turns freely (the thigh
      * twisted up to 140 degrees on the validation subjects). */

@@ -113,7 +113,7 @@ b_trackers_setup(struct body *b, struct em_error *err)
     b_trackers_fini(b);
     struct ik_solver_desc d;
     ik_solver_get_desc(b->ik, &d);
-    /* The legs are not in the solver (they are built after it, b_legs.c): knee trackers
+    /* The legs are not in the solver (they are built after it, b_limbs.c): knee trackers
      * act through the knee poles only. */
     if (d.effector_count + 2 > IK_MAX_EFFECTORS)
         return EM_OK; /* no room: chest and elbow trackers give poles only */

@@ -417,7 +417,7 @@ reachable_foot(const struct body *b, int side, const float *ankle_m, float *out_
 
 /* This frame's targets: the head's and hands' for the solver; the fused feet (within the
  * legs' soft reach) and knee poles for the legs, which are built after the solve
- * (b_legs.c). */
+ * (b_limbs.c). */
 static void
 set_targets(struct body *b, struct b_leg_targets *legs)
 {
@@ -463,7 +463,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
     b_arms_solve(b);
-    b_floor_keep_elbows_up(b);
+    b_limbs_keep_elbows_up(b);
     b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
                  (const float(*)[3])legs.knee_pole_m);
     b_trackers_after_solve(b);

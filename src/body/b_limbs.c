@@ -1,4 +1,9 @@
 /*
+ * The limbs after the solve: the two-bone limb builder the arms (b_arms.c) and the legs
+ * share (b_limb_build), the poles that point a limb's middle joint (a knee's over its
+ * foot), the legs built in closed form, and on the floor the elbows turned up (the arms
+ * built again with it).
+ *
  * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
  * target, the knee pole and the foot's turn alone: the knee from the exact two-bone
  * solution (ik_two_bone_positions), the thigh's frame as the one whose bone points at the
@@ -25,6 +30,12 @@
 #define KNEE_SIDE_STEPS 10
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
+/* How far out to the side of straight ahead a knee's pole sits (the body's left is +X). */
+#define KNEE_OUTWARD_M 0.12f
+/* On the floor an elbow is kept this far above it (b_limbs_keep_elbows_up), its side turned
+ * up in this many steps at most. */
+#define ELBOW_CLEARANCE_M 0.03f
+#define ELBOW_LIFT_STEPS 6
 
 /* The rotation taking the frame of (unit `from_dir`, `from_side`) to that of (unit
  * `to_dir`, `to_side`): the directions exactly, the sides as nearly as the directions
@@ -257,6 +268,82 @@ b_limb_turn_upper(struct body *b, int upper, const float *end_target, const floa
     struct limb_upper up;
     limb_upper(b, upper, end_target, side, false, NULL, NULL, &up);
 }
+
+/* ---- poles ----------------------------------------------------------------------- */
+
+void
+b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
+             float w, float *out_pole)
+{
+    float mid[3], from[3], to[3], d[3];
+    const float up[3] = {0, 1, 0};
+    m_vec3_lerp(root, end, 0.5f, mid);
+    m_vec3_sub(from_pole, mid, from);
+    m_vec3_sub(to_pole, mid, to);
+    m_vec3_normalize_or(from, up, from);
+    m_vec3_normalize_or(to, from, to);
+    m_vec3_lerp(from, to, w, d);
+    m_vec3_normalize_or(d, to, d);
+    m_vec3_muladd(mid, d, B_POLE_DISTANCE_M, out_pole);
+}
+
+void
+b_leg_pole(const struct body *b, int side, const float *ankle_m, float foot_yaw_rad,
+           float *out_pole_m)
+{
+    /* Ahead of the foot, and a little out to its side: knees track over the toes and
+     * spread when they bend deeply, rather than fold in across each other. */
+    float yaw_rot[4], ahead[3];
+    /* Over the foot, but never turned from the hips by more than the thigh can twist:
+     * the foot's own turn makes up the rest (a planted foot may be left 35 degrees from
+     * where the body faces before it steps). */
+    const float from_hips = m_angle_wrap(foot_yaw_rad - b->heading_rad);
+    const float turn = m_clampf(from_hips, -B_KNEE_MAX_TURN_RAD, B_KNEE_MAX_TURN_RAD);
+    b_quat_from_yaw(b->heading_rad + turn, yaw_rot);
+    const float out = side == 0 ? KNEE_OUTWARD_M : -KNEE_OUTWARD_M;
+    const float local[3] = {out, 0.0f, 0.5f};
+    m_quat_rotate(yaw_rot, local, ahead);
+    float mid[3];
+    m_vec3_lerp(b->pose.position_m[b->j.upper_leg[side]], ankle_m, 0.5f, mid);
+    m_vec3_add(mid, ahead, out_pole_m);
+}
+
+/* ---- the elbows on the floor --------------------------------------------------- */
+
+void
+b_limbs_keep_elbows_up(struct body *b)
+{
+    if (b->floor.share <= 0.0f)
+        return;
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    const float clear = b->ground_height_m + ELBOW_CLEARANCE_M;
+    for (int s = 0; s < 2; ++s) {
+        const float *elbow = b->pose.position_m[b->j.lower_arm[s]];
+        if (elbow[1] >= clear)
+            continue;
+        /* The elbow's side of the shoulder-hand line, turned up until it clears the floor
+         * (an arm lying on the floor bends up, not through it). */
+        const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
+        const float up[3] = {0, 1, 0};
+        float line[3], side[3];
+        m_vec3_sub(b->hand_position_m[s], shoulder, line);
+        m_vec3_normalize_or(line, up, line);
+        m_vec3_sub(elbow, shoulder, side);
+        m_vec3_muladd(side, line, -m_vec3_dot(side, line), side);
+        m_vec3_normalize_or(side, up, side);
+        for (int k = 1; k <= ELBOW_LIFT_STEPS; ++k) {
+            float turned[3];
+            m_vec3_lerp(side, up, (float)k / ELBOW_LIFT_STEPS, turned);
+            b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s],
+                         turned, false);
+            sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+            if (b->pose.position_m[b->j.lower_arm[s]][1] >= clear)
+                break;
+        }
+    }
+}
+
+/* ---- legs -------------------------------------------------------------------------- */
 
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
  * target but never across the body's midline unless the foot is. */
