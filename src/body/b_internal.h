@@ -474,7 +474,8 @@ void
 b_limbs_keep_elbows_up(struct body *body);
 
 /* Builds both legs in closed form from their targets (b_limbs.c), then the pose's global
- * positions and rotations. */
+ * positions and rotations; a foot under the floor is lifted and a tracked foot turned as
+ * its tracker is. */
 void
 b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
              const float (*knee_pole)[3]);
@@ -544,10 +545,9 @@ void b_trackers_held_feet(const struct body *body, struct b_held_foot *out);
 /* for the fusion: the feet, their turn and the knees' planes that foot and knee trackers
  * say; */
 void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out);
-/* after the fusion: chest (with the fused pelvis) and elbow targets. */
+/* after the fusion: chest (with the fused pelvis) and elbow targets. (After the solve,
+ * b_legs_solve turns a tracked foot as its tracker.) */
 void b_trackers_set_targets(struct body *body);
-/* after the solve: tracked feet take their trackers' rotation. */
-void b_trackers_after_solve(struct body *body);
 
 /* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline
  * here, below body.c and its helpers, which all use these two. */

@@ -1,8 +1,8 @@
 /*
  * The limbs after the solve: the two-bone limb builder the arms (b_arms.c) and the legs
  * share (b_limb_build), the poles that point a limb's middle joint (a knee's over its
- * foot), the legs built in closed form, and on the floor the elbows turned up (the arms
- * built again with it).
+ * foot), on the floor the elbows turned up (the arms built again with it), and the legs
+ * built in closed form, kept above the floor, a tracked foot turned as its tracker is.
  *
  * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
  * target, the knee pole and the foot's turn alone: the knee from the exact two-bone
@@ -539,6 +539,29 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     pitch_toes_to_floor(b, s);
 }
 
+/* A tracked foot turns as its tracker does, even beyond the avatar's ankle limits: the
+ * limits are a guess at a body, the tracker is a measurement (a shin's twist the knee's
+ * hinge cannot take ends up in the ankle). The toes follow rigidly. */
+static void
+turn_tracked_feet(struct body *b)
+{
+    const struct b_trackers *T = &b->trackers;
+    struct sk_pose *pose = &b->pose;
+    const struct sk_skeleton *sk = &b->skeleton;
+    for (int s = 0; s < 2; ++s) {
+        const int t = EM_TRACKER_LEFT_FOOT + s;
+        const float w = T->weight[t];
+        if (w <= 0.0f)
+            continue;
+        const int foot = b->j.foot[s];
+        float *rot = pose->rotation[foot];
+        m_quat_slerp(rot, T->bone_rotation[t], w, rot);
+        m_quat_normalize(rot);
+        m_quat_mul_conj_first(pose->rotation[sk->parent[foot]], rot, pose->local_rotation[foot]);
+        sk_pose_forward_kinematics_below(pose, sk, foot); /* its toes and their end */
+    }
+}
+
 void
 b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
              const float (*knee_pole)[3])
@@ -554,4 +577,5 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
     for (int s = 0; s < 2; ++s)
         if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
             keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
+    turn_tracked_feet(b);
 }

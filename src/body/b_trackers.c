@@ -507,28 +507,3 @@ body_calibrate_trackers(struct body *b, const struct em_tracking_frame *frame,
         *out_calibrated = done;
     return EM_OK;
 }
-
-/* ---- after the solve ----------------------------------------------------------------- */
-
-/* A tracked foot turns as its tracker does, even beyond the avatar's ankle limits: the
- * limits are a guess at a body, the tracker is a measurement (a shin's twist the knee's
- * hinge cannot take ends up in the ankle). The toes follow rigidly. */
-void
-b_trackers_after_solve(struct body *b)
-{
-    const struct b_trackers *T = &b->trackers;
-    struct sk_pose *pose = &b->pose;
-    const struct sk_skeleton *sk = &b->skeleton;
-    for (int s = 0; s < 2; ++s) {
-        const int t = EM_TRACKER_LEFT_FOOT + s;
-        const float w = T->weight[t];
-        if (w <= 0.0f)
-            continue;
-        const int foot = b->j.foot[s];
-        float *rot = pose->rotation[foot];
-        m_quat_slerp(rot, T->bone_rotation[t], w, rot);
-        m_quat_normalize(rot);
-        m_quat_mul_conj_first(pose->rotation[sk->parent[foot]], rot, pose->local_rotation[foot]);
-        sk_pose_forward_kinematics_below(pose, sk, foot); /* its toes and their end */
-    }
-}

@@ -466,7 +466,6 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     b_limbs_keep_elbows_up(b);
     b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
                  (const float(*)[3])legs.knee_pole_m);
-    b_trackers_after_solve(b);
     b_spread_forearm_twist(b);
     b_arms_stretch(b);
     classify_posture(b);
