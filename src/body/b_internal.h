@@ -1,7 +1,29 @@
 /*
- * The body module's internal state and the pieces of the reconstruction, each in its own
- * file: filters (b_filter.c), the pelvis and heading (b_pelvis.c), feet and stepping
- * (b_feet.c), arms (b_arms.c), tracker loss (b_loss.c), wiring (body.c).
+ * The body module's internal state and the pieces of the reconstruction. A frame
+ * (body_update, body.c) goes through the stages in this order, each in its own file:
+ *
+ *  1. devices    b_devices.c   every sample checked, the headset's jumps screened (a
+ *                              teleport moves every history), filtered, turned into bone
+ *                              targets, with each device's and tracker's state and blend;
+ *                              then the trackers' solver chosen (b_trackers.c)
+ *  2. fusion     b_fuse.c      asks the sources for estimates with confidences, the
+ *                              pelvis first, then the feet under it, then the torso, and
+ *                              fuses them; the sources read no other source:
+ *                 b_seed.c       the seed: pelvis, heading, torso and steps from the head
+ *                 b_prior.c      the learned prior
+ *                 b_floor.c      the floor postures (lying, sitting on the floor)
+ *                 b_trackers.c   body trackers
+ *  3. solve      body.c        the clavicles (b_arms.c) and the solver's targets, one
+ *                              solve of the torso
+ *  4. limbs      b_arms.c      the arms built on the solved shoulders,
+ *                b_limbs.c     the limb builder they share with the legs, the elbows kept
+ *                              up on the floor, the legs; then the forearms' twist and a
+ *                              stretch (b_arms.c)
+ *  5. posture    b_floor.c     what the status shows
+ *
+ * Besides: b_filter.c, the One-Euro filter (a tool of the devices and the prior, no
+ * stage); b_config.c, the settings' JSON (setup); body.c, setup, reset, status and
+ * calibration; this header, the state and what the files call of each other.
  */
 #ifndef EMBODY_B_INTERNAL_H
 #define EMBODY_B_INTERNAL_H

@@ -1,13 +1,14 @@
 /*
  * The body: setup, the per-frame pipeline and calibration (include/embody/body.h).
  *
- * Per frame: devices -> filtered bone targets and the devices' and body trackers' states
- * (b_devices.c, b_filter.c; bad samples are losses) -> one fusion step (b_fuse.c): the
- * sources' estimates with confidences (the seed: b_seed.c; the learned prior:
- * b_prior.c; trackers) fused into the pelvis, heading and leg targets, the skeleton
- * carried by the new pelvis -> the tree FABRIK solve with limits of the torso (spine,
- * neck, head; a shoulder pulled toward a hand out of reach) -> the arms (b_arms.c) and the
- * legs (b_legs.c) in closed form.
+ * Per frame (body_update; the stages and their files: b_internal.h): the devices
+ * (b_devices.c: filtered bone targets, the devices' and trackers' states; bad samples are
+ * losses) -> one fusion step (b_fuse.c): the sources' estimates with confidences (the
+ * seed: b_seed.c; the learned prior: b_prior.c; the floor postures: b_floor.c; body
+ * trackers: b_trackers.c) fused into the pelvis, heading, torso and leg targets, the
+ * skeleton carried by the new pelvis -> the tree FABRIK solve with limits of the torso
+ * (spine, neck, head; a shoulder pulled toward a hand out of reach) -> the limbs in closed
+ * form (the arms, b_arms.c, and the legs, b_limbs.c) -> the posture shown (b_floor.c).
  */
 #include <stdlib.h>
 #include <string.h>
