@@ -15,9 +15,10 @@
  *                 b_trackers.c   body trackers
  *  3. solve      body.c        the clavicles (b_arms.c) and the solver's targets, one
  *                              solve of the torso
- *  4. limbs      b_arms.c      the arms built on the solved shoulders,
- *                b_limbs.c     the limb builder they share with the legs, the elbows kept
- *                              up on the floor, the legs; then the forearms' twist and a
+ *  4. limbs      b_limbs.c     b_limbs_build: the arms built on the solved shoulders
+ *                              (b_arms.c) with the limb builder they share with the legs,
+ *                              the elbows kept up on the floor, the legs (a tracked foot
+ *                              turned as its tracker), then the forearms' twist and a
  *                              stretch (b_arms.c)
  *  5. posture    b_floor.c     what the status shows
  *
@@ -473,7 +474,7 @@ b_torso_controls(struct body *body, struct ik_solver *ik, struct em_error *err);
 /* Both arms in closed form from the solved shoulders (the upper arm joints where the
  * solve left them): each hand exactly on its target when the arm reaches it, the elbow
  * out toward body->elbow_pole_m, its swivel continuous in the inputs. Local rotations
- * only (forward kinematics follows in b_legs_solve). */
+ * only (forward kinematics follows with the legs, b_limbs_build). */
 void
 b_arms_solve(struct body *body);
 
@@ -489,18 +490,12 @@ b_spread_forearm_twist(struct body *body);
 void
 b_arms_stretch(struct body *body);
 
-/* After the arms are built (b_arms_solve): on the floor (b_floor_share), an elbow under it
- * is built again with its side turned up until it clears the floor (the hand stays on its
- * target; b_limbs.c). */
+/* The limbs after the solve (b_limbs.c), in this order: the arms (b_arms_solve); on the
+ * floor an elbow under it built again turned up until it clears the floor; both legs in
+ * closed form toward `legs`, then the pose's world frames (a foot under the floor lifted,
+ * a tracked foot turned as its tracker is); the forearms' twist and the arms' stretch. */
 void
-b_limbs_keep_elbows_up(struct body *body);
-
-/* Builds both legs in closed form from their targets (b_limbs.c), then the pose's global
- * positions and rotations; a foot under the floor is lifted and a tracked foot turned as
- * its tracker is. */
-void
-b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
-             const float (*knee_pole)[3]);
+b_limbs_build(struct body *body, const struct b_leg_targets *legs);
 
 /* A two-bone limb (upper joint, middle hinge, end joint) built in closed form toward
  * `end_target`, its middle joint out to unit `side` (square to the line to the target)
@@ -568,7 +563,7 @@ void b_trackers_held_feet(const struct body *body, struct b_held_foot *out);
  * say; */
 void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out);
 /* after the fusion: chest (with the fused pelvis) and elbow targets. (After the solve,
- * b_legs_solve turns a tracked foot as its tracker.) */
+ * b_limbs_build turns a tracked foot as its tracker.) */
 void b_trackers_set_targets(struct body *body);
 
 /* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline

@@ -32,7 +32,7 @@
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
 /* How far out to the side of straight ahead a knee's pole sits (the body's left is +X). */
 #define KNEE_OUTWARD_M 0.12f
-/* On the floor an elbow is kept this far above it (b_limbs_keep_elbows_up), its side turned
+/* On the floor an elbow is kept this far above it (keep_elbows_up), its side turned
  * up in this many steps at most. */
 #define ELBOW_CLEARANCE_M 0.03f
 #define ELBOW_LIFT_STEPS 6
@@ -310,8 +310,10 @@ b_leg_pole(const struct body *b, int side, const float *ankle_m, float foot_yaw_
 
 /* ---- the elbows on the floor --------------------------------------------------- */
 
-void
-b_limbs_keep_elbows_up(struct body *b)
+/* On the floor (by its share), after the arms are built: an elbow under it is built again
+ * with its side turned up until it clears the floor (the hand stays on its target). */
+static void
+keep_elbows_up(struct body *b)
 {
     if (b->floor.share <= 0.0f)
         return;
@@ -493,9 +495,9 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     m_quat_copy(foot_rotation, rotation);
     m_vec3_copy(knee_pole, pole);
     float built_target[3], built_rotation[4], built_pole[3];
-    bool built = false; /* by a pass (the first build, in b_legs_solve, was before the
+    bool built = false; /* by a pass (the first build, in build_legs, was before the
                          * pose's world frames were brought up to date) */
-    /* The build that went least under the floor so far (the first: b_legs_solve's). */
+    /* The build that went least under the floor so far (the first: build_legs's). */
     float best_target[3], best_rotation[4], best_pole[3], best_depth = INFINITY;
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
         float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
@@ -562,9 +564,11 @@ turn_tracked_feet(struct body *b)
     }
 }
 
-void
-b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
-             const float (*knee_pole)[3])
+/* Both legs built toward their targets, then the pose's world frames; a foot under the
+ * floor lifted, a tracked foot turned as its tracker is. */
+static void
+build_legs(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
+           const float (*knee_pole)[3])
 {
     for (int s = 0; s < 2; ++s) {
         /* Below the foot (toes) stays at rest: no target says otherwise. */
@@ -578,4 +582,16 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
         if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
             keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
     turn_tracked_feet(b);
+}
+
+void
+b_limbs_build(struct body *b, const struct b_leg_targets *legs)
+{
+    b_arms_solve(b);
+    keep_elbows_up(b);
+    build_legs(b, (const float(*)[3])legs->ankle_m, (const float(*)[4])legs->foot_rotation,
+               (const float(*)[3])legs->knee_pole_m);
+    /* The arms' last steps want the world frames build_legs brought up to date. */
+    b_spread_forearm_twist(b);
+    b_arms_stretch(b);
 }

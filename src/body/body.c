@@ -8,7 +8,7 @@
  * trackers: b_trackers.c) fused into the pelvis, heading, torso and leg targets, the
  * skeleton carried by the new pelvis -> the tree FABRIK solve with limits of the torso
  * (spine, neck, head; a shoulder pulled toward a hand out of reach) -> the limbs in closed
- * form (the arms, b_arms.c, and the legs, b_limbs.c) -> the posture shown (b_floor.c).
+ * form (b_limbs.c: the arms, b_arms.c, and the legs) -> the posture shown (b_floor.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -463,12 +463,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     struct b_leg_targets legs;
     set_targets(b, &legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
-    b_arms_solve(b);
-    b_limbs_keep_elbows_up(b);
-    b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
-                 (const float(*)[3])legs.knee_pole_m);
-    b_spread_forearm_twist(b);
-    b_arms_stretch(b);
+    b_limbs_build(b, &legs);
     classify_posture(b);
     if (!pose_is_finite(b)) {
         /* Whatever got through, it does not stay: start over from the next frame. */
