@@ -282,13 +282,13 @@ b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
     struct b_torso_estimate torso[B_SOURCE_COUNT];
     fuse_pelvis(b, pelvis, dt_s, &torso[B_SOURCE_SEED]);
     carry_skeleton(b);
+    /* The trackers' feet first: a foot they hold, the seed does not step. */
     struct b_feet_estimate feet[B_SOURCE_COUNT];
     struct b_held_foot held[2];
-    b_trackers_held_feet(b, held);
+    b_trackers_estimate_feet(b, &feet[B_SOURCE_TRACKERS], held);
     b_seed_estimate_feet(b, dt_s, held, b_floor_share(b), &feet[B_SOURCE_SEED]);
     b_prior_estimate_feet(b, dt_s, &feet[B_SOURCE_PRIOR]);
     b_floor_estimate_feet(b, &feet[B_SOURCE_FLOOR]);
-    b_trackers_estimate_feet(b, &feet[B_SOURCE_TRACKERS]);
     fuse_feet(b, feet, &b->legs);
     b_prior_estimate_torso(b, &torso[B_SOURCE_PRIOR]);
     fuse_torso(b, torso);

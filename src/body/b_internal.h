@@ -391,8 +391,8 @@ void
 b_seed_estimate_torso(const struct body *body, const float *upright,
                       struct b_torso_estimate *out);
 
-/* A foot body trackers hold this frame (b_trackers_held_feet): its ankle, and with a foot
- * tracker (`turned`) its rotation. */
+/* A foot body trackers hold this frame (b_trackers_estimate_feet): its ankle, and with a
+ * foot tracker (`turned`) its rotation. */
 struct b_held_foot {
     bool held, turned;
     float ankle_m[3];
@@ -556,12 +556,11 @@ void b_trackers_reset(struct body *body);
 void b_trackers_choose_solver(struct body *body);
 /* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */
 void b_trackers_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
-/* for the fusion, to hand to the seed: the feet trackers hold (out[2]; the seed's foot
- * does not step there); */
-void b_trackers_held_feet(const struct body *body, struct b_held_foot *out);
 /* for the fusion: the feet, their turn and the knees' planes that foot and knee trackers
- * say; */
-void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out);
+ * say, and (out_held[2], for the seed: its foot does not step there) the feet they hold
+ * fully; */
+void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out,
+                              struct b_held_foot *out_held);
 /* after the fusion: chest (with the fused pelvis) and elbow targets. (After the solve,
  * b_limbs_build turns a tracked foot as its tracker.) */
 void b_trackers_set_targets(struct body *body);

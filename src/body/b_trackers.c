@@ -244,13 +244,6 @@ held_foot(const struct body *b, int side, struct b_held_foot *out)
     }
 }
 
-void
-b_trackers_held_feet(const struct body *b, struct b_held_foot *out)
-{
-    for (int s = 0; s < 2; ++s)
-        held_foot(b, s, &out[s]);
-}
-
 /* The knee's plane a tracked foot says: the knee bends about the ankle's left-right axis
  * (an ankle flexes about that axis too), so the knee goes forward of the hip-ankle line,
  * square to the foot's +X. False when the leg lies along that axis. */
@@ -304,11 +297,14 @@ foot_estimate(struct body *b, int s, struct b_feet_estimate *out)
 }
 
 void
-b_trackers_estimate_feet(struct body *b, struct b_feet_estimate *out)
+b_trackers_estimate_feet(struct body *b, struct b_feet_estimate *out,
+                         struct b_held_foot *out_held)
 {
     memset(out, 0, sizeof *out);
-    for (int s = 0; s < 2; ++s)
+    for (int s = 0; s < 2; ++s) {
+        held_foot(b, s, &out_held[s]);
         foot_estimate(b, s, out);
+    }
 }
 
 /* ---- targets ----------------------------------------------------------------------- */
