@@ -4,8 +4,7 @@
  *
  *  1. devices    b_devices.c   every sample checked, the headset's jumps screened (a
  *                              teleport moves every history), filtered, turned into bone
- *                              targets, with each device's and tracker's state and blend;
- *                              then the trackers' solver chosen (b_trackers.c)
+ *                              targets, with each device's and tracker's state and blend
  *  2. fusion     b_fuse.c      asks the sources for estimates with confidences, the
  *                              pelvis first, then the feet under it, then the torso, and
  *                              fuses them; the sources read no other source:
@@ -13,8 +12,9 @@
  *                 b_prior.c      the learned prior
  *                 b_floor.c      the floor postures (lying, sitting on the floor)
  *                 b_trackers.c   body trackers
- *  3. solve      body.c        the clavicles (b_arms.c) and the solver's targets, one
- *                              solve of the torso
+ *  3. solve      body.c        the solver (the trackers' while one it serves counts), the
+ *                              clavicles (b_arms.c) and the targets (b_trackers.c the
+ *                              chest's and elbows'), one solve of the torso
  *  4. limbs      b_limbs.c     b_limbs_build: the arms built on the solved shoulders
  *                              (b_arms.c) with the limb builder they share with the legs,
  *                              the elbows kept up on the floor, the legs (a tracked foot
@@ -466,6 +466,11 @@ b_clavicles_set(struct body *body);
 void
 b_clavicles_widen(struct body *body);
 
+/* Puts the body trackers' solver (trackers.spare_ik: with chest and elbow effectors) in
+ * body->ik, or back the body's own (body.c; nothing without a spare). */
+void
+b_use_full_solver(struct body *body, bool use);
+
 /* The torso's controls on a body solver (the main one and the trackers' spare): stiff
  * clavicles. */
 enum em_result
@@ -547,13 +552,11 @@ b_prior_seated(const struct body *body);
 
 /* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
 void b_trackers_resolve_mounts(struct body_desc *desc);
-/* the chest solver, after the body's solver is made (fini: before it is destroyed); */
+/* the chest solver, after the body's solver is made (fini: before it is destroyed; the
+ * solve, body.c, puts it in use while a tracker it serves counts, b_use_full_solver); */
 enum em_result b_trackers_setup(struct body *body, struct em_error *err);
 void b_trackers_fini(struct body *body);
 void b_trackers_reset(struct body *body);
-/* per frame, after the device stage (which tracks the trackers' states and bone poses):
- * the full solver while a tracker it serves counts; */
-void b_trackers_choose_solver(struct body *body);
 /* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */
 void b_trackers_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
 /* for the fusion: the feet, their turn and the knees' planes that foot and knee trackers

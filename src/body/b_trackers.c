@@ -95,18 +95,6 @@ b_trackers_resolve_mounts(struct body_desc *desc)
 
 /* ---- the chest solver ------------------------------------------------------------- */
 
-static void
-use_full_solver(struct body *b, bool use)
-{
-    struct b_trackers *T = &b->trackers;
-    if (!T->spare_ik || use == T->full_solver_in_use)
-        return;
-    struct ik_solver *in_use = b->ik;
-    b->ik = T->spare_ik;
-    T->spare_ik = in_use;
-    T->full_solver_in_use = use;
-}
-
 enum em_result
 b_trackers_setup(struct body *b, struct em_error *err)
 {
@@ -141,7 +129,7 @@ b_trackers_setup(struct body *b, struct em_error *err)
 void
 b_trackers_fini(struct body *b)
 {
-    use_full_solver(b, false);
+    b_use_full_solver(b, false);
     ik_solver_destroy(&b->trackers.spare_ik);
 }
 
@@ -149,7 +137,7 @@ void
 b_trackers_reset(struct body *b)
 {
     struct b_trackers *T = &b->trackers;
-    use_full_solver(b, false);
+    b_use_full_solver(b, false);
     T->present = 0;
     T->pelvis_yaw_bias_rad = 0.0f;
     memset(T->filter_position, 0, sizeof T->filter_position);
@@ -158,20 +146,6 @@ b_trackers_reset(struct body *b)
     memset(T->weight, 0, sizeof T->weight);
     for (int t = 0; t < EM_TRACKER_COUNT; ++t)
         T->track[t].state = BODY_DEVICE_LOST;
-}
-
-/* ---- per frame: the solver (the states and bone poses: b_devices.c) -------------- */
-
-void
-b_trackers_choose_solver(struct body *b)
-{
-    /* The full solver while any tracker it serves counts (feet alone need only the
-     * body's own). */
-    bool full = false;
-    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
-        if (t != EM_TRACKER_LEFT_FOOT && t != EM_TRACKER_RIGHT_FOOT && b->trackers.weight[t] > 0.0f)
-            full = true;
-    use_full_solver(b, full);
 }
 
 /* ---- pelvis ------------------------------------------------------------------------ */

@@ -244,6 +244,18 @@ make_solver(struct body *b, struct em_error *err)
 }
 
 void
+b_use_full_solver(struct body *b, bool use)
+{
+    struct b_trackers *T = &b->trackers;
+    if (!T->spare_ik || use == T->full_solver_in_use)
+        return;
+    struct ik_solver *in_use = b->ik;
+    b->ik = T->spare_ik;
+    T->spare_ik = in_use;
+    T->full_solver_in_use = use;
+}
+
+void
 body_destroy(struct body **body)
 {
     if (!body || !*body)
@@ -437,6 +449,23 @@ set_targets(struct body *b, struct b_leg_targets *legs)
     b_trackers_set_targets(b);
 }
 
+/* The solve: the solver with the trackers' effectors while a tracker it serves counts
+ * (feet alone need only the body's own), the clavicles raised toward hands out of reach,
+ * the targets, one solve of the torso; `legs` the targets the legs are built toward after
+ * it. */
+static void
+solve_torso(struct body *b, struct b_leg_targets *legs)
+{
+    bool full = false;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        if (t != EM_TRACKER_LEFT_FOOT && t != EM_TRACKER_RIGHT_FOOT && b->trackers.weight[t] > 0.0f)
+            full = true;
+    b_use_full_solver(b, full);
+    b_clavicles_set(b);
+    set_targets(b, legs);
+    ik_solver_solve(b->ik, &b->pose, &b->stats);
+}
+
 static bool
 pose_is_finite(const struct body *b)
 {
@@ -457,12 +486,9 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     struct em_tracking_frame screened;
     float dt;
     frame = b_devices_update(b, frame, &screened, &dt);
-    b_trackers_choose_solver(b);
     b_fuse_frame(b, frame, dt);
-    b_clavicles_set(b);
     struct b_leg_targets legs;
-    set_targets(b, &legs);
-    ik_solver_solve(b->ik, &b->pose, &b->stats);
+    solve_torso(b, &legs);
     b_limbs_build(b, &legs);
     classify_posture(b);
     if (!pose_is_finite(b)) {
