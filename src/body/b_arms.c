@@ -580,8 +580,10 @@ b_arms_solve(struct body *b)
 /* Of the hand's twist about the forearm, the share the forearm takes. */
 #define FOREARM_TWIST_SHARE 0.5f
 
-void
-b_spread_forearm_twist(struct body *b)
+/* Moves half of each hand's twist about the forearm into the forearm (lowerArm) joint,
+ * keeping the hand's position and world rotation. */
+static void
+spread_forearm_twist(struct body *b)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     struct sk_pose *pose = &b->pose;
@@ -655,8 +657,12 @@ b_torso_controls(struct body *b, struct ik_solver *ik, struct em_error *err)
     return r;
 }
 
-void
-b_arms_stretch(struct body *b)
+/* With desc.arm_stretch_max > 0: an arm whose hand target is beyond its length is
+ * lengthened along itself (the elbow and the hand with what hangs from it moved out from
+ * the shoulder), by at most that fraction. Runs last: nothing after it redoes the arm's
+ * forward kinematics. */
+static void
+stretch_arms(struct body *b)
 {
     const float most = b->desc.arm_stretch_max;
     if (!(most > 0.0f))
@@ -690,4 +696,11 @@ b_arms_stretch(struct body *b)
                 m_vec3_add(b->pose.position_m[j], delta, b->pose.position_m[j]);
         }
     }
+}
+
+void
+b_arms_finish(struct body *b)
+{
+    spread_forearm_twist(b);
+    stretch_arms(b);
 }

@@ -483,17 +483,15 @@ b_torso_controls(struct body *body, struct ik_solver *ik, struct em_error *err);
 void
 b_arms_solve(struct body *body);
 
-/* Moves half of each hand's twist about the forearm into the forearm (lowerArm) joint,
- * keeping the hand's position and world rotation. */
+/* The arms' last steps, once the legs' build has brought the pose's world frames up to
+ * date (b_limbs_build): half of each hand's twist about the forearm moved into the forearm
+ * (lowerArm) joint, keeping the hand's position and world rotation; then, with
+ * desc.arm_stretch_max > 0, an arm whose hand target is beyond its length lengthened along
+ * itself (the elbow and the hand with what hangs from it moved out from the shoulder), by
+ * at most that fraction. Last of all: nothing after it redoes the arm's forward
+ * kinematics. */
 void
-b_spread_forearm_twist(struct body *body);
-
-/* With desc.arm_stretch_max > 0: an arm whose hand target is beyond its length is
- * lengthened along itself (the elbow and the hand with what hangs from it moved out from
- * the shoulder), by at most that fraction. Runs last: nothing after it redoes the arm's
- * forward kinematics. */
-void
-b_arms_stretch(struct body *body);
+b_arms_finish(struct body *body);
 
 /* The limbs after the solve (b_limbs.c), in this order: the arms (b_arms_solve); on the
  * floor an elbow under it built again turned up until it clears the floor; both legs in

@@ -591,7 +591,5 @@ b_limbs_build(struct body *b, const struct b_leg_targets *legs)
     keep_elbows_up(b);
     build_legs(b, (const float(*)[3])legs->ankle_m, (const float(*)[4])legs->foot_rotation,
                (const float(*)[3])legs->knee_pole_m);
-    /* The arms' last steps want the world frames build_legs brought up to date. */
-    b_spread_forearm_twist(b);
-    b_arms_stretch(b);
+    b_arms_finish(b); /* wants the world frames build_legs brought up to date */
 }
