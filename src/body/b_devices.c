@@ -348,8 +348,7 @@ device_now(struct b_device_track *t, const struct em_device_pose *dev, bool good
 
 /* The device's pose filtered, then its bone's (the head's, or the hand's from its grip). */
 static void
-bone_target(struct body *b, int d, float *p, float *q, float dt_s, float *out_pos,
-            float *out_rot)
+bone_target(struct body *b, int d, float *p, float *q, float dt_s, float *out_pos, float *out_rot)
 {
     b_filter_position(&b->filter_position[d], p, dt_s, b->desc.filter_min_cutoff_hz,
                       b->desc.filter_beta);

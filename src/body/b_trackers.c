@@ -15,8 +15,8 @@
  *    the limb's two ends placed, a hinge has only that freedom left, so the pole pins the
  *    joint to the tracker's, up to bone lengths.
  * A tracker that is lost blends to the estimate without it over loss_blend_s, and back
- * when it returns, like the hands (the device stage, b_devices.c). A tracker seen on the body's first frame
- * counts at once; one that appears later blends in.
+ * when it returns, like the hands; a tracker seen on the body's first frame counts at
+ * once, one that appears later blends in (the device stage, b_devices.c, tracks them).
  */
 #include <stdlib.h>
 #include <string.h>
