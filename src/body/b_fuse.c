@@ -275,11 +275,12 @@ void
 b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
 {
     struct b_pelvis_estimate pelvis[B_SOURCE_COUNT];
+    struct b_torso_estimate torso[B_SOURCE_COUNT];
     b_seed_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_SEED]);
-    b_prior_estimate_pelvis(b, frame, dt_s, &pelvis[B_SOURCE_SEED], &pelvis[B_SOURCE_PRIOR]);
+    b_prior_estimate_pelvis(b, frame, dt_s, &pelvis[B_SOURCE_SEED], &pelvis[B_SOURCE_PRIOR],
+                            &torso[B_SOURCE_PRIOR]);
     b_floor_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_FLOOR]);
     b_trackers_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_TRACKERS]);
-    struct b_torso_estimate torso[B_SOURCE_COUNT];
     fuse_pelvis(b, pelvis, dt_s, &torso[B_SOURCE_SEED]);
     carry_skeleton(b);
     /* The trackers' feet first: a foot they hold, the seed does not step. */
@@ -290,6 +291,5 @@ b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
     b_prior_estimate_feet(b, dt_s, &feet[B_SOURCE_PRIOR]);
     b_floor_estimate_feet(b, &feet[B_SOURCE_FLOOR]);
     fuse_feet(b, feet, &b->legs);
-    b_prior_estimate_torso(b, &torso[B_SOURCE_PRIOR]);
     fuse_torso(b, torso);
 }

@@ -523,17 +523,17 @@ b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_y
 
 
 /* The learned prior (desc.prior), for the fusion: this frame's samples into its history
- * and its pelvis (`seed`: the seed's, whose distance from the head the prior's keeps);
- * then, under the fused pelvis, its feet (in contact: planted), their rotations and knee
- * poles. Confidence 0 without a model or before its first prediction. */
+ * and its pelvis (`seed`: the seed's, whose distance from the head the prior's keeps) and
+ * torso (the neck and the back's bend, with a model of output set 2 or 3) from the
+ * prediction; then, under the fused pelvis, its feet (in contact: planted), their
+ * rotations and knee poles. Confidence 0 without a model or before its first
+ * prediction. */
 void
 b_prior_estimate_pelvis(struct body *body, const struct em_tracking_frame *frame, float dt_s,
-                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out);
+                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out,
+                        struct b_torso_estimate *out_torso);
 void
 b_prior_estimate_feet(struct body *body, float dt_s, struct b_feet_estimate *out);
-/* Its neck (a model of output set 2 only; confidence 0 otherwise). */
-void
-b_prior_estimate_torso(const struct body *body, struct b_torso_estimate *out);
 
 void
 b_prior_reset(struct body *body);

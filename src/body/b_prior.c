@@ -181,7 +181,7 @@
  * MPJPE 7.49 cm and jitter 994 m/s^3, 0.95 7.45 and 935, 0.9 7.40 and 932 (knee jitter
  * 2500 -> 1570, truth 1050), 0.85 7.42 and 931. */
 #define SOFT_REACH_SHARE 0.9f
-/* The neck (b_prior_estimate_torso): the prior's share of the neck target (the seed's the
+/* The neck (torso_estimate): the prior's share of the neck target (the seed's the
  * rest), and its One-Euro settings. Chosen on three folds of people left out, each with a
  * model of the v5 recipe that held them out (MPJPE cm, known body / height only, the mean
  * of the folds 05,127 / 14,49 / 02,07,35):
@@ -198,7 +198,7 @@
 #define NECK_PRIOR_SHARE 0.5f
 #define NECK_MIN_CUTOFF_HZ 3.0f
 #define NECK_BETA 4.0f
-/* The back's bend (b_prior_estimate_torso, output set 3): the confidence of the chest
+/* The back's bend (torso_estimate, output set 3): the confidence of the chest
  * joint's offset from the straight pelvis-neck line, read off the network's pelvis, spine
  * and chest points (filtered as the neck, from the head). Chosen on three folds of people
  * left out, each with a model of the v6 recipe that held them out (MPJPE cm, known body /
@@ -651,11 +651,45 @@ knee_pole(const struct body *b, int s, const float *ankle_m, float yaw_rad, floa
     m_vec3_muladd(mid, dir, KNEE_POLE_DISTANCE_M, out_pole);
 }
 
-void
-b_prior_estimate_pelvis(struct body *b, const struct em_tracking_frame *frame, float dt_s,
-                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out)
+/* The predicted back as a curve from the pelvis through the spine and chest points (a
+ * third and two thirds of the way along it) to the neck; the chest joint's bend is the
+ * curve's offset, at the avatar's own share of its back, from the straight line. */
+static void
+back_bend(const struct body *b, struct b_torso_estimate *out)
+{
+    const struct b_prior_state *p = &b->prior;
+    const float *curve[4] = {p->back_pelvis_m, p->back_m[0], p->back_m[1], p->neck_m};
+    const float t = m_clampf(b->m.chest_fraction, 0.0f, 1.0f);
+    const int seg = t < 1.0f / 3.0f ? 0 : (t < 2.0f / 3.0f ? 1 : 2);
+    float on_curve[3], on_line[3];
+    m_vec3_lerp(curve[seg], curve[seg + 1], 3.0f * t - (float)seg, on_curve);
+    m_vec3_lerp(p->back_pelvis_m, p->neck_m, t, on_line);
+    m_vec3_sub(on_curve, on_line, out->back_bend_m);
+    out->back_bend_confidence = BACK_PRIOR_SHARE;
+}
+
+/* Its neck and back's bend, from this frame's prediction (a model of output set 2 or 3;
+ * confidence 0 otherwise). */
+static void
+torso_estimate(const struct body *b, struct b_torso_estimate *out)
 {
     memset(out, 0, sizeof *out);
+    const struct b_prior_state *p = &b->prior;
+    if (!b->desc.prior || !p->predicted || !p->has_torso)
+        return;
+    m_vec3_copy(p->neck_m, out->neck_m);
+    out->neck_confidence = NECK_PRIOR_SHARE;
+    if (p->has_back)
+        back_bend(b, out);
+}
+
+void
+b_prior_estimate_pelvis(struct body *b, const struct em_tracking_frame *frame, float dt_s,
+                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out,
+                        struct b_torso_estimate *out_torso)
+{
+    memset(out, 0, sizeof *out);
+    memset(out_torso, 0, sizeof *out_torso);
     if (!b->desc.prior)
         return;
     struct b_prior_state *p = &b->prior;
@@ -670,6 +704,7 @@ b_prior_estimate_pelvis(struct body *b, const struct em_tracking_frame *frame, f
         return;
     decode(b, dt_s);
     pelvis_estimate(b, seed, out);
+    torso_estimate(b, out_torso);
 }
 
 /* Foot s's ankle and turn: where place_foot holds it, softened within reach, turned
@@ -717,34 +752,4 @@ b_prior_estimate_feet(struct body *b, float dt_s, struct b_feet_estimate *out)
     update_seated(b, dt_s);
     for (int s = 0; s < 2; ++s)
         foot_estimate(b, s, facing, max_turn, out);
-}
-
-/* The predicted back as a curve from the pelvis through the spine and chest points (a
- * third and two thirds of the way along it) to the neck; the chest joint's bend is the
- * curve's offset, at the avatar's own share of its back, from the straight line. */
-static void
-back_bend(const struct body *b, struct b_torso_estimate *out)
-{
-    const struct b_prior_state *p = &b->prior;
-    const float *curve[4] = {p->back_pelvis_m, p->back_m[0], p->back_m[1], p->neck_m};
-    const float t = m_clampf(b->m.chest_fraction, 0.0f, 1.0f);
-    const int seg = t < 1.0f / 3.0f ? 0 : (t < 2.0f / 3.0f ? 1 : 2);
-    float on_curve[3], on_line[3];
-    m_vec3_lerp(curve[seg], curve[seg + 1], 3.0f * t - (float)seg, on_curve);
-    m_vec3_lerp(p->back_pelvis_m, p->neck_m, t, on_line);
-    m_vec3_sub(on_curve, on_line, out->back_bend_m);
-    out->back_bend_confidence = BACK_PRIOR_SHARE;
-}
-
-void
-b_prior_estimate_torso(const struct body *b, struct b_torso_estimate *out)
-{
-    memset(out, 0, sizeof *out);
-    const struct b_prior_state *p = &b->prior;
-    if (!b->desc.prior || !p->predicted || !p->has_torso)
-        return;
-    m_vec3_copy(p->neck_m, out->neck_m);
-    out->neck_confidence = NECK_PRIOR_SHARE;
-    if (p->has_back)
-        back_bend(b, out);
 }
