@@ -24,7 +24,8 @@
  *
  * Besides: b_filter.c, the One-Euro filter (a tool of the devices and the prior, no
  * stage); b_config.c, the settings' JSON (setup); body.c, setup, reset, status and
- * calibration; this header, the state and what the files call of each other.
+ * calibration; this header, the state and what the files call of each other;
+ * CMakeLists.txt, the folder's sources in the core library.
  */
 #ifndef EMBODY_B_INTERNAL_H
 #define EMBODY_B_INTERNAL_H
