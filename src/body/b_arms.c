@@ -1,8 +1,8 @@
 /*
- * The arms, and where elbows and knees point. An elbow is predicted from how the hand is
- * held (the forearm leaves the wrist along the hand's own axis when the wrist is
- * straight), blended with an anatomical default (down, back and out from the shoulder).
- * A knee points over its foot.
+ * The arms, and where elbows point. An elbow is predicted from how the hand is held (the
+ * forearm leaves the wrist along the hand's own axis when the wrist is straight), blended
+ * with an anatomical default (down, back and out from the shoulder). (A knee's pole, the
+ * poles' blend and the limb builder the arms use are the limbs', b_limbs.c.)
  *
  * The solver does not move the arms (it solves the torso). Before it, each clavicle rises
  * toward a hand out of the arm's reach and the shoulder asks the torso for what the arm
@@ -19,11 +19,6 @@
 #include "b_internal.h"
 #include "embody/m_math.h"
 
-/* How far out to the side of straight ahead a knee's pole sits (the body's left is +X). */
-#define KNEE_OUTWARD_M 0.12f
-
-/* How far a knee may point from where the hips face (the thigh's twist range is 40). */
-#define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 
 /* How much the hand's orientation decides the elbow, against the anatomical default. */
 #define HAND_CUE_WEIGHT 0.8f
@@ -582,48 +577,13 @@ b_arms_solve(struct body *b)
     }
 }
 
-void
-b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
-             float w, float *out_pole)
-{
-    float mid[3], from[3], to[3], d[3];
-    const float up[3] = {0, 1, 0};
-    m_vec3_lerp(root, end, 0.5f, mid);
-    m_vec3_sub(from_pole, mid, from);
-    m_vec3_sub(to_pole, mid, to);
-    m_vec3_normalize_or(from, up, from);
-    m_vec3_normalize_or(to, from, to);
-    m_vec3_lerp(from, to, w, d);
-    m_vec3_normalize_or(d, to, d);
-    m_vec3_muladd(mid, d, B_POLE_DISTANCE_M, out_pole);
-}
-
-void
-b_leg_pole(const struct body *b, int side, const float *ankle_m, float foot_yaw_rad,
-           float *out_pole_m)
-{
-    /* Ahead of the foot, and a little out to its side: knees track over the toes and
-     * spread when they bend deeply, rather than fold in across each other. */
-    float yaw_rot[4], ahead[3];
-    /* Over the foot, but never turned from the hips by more than the thigh can twist:
-     * the foot's own turn makes up the rest (a planted foot may be left 35 degrees from
-     * where the body faces before it steps). */
-    const float from_hips = m_angle_wrap(foot_yaw_rad - b->heading_rad);
-    b_quat_from_yaw(b->heading_rad + m_clampf(from_hips, -KNEE_MAX_TURN_RAD, KNEE_MAX_TURN_RAD),
-                    yaw_rot);
-    const float out = side == 0 ? KNEE_OUTWARD_M : -KNEE_OUTWARD_M;
-    const float local[3] = {out, 0.0f, 0.5f};
-    m_quat_rotate(yaw_rot, local, ahead);
-    float mid[3];
-    m_vec3_lerp(b->pose.position_m[b->j.upper_leg[side]], ankle_m, 0.5f, mid);
-    m_vec3_add(mid, ahead, out_pole_m);
-}
-
 /* Of the hand's twist about the forearm, the share the forearm takes. */
 #define FOREARM_TWIST_SHARE 0.5f
 
-void
-b_spread_forearm_twist(struct body *b)
+/* Moves half of each hand's twist about the forearm into the forearm (lowerArm) joint,
+ * keeping the hand's position and world rotation. */
+static void
+spread_forearm_twist(struct body *b)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     struct sk_pose *pose = &b->pose;
@@ -697,8 +657,12 @@ b_torso_controls(struct body *b, struct ik_solver *ik, struct em_error *err)
     return r;
 }
 
-void
-b_arms_stretch(struct body *b)
+/* With desc.arm_stretch_max > 0: an arm whose hand target is beyond its length is
+ * lengthened along itself (the elbow and the hand with what hangs from it moved out from
+ * the shoulder), by at most that fraction. Runs last: nothing after it redoes the arm's
+ * forward kinematics. */
+static void
+stretch_arms(struct body *b)
 {
     const float most = b->desc.arm_stretch_max;
     if (!(most > 0.0f))
@@ -732,4 +696,11 @@ b_arms_stretch(struct body *b)
                 m_vec3_add(b->pose.position_m[j], delta, b->pose.position_m[j]);
         }
     }
+}
+
+void
+b_arms_finish(struct body *b)
+{
+    spread_forearm_twist(b);
+    stretch_arms(b);
 }

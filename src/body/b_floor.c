@@ -1,7 +1,7 @@
 /*
  * Floor postures: lying on the back, the side or the front, and sitting on the floor.
  *
- * On the feet (b_pelvis.c) the pelvis goes no lower than a deep squat, and a head lower
+ * On the feet (the seed, b_seed.c) the pelvis goes no lower than a deep squat, and a head lower
  * still is a torso bending over. A player lying down or sitting on the floor has the head
  * lower than a squat can put it while it is not pitched down as a bent-over torso's is: the
  * body then sits or lies on the floor. How much it does is the floor share, from the head
@@ -65,10 +65,6 @@
 #define CROSS_ACROSS_SHARE 0.12f
 #define CROSS_FOOT_TURN_RAD (70.0f * M_DEG_TO_RAD)
 #define POLE_M 0.5f
-/* On the floor an elbow is kept this far above it (b_floor_keep_elbows_up), its side turned
- * up in this many steps at most. */
-#define ELBOW_CLEARANCE_M 0.03f
-#define ELBOW_LIFT_STEPS 6
 /* On the floor the elbows point at least this high. */
 #define ELBOW_POLE_HEIGHT_M 0.25f
 /* Postures (b_floor_classify): standing with the hips above the first share of their
@@ -273,39 +269,6 @@ b_floor_arm_pole(const struct body *b, float *io_pole)
     const float lift_to = b->ground_height_m + ELBOW_POLE_HEIGHT_M;
     if (b->floor.share > 0.0f && io_pole[1] < lift_to)
         io_pole[1] += (lift_to - io_pole[1]) * b->floor.share;
-}
-
-void
-b_floor_keep_elbows_up(struct body *b)
-{
-    if (b->floor.share <= 0.0f)
-        return;
-    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
-    const float clear = b->ground_height_m + ELBOW_CLEARANCE_M;
-    for (int s = 0; s < 2; ++s) {
-        const float *elbow = b->pose.position_m[b->j.lower_arm[s]];
-        if (elbow[1] >= clear)
-            continue;
-        /* The elbow's side of the shoulder-hand line, turned up until it clears the floor
-         * (an arm lying on the floor bends up, not through it). */
-        const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
-        const float up[3] = {0, 1, 0};
-        float line[3], side[3];
-        m_vec3_sub(b->hand_position_m[s], shoulder, line);
-        m_vec3_normalize_or(line, up, line);
-        m_vec3_sub(elbow, shoulder, side);
-        m_vec3_muladd(side, line, -m_vec3_dot(side, line), side);
-        m_vec3_normalize_or(side, up, side);
-        for (int k = 1; k <= ELBOW_LIFT_STEPS; ++k) {
-            float turned[3];
-            m_vec3_lerp(side, up, (float)k / ELBOW_LIFT_STEPS, turned);
-            b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s],
-                         turned, false);
-            sk_pose_forward_kinematics(&b->pose, &b->skeleton);
-            if (b->pose.position_m[b->j.lower_arm[s]][1] >= clear)
-                break;
-        }
-    }
 }
 
 /* Leg s on the floor: lying along it beyond the pelvis, or folded cross-legged before it. */

@@ -6,7 +6,7 @@
  * postures (b_floor.c) lay or sit the body on the floor when the head is lower than a
  * squat puts it (the learned prior never saw that); the learned prior (b_prior.c) infers
  * the pelvis's turn and tilt and the feet from the devices' recent motion; the seed
- * (b_pelvis.c, b_feet.c) assumes the pelvis upright under the neck and steps the feet
+ * (b_seed.c) assumes the pelvis upright under the neck and steps the feet
  * after it. Each part of the body is the most trusted source's by
  * that source's confidence, the rest of the way the next one's, down to the seed, which
  * always speaks: with confidences c_t, c_p a part is c_t T + (1 - c_t)(c_p P + (1 - c_p) S).
@@ -60,7 +60,7 @@ smooth_velocity(const float *from, const float *to, float dt_s, float *io_veloci
 }
 
 /* The head joint is the headset's, exactly, and the neck joint where the seed's torso puts
- * it below the head (b_torso_estimate: the head's offset turned by a share of the headset's
+ * it below the head (b_seed_estimate_torso: the head's offset turned by a share of the headset's
  * turn): a pelvis farther from that neck than the spine reaches stretched straight (a seed
  * sitting back in a deep squat, a network's guess of a body ducking) leaves the head short
  * of the headset whatever the solve does. Such a pelvis is drawn toward the neck to that
@@ -126,7 +126,9 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
             heading_rad = fuse_angle(heading_rad, e->heading_rad, e->heading_confidence);
     }
     b->heading_rad = heading_rad;
-    b_torso_estimate(b, out_seed_torso);
+    float upright[4];
+    b_floor_upright(b, upright);
+    b_seed_estimate_torso(b, upright, out_seed_torso);
     keep_within_reach_of_neck(b, out_seed_torso->neck_m,
                               1.0f - est[B_SOURCE_TRACKERS].position_confidence, position);
     float rotation[4];
@@ -211,7 +213,7 @@ draw_neck_toward_hands(struct body *b)
     /* A controller speaks by how far it is tracked: a lost one's hand hangs at the side of
      * a body it does not place (on a first frame, at a pelvis not yet placed). */
     float said[2];
-    for (int s = 0; s < 2; ++s) /* eased, as the hand's own blend (b_loss.c) */
+    for (int s = 0; s < 2; ++s) /* eased, as the hand's own blend (b_devices.c) */
         said[s] = share * m_ease(b->track[EM_DEVICE_LEFT_HAND + s].blend);
     for (int round = 0; round < NECK_REACH_ROUNDS; ++round) {
         float move[3] = {0.0f, 0.0f, 0.0f};
@@ -273,19 +275,21 @@ void
 b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
 {
     struct b_pelvis_estimate pelvis[B_SOURCE_COUNT];
-    b_pelvis_estimate(b, dt_s, &pelvis[B_SOURCE_SEED]);
-    b_prior_estimate_pelvis(b, frame, dt_s, &pelvis[B_SOURCE_SEED], &pelvis[B_SOURCE_PRIOR]);
+    struct b_torso_estimate torso[B_SOURCE_COUNT];
+    b_seed_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_SEED]);
+    b_prior_estimate_pelvis(b, frame, dt_s, &pelvis[B_SOURCE_SEED], &pelvis[B_SOURCE_PRIOR],
+                            &torso[B_SOURCE_PRIOR]);
     b_floor_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_FLOOR]);
     b_trackers_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_TRACKERS]);
-    struct b_torso_estimate torso[B_SOURCE_COUNT];
     fuse_pelvis(b, pelvis, dt_s, &torso[B_SOURCE_SEED]);
     carry_skeleton(b);
+    /* The trackers' feet first: a foot they hold, the seed does not step. */
     struct b_feet_estimate feet[B_SOURCE_COUNT];
-    b_feet_estimate(b, dt_s, &feet[B_SOURCE_SEED]);
+    struct b_held_foot held[2];
+    b_trackers_estimate_feet(b, &feet[B_SOURCE_TRACKERS], held);
+    b_seed_estimate_feet(b, dt_s, held, b_floor_share(b), &feet[B_SOURCE_SEED]);
     b_prior_estimate_feet(b, dt_s, &feet[B_SOURCE_PRIOR]);
     b_floor_estimate_feet(b, &feet[B_SOURCE_FLOOR]);
-    b_trackers_estimate_feet(b, &feet[B_SOURCE_TRACKERS]);
     fuse_feet(b, feet, &b->legs);
-    b_prior_estimate_torso(b, &torso[B_SOURCE_PRIOR]);
     fuse_torso(b, torso);
 }

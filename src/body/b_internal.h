@@ -1,7 +1,31 @@
 /*
- * The body module's internal state and the pieces of the reconstruction, each in its own
- * file: filters (b_filter.c), the pelvis and heading (b_pelvis.c), feet and stepping
- * (b_feet.c), arms (b_arms.c), tracker loss (b_loss.c), wiring (body.c).
+ * The body module's internal state and the pieces of the reconstruction. A frame
+ * (body_update, body.c) goes through the stages in this order, each in its own file:
+ *
+ *  1. devices    b_devices.c   every sample checked, the headset's jumps screened (a
+ *                              teleport moves every history), filtered, turned into bone
+ *                              targets, with each device's and tracker's state and blend
+ *  2. fusion     b_fuse.c      asks the sources for estimates with confidences, the
+ *                              pelvis first, then the feet under it, then the torso, and
+ *                              fuses them; the sources read no other source:
+ *                 b_seed.c       the seed: pelvis, heading, torso and steps from the head
+ *                 b_prior.c      the learned prior
+ *                 b_floor.c      the floor postures (lying, sitting on the floor)
+ *                 b_trackers.c   body trackers
+ *  3. solve      body.c        the solver (the trackers' while one it serves counts), the
+ *                              clavicles (b_arms.c) and the targets (b_trackers.c the
+ *                              chest's and elbows'), one solve of the torso
+ *  4. limbs      b_limbs.c     b_limbs_build: the arms built on the solved shoulders
+ *                              (b_arms.c) with the limb builder they share with the legs,
+ *                              the elbows kept up on the floor, the legs (a tracked foot
+ *                              turned as its tracker), then the forearms' twist and a
+ *                              stretch (b_arms.c)
+ *  5. posture    b_floor.c     what the status shows
+ *
+ * Besides: b_filter.c, the One-Euro filter (a tool of the devices and the prior, no
+ * stage); b_config.c, the settings' JSON (setup); body.c, setup, reset, status and
+ * calibration; this header, the state and what the files call of each other;
+ * CMakeLists.txt, the folder's sources in the core library.
  */
 #ifndef EMBODY_B_INTERNAL_H
 #define EMBODY_B_INTERNAL_H
@@ -93,6 +117,22 @@ struct b_foot {
 bool
 b_device_sample_ok(const struct em_device_pose *d);
 
+/* Bone pose from device pose: device = bone * offset, so bone = device * offset^-1 (a
+ * tracker's offset is its mount). */
+void
+b_bone_from_device(const float *device_pos, const float *device_rot, const float *off_pos,
+                   const float *off_rot, float *out_pos, float *out_rot);
+
+/* The device stage (b_devices.c), the frame's first: the frame's step (the filters start
+ * over after a gap of B_MAX_GAP_S), the headset's jumps screened (a glitch held as lost, a
+ * teleport or recentre moving every history), then every device's state, filtered pose and
+ * bone target (head, hands, body trackers; a lost hand toward its side or its elbow
+ * tracker). Returns the frame the later stages read: `frame`, or its copy in
+ * out_screened without the samples that jumped; out_dt_s is the step the filters took. */
+const struct em_tracking_frame *
+b_devices_update(struct body *body, const struct em_tracking_frame *frame,
+                 struct em_tracking_frame *out_screened, float *out_dt_s);
+
 struct b_device_track {
     enum body_device_state state;
     float blend;           /* 1 = fully the tracked pose, 0 = fully the fallback */
@@ -100,20 +140,20 @@ struct b_device_track {
     float last_rotation[4];
     bool seen;             /* ever tracked */
     /* The device's own last usable sample and velocity, and the coast over bad samples
-     * (b_loss.c): device_now_* is what the body used this frame (sample or coast). */
+     * (b_devices.c): device_now_* is what the body used this frame (sample or coast). */
     float device_position_m[3], device_rotation[4], device_velocity_m_s[3];
     float device_now_m[3], device_now_rotation[4];
     float coast_s;
     bool coasted;     /* this frame was a coast */
     bool coast_reset; /* the next sample starts the velocity afresh */
-    float jump_s;     /* a controller's samples have jumped alone this long (b_loss.c) */
+    float jump_s;     /* a controller's samples have jumped alone this long (b_devices.c) */
 };
 
 /* A device that was tracked coasts over bad samples for at most this long. */
 #define B_COAST_MAX_S 0.05f
 
 /* A jump: a device sample more than this from the last, faster than this (the headset's
- * in body.c, a controller's alone in b_loss.c). */
+ * and a controller's alone, b_devices.c). */
 #define B_TELEPORT_MIN_M 0.2f
 #define B_TELEPORT_SPEED_M_S 6.0f
 /* A jump that stays at its new place this long is real (a teleport; a controller found
@@ -227,8 +267,11 @@ b_fuse_frame(struct body *body, const struct em_tracking_frame *frame, float dt_
 
 /* Poles are put this far from a limb's middle (only their direction counts). */
 #define B_POLE_DISTANCE_M 0.5f
+/* How far a knee may point from where the hips face (the thigh's twist range is 40): the
+ * seed's knee poles (b_leg_pole) and the prior's knee planes (b_prior.c). */
+#define B_KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 
-/* A pole between two (b_arms.c), by direction from the middle of the limb root-end: `w`
+/* A pole between two (b_limbs.c), by direction from the middle of the limb root-end: `w`
  * of the way from `from_pole`'s direction to `to_pole`'s (the hinge's plane is all a pole
  * sets). */
 void
@@ -283,7 +326,7 @@ struct body {
     float last_head_device_m[3];
     bool head_device_seen;
     /* A head sample that jumped farther and faster than a person moves is suspect
-     * (body.c, screen_jump): held as lost until it comes back (a glitch) or stays at its
+     * (b_devices.c, screen_jump): held as lost until it comes back (a glitch) or stays at its
      * new place for TELEPORT_CONFIRM_S (a teleport). */
     bool jump_suspect;
     float suspect_s;            /* since the first suspect sample */
@@ -303,7 +346,7 @@ struct body {
     /* The ground under the feet (the floor, or higher on steps). */
     float ground_height_m;
 
-    /* Pelvis and heading, fused (b_fuse.c), and the seed's own heading (b_pelvis.c). */
+    /* Pelvis and heading, fused (b_fuse.c), and the seed's own heading (b_seed.c). */
     float heading_rad;
     float seed_heading_rad;
     float head_yaw_rad;   /* last frame's */
@@ -317,7 +360,7 @@ struct body {
     float seed_hips_m[3];
     bool pelvis_started;
 
-    struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_feet.c) */
+    struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_seed.c) */
     bool feet_started;
     struct b_leg_targets legs; /* this frame's fused leg targets */
     float neck_target_m[3];    /* this frame's fused neck (the torso) */
@@ -335,16 +378,38 @@ struct body {
     long prior_dropped;         /* predictions dropped as not finite (kept across resets) */
 };
 
+/* ---- The seed (b_seed.c): the source that always speaks -------------------------- */
+
 /* The seed's pelvis: from the head (and the seed's own heading, which it updates), for
  * the fusion (b_fuse.c). */
 void
-b_pelvis_estimate(struct body *body, float dt_s, struct b_pelvis_estimate *out);
+b_seed_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
 
 /* The seed's torso: the neck below the head along the head's rest offset, turned by a
- * share of the headset's turn from the body's upright frame (b_floor_upright: on the
- * floor, the floor's), for the fusion. */
+ * share of the headset's turn from the body's upright frame `upright` (the fusion's,
+ * b_floor_upright: on the floor, the floor's), for the fusion. */
 void
-b_torso_estimate(const struct body *body, struct b_torso_estimate *out);
+b_seed_estimate_torso(const struct body *body, const float *upright,
+                      struct b_torso_estimate *out);
+
+/* A foot body trackers hold this frame (b_trackers_estimate_feet): its ankle, and with a
+ * foot tracker (`turned`) its rotation. */
+struct b_held_foot {
+    bool held, turned;
+    float ankle_m[3];
+    float rotation[4];
+};
+
+/* The seed's feet under the fused pelvis: planted or stepping (the state in body->foot),
+ * and their rotations and knee poles, for the fusion. A foot `held` stands where the
+ * trackers hold it; with `floor_share` over a half (b_floor_share) the feet take no steps
+ * (the legs lie or fold on the floor). */
+void
+b_seed_estimate_feet(struct body *body, float dt_s, const struct b_held_foot *held,
+                     float floor_share, struct b_feet_estimate *out);
+
+void
+b_seed_feet_reset(struct body *body);
 
 /* Floor postures (b_floor.c), a source of the fusion trusted above the learned prior
  * (which never saw a body on the floor) and below body trackers. Forgets the floor state (body_reset, after the head target
@@ -377,30 +442,12 @@ b_floor_estimate_feet(const struct body *body, struct b_feet_estimate *out);
 void
 b_floor_arm_pole(const struct body *body, float *io_pole_m);
 
-/* After the arms are built (b_arms_solve): on the floor, an elbow under it
- * is built again with its side turned up until it clears the floor (the hand stays on its
- * target). */
-void
-b_floor_keep_elbows_up(struct body *body);
 
 /* The posture to show: on the floor (lying on the back, side or front, sitting), standing,
  * or, low on the feet, crouching, kneeling or sitting on a seat; where the 3 points cannot
  * tell kneeling from sitting, chosen by the way down (`out_by_motion` true). */
 enum body_posture
 b_floor_classify(struct body *body, bool *out_by_motion);
-
-/* The seed's feet under the fused pelvis: planted or stepping (the state in body->foot),
- * and their rotations and knee poles, for the fusion. */
-void
-b_feet_estimate(struct body *body, float dt_s, struct b_feet_estimate *out);
-
-void
-b_feet_reset(struct body *body);
-
-/* True when foot s, as posed, stands on the ground: held (not stepping, or held by the
- * prior) and its heel or toes within a few centimetres of where they stand flat. */
-bool
-b_foot_planted(const struct body *body, int side);
 
 /* Elbow pole for side s (0 left, 1 right), world frame. */
 void
@@ -420,6 +467,11 @@ b_clavicles_set(struct body *body);
 void
 b_clavicles_widen(struct body *body);
 
+/* Puts the body trackers' solver (trackers.spare_ik: with chest and elbow effectors) in
+ * body->ik, or back the body's own (body.c; nothing without a spare). */
+void
+b_use_full_solver(struct body *body, bool use);
+
 /* The torso's controls on a body solver (the main one and the trackers' spare): stiff
  * clavicles. */
 enum em_result
@@ -428,31 +480,30 @@ b_torso_controls(struct body *body, struct ik_solver *ik, struct em_error *err);
 /* Both arms in closed form from the solved shoulders (the upper arm joints where the
  * solve left them): each hand exactly on its target when the arm reaches it, the elbow
  * out toward body->elbow_pole_m, its swivel continuous in the inputs. Local rotations
- * only (forward kinematics follows in b_legs_solve). */
+ * only (forward kinematics follows with the legs, b_limbs_build). */
 void
 b_arms_solve(struct body *body);
 
-/* Moves half of each hand's twist about the forearm into the forearm (lowerArm) joint,
- * keeping the hand's position and world rotation. */
+/* The arms' last steps, once the legs' build has brought the pose's world frames up to
+ * date (b_limbs_build): half of each hand's twist about the forearm moved into the forearm
+ * (lowerArm) joint, keeping the hand's position and world rotation; then, with
+ * desc.arm_stretch_max > 0, an arm whose hand target is beyond its length lengthened along
+ * itself (the elbow and the hand with what hangs from it moved out from the shoulder), by
+ * at most that fraction. Last of all: nothing after it redoes the arm's forward
+ * kinematics. */
 void
-b_spread_forearm_twist(struct body *body);
+b_arms_finish(struct body *body);
 
-/* With desc.arm_stretch_max > 0: an arm whose hand target is beyond its length is
- * lengthened along itself (the elbow and the hand with what hangs from it moved out from
- * the shoulder), by at most that fraction. Runs last: nothing after it redoes the arm's
- * forward kinematics. */
+/* The limbs after the solve (b_limbs.c), in this order: the arms (b_arms_solve); on the
+ * floor an elbow under it built again turned up until it clears the floor; both legs in
+ * closed form toward `legs`, then the pose's world frames (a foot under the floor lifted,
+ * a tracked foot turned as its tracker is); the forearms' twist and the arms' stretch. */
 void
-b_arms_stretch(struct body *body);
-
-/* Builds both legs in closed form from their targets (b_legs.c), then the pose's global
- * positions and rotations. */
-void
-b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
-             const float (*knee_pole)[3]);
+b_limbs_build(struct body *body, const struct b_leg_targets *legs);
 
 /* A two-bone limb (upper joint, middle hinge, end joint) built in closed form toward
  * `end_target`, its middle joint out to unit `side` (square to the line to the target)
- * from that line, and the end turned to `end_rotation` within its limit (b_legs.c). With
+ * from that line, and the end turned to `end_rotation` within its limit (b_limbs.c). With
  * `keep_twist_limit` the upper joint's twist is clamped to its range, which may leave the
  * end short of its target; without, the end meets a reachable target exactly. Sets local
  * rotations only (forward kinematics is the caller's). */
@@ -466,27 +517,24 @@ b_limb_build(struct body *b, int upper, const float *end_target, const float *en
 void
 b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side);
 
-/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad`. */
+/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limbs.c). */
 void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,
            float *out_pole_m);
 
-/* Device states and blended bone targets when devices are lost. */
-void
-b_loss_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
 
 /* The learned prior (desc.prior), for the fusion: this frame's samples into its history
- * and its pelvis (`seed`: the seed's, whose distance from the head the prior's keeps);
- * then, under the fused pelvis, its feet (in contact: planted), their rotations and knee
- * poles. Confidence 0 without a model or before its first prediction. */
+ * and its pelvis (`seed`: the seed's, whose distance from the head the prior's keeps) and
+ * torso (the neck and the back's bend, with a model of output set 2 or 3) from the
+ * prediction; then, under the fused pelvis, its feet (in contact: planted), their
+ * rotations and knee poles. Confidence 0 without a model or before its first
+ * prediction. */
 void
 b_prior_estimate_pelvis(struct body *body, const struct em_tracking_frame *frame, float dt_s,
-                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out);
+                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out,
+                        struct b_torso_estimate *out_torso);
 void
 b_prior_estimate_feet(struct body *body, float dt_s, struct b_feet_estimate *out);
-/* Its neck (a model of output set 2 only; confidence 0 otherwise). */
-void
-b_prior_estimate_torso(const struct body *body, struct b_torso_estimate *out);
 
 void
 b_prior_reset(struct body *body);
@@ -503,23 +551,21 @@ b_prior_seated(const struct body *body);
 
 /* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
 void b_trackers_resolve_mounts(struct body_desc *desc);
-/* the chest solver, after the body's solver is made (fini: before it is destroyed); */
+/* the chest solver, after the body's solver is made (fini: before it is destroyed; the
+ * solve, body.c, puts it in use while a tracker it serves counts, b_use_full_solver); */
 enum em_result b_trackers_setup(struct body *body, struct em_error *err);
 void b_trackers_fini(struct body *body);
 void b_trackers_reset(struct body *body);
-/* per frame: tracker states and bone poses (after b_loss_update); */
-void b_trackers_update(struct body *body, const struct em_tracking_frame *frame, float dt_s);
 /* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */
 void b_trackers_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate *out);
-/* in b_feet_estimate: true when foot s is the tracker's (the seed's foot does not step); */
-bool b_trackers_hold_foot(struct body *body, int side);
 /* for the fusion: the feet, their turn and the knees' planes that foot and knee trackers
- * say; */
-void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out);
-/* after the fusion: chest (with the fused pelvis) and elbow targets. */
+ * say, and (out_held[2], for the seed: its foot does not step there) the feet they hold
+ * fully; */
+void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out,
+                              struct b_held_foot *out_held);
+/* after the fusion: chest (with the fused pelvis) and elbow targets. (After the solve,
+ * b_limbs_build turns a tracked foot as its tracker.) */
 void b_trackers_set_targets(struct body *body);
-/* after the solve: tracked feet take their trackers' rotation. */
-void b_trackers_after_solve(struct body *body);
 
 /* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline
  * here, below body.c and its helpers, which all use these two. */

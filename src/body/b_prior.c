@@ -3,7 +3,7 @@
  * the devices goes into the prior's history; its prediction (pelvis, ankles, toes, knees,
  * foot contact) is a source of the frame's fusion (b_fuse.c): the pelvis's rotation, the
  * legs' ankle targets, foot rotations and knee poles, each with its confidence, trusted
- * above the seed's (b_pelvis.c, b_feet.c) and below body trackers.
+ * above the seed's (b_seed.c) and below body trackers.
  *
  * The network's per-frame outputs jitter, so they are smoothed as they come, in the heading
  * frame (a planted foot's more than a swinging one's, smooth_outputs), and the positions
@@ -88,9 +88,8 @@
  * now puts it is let go, fully at the latter. */
 #define DRIFT_START_M 0.18f
 #define PLANT_MAX_DRIFT_M 0.25f
-/* The knee's plane and the foot may turn this far from the pelvis's facing (the thigh's
- * twist limit, as the procedural poles in b_arms.c; the foot adds its own 20 degrees). */
-#define KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
+/* The foot may turn this far from the pelvis's facing (the knee's plane B_B_KNEE_MAX_TURN_RAD,
+ * the thigh's twist limit; the foot adds its own 20 degrees). */
 #define FOOT_MAX_TURN_RAD (40.0f * M_DEG_TO_RAD)
 /* A held foot turned this far from the predicted one is let go, fully at the second: a
  * player who turned on the spot without lifting a foot as far as the prior can tell
@@ -106,7 +105,7 @@
 #define SETTLE_FULL_S 1.0f
 #define SETTLE_TURN_RAD (5.0f * M_DEG_TO_RAD)
 /* Settled, a foot turns at most this far from the pelvis's facing (a stance's toe-out;
- * b_feet.c squares a procedural stance to the same). */
+ * the seed (b_seed.c) squares a procedural stance to the same). */
 #define SETTLED_FOOT_TURN_RAD (10.0f * M_DEG_TO_RAD)
 /* Seated (update_seated): both predicted ankles this far above their standing height, the
  * pelvis under this share of its standing height and moving up or down slower than this;
@@ -172,7 +171,7 @@
  * probe from the middle row of each clip, worst foot from the heading): trusted fully
  * 7.09 / 8.47, 128.3 deg; by agreement always, 60 deg 7.11 / 8.47, 25 deg 7.14 / 8.52;
  * settled only, 30 deg 7.09 / 8.47, 23.6 deg; 15 deg 7.09 / 8.46, 23.3 deg. With the
- * seed's heading no longer turned toward the hands (b_pelvis.c), the hand-up probe (the
+ * seed's heading no longer turned toward the hands (b_seed.c), the hand-up probe (the
  * hips' turn when a still player raises a hand above the head, worst clip): 15 deg 12.1
  * deg, 8 deg 6.2 (taken; MPJPE 7.09 / 8.46), 5 deg 4.2 (the same MPJPE). */
 #define YAW_AGREE_RAD (8.0f * M_DEG_TO_RAD)
@@ -182,7 +181,7 @@
  * MPJPE 7.49 cm and jitter 994 m/s^3, 0.95 7.45 and 935, 0.9 7.40 and 932 (knee jitter
  * 2500 -> 1570, truth 1050), 0.85 7.42 and 931. */
 #define SOFT_REACH_SHARE 0.9f
-/* The neck (b_prior_estimate_torso): the prior's share of the neck target (the seed's the
+/* The neck (torso_estimate): the prior's share of the neck target (the seed's the
  * rest), and its One-Euro settings. Chosen on three folds of people left out, each with a
  * model of the v5 recipe that held them out (MPJPE cm, known body / height only, the mean
  * of the folds 05,127 / 14,49 / 02,07,35):
@@ -199,7 +198,7 @@
 #define NECK_PRIOR_SHARE 0.5f
 #define NECK_MIN_CUTOFF_HZ 3.0f
 #define NECK_BETA 4.0f
-/* The back's bend (b_prior_estimate_torso, output set 3): the confidence of the chest
+/* The back's bend (torso_estimate, output set 3): the confidence of the chest
  * joint's offset from the straight pelvis-neck line, read off the network's pelvis, spine
  * and chest points (filtered as the neck, from the head). Chosen on three folds of people
  * left out, each with a model of the v6 recipe that held them out (MPJPE cm, known body /
@@ -476,7 +475,7 @@ place_foot(struct body *b, int s, float dt_s)
     const float out_of_reach = m_smoothstep(RELEASE_FROM_SHARE * b->m.leg_length_m,
                                             RELEASE_REACH_SHARE * b->m.leg_length_m,
                                             distance_from_hip(b, s, p->foot_ankle_m[s]));
-    /* Standing still a while, a smaller turn is settled (as b_feet.c squares a stance). */
+    /* Standing still a while, a smaller turn is settled (as the seed, b_seed.c, squares a stance). */
     const float settled = m_smoothstep(SETTLE_AFTER_S, SETTLE_FULL_S, p->still_s);
     const float turn_start = TURN_START_RAD + settled * (SETTLE_TURN_RAD - TURN_START_RAD);
     const float turned =
@@ -533,7 +532,7 @@ soften_reach(const struct body *b, int s, float *ankle)
 
 /* The frame as the prior may see it: a sample the body treats as lost (b_device_sample_ok)
  * is marked lost, so the history repeats the device's last good sample instead of taking
- * it (or, over a glitch of a frame or two, the body's own coast, b_loss.c) (one head sample at 1e20
+ * it (or, over a glitch of a frame or two, the body's own coast, b_devices.c) (one head sample at 1e20
  * m would otherwise sit in the history, and in every prediction, for a whole second). Before the
  * history has a good head sample there is nothing to repeat: false, the frame is not pushed; a hand
  * without one is put at the head until it comes. */
@@ -544,7 +543,7 @@ clean_frame(const struct body *b, const struct em_tracking_frame *frame,
     *out = *frame;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
         struct em_device_pose *dev = &out->device[d];
-        if (b->track[d].coasted) { /* the body's coast over it (b_loss.c), not the sample */
+        if (b->track[d].coasted) { /* the body's coast over it (b_devices.c), not the sample */
             m_vec3_copy(b->track[d].device_now_m, dev->pose.position_m);
             m_quat_copy(b->track[d].device_now_rotation, dev->pose.orientation);
             dev->flags = EM_POSE_ALL_VALID;
@@ -637,12 +636,12 @@ knee_pole(const struct body *b, int s, const float *ankle_m, float yaw_rad, floa
     const float w = m_clampf(bend_len / KNEE_BEND_FULL_M, 0.0f, 1.0f);
     for (int k = 0; k < 3; ++k)
         dir[k] = w * bend[k] / bend_len + (1.0f - w) * procedural[k] / proc_len;
-    /* Its level part within KNEE_MAX_TURN_RAD of the pelvis's facing: a knee plane turned
+    /* Its level part within B_KNEE_MAX_TURN_RAD of the pelvis's facing: a knee plane turned
      * further would twist the thigh past its limit. */
     const float level = sqrtf(dir[0] * dir[0] + dir[2] * dir[2]);
     const float hips_yaw = b_yaw_of(b->hips_rotation, b->heading_rad);
     const float turn = level > 1e-4f ? m_angle_wrap(atan2f(dir[0], dir[2]) - hips_yaw) : 0.0f;
-    const float yaw = hips_yaw + m_clampf(turn, -KNEE_MAX_TURN_RAD, KNEE_MAX_TURN_RAD);
+    const float yaw = hips_yaw + m_clampf(turn, -B_KNEE_MAX_TURN_RAD, B_KNEE_MAX_TURN_RAD);
     /* Level, as the procedural pole: a pole with a large vertical part lies nearly along
      * a leg that reaches forward, and the knee plane it leaves turns freely (the thigh
      * twisted up to 140 degrees on the validation subjects). */
@@ -652,11 +651,45 @@ knee_pole(const struct body *b, int s, const float *ankle_m, float yaw_rad, floa
     m_vec3_muladd(mid, dir, KNEE_POLE_DISTANCE_M, out_pole);
 }
 
-void
-b_prior_estimate_pelvis(struct body *b, const struct em_tracking_frame *frame, float dt_s,
-                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out)
+/* The predicted back as a curve from the pelvis through the spine and chest points (a
+ * third and two thirds of the way along it) to the neck; the chest joint's bend is the
+ * curve's offset, at the avatar's own share of its back, from the straight line. */
+static void
+back_bend(const struct body *b, struct b_torso_estimate *out)
+{
+    const struct b_prior_state *p = &b->prior;
+    const float *curve[4] = {p->back_pelvis_m, p->back_m[0], p->back_m[1], p->neck_m};
+    const float t = m_clampf(b->m.chest_fraction, 0.0f, 1.0f);
+    const int seg = t < 1.0f / 3.0f ? 0 : (t < 2.0f / 3.0f ? 1 : 2);
+    float on_curve[3], on_line[3];
+    m_vec3_lerp(curve[seg], curve[seg + 1], 3.0f * t - (float)seg, on_curve);
+    m_vec3_lerp(p->back_pelvis_m, p->neck_m, t, on_line);
+    m_vec3_sub(on_curve, on_line, out->back_bend_m);
+    out->back_bend_confidence = BACK_PRIOR_SHARE;
+}
+
+/* Its neck and back's bend, from this frame's prediction (a model of output set 2 or 3;
+ * confidence 0 otherwise). */
+static void
+torso_estimate(const struct body *b, struct b_torso_estimate *out)
 {
     memset(out, 0, sizeof *out);
+    const struct b_prior_state *p = &b->prior;
+    if (!b->desc.prior || !p->predicted || !p->has_torso)
+        return;
+    m_vec3_copy(p->neck_m, out->neck_m);
+    out->neck_confidence = NECK_PRIOR_SHARE;
+    if (p->has_back)
+        back_bend(b, out);
+}
+
+void
+b_prior_estimate_pelvis(struct body *b, const struct em_tracking_frame *frame, float dt_s,
+                        const struct b_pelvis_estimate *seed, struct b_pelvis_estimate *out,
+                        struct b_torso_estimate *out_torso)
+{
+    memset(out, 0, sizeof *out);
+    memset(out_torso, 0, sizeof *out_torso);
     if (!b->desc.prior)
         return;
     struct b_prior_state *p = &b->prior;
@@ -671,6 +704,7 @@ b_prior_estimate_pelvis(struct body *b, const struct em_tracking_frame *frame, f
         return;
     decode(b, dt_s);
     pelvis_estimate(b, seed, out);
+    torso_estimate(b, out_torso);
 }
 
 /* Foot s's ankle and turn: where place_foot holds it, softened within reach, turned
@@ -713,39 +747,9 @@ b_prior_estimate_feet(struct body *b, float dt_s, struct b_feet_estimate *out)
     const float max_turn =
         FOOT_MAX_TURN_RAD + settled * (SETTLED_FOOT_TURN_RAD - FOOT_MAX_TURN_RAD);
     /* The feet turn about the pelvis's facing; settled, about the body's heading (where
-     * the head has looked, b_pelvis.c), which a stance squares up to. */
+     * the head has looked, b_seed.c), which a stance squares up to. */
     const float facing = hips_yaw + settled * m_angle_wrap(b->heading_rad - hips_yaw);
     update_seated(b, dt_s);
     for (int s = 0; s < 2; ++s)
         foot_estimate(b, s, facing, max_turn, out);
-}
-
-/* The predicted back as a curve from the pelvis through the spine and chest points (a
- * third and two thirds of the way along it) to the neck; the chest joint's bend is the
- * curve's offset, at the avatar's own share of its back, from the straight line. */
-static void
-back_bend(const struct body *b, struct b_torso_estimate *out)
-{
-    const struct b_prior_state *p = &b->prior;
-    const float *curve[4] = {p->back_pelvis_m, p->back_m[0], p->back_m[1], p->neck_m};
-    const float t = m_clampf(b->m.chest_fraction, 0.0f, 1.0f);
-    const int seg = t < 1.0f / 3.0f ? 0 : (t < 2.0f / 3.0f ? 1 : 2);
-    float on_curve[3], on_line[3];
-    m_vec3_lerp(curve[seg], curve[seg + 1], 3.0f * t - (float)seg, on_curve);
-    m_vec3_lerp(p->back_pelvis_m, p->neck_m, t, on_line);
-    m_vec3_sub(on_curve, on_line, out->back_bend_m);
-    out->back_bend_confidence = BACK_PRIOR_SHARE;
-}
-
-void
-b_prior_estimate_torso(const struct body *b, struct b_torso_estimate *out)
-{
-    memset(out, 0, sizeof *out);
-    const struct b_prior_state *p = &b->prior;
-    if (!b->desc.prior || !p->predicted || !p->has_torso)
-        return;
-    m_vec3_copy(p->neck_m, out->neck_m);
-    out->neck_confidence = NECK_PRIOR_SHARE;
-    if (p->has_back)
-        back_bend(b, out);
 }

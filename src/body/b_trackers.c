@@ -15,8 +15,8 @@
  *    the limb's two ends placed, a hinge has only that freedom left, so the pole pins the
  *    joint to the tracker's, up to bone lengths.
  * A tracker that is lost blends to the estimate without it over loss_blend_s, and back
- * when it returns, like the hands (b_loss.c). A tracker seen on the body's first frame
- * counts at once; one that appears later blends in.
+ * when it returns, like the hands; a tracker seen on the body's first frame counts at
+ * once, one that appears later blends in (the device stage, b_devices.c, tracks them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +33,6 @@
 #endif
 /* A calibrated mount further than this from its bone is a tracker on another bone. */
 #define MOUNT_MAX_M 0.3f
-/* Trackers are filtered like the headset but with this many times its cutoff at rest:
- * optical and lighthouse trackers are steady to a millimetre or so, and lag costs more
- * than noise. Measured on ../shared/mocap-train (eval --trackers all): factors 1, 3 and
- * 10 gave 6-point MPJPE 3.41, 3.30 and 3.15 cm, foot skate 0.27 to 0.29 cm/frame. */
-#define TRACKER_MIN_CUTOFF_FACTOR 10.0f
 /* The chest's share of the spine's bend without a chest tracker (estimate_chest).
  * Measured on ../shared/mocap-train, 6-point known body: 0.5, 0.75 and 1 gave MPJPE
  * 3.20, 3.04 and 2.96 cm. */
@@ -100,25 +95,13 @@ b_trackers_resolve_mounts(struct body_desc *desc)
 
 /* ---- the chest solver ------------------------------------------------------------- */
 
-static void
-use_full_solver(struct body *b, bool use)
-{
-    struct b_trackers *T = &b->trackers;
-    if (!T->spare_ik || use == T->full_solver_in_use)
-        return;
-    struct ik_solver *in_use = b->ik;
-    b->ik = T->spare_ik;
-    T->spare_ik = in_use;
-    T->full_solver_in_use = use;
-}
-
 enum em_result
 b_trackers_setup(struct body *b, struct em_error *err)
 {
     b_trackers_fini(b);
     struct ik_solver_desc d;
     ik_solver_get_desc(b->ik, &d);
-    /* The legs are not in the solver (they are built after it, b_legs.c): knee trackers
+    /* The legs are not in the solver (they are built after it, b_limbs.c): knee trackers
      * act through the knee poles only. */
     if (d.effector_count + 2 > IK_MAX_EFFECTORS)
         return EM_OK; /* no room: chest and elbow trackers give poles only */
@@ -146,7 +129,7 @@ b_trackers_setup(struct body *b, struct em_error *err)
 void
 b_trackers_fini(struct body *b)
 {
-    use_full_solver(b, false);
+    b_use_full_solver(b, false);
     ik_solver_destroy(&b->trackers.spare_ik);
 }
 
@@ -154,7 +137,7 @@ void
 b_trackers_reset(struct body *b)
 {
     struct b_trackers *T = &b->trackers;
-    use_full_solver(b, false);
+    b_use_full_solver(b, false);
     T->present = 0;
     T->pelvis_yaw_bias_rad = 0.0f;
     memset(T->filter_position, 0, sizeof T->filter_position);
@@ -163,116 +146,6 @@ b_trackers_reset(struct body *b)
     memset(T->weight, 0, sizeof T->weight);
     for (int t = 0; t < EM_TRACKER_COUNT; ++t)
         T->track[t].state = BODY_DEVICE_LOST;
-}
-
-/* ---- per frame: states and bone poses ------------------------------------------- */
-
-/* The same hygiene as the headset's and controllers' samples (b_device_sample_ok): a
- * tracker sample 5 km away or with a quaternion far from unit is a loss, not a pose. */
-static bool
-pose_ok(const struct em_device_pose *d)
-{
-    return b_device_sample_ok(d);
-}
-
-/* bone = tracker * mount^-1 */
-static void
-bone_from_tracker(const struct body_tracker_mount *m, const float *p, const float *q, float *out_p,
-                  float *out_q)
-{
-    float off[3];
-    m_quat_mul(q,
-               (const float[4]){-m->rotation[0], -m->rotation[1], -m->rotation[2], m->rotation[3]},
-               out_q);
-    m_quat_normalize(out_q);
-    m_quat_rotate(out_q, m->position_m, off);
-    m_vec3_sub(p, off, out_p);
-}
-
-static void
-track_one(struct body *b, int t, const struct em_device_pose *dev, bool carried, float dt_s)
-{
-    struct b_trackers *T = &b->trackers;
-    struct b_device_track *k = &T->track[t];
-    const float step = b->desc.loss_blend_s > 0.0f ? dt_s / b->desc.loss_blend_s : 1.0f;
-    if (carried && pose_ok(dev)) {
-        float p[3], q[4];
-        m_vec3_copy(dev->pose.position_m, p);
-        m_quat_copy(dev->pose.orientation, q);
-        m_quat_normalize(q);
-        b_filter_position(&T->filter_position[t], p, dt_s,
-                          TRACKER_MIN_CUTOFF_FACTOR * b->desc.filter_min_cutoff_hz,
-                          b->desc.filter_beta);
-        b_filter_rotation(&T->filter_rotation[t], q, dt_s,
-                          TRACKER_MIN_CUTOFF_FACTOR * b->desc.filter_min_cutoff_hz,
-                          b->desc.filter_beta);
-        /* Seen on the first frame: counts at once; later: blends in. */
-        if (!k->seen && !b->pelvis_started)
-            k->blend = 1.0f, k->state = BODY_DEVICE_TRACKED;
-        else if (k->state == BODY_DEVICE_LOST)
-            k->state = BODY_DEVICE_RETURNING;
-        k->seen = true;
-        if (k->state == BODY_DEVICE_RETURNING) {
-            k->blend = fminf(1.0f, k->blend + step);
-            if (k->blend >= 1.0f)
-                k->state = BODY_DEVICE_TRACKED;
-        }
-        m_vec3_copy(p, k->last_position_m);
-        m_quat_copy(q, k->last_rotation);
-    } else {
-        k->state = BODY_DEVICE_LOST;
-        k->blend = fmaxf(0.0f, k->blend - step);
-        T->filter_position[t].started = false;
-        T->filter_rotation[t].started = false;
-    }
-    T->weight[t] = k->seen ? m_ease(k->blend) : 0.0f;
-    if (k->seen)
-        bone_from_tracker(&b->desc.tracker_mount[t], k->last_position_m, k->last_rotation,
-                          T->bone_position_m[t], T->bone_rotation[t]);
-}
-
-/* A lost controller's hand blends to where an elbow tracker puts it (at the end of the
- * forearm the tracker gives) instead of hanging at the side. */
-static void
-hands_from_elbows(struct body *b)
-{
-    const struct b_trackers *T = &b->trackers;
-    for (int s = 0; s < 2; ++s) {
-        const int t = EM_TRACKER_LEFT_ELBOW + s;
-        const struct b_device_track *hand = &b->track[EM_DEVICE_LEFT_HAND + s];
-        const float we = T->weight[t];
-        const float wh = hand->seen ? m_ease(hand->blend) : 0.0f;
-        if (we <= 0.0f || wh >= 1.0f)
-            continue;
-        float wrist[3], rot[4];
-        m_quat_rotate(T->bone_rotation[t], b->skeleton.offset_m[b->j.hand[s]], wrist);
-        m_vec3_add(T->bone_position_m[t], wrist, wrist);
-        m_quat_copy(T->bone_rotation[t], rot);
-        if (hand->seen) {
-            m_vec3_lerp(wrist, hand->last_position_m, wh, wrist);
-            m_quat_slerp(rot, hand->last_rotation, wh, rot);
-        }
-        m_vec3_lerp(b->hand_position_m[s], wrist, we, b->hand_position_m[s]);
-        m_quat_slerp(b->hand_rotation[s], rot, we, b->hand_rotation[s]);
-        m_quat_normalize(b->hand_rotation[s]);
-    }
-}
-
-void
-b_trackers_update(struct body *b, const struct em_tracking_frame *frame, float dt_s)
-{
-    struct b_trackers *T = &b->trackers;
-    T->present = frame->tracker_present & EM_TRACKER_ALL;
-    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
-        track_one(b, t, &frame->tracker[t], (T->present & EM_TRACKER_BIT(t)) != 0, dt_s);
-    /* The full solver while any tracker it serves counts (feet alone need only the
-     * body's own). */
-    bool full = false;
-    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
-        if (t != EM_TRACKER_LEFT_FOOT && t != EM_TRACKER_RIGHT_FOOT && T->weight[t] > 0.0f)
-            full = true;
-    use_full_solver(b, full);
-    hands_from_elbows(b);
 }
 
 /* ---- pelvis ------------------------------------------------------------------------ */
@@ -295,8 +168,9 @@ unwind_pelvis_drift(struct body *b, float dt_s)
     float unwind[4], q[4];
     b_quat_from_yaw(-T->pelvis_yaw_bias_rad, unwind);
     m_quat_mul(unwind, k->last_rotation, q);
-    bone_from_tracker(&b->desc.tracker_mount[t], k->last_position_m, q, T->bone_position_m[t],
-                      T->bone_rotation[t]);
+    const struct body_tracker_mount *m = &b->desc.tracker_mount[t];
+    b_bone_from_device(k->last_position_m, q, m->position_m, m->rotation, T->bone_position_m[t],
+                       T->bone_rotation[t]);
 }
 
 void
@@ -326,25 +200,22 @@ ankle_from_knee(const struct body *b, int side, float *out_m)
     m_vec3_add(T->bone_position_m[t], out_m, out_m);
 }
 
-bool
-b_trackers_hold_foot(struct body *b, int side)
+/* A foot held by a tracker that fully counts: the ankle where the foot tracker is, turned
+ * as it is, or (no foot tracker) where a knee tracker's shin ends. */
+static void
+held_foot(const struct body *b, int side, struct b_held_foot *out)
 {
     const int t = EM_TRACKER_LEFT_FOOT + side, knee = EM_TRACKER_LEFT_KNEE + side;
     const struct b_trackers *T = &b->trackers;
-    struct b_foot *f = &b->foot[side];
+    memset(out, 0, sizeof *out);
     if (T->track[t].state == BODY_DEVICE_TRACKED && T->weight[t] >= 1.0f) {
-        m_vec3_copy(T->bone_position_m[t], f->position_m);
-        f->yaw_rad = b_yaw_of(T->bone_rotation[t], f->yaw_rad);
+        m_vec3_copy(T->bone_position_m[t], out->ankle_m);
+        m_quat_copy(T->bone_rotation[t], out->rotation);
+        out->held = out->turned = true;
     } else if (T->track[knee].state == BODY_DEVICE_TRACKED && T->weight[knee] >= 1.0f) {
-        ankle_from_knee(b, side, f->position_m);
-    } else {
-        return false;
+        ankle_from_knee(b, side, out->ankle_m);
+        out->held = true;
     }
-    m_vec3_copy(f->position_m, f->planted_m);
-    f->planted_yaw_rad = f->yaw_rad;
-    f->stepping = false;
-    f->step_time_s = 1.0f; /* long on the ground: the other foot may step */
-    return true;
 }
 
 /* The knee's plane a tracked foot says: the knee bends about the ankle's left-right axis
@@ -400,11 +271,14 @@ foot_estimate(struct body *b, int s, struct b_feet_estimate *out)
 }
 
 void
-b_trackers_estimate_feet(struct body *b, struct b_feet_estimate *out)
+b_trackers_estimate_feet(struct body *b, struct b_feet_estimate *out,
+                         struct b_held_foot *out_held)
 {
     memset(out, 0, sizeof *out);
-    for (int s = 0; s < 2; ++s)
+    for (int s = 0; s < 2; ++s) {
+        held_foot(b, s, &out_held[s]);
         foot_estimate(b, s, out);
+    }
 }
 
 /* ---- targets ----------------------------------------------------------------------- */
@@ -508,6 +382,14 @@ body_get_trackers(const struct body *b, struct body_tracker_status *out)
     }
 }
 
+/* The same hygiene as the headset's and controllers' samples (b_device_sample_ok): a
+ * tracker sample 5 km away or with a quaternion far from unit is a loss, not a pose. */
+static bool
+pose_ok(const struct em_device_pose *d)
+{
+    return b_device_sample_ok(d);
+}
+
 /* The avatar standing straight under the headset: the rest pose turned to the head's
  * facing and moved so the head joint is where the headset says; arms reach for tracked
  * controllers (two-bone, the elbows toward their trackers when worn). */
@@ -536,7 +418,7 @@ standing_pose(const struct body *b, const struct em_tracking_frame *frame, struc
         const struct em_device_pose *grip = &frame->device[EM_DEVICE_LEFT_HAND + s];
         if (!pose_ok(grip))
             continue;
-        /* The wrist from the grip, as b_loss.c takes it (grip offset in the hand's frame). */
+        /* The wrist from the grip, as b_devices.c takes it (grip offset in the hand's frame). */
         float hand_q[4], grip_off[3], hand_p[3];
         const float *gr = o->grip_rotation[s];
         m_quat_mul(grip->pose.orientation, (const float[4]){-gr[0], -gr[1], -gr[2], gr[3]}, hand_q);
@@ -594,29 +476,4 @@ body_calibrate_trackers(struct body *b, const struct em_tracking_frame *frame,
     if (out_calibrated)
         *out_calibrated = done;
     return EM_OK;
-}
-
-/* ---- after the solve ----------------------------------------------------------------- */
-
-/* A tracked foot turns as its tracker does, even beyond the avatar's ankle limits: the
- * limits are a guess at a body, the tracker is a measurement (a shin's twist the knee's
- * hinge cannot take ends up in the ankle). The toes follow rigidly. */
-void
-b_trackers_after_solve(struct body *b)
-{
-    const struct b_trackers *T = &b->trackers;
-    struct sk_pose *pose = &b->pose;
-    const struct sk_skeleton *sk = &b->skeleton;
-    for (int s = 0; s < 2; ++s) {
-        const int t = EM_TRACKER_LEFT_FOOT + s;
-        const float w = T->weight[t];
-        if (w <= 0.0f)
-            continue;
-        const int foot = b->j.foot[s];
-        float *rot = pose->rotation[foot];
-        m_quat_slerp(rot, T->bone_rotation[t], w, rot);
-        m_quat_normalize(rot);
-        m_quat_mul_conj_first(pose->rotation[sk->parent[foot]], rot, pose->local_rotation[foot]);
-        sk_pose_forward_kinematics_below(pose, sk, foot); /* its toes and their end */
-    }
 }

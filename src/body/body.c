@@ -1,13 +1,14 @@
 /*
  * The body: setup, the per-frame pipeline and calibration (include/embody/body.h).
  *
- * Per frame: devices -> filtered bone targets (b_loss.c, b_filter.c; bad samples are
- * losses) -> body trackers' states (b_trackers.c) -> one fusion step (b_fuse.c): the
- * sources' estimates with confidences (the seed: b_pelvis.c, b_feet.c; the learned prior:
- * b_prior.c; trackers) fused into the pelvis, heading and leg targets, the skeleton
- * carried by the new pelvis -> the tree FABRIK solve with limits of the torso (spine,
- * neck, head; a shoulder pulled toward a hand out of reach) -> the arms (b_arms.c) and the
- * legs (b_legs.c) in closed form.
+ * Per frame (body_update; the stages and their files: b_internal.h): the devices
+ * (b_devices.c: filtered bone targets, the devices' and trackers' states; bad samples are
+ * losses) -> one fusion step (b_fuse.c): the sources' estimates with confidences (the
+ * seed: b_seed.c; the learned prior: b_prior.c; the floor postures: b_floor.c; body
+ * trackers: b_trackers.c) fused into the pelvis, heading, torso and leg targets, the
+ * skeleton carried by the new pelvis -> the tree FABRIK solve with limits of the torso
+ * (spine, neck, head; a shoulder pulled toward a hand out of reach) -> the limbs in closed
+ * form (b_limbs.c: the arms, b_arms.c, and the legs) -> the posture shown (b_floor.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@
  * turned a share toward the hands: 29.2 mm sensitivity max on mocap-train, 3.66
  * iterations). */
 #define IK_STALL_M 0.001f
+/* A foot whose lowest part is this far above the ground is in the air, whatever holds it
+ * (the HUD says "planted" only of a foot on the ground). */
+#define PLANTED_MAX_LIFT_M 0.06f
 /* Where soft reach begins, as a share of the leg's length (reachable_foot). */
 #define SOFT_REACH_START 0.94f
 
@@ -240,6 +244,18 @@ make_solver(struct body *b, struct em_error *err)
 }
 
 void
+b_use_full_solver(struct body *b, bool use)
+{
+    struct b_trackers *T = &b->trackers;
+    if (!T->spare_ik || use == T->full_solver_in_use)
+        return;
+    struct ik_solver *in_use = b->ik;
+    b->ik = T->spare_ik;
+    T->spare_ik = in_use;
+    T->full_solver_in_use = use;
+}
+
+void
 body_destroy(struct body **body)
 {
     if (!body || !*body)
@@ -362,7 +378,7 @@ body_reset(struct body *b)
         m_quat_identity(b->hand_rotation[s]);
     }
     b_floor_reset(b);
-    b_feet_reset(b);
+    b_seed_feet_reset(b);
     memset(&b->legs, 0, sizeof b->legs);
     for (int s = 0; s < 2; ++s) {
         m_vec3_copy(b->foot[s].position_m, b->legs.ankle_m[s]);
@@ -375,9 +391,9 @@ body_recenter(struct body *b)
 {
     b->heading_rad = b->seed_heading_rad = b_yaw_of(b->head_rotation, b->heading_rad);
     b->feet_started = false;
-    b_feet_reset(b);
+    b_seed_feet_reset(b);
     /* The play space moves with a recentre: the next head sample is its new place, and
-     * every history restarts there (screen_jump). */
+     * every history restarts there (b_devices.c, screen_jump). */
     b->recentre_pending = true;
 }
 
@@ -414,7 +430,7 @@ reachable_foot(const struct body *b, int side, const float *ankle_m, float *out_
 
 /* This frame's targets: the head's and hands' for the solver; the fused feet (within the
  * legs' soft reach) and knee poles for the legs, which are built after the solve
- * (b_legs.c). */
+ * (b_limbs.c). */
 static void
 set_targets(struct body *b, struct b_leg_targets *legs)
 {
@@ -433,153 +449,21 @@ set_targets(struct body *b, struct b_leg_targets *legs)
     b_trackers_set_targets(b);
 }
 
+/* The solve: the solver with the trackers' effectors while a tracker it serves counts
+ * (feet alone need only the body's own), the clavicles raised toward hands out of reach,
+ * the targets, one solve of the torso; `legs` the targets the legs are built toward after
+ * it. */
 static void
-move_point(float *point_m, const float *offset_m)
+solve_torso(struct body *b, struct b_leg_targets *legs)
 {
-    m_vec3_add(point_m, offset_m, point_m);
-}
-
-static void
-move_track(struct b_device_track *t, struct b_one_euro *filter, const float *offset_m)
-{
-    move_point(t->last_position_m, offset_m);
-    move_point(t->device_position_m, offset_m);
-    move_point(t->device_now_m, offset_m);
-    move_point(filter->value, offset_m);
-}
-
-/* The play space moved by `offset_m` (a teleport, a recentre): every history starts over
- * at the new place, moved with the space: the devices' filters and last samples, the
- * pelvis, the feet and their steps, the body trackers', the prior's history and its
- * filtered pose. Nothing of the old place is left to pull the body back, and the body goes
- * on as it would have had the player always been there. */
-static void
-restart_at(struct body *b, const float *offset_m)
-{
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
-        move_track(&b->track[d], &b->filter_position[d], offset_m);
-    for (int k = 0; k < EM_TRACKER_COUNT; ++k) {
-        move_track(&b->trackers.track[k], &b->trackers.filter_position[k], offset_m);
-        move_point(b->trackers.bone_position_m[k], offset_m);
-    }
-    move_point(b->head_position_m, offset_m);
-    move_point(b->hips_position_m, offset_m);
-    move_point(b->seed_hips_m, offset_m);
-    move_point(b->floor.head_m, offset_m);
-    move_point(b->floor.down_from_m, offset_m);
-    for (int s = 0; s < 2; ++s) {
-        move_point(b->legs.ankle_m[s], offset_m);
-        move_point(b->legs.knee_pole_m[s], offset_m);
-        move_point(b->hand_position_m[s], offset_m);
-        move_point(b->elbow_pole_m[s], offset_m);
-        struct b_foot *f = &b->foot[s];
-        move_point(f->planted_m, offset_m);
-        move_point(f->position_m, offset_m);
-        move_point(f->step_from_m, offset_m);
-        move_point(f->step_to_m, offset_m);
-    }
-    for (int j = 0; j < b->pose.joint_count; ++j)
-        move_point(b->pose.position_m[j], offset_m);
-    if (b->desc.prior)
-        b_prior_move(b, offset_m);
-    b->jump_suspect = false;
-}
-
-/* This frame without the samples that jumped with the suspect head: each device whose
- * sample is farther than a person moves from where the body has it is lost here (it
- * coasts, b_loss.c, and the prior's history takes the coast). */
-static void
-drop_jumped(const struct body *b, struct em_tracking_frame *frame, float dt_s)
-{
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
-        struct em_device_pose *dev = &frame->device[d];
-        if (!b_device_sample_ok(dev) || !b->track[d].seen)
-            continue;
-        const float moved = m_vec3_distance(dev->pose.position_m, b->track[d].device_now_m);
-        if (d == EM_DEVICE_HEAD || moved > B_TELEPORT_MIN_M + B_TELEPORT_SPEED_M_S * dt_s)
-            dev->flags = 0;
-    }
-    /* A body tracker that jumped holds its last pose (it has no coast, and a loss would
-     * blend it out and back in over loss_blend_s). */
-    for (int k = 0; k < EM_TRACKER_COUNT; ++k) {
-        struct em_device_pose *dev = &frame->tracker[k];
-        const struct b_device_track *t = &b->trackers.track[k];
-        if (!(frame->tracker_present & EM_TRACKER_BIT(k)) || !b_device_sample_ok(dev) || !t->seen)
-            continue;
-        if (m_vec3_distance(dev->pose.position_m, t->last_position_m) >
-            B_TELEPORT_MIN_M + B_TELEPORT_SPEED_M_S * dt_s) {
-            m_vec3_copy(t->last_position_m, dev->pose.position_m);
-            m_quat_copy(t->last_rotation, dev->pose.orientation);
-        }
-    }
-}
-
-/* How far the play space moved: from where the head would be now had nothing moved (its
- * last place, sample or coast, carried on at its velocity over this frame's step) to the
- * sample `now`. From the last place alone, the frame's own motion (2 cm at a walk) went
- * into the offset too: the history, moved by it, stood still for a frame, and the
- * network read a stall (a walk's legs 8.5 cm off the clean run 0.1 s after a teleport,
- * 0.27 cm with the step taken out; 3.5 -> 1.9 cm after a recentre). The velocity is
- * carried only over a frame's step (at most B_MAX_GAP_S) from a head that was followed
- * (tracked or coasting): after a pause or a loss it is stale. */
-static void
-space_offset(const struct body *b, const float *now, float dt_s, float *out_offset_m)
-{
-    const struct b_device_track *t = &b->track[EM_DEVICE_HEAD];
-    const bool followed =
-        (t->state == BODY_DEVICE_TRACKED || t->coasted) && !t->coast_reset && dt_s > 0.0f;
-    float expected[3];
-    m_vec3_copy(t->device_now_m, expected);
-    if (followed && dt_s <= B_MAX_GAP_S)
-        m_vec3_muladd(expected, t->device_velocity_m_s, dt_s, expected);
-    m_vec3_sub(now, expected, out_offset_m);
-}
-
-/* A head sample farther and faster than a person can move from the last one kept (a
- * tracking glitch, a teleport, a replay that looped) is first suspect: the devices that
- * jumped with it are lost (they coast) for up to B_TELEPORT_CONFIRM_S. A sample back near
- * the path before the jump ends it: it was a glitch, and nothing moved. Samples that stay
- * at the new place that long are a teleport: every history restarts there (restart_at).
- * After body_recenter the first head sample is the new place at once. Returns the frame to
- * use: `frame` itself, or its copy in out_screened without the samples that jumped. */
-static const struct em_tracking_frame *
-screen_jump(struct body *b, const struct em_tracking_frame *frame, float dt_s,
-            struct em_tracking_frame *out_screened)
-{
-    const struct em_device_pose *head = &frame->device[EM_DEVICE_HEAD];
-    if (!b_device_sample_ok(head))
-        return frame;
-    const float *now = head->pose.position_m;
-    if (b->head_device_seen && b->recentre_pending) {
-        float offset[3];
-        space_offset(b, now, dt_s, offset);
-        restart_at(b, offset);
-    } else if (b->head_device_seen) {
-        const float since = b->jump_suspect ? b->suspect_s + dt_s : dt_s;
-        const float moved = m_vec3_distance(now, b->last_head_device_m);
-        const bool jumped = moved > B_TELEPORT_MIN_M && moved > B_TELEPORT_SPEED_M_S * since;
-        if (jumped) {
-            const bool stayed =
-                b->jump_suspect && m_vec3_distance(now, b->suspect_head_m) <=
-                                       B_TELEPORT_MIN_M + B_TELEPORT_SPEED_M_S * dt_s;
-            b->suspect_s = stayed ? b->suspect_s + dt_s : 0.0f;
-            b->jump_suspect = true;
-            m_vec3_copy(now, b->suspect_head_m);
-            if (b->suspect_s < B_TELEPORT_CONFIRM_S) {
-                *out_screened = *frame; /* copied only here: most frames pass as they are */
-                drop_jumped(b, out_screened, dt_s);
-                return out_screened;
-            }
-            float offset[3];
-            space_offset(b, now, dt_s, offset);
-            restart_at(b, offset);
-        }
-        b->jump_suspect = false; /* back on the path (a glitch), or moved there */
-    }
-    b->recentre_pending = false;
-    m_vec3_copy(now, b->last_head_device_m);
-    b->head_device_seen = true;
-    return frame;
+    bool full = false;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t)
+        if (t != EM_TRACKER_LEFT_FOOT && t != EM_TRACKER_RIGHT_FOOT && b->trackers.weight[t] > 0.0f)
+            full = true;
+    b_use_full_solver(b, full);
+    b_clavicles_set(b);
+    set_targets(b, legs);
+    ik_solver_solve(b->ik, &b->pose, &b->stats);
 }
 
 static bool
@@ -596,36 +480,16 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
 {
     if (!isfinite(frame->time_s) || (b->started && frame->time_s <= b->time_s))
         return;
-    const double step_s = b->started ? frame->time_s - b->time_s : 0.0;
-    b->frame_too_soon = b->started && step_s < (double)B_MIN_FRAME_STEP_S;
-    float dt = b->frame_too_soon ? 0.0f : (float)step_s;
-    if (dt > B_MAX_GAP_S) {
-        /* A long gap: start the filters over rather than smooth across it. */
-        memset(b->filter_position, 0, sizeof b->filter_position);
-        memset(b->filter_rotation, 0, sizeof b->filter_rotation);
-        dt = 0.0f;
-    }
+    /* The stages in turn: the devices (b_devices.c), the sources' estimates fused into the
+     * pelvis, torso and leg targets (b_fuse.c; the skeleton carried to the new pelvis),
+     * one solve of the torso, the limbs built on it, the posture. */
     struct em_tracking_frame screened;
-    if (!b->frame_too_soon)
-        frame = screen_jump(b, frame, (float)step_s, &screened);
-    b->started = true;
-    b->time_s = frame->time_s;
-    /* The devices' and trackers' states, then the sources' estimates fused into the pelvis
-     * and leg targets (the skeleton carried to the new pelvis), then one solve. */
-    b_loss_update(b, frame, dt);
-    b_trackers_update(b, frame, dt);
+    float dt;
+    frame = b_devices_update(b, frame, &screened, &dt);
     b_fuse_frame(b, frame, dt);
-    b_clavicles_set(b);
     struct b_leg_targets legs;
-    set_targets(b, &legs);
-    ik_solver_solve(b->ik, &b->pose, &b->stats);
-    b_arms_solve(b);
-    b_floor_keep_elbows_up(b);
-    b_legs_solve(b, (const float(*)[3])legs.ankle_m, (const float(*)[4])legs.foot_rotation,
-                 (const float(*)[3])legs.knee_pole_m);
-    b_trackers_after_solve(b);
-    b_spread_forearm_twist(b);
-    b_arms_stretch(b);
+    solve_torso(b, &legs);
+    b_limbs_build(b, &legs);
     classify_posture(b);
     if (!pose_is_finite(b)) {
         /* Whatever got through, it does not stay: start over from the next frame. */
@@ -633,6 +497,35 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
         body_reset(b);
         b->time_s = t;
     }
+}
+
+/* Whether joint j belongs to foot s (the foot, its toes, their ends). */
+static bool
+in_foot(const struct body *b, int s, int j)
+{
+    const int parent = b->skeleton.parent[j];
+    return j == b->j.foot[s] || parent == b->j.foot[s] ||
+           (b->j.toes[s] >= 0 && parent == b->j.toes[s]);
+}
+
+/* True when foot s, as posed, stands on the ground: held (not stepping, or held by the
+ * prior) and its heel or toes within PLANTED_MAX_LIFT_M of where they stand flat. */
+static bool
+foot_planted(const struct body *b, int s)
+{
+    const bool held = b->desc.prior && b->prior.started ? b->prior.planted[s] : !b->foot[s].stepping;
+    /* How far its least lifted part (ankle, toes or their end: a heel lifted before a step
+     * still stands on the toes) is above where it is with the rest pose's foot flat on the
+     * ground, its lowest point touching. */
+    const float(*rest)[3] = (const float(*)[3])b->skeleton.rest_position_m;
+    float rest_lowest = INFINITY, lift = INFINITY;
+    for (int j = b->j.foot[s]; j < b->pose.joint_count; ++j)
+        if (in_foot(b, s, j))
+            rest_lowest = fminf(rest_lowest, rest[j][1]);
+    for (int j = b->j.foot[s]; j < b->pose.joint_count; ++j)
+        if (in_foot(b, s, j))
+            lift = fminf(lift, b->pose.position_m[j][1] - (b->ground_height_m + rest[j][1] - rest_lowest));
+    return held && lift <= PLANTED_MAX_LIFT_M;
 }
 
 void
@@ -643,7 +536,7 @@ body_get_status(const struct body *b, struct body_status *out)
     out->posture_by_motion = b->posture_by_motion;
     for (int s = 0; s < 2; ++s)
         out->foot[s] = b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] > 0.0f ? BODY_FOOT_TRACKED
-                       : b_foot_planted(b, s)                              ? BODY_FOOT_PLANTED
+                       : foot_planted(b, s)                                ? BODY_FOOT_PLANTED
                                                                            : BODY_FOOT_STEPPING;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         out->device[d] = b->track[d].state;

@@ -75,7 +75,7 @@ assert_postures(const char *what, const struct body_desc *desc)
                      r.hands_off_cm, r.hands_standing_cm);
         /* Over the whole stream, the way down and up too (a leg's floor passes once
          * folded a foot 17 cm under the floor for a frame on the way to sitting
-         * cross-legged: b_legs.c, keep_foot_above_floor). */
+         * cross-legged: b_limbs.c, keep_foot_above_floor). */
         if (!(r.lowest_joint_m >= -EV_FLOOR_DEPTH_TARGET_M))
             fail_msg("%s, %s: a joint %.1f cm under the floor", what, name,
                      -100.0 * r.lowest_joint_m);

@@ -429,7 +429,7 @@ a_runs_feet_jitter_within_twice_the_persons(void **state)
 /* How near: the glitch 0.04 cm, the 5.8 m teleport 0.27 cm, the recentre 1.9 cm when this
  * was written (with body-prior-v6). The teleport had been 5.3 cm with v4, 3.8 with v5 and
  * 8.5 with v6 while the play space's offset took in the frame's own step and a second
- * suspect sample was not coasted (body.c, space_offset; b_loss.c): the prior's history
+ * suspect sample was not coasted (b_devices.c, space_offset): the prior's history
  * stood still for a frame and the network read a stall; the recentre 3.5 cm. */
 #define RECOVERY_M 0.03
 

@@ -1,4 +1,9 @@
 /*
+ * The limbs after the solve: the two-bone limb builder the arms (b_arms.c) and the legs
+ * share (b_limb_build), the poles that point a limb's middle joint (a knee's over its
+ * foot), on the floor the elbows turned up (the arms built again with it), and the legs
+ * built in closed form, kept above the floor, a tracked foot turned as its tracker is.
+ *
  * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
  * target, the knee pole and the foot's turn alone: the knee from the exact two-bone
  * solution (ik_two_bone_positions), the thigh's frame as the one whose bone points at the
@@ -25,6 +30,12 @@
 #define KNEE_SIDE_STEPS 10
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
+/* How far out to the side of straight ahead a knee's pole sits (the body's left is +X). */
+#define KNEE_OUTWARD_M 0.12f
+/* On the floor an elbow is kept this far above it (keep_elbows_up), its side turned
+ * up in this many steps at most. */
+#define ELBOW_CLEARANCE_M 0.03f
+#define ELBOW_LIFT_STEPS 6
 
 /* The rotation taking the frame of (unit `from_dir`, `from_side`) to that of (unit
  * `to_dir`, `to_side`): the directions exactly, the sides as nearly as the directions
@@ -258,6 +269,84 @@ b_limb_turn_upper(struct body *b, int upper, const float *end_target, const floa
     limb_upper(b, upper, end_target, side, false, NULL, NULL, &up);
 }
 
+/* ---- poles ----------------------------------------------------------------------- */
+
+void
+b_blend_pole(const float *root, const float *end, const float *from_pole, const float *to_pole,
+             float w, float *out_pole)
+{
+    float mid[3], from[3], to[3], d[3];
+    const float up[3] = {0, 1, 0};
+    m_vec3_lerp(root, end, 0.5f, mid);
+    m_vec3_sub(from_pole, mid, from);
+    m_vec3_sub(to_pole, mid, to);
+    m_vec3_normalize_or(from, up, from);
+    m_vec3_normalize_or(to, from, to);
+    m_vec3_lerp(from, to, w, d);
+    m_vec3_normalize_or(d, to, d);
+    m_vec3_muladd(mid, d, B_POLE_DISTANCE_M, out_pole);
+}
+
+void
+b_leg_pole(const struct body *b, int side, const float *ankle_m, float foot_yaw_rad,
+           float *out_pole_m)
+{
+    /* Ahead of the foot, and a little out to its side: knees track over the toes and
+     * spread when they bend deeply, rather than fold in across each other. */
+    float yaw_rot[4], ahead[3];
+    /* Over the foot, but never turned from the hips by more than the thigh can twist:
+     * the foot's own turn makes up the rest (a planted foot may be left 35 degrees from
+     * where the body faces before it steps). */
+    const float from_hips = m_angle_wrap(foot_yaw_rad - b->heading_rad);
+    const float turn = m_clampf(from_hips, -B_KNEE_MAX_TURN_RAD, B_KNEE_MAX_TURN_RAD);
+    b_quat_from_yaw(b->heading_rad + turn, yaw_rot);
+    const float out = side == 0 ? KNEE_OUTWARD_M : -KNEE_OUTWARD_M;
+    const float local[3] = {out, 0.0f, 0.5f};
+    m_quat_rotate(yaw_rot, local, ahead);
+    float mid[3];
+    m_vec3_lerp(b->pose.position_m[b->j.upper_leg[side]], ankle_m, 0.5f, mid);
+    m_vec3_add(mid, ahead, out_pole_m);
+}
+
+/* ---- the elbows on the floor --------------------------------------------------- */
+
+/* On the floor (by its share), after the arms are built: an elbow under it is built again
+ * with its side turned up until it clears the floor (the hand stays on its target). */
+static void
+keep_elbows_up(struct body *b)
+{
+    if (b->floor.share <= 0.0f)
+        return;
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    const float clear = b->ground_height_m + ELBOW_CLEARANCE_M;
+    for (int s = 0; s < 2; ++s) {
+        const float *elbow = b->pose.position_m[b->j.lower_arm[s]];
+        if (elbow[1] >= clear)
+            continue;
+        /* The elbow's side of the shoulder-hand line, turned up until it clears the floor
+         * (an arm lying on the floor bends up, not through it). */
+        const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
+        const float up[3] = {0, 1, 0};
+        float line[3], side[3];
+        m_vec3_sub(b->hand_position_m[s], shoulder, line);
+        m_vec3_normalize_or(line, up, line);
+        m_vec3_sub(elbow, shoulder, side);
+        m_vec3_muladd(side, line, -m_vec3_dot(side, line), side);
+        m_vec3_normalize_or(side, up, side);
+        for (int k = 1; k <= ELBOW_LIFT_STEPS; ++k) {
+            float turned[3];
+            m_vec3_lerp(side, up, (float)k / ELBOW_LIFT_STEPS, turned);
+            b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s],
+                         turned, false);
+            sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+            if (b->pose.position_m[b->j.lower_arm[s]][1] >= clear)
+                break;
+        }
+    }
+}
+
+/* ---- legs -------------------------------------------------------------------------- */
+
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
  * target but never across the body's midline unless the foot is. */
 static void
@@ -406,9 +495,9 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     m_quat_copy(foot_rotation, rotation);
     m_vec3_copy(knee_pole, pole);
     float built_target[3], built_rotation[4], built_pole[3];
-    bool built = false; /* by a pass (the first build, in b_legs_solve, was before the
+    bool built = false; /* by a pass (the first build, in build_legs, was before the
                          * pose's world frames were brought up to date) */
-    /* The build that went least under the floor so far (the first: b_legs_solve's). */
+    /* The build that went least under the floor so far (the first: build_legs's). */
     float best_target[3], best_rotation[4], best_pole[3], best_depth = INFINITY;
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
         float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
@@ -452,9 +541,34 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     pitch_toes_to_floor(b, s);
 }
 
-void
-b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
-             const float (*knee_pole)[3])
+/* A tracked foot turns as its tracker does, even beyond the avatar's ankle limits: the
+ * limits are a guess at a body, the tracker is a measurement (a shin's twist the knee's
+ * hinge cannot take ends up in the ankle). The toes follow rigidly. */
+static void
+turn_tracked_feet(struct body *b)
+{
+    const struct b_trackers *T = &b->trackers;
+    struct sk_pose *pose = &b->pose;
+    const struct sk_skeleton *sk = &b->skeleton;
+    for (int s = 0; s < 2; ++s) {
+        const int t = EM_TRACKER_LEFT_FOOT + s;
+        const float w = T->weight[t];
+        if (w <= 0.0f)
+            continue;
+        const int foot = b->j.foot[s];
+        float *rot = pose->rotation[foot];
+        m_quat_slerp(rot, T->bone_rotation[t], w, rot);
+        m_quat_normalize(rot);
+        m_quat_mul_conj_first(pose->rotation[sk->parent[foot]], rot, pose->local_rotation[foot]);
+        sk_pose_forward_kinematics_below(pose, sk, foot); /* its toes and their end */
+    }
+}
+
+/* Both legs built toward their targets, then the pose's world frames; a foot under the
+ * floor lifted, a tracked foot turned as its tracker is. */
+static void
+build_legs(struct body *b, const float (*ankle_target)[3], const float (*foot_rotation)[4],
+           const float (*knee_pole)[3])
 {
     for (int s = 0; s < 2; ++s) {
         /* Below the foot (toes) stays at rest: no target says otherwise. */
@@ -467,4 +581,15 @@ b_legs_solve(struct body *b, const float (*ankle_target)[3], const float (*foot_
     for (int s = 0; s < 2; ++s)
         if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
             keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
+    turn_tracked_feet(b);
+}
+
+void
+b_limbs_build(struct body *b, const struct b_leg_targets *legs)
+{
+    b_arms_solve(b);
+    keep_elbows_up(b);
+    build_legs(b, (const float(*)[3])legs->ankle_m, (const float(*)[4])legs->foot_rotation,
+               (const float(*)[3])legs->knee_pole_m);
+    b_arms_finish(b); /* wants the world frames build_legs brought up to date */
 }
