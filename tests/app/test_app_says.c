@@ -56,6 +56,27 @@ expect_in_help(const char *command, const char *needle)
     app_run_result_fini(&r);
 }
 
+/* A help text is printed as it is written: no printf escape shows through ("30 %%"). */
+static void
+no_help_shows_a_printf_escape(void **state)
+{
+    (void)state;
+    const char *const commands[] = {NULL,    "solve", "eval",        "train",
+                                    "mocap2stream", "make-avatar", "proportions"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
+        struct app_run_result r;
+        if (commands[i])
+            run((const char *[]){commands[i], "--help", NULL}, &r);
+        else
+            run((const char *[]){"--help", NULL}, &r);
+        app_run_expect_exit(&r, 0);
+        if (strstr(r.out, "%%"))
+            fail_msg("%s --help shows \"%%%%\":\n%s", commands[i] ? commands[i] : "embody",
+                     r.out);
+        app_run_result_fini(&r);
+    }
+}
+
 static void
 help_names_the_defaults_the_code_uses(void **state)
 {
@@ -333,6 +354,7 @@ main(int argc, char **argv)
     app_run_source_path("tests/data/mocap", g_clips, sizeof g_clips);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_names_the_defaults_the_code_uses),
+        cmocka_unit_test(no_help_shows_a_printf_escape),
         cmocka_unit_test(solve_takes_verbose_as_the_program_does),
         cmocka_unit_test(make_avatar_says_what_it_made),
         cmocka_unit_test(a_named_file_that_cannot_be_opened_is_an_error_everywhere),
