@@ -959,7 +959,7 @@ print_summary(const struct live *L)
     printf(" (frames)\n");
     if (L->screenshot_done[0])
         printf("embody: screenshot: %s\n", L->screenshot_done);
-    if (L->opt->record_path)
+    if (L->record.path[0]) /* --record's, or the last one F9 started */
         app_record_print_summary(&L->record, stdout);
     print_sender_summary("VMC", &L->opt->vmc, L->vmc);
     print_sender_summary("VRChat OSC", &L->opt->vrchat, L->vrchat);

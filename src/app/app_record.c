@@ -84,7 +84,11 @@ app_record_start(struct app_record *rec, const char *asked, struct em_error *err
     else
         rec->asked[0] = '\0';
     const enum em_result r = open_writer(rec, err);
-    if (r == EM_OK && rec->asked[0])
+    if (r != EM_OK) {
+        rec->path[0] = '\0'; /* nothing was recorded there */
+        return r;
+    }
+    if (rec->asked[0])
         U_LOG_W("recording to %s: %s is there already and is kept as it was", rec->path,
                 rec->asked);
     return r;

@@ -24,7 +24,7 @@
 
 struct app_record {
     struct st_stream_writer writer;
-    char path[APP_RECORD_PATH_MAX];  /* where the recording goes */
+    char path[APP_RECORD_PATH_MAX];  /* where the recording goes; "" before one started */
     char asked[APP_RECORD_PATH_MAX]; /* the name asked for when it was taken, else "" */
     bool recording;
     long recorded; /* frames written */
