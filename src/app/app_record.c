@@ -208,8 +208,8 @@ app_record_describe_stop(const struct app_record *rec, long frames, char *out, s
     if (!rec->failed)
         snprintf(out, out_size, "recording saved: %.300s (%ld frames)", rec->path, frames);
     else
-        snprintf(out, out_size, "recording to %.200s failed: %ld frames kept in %.300s",
-                 rec->path, rec->on_disk, rec->kept[0] ? rec->kept : "no file");
+        snprintf(out, out_size, "recording to %.200s failed: %ld frames kept in %.300s", rec->path,
+                 rec->on_disk, rec->kept[0] ? rec->kept : "no file");
 }
 
 void
@@ -229,8 +229,9 @@ app_record_print_summary(const struct app_record *rec, FILE *out)
                 "as it was)\n",
                 rec->path, rec->on_disk, rec->recorded, rec->kept, rec->path);
     else
-        fprintf(out, "embody: recording to %s failed: none of its %ld frames is sure to be "
-                     "there\n",
+        fprintf(out,
+                "embody: recording to %s failed: none of its %ld frames is sure to be "
+                "there\n",
                 rec->path, rec->recorded);
 }
 

@@ -29,9 +29,9 @@ struct app_record {
     bool recording;
     long recorded; /* frames written */
     double last_time_s;
-    long refused;               /* frames the writer refused (counted after the first) */
-    bool failed;                /* a write error stopped or spoiled the recording */
-    long on_disk;               /* frames sure to be on disk when it ended */
+    long refused;                   /* frames the writer refused (counted after the first) */
+    bool failed;                    /* a write error stopped or spoiled the recording */
+    long on_disk;                   /* frames sure to be on disk when it ended */
     char kept[APP_RECORD_PATH_MAX]; /* where they are when not at `path`: the partial file */
 };
 
@@ -43,8 +43,7 @@ bool app_record_free_name(const char *asked, char *out, size_t out_size);
 /* Starts recording to the free name for `asked` (app_record_free_name), saying on stderr
  * when that is another name and where a partial file a crashed run left there was put.
  * Fails (with the reason in `err`) when the file cannot be made. */
-enum em_result app_record_start(struct app_record *rec, const char *asked,
-                                struct em_error *err);
+enum em_result app_record_start(struct app_record *rec, const char *asked, struct em_error *err);
 
 /* Starts recording to embody-YYYYmmdd-HHMMSS.csv (local time) in the current folder, as
  * F9 does. */

@@ -311,8 +311,7 @@ pl_write_bars(const char *path, const struct pl_bars *plot, struct em_error *err
     const double name_w = widest_group_name(cr, plot);
     const bool slanted = name_w > group_w * 0.95;
     const double bottom =
-        slanted ? fmax(BOTTOM, 24.0 + BAR_GROUP_FONT + name_w * sin(GROUP_NAME_SLANT_RAD))
-                : BOTTOM;
+        slanted ? fmax(BOTTOM, 24.0 + BAR_GROUP_FONT + name_w * sin(GROUP_NAME_SLANT_RAD)) : BOTTOM;
     const double y0 = PL_HEIGHT - bottom, y1 = TOP;
     /* Values wider than a bar stand upright above it, with room above the tallest. */
     double hi = 0.0;
@@ -320,8 +319,7 @@ pl_write_bars(const char *path, const struct pl_bars *plot, struct em_error *err
     const bool upright = value_w > bar_w * 0.92;
     const double room = (upright ? value_w : BAR_VALUE_FONT) + 6.0;
     cairo_set_font_size(cr, 12);
-    const double top = y_axis(cr, x0, y0, x1, y1, hi * (y0 - y1) / (y0 - y1 - room),
-                              plot->y_label);
+    const double top = y_axis(cr, x0, y0, x1, y1, hi * (y0 - y1) / (y0 - y1 - room), plot->y_label);
     for (int g = 0; g < plot->group_count; ++g) {
         for (int si = 0; si < plot->series_count; ++si) {
             const double v = plot->value[g * plot->series_count + si];
