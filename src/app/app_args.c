@@ -180,6 +180,28 @@ app_parse_number(const char *option, const char *text, double lo, double hi, con
     return EM_OK;
 }
 
+/* Above this a body length in metres is clearly another unit. */
+#define METRES_AT_MOST 3.0
+
+enum em_result
+app_parse_metres(const char *option, const char *text, double lo, double hi, const char *what,
+                 double *out_value, struct em_error *err)
+{
+    double v;
+    if (u_parse_double(text, &v) && v > METRES_AT_MOST) {
+        const double per_metre[] = {100.0, 1000.0}; /* centimetres, millimetres */
+        for (int u = 0; u < 2; ++u)
+            if (v / per_metre[u] >= lo && v / per_metre[u] <= hi)
+                return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                               "%s: %s is in metres: did you mean %.2f? (expected %g to %g, "
+                               "got \"%s\")",
+                               option, what, v / per_metre[u], lo, hi, text);
+    }
+    char in_metres[96];
+    snprintf(in_metres, sizeof in_metres, "%s in metres", what);
+    return app_parse_number(option, text, lo, hi, in_metres, out_value, err);
+}
+
 enum em_result
 app_parse_count(const char *option, const char *text, long lo, long hi, const char *what,
                 long *out_value, struct em_error *err)

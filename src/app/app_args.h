@@ -55,6 +55,13 @@ enum em_result app_args_parse(int argc, char **argv, int first, const struct app
 enum em_result app_parse_number(const char *option, const char *text, double lo, double hi,
                                 const char *what, double *out_value, struct em_error *err);
 
+/* Parses `text` as a body length in metres in [lo, hi] (`what`: "a standing height"). A
+ * value that reads as centimetres or millimetres of a length in range is refused with
+ * the metres it meant: "--height: a standing height is in metres: did you mean 1.82?
+ * (expected 0.5 to 2.8, got \"182\")"; anything else as app_parse_number. */
+enum em_result app_parse_metres(const char *option, const char *text, double lo, double hi,
+                                const char *what, double *out_value, struct em_error *err);
+
 /* Parses `text` as a whole number in [lo, hi], with the same kind of message. */
 enum em_result app_parse_count(const char *option, const char *text, long lo, long hi,
                                const char *what, long *out_value, struct em_error *err);

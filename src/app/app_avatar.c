@@ -259,7 +259,7 @@ app_avatar_load(const struct app_avatar_desc *desc, struct app_avatar *out_avata
         if (r != EM_OK) {
             /* A bad avatar file is not worth stopping for: say why and show the default. */
             snprintf(a->model_error, sizeof a->model_error, "%s", model_err.message);
-            U_LOG_E("%s; showing the default avatar instead", model_err.message);
+            U_LOG_W("%s; showing the default avatar instead", model_err.message);
             sk_skeleton_fini(&a->skeleton);
             a->option = NULL;
         } else {

@@ -10,6 +10,7 @@
 
 #include "app/app_args.h"
 #include "app/app_commands.h"
+#include "app/app_options.h"
 #include "embody/avatar.h"
 #include "util/u_path.h"
 
@@ -86,7 +87,9 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
     case OPT_DETAIL:
         return app_parse_count(name, value, MAKE_DETAIL_MIN, MAKE_DETAIL_MAX, "sides", &a->detail,
                                err);
-    case OPT_HEIGHT: return app_parse_number(name, value, 0.5, 2.8, "metres", &a->height_m, err);
+    case OPT_HEIGHT:
+        return app_parse_metres(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
+                                "a standing height", &a->height_m, err);
     case OPT_BONE_AXES: a->bone_axes = true; return EM_OK;
     default: a->help = true; return EM_OK;
     }

@@ -112,11 +112,11 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
     case OPT_OUTPUT: a->output = value; return EM_OK;
     case OPT_AVATAR: a->avatar = value; return EM_OK;
     case OPT_HEIGHT:
-        return app_parse_number(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
-                                "a standing height in metres", &a->height_m, err);
+        return app_parse_metres(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
+                                "a standing height", &a->height_m, err);
     case OPT_ARM_SPAN:
-        return app_parse_number(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
-                                "an arm span in metres", &a->arm_span_m, err);
+        return app_parse_metres(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
+                                "an arm span", &a->arm_span_m, err);
     case OPT_UNIT_SCALE:
         return app_parse_number(name, value, APP_UNIT_SCALE_MIN, APP_UNIT_SCALE_MAX,
                                 "metres per BVH unit", &a->unit_scale, err);

@@ -94,7 +94,7 @@ print_help(void)
           "                         (default 0)\n"
           "  --schedule NAME        the learning rate's course: cosine (per epoch down to\n"
           "                         a tenth; default) or one-cycle (per step: up from a\n"
-          "                         25th over 30 %% of the steps, then down)\n"
+          "                         25th over 30 % of the steps, then down)\n"
           "  --loss NAME            what training minimises: squared (each normalised\n"
           "                         output's squared error; default) or joints (each\n"
           "                         joint's distance from the truth, as MPJPE)\n"

@@ -18,14 +18,41 @@
 static const uint32_t k_setups[] = {ST_SETUP_3, ST_SETUP_4, ST_SETUP_6, ST_SETUP_8, ST_SETUP_11};
 #define SETUP_COUNT ((int)(sizeof k_setups / sizeof k_setups[0]))
 
+/* What a --compare item may be, the setups listed from k_setups: "a tracker setup (3, 4,
+ * 6, 8 or 11), a body (prior, procedural) or a prior model file". */
+#define COMPARE_ITEMS_MAX 160
+
+static const char *
+compare_items(char *text, size_t size)
+{
+    size_t n = (size_t)snprintf(text, size, "a tracker setup (");
+    for (int s = 0; s < SETUP_COUNT && n < size; ++s) {
+        char name[16];
+        st_tracker_setup_name(k_setups[s], name, sizeof name);
+        n += (size_t)snprintf(text + n, size - n, "%s%s",
+                              s == 0 ? "" : (s == SETUP_COUNT - 1 ? " or " : ", "), name);
+    }
+    if (n < size)
+        snprintf(text + n, size - n, "), a body (prior, procedural) or a prior model file");
+    return text;
+}
+
+/* True when `text` is a whole number: meant as a tracker setup, not a file name. */
+static bool
+is_number(const char *text)
+{
+    return text[0] && strspn(text, "0123456789") == strlen(text);
+}
+
 enum em_result
 app_lane_spec_parse(const char *text, struct app_lane_spec *out, struct em_error *err)
 {
     memset(out, 0, sizeof *out);
+    char items[COMPARE_ITEMS_MAX];
     if (!text[0])
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "--compare: an empty item; expected A,B: two of a tracker setup (3, 4, "
-                       "6, 8, 11), a body (prior, procedural) or a prior model file");
+                       "--compare: an empty item; expected A,B: two of %s",
+                       compare_items(items, sizeof items));
     if (strcmp(text, "prior") == 0 || strcmp(text, "procedural") == 0) {
         out->body = strcmp(text, "prior") == 0 ? 1 : 2;
         return EM_OK;
@@ -39,6 +66,10 @@ app_lane_spec_parse(const char *text, struct app_lane_spec *out, struct em_error
             return EM_OK;
         }
     }
+    if (is_number(text))
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "--compare: %s is not a tracker setup; each item is %s", text,
+                       compare_items(items, sizeof items));
     out->body = 1;
     out->model = text;
     return EM_OK;
@@ -124,8 +155,13 @@ init_lane(struct app_lanes *lanes, int i, const struct app_lanes_desc *desc, str
     lane->procedural = spec->body == 2 || (spec->body == 0 && !run_prior);
     const char *model_name = NULL;
     if (spec->model) {
-        if (app_check_readable("--compare", spec->model, err) != EM_OK)
+        if (app_check_readable("--compare", spec->model, err) != EM_OK) {
+            char items[COMPARE_ITEMS_MAX];
+            const size_t n = strlen(err->message);
+            snprintf(err->message + n, sizeof err->message - n, " (each item is %s)",
+                     compare_items(items, sizeof items));
             return EM_ERROR_IO;
+        }
         if (pr_model_load(spec->model, &lane->own_prior, err) != EM_OK) {
             app_error_prefix(err, "--compare");
             return EM_ERROR_PARSE;

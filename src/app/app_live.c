@@ -7,19 +7,18 @@
  * OpenGL context to exist first.
  */
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "app/app_args.h"
 #include "app/app_avatar.h"
 #include "app/app_config.h"
 #include "app/app_lanes.h"
 #include "app/app_live.h"
+#include "app/app_record.h"
 #include "app/app_settings.h"
 #include "app/app_source.h"
 #include "app/app_stats.h"
@@ -55,16 +54,8 @@ struct live {
     struct osc_sender *vmc;
     struct osc_sender *vrchat;
 
-    struct st_stream_writer recorder;
-    char record_path[512]; /* --record's file, or one started with F9 */
-    bool recording;
-    long recorded; /* frames written */
-    double record_last_time_s;
-    long record_refused;
-    bool record_failed;      /* a write error stopped or spoiled the recording */
+    struct app_record record; /* --record's, or one started with F9 */
     bool prior_dropped_told;
-    long record_on_disk;     /* frames sure to be on disk when it ended */
-    char record_kept[4096];  /* where they are when not at record_path: the partial file */
 
     long frame_limit; /* 0: none */
     bool no_display_fallback;
@@ -90,8 +81,6 @@ struct live {
 };
 
 static volatile sig_atomic_t g_interrupted;
-
-static enum em_result start_recording(struct live *L, struct em_error *err);
 
 static void
 on_signal(int signal_number)
@@ -209,80 +198,11 @@ setup_outputs(struct live *L)
     }
     if (code != APP_EXIT_OK || !L->opt->record_path)
         return code;
-    snprintf(L->record_path, sizeof L->record_path, "%s", L->opt->record_path);
-    if (start_recording(L, &err) != EM_OK) {
+    if (app_record_start(&L->record, L->opt->record_path, &err) != EM_OK) {
         U_LOG_E("--record: %s", err.message);
         return APP_EXIT_USAGE;
     }
     return APP_EXIT_OK;
-}
-
-/* Starts recording to L->record_path through "<path>.partial", which a crash leaves
- * behind with every row flushed so far (st_stream_writer_open_recording). */
-static enum em_result
-start_recording(struct live *L, struct em_error *err)
-{
-    if (st_stream_writer_open_recording(L->record_path, &L->recorder, err) != EM_OK)
-        return EM_ERROR_IO;
-    if (L->recorder.leftover_path[0])
-        U_LOG_W("%s: a recording left by a run that did not end cleanly is kept as %s (its "
-                "whole rows play with --replay)",
-                L->recorder.partial_path, L->recorder.leftover_path);
-    L->recording = true;
-    L->recorded = 0;
-    L->record_refused = 0;
-    L->record_failed = false;
-    L->record_on_disk = 0;
-    L->record_kept[0] = '\0';
-    return EM_OK;
-}
-
-/* Whole rows (lines after the header) in the file at `path`: what a failed recording
- * really left, counted rather than assumed. */
-static long
-whole_rows_in(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    long lines = 0;
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        for (size_t i = 0; i < n; ++i)
-            lines += chunk[i] == '\n';
-    fclose(f);
-    return lines > 0 ? lines - 1 : 0;
-}
-
-/* After a failed recording: counts the whole rows its partial file kept, and removes the
- * file when there is none (nothing to keep). */
-static void
-forget_empty_partial(struct live *L)
-{
-    if (L->record_kept[0])
-        L->record_on_disk = whole_rows_in(L->record_kept);
-    if (L->record_on_disk == 0 && L->record_kept[0]) {
-        remove(L->record_kept);
-        L->record_kept[0] = '\0';
-    }
-}
-
-/* Says where recordings of earlier runs that did not end (F9's embody-*.csv.partial in
- * the current directory) are, so a crashed session's recording is found. */
-static void
-tell_leftover_recordings(void)
-{
-    glob_t found;
-    if (glob("embody-*.csv.partial*", 0, NULL, &found) != 0)
-        return;
-    for (size_t i = 0; i < found.gl_pathc && i < 5; ++i)
-        U_LOG_W("%s: a recording left by a run that did not end cleanly (its whole rows play "
-                "with --replay)",
-                found.gl_pathv[i]);
-    if (found.gl_pathc > 5)
-        U_LOG_W("... and %zu more embody-*.csv.partial files here", found.gl_pathc - 5);
-    globfree(&found);
 }
 
 static bool
@@ -570,39 +490,27 @@ toggle_pause(struct live *L)
     set_message(L, L->paused ? "paused" : "playing");
 }
 
-static int
-close_recording(struct live *L);
-
 /* F9: stops the recording under way (from --record or an earlier F9), or starts one in
- * embody-YYYYmmdd-HHMMSS.csv in the current directory. */
+ * embody-YYYYmmdd-HHMMSS.csv in the current directory (app_record_start_dated). */
 static void
 toggle_recording(struct live *L)
 {
-    char text[640];
-    if (L->recording) {
-        const long frames = L->recorded;
-        if (close_recording(L) == APP_EXIT_OK)
-            snprintf(text, sizeof text, "recording saved: %s (%ld frames)", L->record_path,
-                     frames);
-        else
-            snprintf(text, sizeof text, "recording to %.200s failed: %ld frames kept in %.300s",
-                     L->record_path, L->record_on_disk,
-                     L->record_kept[0] ? L->record_kept : "no file");
+    char text[sizeof L->message];
+    if (L->record.recording) {
+        const long frames = L->record.recorded;
+        app_record_close(&L->record);
+        app_record_describe_stop(&L->record, frames, text, sizeof text);
         set_message(L, text);
         return;
     }
-    const time_t now = time(NULL);
-    struct tm local;
-    localtime_r(&now, &local);
-    strftime(L->record_path, sizeof L->record_path, "embody-%Y%m%d-%H%M%S.csv", &local);
     struct em_error err = {{0}};
-    if (start_recording(L, &err) != EM_OK) {
+    if (app_record_start_dated(&L->record, &err) != EM_OK) {
         U_LOG_W("recording: %s", err.message);
         snprintf(text, sizeof text, "cannot record: %s", err.message);
         set_message(L, text);
         return;
     }
-    snprintf(text, sizeof text, "recording to %s (F9 stops)", L->record_path);
+    snprintf(text, sizeof text, "recording to %.600s (F9 stops)", L->record.path);
     set_message(L, text);
 }
 
@@ -818,7 +726,7 @@ fill_scene(struct live *L, int64_t now_ns)
     h->height_m = s->height_m;
     h->arm_span_m = s->arm_span_m;
     h->paused = L->paused;
-    h->recording = L->recording;
+    h->recording = L->record.recording;
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         h->device_note[d] = device_note(s, d);
     h->message = now_ns < L->message_until_ns ? L->message : NULL;
@@ -851,39 +759,6 @@ send_outputs(struct live *L)
     }
 }
 
-/* Writes the frame as read; a frame repeated while paused is not a new sample. */
-static void
-record_frame(struct live *L)
-{
-    if (L->recording && L->recorded == 0 && L->source)
-        L->recorder.tracker_mask |= app_source_tracker_mask(L->source);
-    /* A frame less than the shortest step a stream may take after the last one adds
-     * nothing (a headless runtime catching up can give them microseconds apart). */
-    if (!L->recording ||
-        (L->recorded > 0 && L->frame.time_s - L->record_last_time_s < ST_STREAM_MIN_STEP_S))
-        return;
-    struct em_error err = {{0}};
-    const enum em_result r = st_stream_writer_write(&L->recorder, &L->frame, &err);
-    if (r == EM_ERROR_IO) { /* the disk: no further row can be trusted to land */
-        U_LOG_E("--record: %s; recording stopped", err.message);
-        L->record_failed = true;
-        L->record_on_disk = L->recorder.frames_on_disk;
-        snprintf(L->record_kept, sizeof L->record_kept, "%s", L->recorder.partial_path);
-        st_stream_writer_abort(&L->recorder);
-        L->recording = false;
-        forget_empty_partial(L);
-        return;
-    }
-    if (r != EM_OK) {
-        if (L->record_refused++ == 0)
-            U_LOG_W("--record: a frame was not recorded: %s (further ones are counted)",
-                    err.message);
-        return;
-    }
-    L->recorded++;
-    L->record_last_time_s = L->frame.time_s;
-}
-
 /* Solves one new frame and shows it; false to stop. */
 static bool
 process_frame(struct live *L)
@@ -904,7 +779,7 @@ process_frame(struct live *L)
     if (L->render)
         render_draw(L->render, &L->scene);
     send_outputs(L);
-    record_frame(L);
+    app_record_frame(&L->record, &L->frame, L->source ? app_source_tracker_mask(L->source) : 0);
     return keep_going;
 }
 
@@ -1015,30 +890,6 @@ take_screenshot(struct live *L)
     return APP_EXIT_OK;
 }
 
-static int
-close_recording(struct live *L)
-{
-    if (!L->recording)
-        return L->record_failed ? APP_EXIT_FAILURE : APP_EXIT_OK;
-    L->recording = false;
-    struct em_error err = {{0}};
-    const long on_disk = L->recorder.frames_on_disk;
-    char partial[sizeof L->record_kept];
-    snprintf(partial, sizeof partial, "%s", L->recorder.partial_path);
-    if (st_stream_writer_close(&L->recorder, &err) != EM_OK) {
-        U_LOG_E("--record: %s", err.message);
-        L->record_failed = true;
-        L->record_on_disk = on_disk;
-        snprintf(L->record_kept, sizeof L->record_kept, "%s", partial);
-        forget_empty_partial(L);
-        return APP_EXIT_FAILURE;
-    }
-    L->record_on_disk = L->recorded;
-    if (L->recorded == 0)
-        U_LOG_W("--record: no frame was recorded; %s holds only the header", L->record_path);
-    return APP_EXIT_OK;
-}
-
 static void
 print_sender_summary(const char *what, const struct app_osc_option *o,
                      const struct osc_sender *sender)
@@ -1063,22 +914,20 @@ print_sender_summary(const char *what, const struct app_osc_option *o,
                frames, sent);
 }
 
-/* What is on disk, not what was asked for. */
-static void
-print_recording_summary(const struct live *L)
+/* What the summary's update time measures. In real time each update starts cold: the
+ * program waited for the frame (caches taken by others, the core's clock down) and shares
+ * the core with drawing; `embody eval` and bench_body_update time a hot loop of updates,
+ * as --fast runs them. */
+static const char *
+update_conditions(const struct live *L)
 {
-    if (!L->record_failed) {
-        printf("embody: recorded %ld frames to %s%s\n", L->recorded, L->record_path,
-               L->record_refused ? " (some refused: see the warning)" : "");
-        return;
-    }
-    if (L->record_kept[0])
-        printf("embody: recording to %s failed: %ld of %ld frames are on disk, in %s (%s is "
-               "as it was)\n",
-               L->record_path, L->record_on_disk, L->recorded, L->record_kept, L->record_path);
-    else
-        printf("embody: recording to %s failed: none of its %ld frames is sure to be there\n",
-               L->record_path, L->recorded);
+    const char *kind = L->source_info.kind ? L->source_info.kind : "";
+    const bool back_to_back =
+        L->opt->fast && (strcmp(kind, "replay") == 0 || strcmp(kind, "demo") == 0);
+    return back_to_back ? "with frames back to back (--fast: caches warm, as `embody eval` "
+                          "times it)"
+                        : "in real time (each starts cold after waiting for its frame, the "
+                          "core shared with drawing; `embody eval` times a hot loop)";
 }
 
 static void
@@ -1101,8 +950,8 @@ print_summary(const struct live *L)
     app_source_describe(L->source, openxr, sizeof openxr);
     if (openxr[0])
         printf("embody: OpenXR: %s\n", openxr);
-    printf("embody: body update: mean %.1f µs, median %.1f µs, max %.1f µs\n",
-           (double)app_stats_mean_us(st), (double)app_stats_median_us(st),
+    printf("embody: body update %s: median %.1f µs, mean %.1f µs, max %.1f µs\n",
+           update_conditions(L), (double)app_stats_median_us(st), (double)app_stats_mean_us(st),
            (double)st->update_us_max);
     printf("embody: posture:");
     for (int p = 0; p < BODY_POSTURE_COUNT; ++p)
@@ -1110,8 +959,8 @@ print_summary(const struct live *L)
     printf(" (frames)\n");
     if (L->screenshot_done[0])
         printf("embody: screenshot: %s\n", L->screenshot_done);
-    if (L->opt->record_path)
-        print_recording_summary(L);
+    if (L->record.path[0]) /* --record's, or the last one F9 started */
+        app_record_print_summary(&L->record, stdout);
     print_sender_summary("VMC", &L->opt->vmc, L->vmc);
     print_sender_summary("VRChat OSC", &L->opt->vrchat, L->vrchat);
     fflush(stdout);
@@ -1120,10 +969,7 @@ print_summary(const struct live *L)
 static void
 teardown(struct live *L)
 {
-    if (L->recording) {
-        st_stream_writer_close(&L->recorder, NULL);
-        L->recording = false;
-    }
+    app_record_abandon(&L->record);
     osc_sender_destroy(&L->vrchat);
     osc_sender_destroy(&L->vmc);
     if (L->render && L->source && strcmp(L->source_info.kind, "openxr") == 0)
@@ -1156,7 +1002,7 @@ finish(struct live *L, const struct app_live_hooks *hooks, int loop_code)
         code = shot;
     if (hooks && hooks->at_end)
         hooks->at_end(hooks->user, L->render, &L->scene, L->body);
-    const int recorded = close_recording(L);
+    const int recorded = app_record_close(&L->record);
     if (code == APP_EXIT_OK)
         code = recorded;
     if (L->opt->verbosity >= 0)
@@ -1221,7 +1067,7 @@ app_live_run(const struct app_options *options, const struct app_live_hooks *hoo
         sigaction(SIGINT, &action, &old_int);
         sigaction(SIGTERM, &action, &old_term);
         sigaction(SIGHUP, &action, &old_hup); /* the terminal closed: end as for Ctrl-C */
-        tell_leftover_recordings();
+        app_record_tell_leftovers();
         start_auto_calibration(L);
         code = finish(L, hooks, run_loop(L, hooks));
         if (code == APP_EXIT_OK && options->input == APP_INPUT_OPENXR &&

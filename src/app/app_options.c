@@ -266,11 +266,11 @@ apply(struct app_options *o, int id, const char *name, const char *value, struct
     case OPT_FAST: o->fast = true; return EM_OK;
     case OPT_LOOP: o->loop = true; return EM_OK;
     case OPT_HEIGHT:
-        return app_parse_number(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
-                                "a standing height in metres", &o->height_m, err);
+        return app_parse_metres(name, value, APP_HEIGHT_MIN_M, APP_HEIGHT_MAX_M,
+                                "a standing height", &o->height_m, err);
     case OPT_ARM_SPAN:
-        return app_parse_number(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
-                                "an arm span in metres", &o->arm_span_m, err);
+        return app_parse_metres(name, value, APP_ARM_SPAN_MIN_M, APP_ARM_SPAN_MAX_M,
+                                "an arm span", &o->arm_span_m, err);
     case OPT_AVATAR:
         if (app_has_suffix(value, ".vrm") || app_has_suffix(value, ".glb") ||
             app_has_suffix(value, ".gltf") || app_has_suffix(value, ".fbx"))

@@ -28,6 +28,15 @@ ev_prior_load(const struct ev_options *options, struct pr_model *out, char *out_
 double
 ev_median_sorting(double *values, long count);
 
+/* The summary's rows (ev_report.c): a measure, its value, its target and the verdict
+ * ("met", "open" for a target not reached yet, "no value", or another word), and the
+ * issue that set the target ("issue 10"; NULL when unknown). A met row is printed at
+ * once; an open one waits for the "Open targets" table after the summary. */
+struct ev_summary;
+void
+ev_summary_row(struct ev_summary *summary, const char *measure, const char *value,
+               const char *target, const char *verdict, const char *origin);
+
 /* The tables of what a player sees (ev_report_body.c): per clip, and the summary rows of
  * mode `m` with their targets. */
 struct ev_report;
@@ -35,7 +44,8 @@ enum ev_method;
 void
 ev_report_print_body_checks(const struct ev_report *report, FILE *out);
 void
-ev_report_body_summary(const struct ev_report *report, enum ev_method m, FILE *out);
+ev_report_body_summary(const struct ev_report *report, enum ev_method m,
+                       struct ev_summary *summary);
 /* Adds "<mode>_body_checks" objects to a clip's JSON object (a cJSON *). */
 struct ev_clip_result;
 bool

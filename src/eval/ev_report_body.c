@@ -110,7 +110,7 @@ hand_up_deg(const struct ev_body_checks *k)
 }
 
 void
-ev_report_body_summary(const struct ev_report *r, enum ev_method m, FILE *out)
+ev_report_body_summary(const struct ev_report *r, enum ev_method m, struct ev_summary *summary)
 {
     static const struct {
         const char *measure;
@@ -133,8 +133,9 @@ ev_report_body_summary(const struct ev_report *r, enum ev_method m, FILE *out)
         snprintf(value, sizeof value, "%.2f %s (%.16s)", v, rows[i].unit, clip);
         snprintf(target, sizeof target, "<= %.0f %s on every clip", rows[i].target,
                  rows[i].unit);
-        fprintf(out, "| %-36s | %-32s | %-26s | %-8s |\n", measure, value, target,
-                !isfinite(v) ? "no value" : v <= rows[i].target ? "met" : "NOT MET");
+        ev_summary_row(summary, measure, value, target,
+                       !isfinite(v) ? "no value" : v <= rows[i].target ? "met" : "open",
+                       "issue 17");
     }
 }
 

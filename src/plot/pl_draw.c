@@ -3,6 +3,7 @@
  * round ticks, then lines, bars or a heat map, and a legend; written as PNG.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -218,6 +219,83 @@ pl_write_lines(const char *path, const struct pl_lines *plot, struct em_error *e
 
 /* ---- bars ---- */
 
+/* Bars' text sizes (points) and the slant of group names too wide to stand side by side. */
+#define BAR_VALUE_FONT 10.0
+#define BAR_GROUP_FONT 12.0
+#define GROUP_NAME_SLANT_RAD 0.6 /* about 35 degrees */
+
+static double
+text_width(cairo_t *cr, const char *s)
+{
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, s, &e);
+    return e.x_advance;
+}
+
+/* The widest of the group names, at the group font. */
+static double
+widest_group_name(cairo_t *cr, const struct pl_bars *plot)
+{
+    cairo_set_font_size(cr, BAR_GROUP_FONT);
+    double widest = 0.0;
+    for (int g = 0; g < plot->group_count; ++g)
+        widest = fmax(widest, text_width(cr, plot->group_name[g]));
+    return widest;
+}
+
+/* The widest value label ("48.8"), at the value font. */
+static double
+widest_value(cairo_t *cr, const struct pl_bars *plot, double *out_hi)
+{
+    cairo_set_font_size(cr, BAR_VALUE_FONT);
+    double widest = 0.0, hi = 0.0;
+    char s[32];
+    for (int i = 0; i < plot->group_count * plot->series_count; ++i) {
+        if (!isfinite(plot->value[i]))
+            continue;
+        hi = fmax(hi, plot->value[i]);
+        snprintf(s, sizeof s, "%.1f", plot->value[i]);
+        widest = fmax(widest, text_width(cr, s));
+    }
+    *out_hi = hi;
+    return widest;
+}
+
+/* A group's name under its bars, level, or slanted with its end under the group's middle
+ * when names side by side would run into each other. */
+static void
+group_name(cairo_t *cr, double x, double y, const char *name, bool slanted)
+{
+    cairo_set_font_size(cr, BAR_GROUP_FONT);
+    if (!slanted) {
+        text_at(cr, x, y + 20, name, 0.5);
+        return;
+    }
+    cairo_save(cr);
+    cairo_translate(cr, x + 4, y + 14);
+    cairo_rotate(cr, -GROUP_NAME_SLANT_RAD);
+    text_at(cr, 0, 0, name, 1.0);
+    cairo_restore(cr);
+}
+
+/* A bar's value above it, level, or upright when wider than the bar. */
+static void
+bar_value(cairo_t *cr, double x, double y, double v, bool upright)
+{
+    char s[32];
+    snprintf(s, sizeof s, "%.1f", v);
+    cairo_set_font_size(cr, BAR_VALUE_FONT);
+    if (!upright) {
+        text_at(cr, x, y - 3, s, 0.5);
+        return;
+    }
+    cairo_save(cr);
+    cairo_translate(cr, x + BAR_VALUE_FONT * 0.35, y - 3);
+    cairo_rotate(cr, -1.57079632679489662);
+    text_at(cr, 0, 0, s, 0.0);
+    cairo_restore(cr);
+}
+
 enum em_result
 pl_write_bars(const char *path, const struct pl_bars *plot, struct em_error *err)
 {
@@ -226,17 +304,22 @@ pl_write_bars(const char *path, const struct pl_bars *plot, struct em_error *err
     if (r != EM_OK)
         return r;
     cairo_t *cr = p.cr;
-    const double x0 = LEFT, x1 = PL_WIDTH - RIGHT, y0 = PL_HEIGHT - BOTTOM, y1 = TOP;
-    double hi = 0.0;
-    const int n = plot->group_count * plot->series_count;
-    for (int i = 0; i < n; ++i)
-        if (isfinite(plot->value[i]))
-            hi = fmax(hi, plot->value[i]);
-    const double top = y_axis(cr, x0, y0, x1, y1, hi, plot->y_label);
+    const double x0 = LEFT, x1 = PL_WIDTH - RIGHT;
     const double group_w = (x1 - x0) / fmax(1, plot->group_count);
     const double bar_w = group_w * 0.8 / fmax(1, plot->series_count);
-    char s[32];
-    cairo_set_font_size(cr, 10);
+    /* Names that do not fit side by side are slanted, and the plot rises to make room. */
+    const double name_w = widest_group_name(cr, plot);
+    const bool slanted = name_w > group_w * 0.95;
+    const double bottom =
+        slanted ? fmax(BOTTOM, 24.0 + BAR_GROUP_FONT + name_w * sin(GROUP_NAME_SLANT_RAD)) : BOTTOM;
+    const double y0 = PL_HEIGHT - bottom, y1 = TOP;
+    /* Values wider than a bar stand upright above it, with room above the tallest. */
+    double hi = 0.0;
+    const double value_w = widest_value(cr, plot, &hi);
+    const bool upright = value_w > bar_w * 0.92;
+    const double room = (upright ? value_w : BAR_VALUE_FONT) + 6.0;
+    cairo_set_font_size(cr, 12);
+    const double top = y_axis(cr, x0, y0, x1, y1, hi * (y0 - y1) / (y0 - y1 - room), plot->y_label);
     for (int g = 0; g < plot->group_count; ++g) {
         for (int si = 0; si < plot->series_count; ++si) {
             const double v = plot->value[g * plot->series_count + si];
@@ -248,12 +331,9 @@ pl_write_bars(const char *path, const struct pl_bars *plot, struct em_error *err
             cairo_rectangle(cr, x, y0 - h, bar_w * 0.92, h);
             cairo_fill(cr);
             cairo_set_source_rgb(cr, 0, 0, 0);
-            snprintf(s, sizeof s, "%.1f", v);
-            text_at(cr, x + bar_w * 0.46, y0 - h - 3, s, 0.5);
+            bar_value(cr, x + bar_w * 0.46, y0 - h, v, upright);
         }
-        cairo_set_font_size(cr, 12);
-        text_at(cr, x0 + group_w * (g + 0.5), y0 + 20, plot->group_name[g], 0.5);
-        cairo_set_font_size(cr, 10);
+        group_name(cr, x0 + group_w * (g + 0.5), y0, plot->group_name[g], slanted);
     }
     cairo_set_font_size(cr, 12);
     legend(cr, plot->series_count, plot->series_name, k_palette, TOP + 10);

@@ -5,6 +5,7 @@
  * motion category (categories.png) or per tracker setup (setups.png); and the fault table
  * as heat maps (faults.png, faults_lower.png).
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +26,17 @@ plot_dir(const struct ev_options *o, struct em_error *err)
     if (stat(o->plot_dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return em_fail(err, EM_ERROR_IO, "%s: not a folder", o->plot_dir);
     return EM_OK;
+}
+
+/* Says where the figures went, on stdout after the tables: "Plots: DIR: WHAT" with the
+ * folder's full path. */
+static void
+tell_where(const struct ev_options *o, const char *what)
+{
+    char *full = realpath(o->plot_dir, NULL);
+    printf("Plots: %s: %s\n", full ? full : o->plot_dir, what);
+    fflush(stdout);
+    free(full);
 }
 
 /* ---- a clip's error over time ---- */
@@ -205,6 +217,21 @@ observe_report(const struct ev_options *o, const struct ev_report *report, struc
     r = pl_write_bars(path, &plot, err);
     free(names);
     free(values);
+    if (r == EM_OK) {
+        /* observe_clip drew each clip that ran the known body. */
+        int clips = 0;
+        for (int c = 0; c < report->clip_count; ++c)
+            clips += report->clips[c].ok && report->clips[c].has[EV_KNOWN_BODY];
+        char what[160];
+        if (clips > 0)
+            snprintf(what, sizeof what,
+                     "%d PNG files: categories.png, and clip_NAME.png for each of the %d "
+                     "clip%s",
+                     clips + 1, clips, clips == 1 ? "" : "s");
+        else
+            snprintf(what, sizeof what, "categories.png");
+        tell_where(o, what);
+    }
     return r;
 }
 
@@ -251,6 +278,8 @@ observe_setups(const struct ev_options *o, int count, const char *const *names,
     free(values);
     free(labels);
     free(text);
+    if (r == EM_OK)
+        tell_where(o, "setups.png");
     return r;
 }
 
@@ -295,6 +324,8 @@ observe_faults(const struct ev_options *o, int rows, const char *const *row_name
     }
     free(labels);
     free(text);
+    if (r == EM_OK)
+        tell_where(o, "faults.png and faults_lower.png");
     return r;
 }
 

@@ -90,7 +90,9 @@ u_path_find_data(const char *relative, char *out, size_t out_size)
         char candidate[PATH_MAX * 2];
         snprintf(candidate, sizeof candidate, "%s/%s", roots[i], relative);
         if (u_path_exists(candidate)) {
-            snprintf(out, out_size, "%s", candidate);
+            /* As messages show it: "/src/config/x", not "/src/build/../config/x". */
+            char resolved[PATH_MAX];
+            snprintf(out, out_size, "%s", realpath(candidate, resolved) ? resolved : candidate);
             return true;
         }
         if (used < sizeof tried) {

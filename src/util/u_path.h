@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Writes the first existing "<dir>/<relative>" into `out` and returns true; on failure
+/* Writes the first existing "<dir>/<relative>" into `out` (absolute, without ".." or
+ * symbolic links) and returns true; on failure
  * writes the list of places tried (for an error message) and returns false. */
 bool
 u_path_find_data(const char *relative, char *out, size_t out_size);

@@ -1,9 +1,11 @@
 /*
  * The program with VRM and glTF avatars (the built binary, no display needed): an avatar
  * file made by the tests becomes the body's skeleton, `embody make-avatar` writes files
- * that read back, and every kind of bad file is reported with its reason while the program
- * goes on with the default avatar.
+ * that read back, every kind of bad file is reported with its reason (a warning) while the
+ * program goes on with the default avatar, and a file that cannot be read at all stops it
+ * (exit 2).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -126,6 +130,10 @@ bad_avatar_files_are_reported_and_the_default_avatar_shown(void **state)
         app_run_expect_text(r.err, cases[i].path);
         app_run_expect_text(r.err, cases[i].reason);
         app_run_expect_text(r.err, "showing the default avatar instead");
+        /* A warning, as the run goes on and ends well (exit 0): not an error. */
+        app_run_expect_text(r.err, "warning: ");
+        if (strstr(r.err, "error"))
+            fail_msg("a run that goes on says \"error\":\n%s", r.err);
         app_run_expect_text(r.out, "20 frames from the demo");
         app_run_result_fini(&r);
         run((const char *[]){"--avatar", cases[i].path, "--print-config", NULL}, &r);
@@ -136,6 +144,31 @@ bad_avatar_files_are_reported_and_the_default_avatar_shown(void **state)
     remove(truncated);
     remove(bones);
     remove(old);
+}
+
+/* A file that cannot be read at all (missing, a folder) stops the program before it
+ * starts, naming the file: exit 2, as for any input file. */
+static void
+an_avatar_file_that_cannot_be_read_stops_the_program(void **state)
+{
+    (void)state;
+    char folder[1024];
+    app_run_scratch_path("folder", "vrm", folder, sizeof folder);
+    assert_true(mkdir(folder, 0755) == 0 || errno == EEXIST);
+    const char *const paths[] = {"/nonexistent/embody-avatar.vrm", folder};
+    for (int i = 0; i < 2; ++i) {
+        struct app_run_result r;
+        run((const char *[]){"--avatar", paths[i], "--demo", "--no-window", "--frames", "20",
+                             NULL},
+            &r);
+        app_run_expect_exit(&r, 2);
+        char said[1100];
+        snprintf(said, sizeof said, "error: --avatar: %s: ", paths[i]);
+        app_run_expect_text(r.err, said);
+        assert_null(strstr(r.out, "frames from the demo"));
+        app_run_result_fini(&r);
+    }
+    rmdir(folder);
 }
 
 /* --print-rig prints the bones as found, in the form --bone-map reads back; a bad bone
@@ -184,6 +217,7 @@ main(int argc, char **argv)
         cmocka_unit_test(make_avatar_writes_files_that_read_back),
         cmocka_unit_test(a_vrm_avatar_becomes_the_bodys_skeleton),
         cmocka_unit_test(bad_avatar_files_are_reported_and_the_default_avatar_shown),
+        cmocka_unit_test(an_avatar_file_that_cannot_be_read_stops_the_program),
         cmocka_unit_test(print_rig_output_is_a_bone_map_that_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -293,10 +293,16 @@ replay_runs_headless_and_exits_zero(void **state)
             k_no_runtime_env, TIMEOUT_MS, &r);
     app_run_expect_exit(&r, 0);
     app_run_expect_text(r.out, "30 frames from replay");
-    app_run_expect_text(r.out, "body update: mean");
+    app_run_expect_text(r.out, "body update in real time (each starts cold");
     app_run_expect_text(r.out, "posture: standing");
     /* 30 frames at 60 Hz in real time: about half a second, not as fast as possible. */
     assert_true(r.seconds > 0.4);
+    app_run_result_fini(&r);
+    /* --fast: the summary says its updates ran back to back, as eval's do. */
+    app_run((const char *[]){"--frames", "30", "--no-window", "--fast", "--replay", g_stream, NULL},
+            k_no_runtime_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_expect_text(r.out, "body update with frames back to back (--fast");
     app_run_result_fini(&r);
 }
 
@@ -346,6 +352,71 @@ no_display_is_refused_plainly(void **state)
 
 /* The main job on a machine without a display still runs: the demo, without a window,
  * for APP_HEADLESS_DEMO_FRAMES (600) frames in real time, then a summary. */
+/* A body length given in centimetres or millimetres is refused with the metres meant, in
+ * every command that takes one. */
+static void
+lengths_in_other_units_are_refused_with_the_metres_meant(void **state)
+{
+    (void)state;
+    expect_failure((const char *[]){"--demo", "--height", "182", NULL}, 2,
+                   "--height: a standing height is in metres: did you mean 1.82?",
+                   "expected 0.5 to 2.8, got \"182\"");
+    expect_failure((const char *[]){"--demo", "--arm-span=1750", NULL}, 2,
+                   "--arm-span: an arm span is in metres: did you mean 1.75?", NULL);
+    expect_failure((const char *[]){"solve", g_stream, "-o", "x.bvh", "--height", "170", NULL}, 2,
+                   "--height: a standing height is in metres: did you mean 1.70?", NULL);
+    expect_failure((const char *[]){"make-avatar", "-o", "x.vrm", "--height", "160", NULL}, 2,
+                   "--height: a standing height is in metres: did you mean 1.60?", NULL);
+    /* Just outside the range in metres is not another unit. */
+    expect_failure((const char *[]){"--demo", "--height", "2.9", NULL}, 2,
+                   "expected a standing height in metres from 0.5 to 2.8", NULL);
+}
+
+/* A --compare item that is a number but not a setup lists what an item may be, as does
+ * a model file that cannot be opened. */
+static void
+compare_names_the_setups_it_takes(void **state)
+{
+    (void)state;
+    expect_failure((const char *[]){"--replay", g_clip, "--no-window", "--compare", "3,99", NULL},
+                   2, "--compare: 99 is not a tracker setup",
+                   "each item is a tracker setup (3, 4, 6, 8 or 11), a body (prior, procedural) "
+                   "or a prior model file");
+    expect_failure((const char *[]){"--replay", g_clip, "--no-window", "--frames", "3",
+                                    "--compare", "3,/nonexistent/model.bin", NULL},
+                   2, "--compare: /nonexistent/model.bin: cannot open",
+                   "(each item is a tracker setup (3, 4, 6, 8 or 11)");
+}
+
+/* Data found through a path with ".." in it (as beside build/) is printed as the plain
+ * absolute path, wherever the program prints one. */
+static void
+data_paths_are_printed_plainly(void **state)
+{
+    (void)state;
+    char data_dir[1200], env_data[1300], want[1300];
+    app_run_source_path("tests/..", data_dir, sizeof data_dir);
+    snprintf(env_data, sizeof env_data, "EMBODY_DATA_DIR=%s", data_dir);
+    app_run_source_path("config/humanoid.json", want, sizeof want);
+    const char *const env[] = {NO_RUNTIME, env_data, NULL};
+    const char *const *runs[] = {
+        (const char *[]){"--print-config", NULL},
+        (const char *[]){"--demo", "--no-window", "--frames", "3", NULL},
+    };
+    for (int i = 0; i < 2; ++i) {
+        struct app_run_result r;
+        app_run(runs[i], env, TIMEOUT_MS, &r);
+        app_run_expect_exit(&r, 0);
+        if (strstr(r.out, "/../") || strstr(r.err, "/../"))
+            fail_msg("a path with \"..\" in it:\n%s%s", r.out, r.err);
+        if (i == 0)
+            app_run_expect_text(r.out, want);
+        else
+            app_run_expect_text(r.out, "config/demo/demo.csv");
+        app_run_result_fini(&r);
+    }
+}
+
 static void
 main_job_without_a_display_plays_the_demo_windowless(void **state)
 {
@@ -381,6 +452,9 @@ main(int argc, char **argv)
         cmocka_unit_test(openxr_without_a_runtime_is_an_error),
         cmocka_unit_test(no_display_is_refused_plainly),
         cmocka_unit_test(main_job_without_a_display_plays_the_demo_windowless),
+        cmocka_unit_test(lengths_in_other_units_are_refused_with_the_metres_meant),
+        cmocka_unit_test(compare_names_the_setups_it_takes),
+        cmocka_unit_test(data_paths_are_printed_plainly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * "<path>.partial" with the whole rows so far, which --replay plays (dropping a cut last
  * row and saying so); SIGHUP and SIGTERM end a recording as Ctrl-C does; the next run
  * names a leftover partial recording; a recording that fails on a full disk says what is
- * on disk, not what was asked for.
+ * on disk, not what was asked for; a recording onto a file that exists keeps that file
+ * and goes to the next free numbered name (issue 41).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -229,6 +230,62 @@ a_recording_that_fails_on_a_full_disk_says_what_is_on_disk(void **state)
     remove(partial);
 }
 
+/* "<stem>.<n>.csv" beside a scratch "<stem>.csv". */
+static void
+numbered(const char *csv, int n, char *out, size_t size)
+{
+    snprintf(out, size, "%.*s.%d.csv", (int)(strlen(csv) - 4), csv, n);
+}
+
+/* --record onto a file that exists (a player's earlier session) keeps that file byte for
+ * byte and records to the next free numbered name, saying which at the start and in the
+ * summary; the next run takes the next number. */
+static void
+recording_onto_an_existing_file_keeps_it_and_says_where_the_new_one_went(void **state)
+{
+    (void)state;
+    char out[1024], first[1100], second[1100];
+    app_run_scratch_path("session", "csv", out, sizeof out);
+    numbered(out, 1, first, sizeof first);
+    numbered(out, 2, second, sizeof second);
+    remove(first);
+    remove(second);
+    app_run_copy_file(g_stream, out); /* the earlier session */
+    size_t before_size = 0;
+    char *before = app_run_read_file(out, &before_size);
+    const char *names[] = {first, second};
+    for (int run = 0; run < 2; ++run) {
+        struct app_run_result r;
+        app_run((const char *[]){"--replay", g_stream, "--fast", "--no-window", "--frames", "30",
+                                 "--record", out, NULL},
+                k_env, TIMEOUT_MS, &r);
+        app_run_expect_exit(&r, 0);
+        char said[2400];
+        snprintf(said, sizeof said, "recording to %s: %s is there already and is kept", names[run],
+                 out);
+        app_run_expect_text(r.err, said);
+        snprintf(said, sizeof said, "recorded 30 frames to %s (%s was there already", names[run],
+                 out);
+        app_run_expect_text(r.out, said);
+        app_run_result_fini(&r);
+        struct st_stream s;
+        struct em_error err = {{0}};
+        if (st_stream_load(names[run], &s, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(s.frame_count, 30);
+        st_stream_fini(&s);
+        size_t after_size = 0;
+        char *after = app_run_read_file(out, &after_size);
+        assert_int_equal(after_size, before_size);
+        assert_memory_equal(after, before, before_size);
+        free(after);
+    }
+    free(before);
+    remove(out);
+    remove(first);
+    remove(second);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -240,6 +297,7 @@ main(int argc, char **argv)
         cmocka_unit_test(sighup_and_sigterm_end_a_recording_as_ctrl_c_does),
         cmocka_unit_test(a_leftover_partial_recording_is_kept_and_named_by_the_next_run),
         cmocka_unit_test(a_recording_that_fails_on_a_full_disk_says_what_is_on_disk),
+        cmocka_unit_test(recording_onto_an_existing_file_keeps_it_and_says_where_the_new_one_went),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
  * PORT as --vmc-in PORT), and a VMC output that would feed the program's own input is
  * refused.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +55,27 @@ expect_in_help(const char *command, const char *needle)
     if (!strstr(r.out, needle))
         fail_msg("%s --help does not say \"%s\":\n%s", command ? command : "embody", needle, r.out);
     app_run_result_fini(&r);
+}
+
+/* A help text is printed as it is written: no printf escape shows through ("30 %%"). */
+static void
+no_help_shows_a_printf_escape(void **state)
+{
+    (void)state;
+    const char *const commands[] = {NULL,    "solve", "eval",        "train",
+                                    "mocap2stream", "make-avatar", "proportions"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
+        struct app_run_result r;
+        if (commands[i])
+            run((const char *[]){commands[i], "--help", NULL}, &r);
+        else
+            run((const char *[]){"--help", NULL}, &r);
+        app_run_expect_exit(&r, 0);
+        if (strstr(r.out, "%%"))
+            fail_msg("%s --help shows \"%%%%\":\n%s", commands[i] ? commands[i] : "embody",
+                     r.out);
+        app_run_result_fini(&r);
+    }
 }
 
 static void
@@ -205,6 +227,85 @@ reports_name_the_body_they_used(void **state)
     remove(bad);
 }
 
+/* Rows of a markdown table in `text` (lines starting "| " after its header and rule) up
+ * to the next blank line. */
+static int
+table_rows(const char *text)
+{
+    const char *rule = strstr(text, "|---");
+    if (!rule)
+        return 0;
+    int rows = 0;
+    for (const char *line = strchr(rule, '\n'); line && line[1] == '|';
+         line = strchr(line + 1, '\n'))
+        rows++;
+    return rows;
+}
+
+/* eval's targets not reached yet are listed apart, as open work, and the run still exits
+ * 0: a newcomer reads no failure where there is none. */
+static void
+eval_lists_targets_not_reached_apart_and_exits_zero(void **state)
+{
+    (void)state;
+    struct app_run_result r;
+    app_run((const char *[]){"eval", g_clips, "--subjects", "05", "--mode", "height", "--frames",
+                             "8", "-q", "--json", "-", "--validation", "-", "--body", "prior",
+                             NULL},
+            k_env, 120000, &r);
+    app_run_expect_exit(&r, 0);
+    assert_null(strstr(r.out, "NOT MET"));
+    char *summary = strstr(r.out, "## Summary");
+    char *open = strstr(r.out, "## Open targets");
+    assert_non_null(summary);
+    assert_non_null(open);
+    assert_true(open > summary);
+    /* A quick run of 8 rows reaches no MPJPE target: the row is in the open table only. */
+    const char *row = "| height only: MPJPE ";
+    const char *in_open = strstr(open, row);
+    assert_non_null(in_open);
+    *open = '\0';
+    assert_null(strstr(summary, row));
+    *open = '#';
+    int said = 0;
+    assert_int_equal(sscanf(strstr(open, "\n\n") + 2, "%d aims", &said), 1);
+    assert_int_equal(said, table_rows(open));
+    app_run_result_fini(&r);
+    expect_in_help("eval", "Exit status: 0 when every clip ran");
+}
+
+/* eval --plot says where its figures went (the folder's full path) and how many there
+ * are: one per clip and the categories' bars. */
+static void
+eval_says_where_its_plots_went(void **state)
+{
+    (void)state;
+    char dir[1024];
+    app_run_scratch_path("plots", "d", dir, sizeof dir);
+    struct app_run_result r;
+    app_run((const char *[]){"eval", g_clips, "--subjects", "05", "--mode", "known", "--frames",
+                             "8", "-q", "--json", "-", "--validation", "-", "--plot", dir, NULL},
+            k_env, 120000, &r);
+    app_run_expect_exit(&r, 0);
+    char *full = realpath(dir, NULL);
+    assert_non_null(full);
+    char said[1300];
+    snprintf(said, sizeof said,
+             "Plots: %s: 2 PNG files: categories.png, and clip_NAME.png for each of the 1 clip",
+             full);
+    app_run_expect_text(r.out, said);
+    app_run_result_fini(&r);
+    const char *const files[] = {"categories.png", "clip_cmu_05_04.png"};
+    for (int i = 0; i < 2; ++i) {
+        char path[1400];
+        snprintf(path, sizeof path, "%s/%s", full, files[i]);
+        assert_int_equal(access(path, R_OK), 0);
+        remove(path);
+    }
+    rmdir(full);
+    free(full);
+}
+
 static void
 vmc_takes_a_bare_port_as_vmc_in_does(void **state)
 {
@@ -333,10 +434,13 @@ main(int argc, char **argv)
     app_run_source_path("tests/data/mocap", g_clips, sizeof g_clips);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_names_the_defaults_the_code_uses),
+        cmocka_unit_test(no_help_shows_a_printf_escape),
         cmocka_unit_test(solve_takes_verbose_as_the_program_does),
         cmocka_unit_test(make_avatar_says_what_it_made),
         cmocka_unit_test(a_named_file_that_cannot_be_opened_is_an_error_everywhere),
         cmocka_unit_test(reports_name_the_body_they_used),
+        cmocka_unit_test(eval_lists_targets_not_reached_apart_and_exits_zero),
+        cmocka_unit_test(eval_says_where_its_plots_went),
         cmocka_unit_test(vmc_takes_a_bare_port_as_vmc_in_does),
         cmocka_unit_test(a_vmc_output_into_its_own_input_is_refused),
         cmocka_unit_test(a_vmc_output_nobody_listens_to_is_said_so),

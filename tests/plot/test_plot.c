@@ -6,6 +6,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,12 +164,99 @@ eval_plot_writes_the_clip_and_category_figures(void **state)
     assert_int_equal(ev_main(argc, argv), 2);
 }
 
+/* Pixel (x, y) of an RGB24 image: inked when not near white, dark as the axis line is
+ * (grey or darker: a 1-pixel line between two rows is drawn grey on both). */
+static bool
+inked_at(const unsigned char *data, int stride, int x, int y)
+{
+    const unsigned char *p = data + (size_t)y * (size_t)stride + 4 * (size_t)x;
+    return p[0] < 240 || p[1] < 240 || p[2] < 240;
+}
+
+static bool
+dark_at(const unsigned char *data, int stride, int x, int y)
+{
+    const unsigned char *p = data + (size_t)y * (size_t)stride + 4 * (size_t)x;
+    return p[0] < 160 && p[1] < 160 && p[2] < 160;
+}
+
+/* Sixteen groups with names as long as the categories' ("exercise_stretch"): the names
+ * under the axis keep apart (just under the axis, a blank gap wider than between letters
+ * between each two groups' middles), and none is cut off at the page's foot. */
+static void
+long_group_names_keep_apart(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    temp_dir(dir, sizeof dir);
+    enum { GROUPS = 16, SERIES = 3 };
+    const char *groups[GROUPS];
+    double values[GROUPS * SERIES];
+    for (int g = 0; g < GROUPS; ++g) {
+        groups[g] = g % 2 ? "exercise_stretch" : "everyday_manip";
+        for (int s = 0; s < SERIES; ++s)
+            values[g * SERIES + s] = 5.0 + 2.7 * g + 9.1 * s;
+    }
+    const struct pl_bars bars = {.title = "long names",
+                                 .y_label = "cm",
+                                 .group_count = GROUPS,
+                                 .group_name = groups,
+                                 .series_count = SERIES,
+                                 .series_name = {"a", "b", "c"},
+                                 .value = values};
+    struct em_error err = {{0}};
+    snprintf(path, sizeof path, "%s/bars.png", dir);
+    assert_int_equal(pl_write_bars(path, &bars, &err), EM_OK);
+    cairo_surface_t *img = cairo_image_surface_create_from_png(path);
+    assert_int_equal(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
+    const unsigned char *data = cairo_image_surface_get_data(img);
+    const int stride = cairo_image_surface_get_stride(img);
+    /* The plotting area's x range (plot.h's page less the axis labels and the legend). */
+    const int left = 90, right = PL_WIDTH - 230;
+    int axis_y = -1;
+    for (int y = PL_HEIGHT - 1; y > PL_HEIGHT / 2 && axis_y < 0; --y) {
+        int dark = 0;
+        for (int x = left + 10; x < right - 10; ++x)
+            dark += dark_at(data, stride, x, y);
+        if (dark > (right - left - 20) * 9 / 10)
+            axis_y = y;
+    }
+    assert_true(axis_y > 0);
+    const double group_w = (double)(right - left) / GROUPS;
+    /* Between two names, a gap wider than the gaps between a word's letters. */
+    const int gap_min = 6;
+    int band_ink = 0;
+    for (int g = 0; g + 1 < GROUPS; ++g) {
+        int blank_run = 0, widest_gap = 0;
+        for (int x = (int)(left + group_w * (g + 0.5)); x < (int)(left + group_w * (g + 1.5));
+             ++x) {
+            bool ink = false;
+            for (int y = axis_y + 6; y < axis_y + 22; ++y)
+                ink = ink || inked_at(data, stride, x, y);
+            band_ink += ink;
+            blank_run = ink ? 0 : blank_run + 1;
+            widest_gap = blank_run > widest_gap ? blank_run : widest_gap;
+        }
+        if (widest_gap < gap_min)
+            fail_msg("the names of groups %d and %d run into each other (gap %d px)", g, g + 1,
+                     widest_gap);
+    }
+    assert_true(band_ink > 0); /* the names are there */
+    for (int x = 0; x < PL_WIDTH; ++x)
+        if (inked_at(data, stride, x, PL_HEIGHT - 1))
+            fail_msg("a name is cut off at the page's foot (x %d)", x);
+    cairo_surface_destroy(img);
+    unlink(path);
+    rmdir(dir);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lines_plot_draws_its_series_and_bands),
         cmocka_unit_test(bars_and_heatmap_fill_their_area),
+        cmocka_unit_test(long_group_names_keep_apart),
         cmocka_unit_test(eval_plot_writes_the_clip_and_category_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
