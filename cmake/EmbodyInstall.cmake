@@ -34,6 +34,7 @@ foreach(kind shared static)
         $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
         $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
     # embody_options only for the sanitizers' link flags; an embedder gets none of it.
+    target_compile_definitions(embody_${kind} PUBLIC CGLM_ALL_UNALIGNED)
     target_link_libraries(embody_${kind} PUBLIC PkgConfig::CGLM m
         PRIVATE PkgConfig::CJSON ${CMAKE_DL_LIBS} $<BUILD_INTERFACE:embody_options>)
     set_target_properties(embody_${kind} PROPERTIES OUTPUT_NAME embody EXPORT_NAME embody_${kind}

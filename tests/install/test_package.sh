@@ -34,6 +34,7 @@ fail() { echo "test_package: $*" >&2; exit 1; }
 build=$work/build
 out=$build
 root=$work/root
+mkdir -p "$work"
 rm -rf "$root"
 sh "$source/cmake/debian/build-packages.sh" "$build" "$cc" >"$work/build.log" 2>&1 ||
     { tail -n 60 "$work/build.log"; fail "cmake/debian/build-packages.sh failed"; }
