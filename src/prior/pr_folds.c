@@ -129,6 +129,118 @@ add_errors(struct pr_joint_errors *sum, const struct pr_joint_errors *e, double 
     sum->contact_accuracy += w * e->contact_accuracy;
 }
 
+/* Fold `fr`'s people as a holdout, and as text ("02,07") into `text`. */
+static void
+fold_holdout(const struct pr_fold_report *fr, struct holdout *out, char *text, size_t size)
+{
+    *out = (struct holdout){.count = fr->subject_count};
+    text[0] = '\0';
+    for (int i = 0; i < fr->subject_count; ++i) {
+        out->subject[i] = fr->subject[i];
+        const size_t used = strlen(text);
+        snprintf(text + used, size - used, "%s%02d", i ? "," : "", fr->subject[i]);
+    }
+}
+
+/* The subjects a fold trained on, each once, in the order of its training rows. */
+static void
+note_trained_subjects(const struct corpus *c, const struct split *sp, struct pr_fold_report *fr)
+{
+    for (long k = 0; k < sp->train_count; ++k) {
+        const int subject = c->list.e[c->data.clip[sp->train[k]]].subject;
+        int i = 0;
+        while (i < fr->trained_subject_count && fr->trained_subject[i] != subject)
+            ++i;
+        if (i == fr->trained_subject_count && i < PR_MAX_SUBJECTS)
+            fr->trained_subject[fr->trained_subject_count++] = subject;
+    }
+}
+
+/* A trained fold's figures, and its share of the means over the folds (`by_epoch`: the
+ * people left out, per epoch). */
+static void
+add_fold(const struct corpus *c, const struct split *sp, const struct pr_model *m,
+         const struct pr_train_report *rep, int folds, struct activations *a,
+         struct pr_fold_report *fr, struct pr_joint_errors *by_epoch, struct pr_cv_report *out)
+{
+    fr->clips = rep->validation_clips;
+    fr->best_epoch = rep->best_epoch;
+    score_fold(c, sp, m, a, fr, out);
+    add_errors(&out->unseen, &fr->unseen, 1.0 / folds);
+    add_errors(&out->seen, &fr->seen, 1.0 / folds);
+    out->epochs = rep->epochs_run;
+    for (int e = 0; e < rep->epochs_run; ++e) {
+        out->validation_loss[e] += rep->validation_loss[e] / folds;
+        add_errors(&by_epoch[e], &rep->validation_by_epoch[e], 1.0 / folds);
+    }
+}
+
+/* Fold `f` of `folds`: a model trained without its people, and its figures. */
+static enum em_result
+run_fold(const struct pr_train_options *o, const struct corpus *c, int f, int folds,
+         struct activations *a, struct pr_joint_errors *by_epoch, struct pr_cv_report *out,
+         struct em_error *err)
+{
+    struct pr_fold_report *fr = &out->fold[f];
+    struct holdout hold;
+    char text[PR_HOLDOUT_MAX];
+    fold_holdout(fr, &hold, text, sizeof text);
+    struct pr_train_report rep = {0};
+    snprintf(rep.holdout, sizeof rep.holdout, "%s", text);
+    struct split sp;
+    struct pr_model m;
+    enum em_result res = pr_make_split(c, &hold, o->row_stride, &sp, &rep, err);
+    if (res != EM_OK)
+        return res;
+    pr_report_line(o, "fold %d/%d: subjects %s left out", f + 1, folds, text);
+    res = pr_model_init(&m, o->hidden, err);
+    if (res == EM_OK)
+        res = pr_train_split(o, c, &sp, &m, &rep, err);
+    if (res == EM_OK) {
+        note_trained_subjects(c, &sp, fr);
+        add_fold(c, &sp, &m, &rep, folds, a, fr, by_epoch, out);
+    }
+    pr_model_fini(&m);
+    pr_split_fini(&sp);
+    return res;
+}
+
+/* The epoch whose mean over the folds is best on the people left out. */
+static void
+pick_best_epoch(const struct pr_joint_errors *by_epoch, struct pr_cv_report *out)
+{
+    for (int e = 0; e < out->epochs; ++e) {
+        out->unseen_by_epoch[e] = by_epoch[e];
+        if (out->best_epoch == 0 ||
+            pr_joint_sum_cm(&by_epoch[e]) < pr_joint_sum_cm(&by_epoch[out->best_epoch - 1]))
+            out->best_epoch = e + 1;
+    }
+    if (out->best_epoch > 0)
+        out->unseen_at_best = by_epoch[out->best_epoch - 1];
+}
+
+/* Each category's mean errors, clips and minutes, the categories in name order. */
+static void
+finish_categories(const struct corpus *c, struct pr_cv_report *out)
+{
+    for (int i = 0; i < out->category_count; ++i) {
+        struct pr_category_score *cat = &out->category[i];
+        const double n = cat->rows > 0 ? (double)cat->rows : 1.0;
+        cat->hips_cm /= n;
+        cat->knee_cm /= n;
+        cat->ankle_cm /= n;
+        cat->toes_cm /= n;
+        for (int k = 0; k < c->list.count; ++k)
+            if (strcmp(c->list.e[k].category, cat->name) == 0) {
+                cat->clips++;
+                cat->minutes += c->minutes[k];
+            }
+    }
+    if (out->category_count > 1)
+        qsort(out->category, (size_t)out->category_count, sizeof *out->category,
+              compare_categories);
+}
+
 enum em_result
 pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_cv_report *out,
                   struct em_error *err)
@@ -147,80 +259,16 @@ pr_cross_validate(const struct pr_train_options *options, int folds, struct pr_c
     res = deal_folds(&c, folds, out, err);
     struct activations *a = calloc(1, sizeof *a);
     struct pr_joint_errors *by_epoch = calloc(PR_MAX_EPOCHS, sizeof *by_epoch);
-    if (res == EM_OK && !by_epoch)
-        res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
-    if (res == EM_OK && !a)
+    if (res == EM_OK && (!by_epoch || !a))
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
     if (a)
         pr_keep_all(a);
-    for (int f = 0; f < folds && res == EM_OK; ++f) {
-        struct pr_fold_report *fr = &out->fold[f];
-        struct holdout hold = {.count = fr->subject_count};
-        char text[PR_HOLDOUT_MAX] = "";
-        for (int i = 0; i < fr->subject_count; ++i) {
-            hold.subject[i] = fr->subject[i];
-            const size_t used = strlen(text);
-            snprintf(text + used, sizeof text - used, "%s%02d", i ? "," : "", fr->subject[i]);
-        }
-        struct pr_train_report rep = {0};
-        snprintf(rep.holdout, sizeof rep.holdout, "%s", text);
-        struct split sp;
-        struct pr_model m;
-        res = pr_make_split(&c, &hold, o.row_stride, &sp, &rep, err);
-        if (res != EM_OK)
-            break;
-        pr_report_line(&o, "fold %d/%d: subjects %s left out", f + 1, folds, text);
-        res = pr_model_init(&m, o.hidden, err);
-        if (res == EM_OK)
-            res = pr_train_split(&o, &c, &sp, &m, &rep, err);
-        for (long k = 0; k < sp.train_count && res == EM_OK; ++k) {
-            const int subject = c.list.e[c.data.clip[sp.train[k]]].subject;
-            int i = 0;
-            while (i < fr->trained_subject_count && fr->trained_subject[i] != subject)
-                ++i;
-            if (i == fr->trained_subject_count && i < PR_MAX_SUBJECTS)
-                fr->trained_subject[fr->trained_subject_count++] = subject;
-        }
-        if (res == EM_OK) {
-            fr->clips = rep.validation_clips;
-            fr->best_epoch = rep.best_epoch;
-            score_fold(&c, &sp, &m, a, fr, out);
-            add_errors(&out->unseen, &fr->unseen, 1.0 / folds);
-            add_errors(&out->seen, &fr->seen, 1.0 / folds);
-            out->epochs = rep.epochs_run;
-            for (int e = 0; e < rep.epochs_run; ++e) {
-                out->validation_loss[e] += rep.validation_loss[e] / folds;
-                add_errors(&by_epoch[e], &rep.validation_by_epoch[e], 1.0 / folds);
-            }
-        }
-        pr_model_fini(&m);
-        pr_split_fini(&sp);
-    }
-    for (int e = 0; e < out->epochs; ++e) {
-        out->unseen_by_epoch[e] = by_epoch[e];
-        if (out->best_epoch == 0 ||
-            pr_joint_sum_cm(&by_epoch[e]) < pr_joint_sum_cm(&by_epoch[out->best_epoch - 1]))
-            out->best_epoch = e + 1;
-    }
-    if (out->best_epoch > 0)
-        out->unseen_at_best = by_epoch[out->best_epoch - 1];
+    for (int f = 0; f < folds && res == EM_OK; ++f)
+        res = run_fold(&o, &c, f, folds, a, by_epoch, out, err);
+    if (by_epoch)
+        pick_best_epoch(by_epoch, out);
     free(by_epoch);
-    for (int i = 0; i < out->category_count; ++i) {
-        struct pr_category_score *cat = &out->category[i];
-        const double n = cat->rows > 0 ? (double)cat->rows : 1.0;
-        cat->hips_cm /= n;
-        cat->knee_cm /= n;
-        cat->ankle_cm /= n;
-        cat->toes_cm /= n;
-        for (int k = 0; k < c.list.count; ++k)
-            if (strcmp(c.list.e[k].category, cat->name) == 0) {
-                cat->clips++;
-                cat->minutes += c.minutes[k];
-            }
-    }
-    if (out->category_count > 1)
-        qsort(out->category, (size_t)out->category_count, sizeof *out->category,
-              compare_categories);
+    finish_categories(&c, out);
     free(a);
     pr_corpus_fini(&c);
     return res;

@@ -113,6 +113,107 @@ column_stats(const float *data, const long *rows, long count, int cols, float *m
     }
 }
 
+/* The gradient and Adam's moments, as many as the model has parameters. */
+static bool
+trainer_alloc(struct trainer *t)
+{
+    const struct pr_model *m = t->m;
+    t->n = pr_model_param_count(m->feature_count, m->hidden_count, m->output_count);
+    t->grad = calloc((size_t)t->n, sizeof(float));
+    t->adam_m = calloc((size_t)t->n, sizeof(float));
+    t->adam_v = calloc((size_t)t->n, sizeof(float));
+    return t->grad && t->adam_m && t->adam_v;
+}
+
+static void
+trainer_free(struct trainer *t)
+{
+    free(t->grad);
+    free(t->adam_m);
+    free(t->adam_v);
+}
+
+/* The figure epoch `e` is kept by, lower better. Epochs are picked by the joints the body
+ * takes from the network on the people left out (the training loss without them); the
+ * mixed loss (which also weighs rotations and contacts) can rise while those joints still
+ * improve. With --keep-epoch, the epoch chosen beforehand, whatever this split says. */
+static double
+epoch_score(const struct pr_train_options *o, const struct pr_train_report *rep,
+            const struct split *sp, int e)
+{
+    double score =
+        sp->val_count > 0 ? pr_joint_sum_cm(&rep->validation_by_epoch[e]) : rep->train_loss[e];
+    if (o->keep_epoch > 0)
+        score = e + 1 == o->keep_epoch || (e + 1 == o->epochs && o->keep_epoch > o->epochs)
+                    ? -1.0
+                    : (double)INFINITY;
+    return score;
+}
+
+/* The kept epoch's validation figures, into the report. */
+static void
+keep_epoch_figures(struct pr_train_report *rep, int e, const struct validation *v)
+{
+    rep->best_epoch = e + 1;
+    rep->validation_hips_cm = v->hips_cm;
+    rep->validation_knee_cm = v->knee_cm;
+    rep->validation_ankle_cm = v->ankle_cm;
+    rep->validation_toes_cm = v->toes_cm;
+    rep->validation_contact_accuracy = v->contact_accuracy;
+}
+
+static void
+report_epoch(const struct pr_train_options *o, const struct pr_train_report *rep,
+             const struct split *sp, int e, const struct validation *v, double seconds)
+{
+    if (sp->val_count == 0)
+        pr_report_line(o, "epoch %3d/%d  train %.4f  (no validation clips)  %.1f s", e + 1,
+                       o->epochs, rep->train_loss[e], seconds);
+    else
+        pr_report_line(o,
+                       "epoch %3d/%d  train %.4f  validation %.4f  (hips %.2f, knees %.2f, "
+                       "ankles %.2f: sum %.2f; toes %.2f, neck and shoulders %.2f, spine and "
+                       "chest %.2f cm; contact %.0f %%)  %.1f s",
+                       e + 1, o->epochs, rep->train_loss[e], v->loss, v->hips_cm, v->knee_cm,
+                       v->ankle_cm, pr_joint_sum_cm(&rep->validation_by_epoch[e]), v->toes_cm,
+                       v->torso_cm, v->back_cm, 100.0 * v->contact_accuracy, seconds);
+}
+
+/* The epochs: each trained, validated and reported; the parameters of the one kept are
+ * left in `best`. */
+static void
+train_epochs(const struct pr_train_options *o, const struct corpus *c, struct split *sp,
+             struct trainer *t, struct batch *b, struct activations *a, struct rng *rng,
+             float *best, struct pr_train_report *rep)
+{
+    struct pr_model *m = t->m;
+    double best_loss = (double)INFINITY;
+    memcpy(best, m->params, (size_t)t->n * sizeof *best);
+    pr_keep_all(a);
+    for (int e = 0; e < o->epochs; ++e) {
+        const int64_t start = u_time_now_ns();
+        rep->train_loss[e] =
+            pr_train_epoch(t, &c->data, sp->train, sp->train_count, rng, b, a, e, o);
+        struct validation v;
+        pr_validate(m, &c->data, sp->val, sp->val_count, a, &v);
+        rep->validation_loss[e] = v.loss;
+        rep->validation_by_epoch[e] = (struct pr_joint_errors){v.hips_cm, v.knee_cm, v.ankle_cm,
+                                                               v.toes_cm, v.contact_accuracy};
+        rep->epochs_run = e + 1;
+        const double score = epoch_score(o, rep, sp, e);
+        if (score < best_loss) {
+            best_loss = score;
+            memcpy(best, m->params, (size_t)t->n * sizeof *best);
+            keep_epoch_figures(rep, e, &v);
+        }
+        report_epoch(o, rep, sp, e, &v, (double)(u_time_now_ns() - start) * 1e-9);
+        /* Nothing after the epoch chosen beforehand can be kept (the schedule still spans
+         * every epoch asked for, so the model is the same as after a full run). */
+        if (o->keep_epoch > 0 && e + 1 == o->keep_epoch)
+            break;
+    }
+}
+
 /* Trains one model on a split's training rows, keeping the epoch best on its validation
  * rows (the last, without them). */
 enum em_result
@@ -132,78 +233,23 @@ pr_train_split(const struct pr_train_options *o, const struct corpus *c, struct 
     column_stats(c->data.x, sp->train, sp->train_count, PR_FEATURE_COUNT, m->in_mean, m->in_std);
     column_stats(c->data.y, sp->train, sp->train_count, PR_OUTPUT_COUNT, m->out_mean, m->out_std);
     init_weights(m, &rng);
-    t.n = pr_model_param_count(m->feature_count, m->hidden_count, m->output_count);
-    t.grad = calloc((size_t)t.n, sizeof(float));
-    t.adam_m = calloc((size_t)t.n, sizeof(float));
-    t.adam_v = calloc((size_t)t.n, sizeof(float));
-    best = malloc((size_t)t.n * sizeof *best);
-    if (!t.grad || !t.adam_m || !t.adam_v || !best) {
+    if (!trainer_alloc(&t) || !(best = malloc((size_t)t.n * sizeof *best))) {
         res = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "train: out of memory");
         goto done;
     }
     pr_report_line(o,
-                   "training on %d clips (%.2f min, %ld samples with augmented copies), validating "
-                   "on %d clips of subjects %s (%.2f min); %ld weights",
+                   "training on %d clips (%.2f min, %ld samples with augmented copies), "
+                   "validating on %d clips of subjects %s (%.2f min); %ld weights",
                    rep->train_clips, rep->train_minutes, sp->train_count, rep->validation_clips,
                    rep->holdout, rep->validation_minutes,
                    t.n - 2L * (PR_FEATURE_COUNT + PR_OUTPUT_COUNT));
-    double best_loss = (double)INFINITY;
-    memcpy(best, m->params, (size_t)t.n * sizeof *best);
-    pr_keep_all(a);
-    for (int e = 0; e < o->epochs; ++e) {
-        const int64_t start = u_time_now_ns();
-        rep->train_loss[e] =
-            pr_train_epoch(&t, &c->data, sp->train, sp->train_count, &rng, &b, a, e, o);
-        struct validation v;
-        pr_validate(m, &c->data, sp->val, sp->val_count, a, &v);
-        rep->validation_loss[e] = v.loss;
-        rep->validation_by_epoch[e] = (struct pr_joint_errors){v.hips_cm, v.knee_cm, v.ankle_cm,
-                                                               v.toes_cm, v.contact_accuracy};
-        rep->epochs_run = e + 1;
-        /* Epochs are picked by the joints the body takes from the network on the people
-         * left out; the mixed loss (which also weighs rotations and contacts) can rise
-         * while those joints still improve. */
-        double score =
-            sp->val_count > 0 ? pr_joint_sum_cm(&rep->validation_by_epoch[e]) : rep->train_loss[e];
-        if (o->keep_epoch > 0) /* the epoch chosen beforehand, whatever this split says */
-            score = e + 1 == o->keep_epoch || (e + 1 == o->epochs && o->keep_epoch > o->epochs)
-                        ? -1.0
-                        : (double)INFINITY;
-        if (score < best_loss) {
-            best_loss = score;
-            rep->best_epoch = e + 1;
-            memcpy(best, m->params, (size_t)t.n * sizeof *best);
-            rep->validation_hips_cm = v.hips_cm;
-            rep->validation_knee_cm = v.knee_cm;
-            rep->validation_ankle_cm = v.ankle_cm;
-            rep->validation_toes_cm = v.toes_cm;
-            rep->validation_contact_accuracy = v.contact_accuracy;
-        }
-        if (sp->val_count == 0)
-            pr_report_line(o, "epoch %3d/%d  train %.4f  (no validation clips)  %.1f s", e + 1,
-                           o->epochs, rep->train_loss[e], (double)(u_time_now_ns() - start) * 1e-9);
-        else
-            pr_report_line(
-                o,
-                "epoch %3d/%d  train %.4f  validation %.4f  (hips %.2f, knees %.2f, ankles "
-                "%.2f: sum %.2f; toes %.2f, neck and shoulders %.2f, spine and chest %.2f cm; "
-                "contact %.0f %%)  %.1f s",
-                e + 1, o->epochs, rep->train_loss[e], v.loss, v.hips_cm, v.knee_cm, v.ankle_cm,
-                pr_joint_sum_cm(&rep->validation_by_epoch[e]), v.toes_cm, v.torso_cm, v.back_cm,
-                100.0 * v.contact_accuracy, (double)(u_time_now_ns() - start) * 1e-9);
-        /* Nothing after the epoch chosen beforehand can be kept (the schedule still spans
-         * every epoch asked for, so the model is the same as after a full run). */
-        if (o->keep_epoch > 0 && e + 1 == o->keep_epoch)
-            break;
-    }
+    train_epochs(o, c, sp, &t, &b, a, &rng, best, rep);
     memcpy(m->params, best, (size_t)t.n * sizeof *best);
 done:
     free(a);
     pr_batch_fini(&b);
     free(best);
-    free(t.grad);
-    free(t.adam_m);
-    free(t.adam_v);
+    trainer_free(&t);
     return res;
 }
 
