@@ -28,6 +28,7 @@
 
 #include "avatar/av_internal.h"
 #include "embody/m_math.h"
+#include "skeleton/sk_humanoid_tree.h"
 
 /* One node of assimp's tree, flattened parents first. */
 struct flat_node {
@@ -163,36 +164,35 @@ find_bone_nodes(struct loader *L, struct av_avatar *out, struct em_error *err)
     return EM_OK;
 }
 
+/* The bones the file must have: every required one but those bone_positions places when
+ * missing (the chest, neck and shoulders). */
+static bool
+needed_from_file(enum sk_bone b)
+{
+    return sk_bone_is_required(b) && b != SK_CHEST && b != SK_NECK && b != SK_LEFT_SHOULDER &&
+           b != SK_RIGHT_SHOULDER;
+}
+
+/* The bones must nest as a humanoid's do (sk_humanoid_tree.h): each one the file must
+ * have below the nearest of its humanoid ancestors the file must have too. */
 static enum em_result
 check_nesting(struct loader *L, struct em_error *err)
 {
-    /* The bones must nest as a humanoid's do. */
-    static const enum sk_bone pairs[][2] = {
-        {SK_SPINE, SK_HIPS},
-        {SK_HEAD, SK_SPINE},
-        {SK_LEFT_UPPER_ARM, SK_SPINE},
-        {SK_LEFT_LOWER_ARM, SK_LEFT_UPPER_ARM},
-        {SK_LEFT_HAND, SK_LEFT_LOWER_ARM},
-        {SK_RIGHT_UPPER_ARM, SK_SPINE},
-        {SK_RIGHT_LOWER_ARM, SK_RIGHT_UPPER_ARM},
-        {SK_RIGHT_HAND, SK_RIGHT_LOWER_ARM},
-        {SK_LEFT_UPPER_LEG, SK_HIPS},
-        {SK_LEFT_LOWER_LEG, SK_LEFT_UPPER_LEG},
-        {SK_LEFT_FOOT, SK_LEFT_LOWER_LEG},
-        {SK_RIGHT_UPPER_LEG, SK_HIPS},
-        {SK_RIGHT_LOWER_LEG, SK_RIGHT_UPPER_LEG},
-        {SK_RIGHT_FOOT, SK_RIGHT_LOWER_LEG},
-    };
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i)
-        if (!is_below(L, L->bone_flat[pairs[i][0]], L->bone_flat[pairs[i][1]]))
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        if (b == SK_HIPS || !needed_from_file((enum sk_bone)b))
+            continue;
+        enum sk_bone up = sk_humanoid_parent((enum sk_bone)b);
+        while (!needed_from_file(up))
+            up = sk_humanoid_parent(up);
+        if (!is_below(L, L->bone_flat[b], L->bone_flat[up]))
             return em_fail(err, EM_ERROR_PARSE,
                            "%s: bone \"%s\" (node \"%s\") is not below \"%s\" (node \"%s\") in "
                            "the node tree: not a humanoid skeleton (a bone map file, "
                            "--bone-map FILE.json, can name the right nodes)",
-                           L->path, sk_bone_name(pairs[i][0]),
-                           L->nodes[L->bone_flat[pairs[i][0]]].node->mName.data,
-                           sk_bone_name(pairs[i][1]),
-                           L->nodes[L->bone_flat[pairs[i][1]]].node->mName.data);
+                           L->path, sk_bone_name((enum sk_bone)b),
+                           L->nodes[L->bone_flat[b]].node->mName.data, sk_bone_name(up),
+                           L->nodes[L->bone_flat[up]].node->mName.data);
+    }
     return EM_OK;
 }
 
@@ -279,41 +279,6 @@ bone_positions(struct loader *L, float top_y, float floor_y)
     L->have[SK_HEAD_TOP] = true;
 }
 
-static enum sk_bone
-parent_bone(const struct loader *L, enum sk_bone b)
-{
-    switch (b) {
-    case SK_HIPS: return SK_BONE_NONE;
-    case SK_SPINE: return SK_HIPS;
-    case SK_CHEST: return SK_SPINE;
-    case SK_UPPER_CHEST: return SK_CHEST;
-    case SK_NECK:
-    case SK_LEFT_SHOULDER:
-    case SK_RIGHT_SHOULDER: return torso_top(L);
-    case SK_HEAD: return SK_NECK;
-    case SK_HEAD_TOP: return SK_HEAD;
-    case SK_LEFT_UPPER_ARM: return SK_LEFT_SHOULDER;
-    case SK_LEFT_LOWER_ARM: return SK_LEFT_UPPER_ARM;
-    case SK_LEFT_HAND: return SK_LEFT_LOWER_ARM;
-    case SK_LEFT_HAND_END: return SK_LEFT_HAND;
-    case SK_RIGHT_UPPER_ARM: return SK_RIGHT_SHOULDER;
-    case SK_RIGHT_LOWER_ARM: return SK_RIGHT_UPPER_ARM;
-    case SK_RIGHT_HAND: return SK_RIGHT_LOWER_ARM;
-    case SK_RIGHT_HAND_END: return SK_RIGHT_HAND;
-    case SK_LEFT_UPPER_LEG: return SK_HIPS;
-    case SK_LEFT_LOWER_LEG: return SK_LEFT_UPPER_LEG;
-    case SK_LEFT_FOOT: return SK_LEFT_LOWER_LEG;
-    case SK_LEFT_TOES: return SK_LEFT_FOOT;
-    case SK_LEFT_TOES_END: return L->have[SK_LEFT_TOES] ? SK_LEFT_TOES : SK_LEFT_FOOT;
-    case SK_RIGHT_UPPER_LEG: return SK_HIPS;
-    case SK_RIGHT_LOWER_LEG: return SK_RIGHT_UPPER_LEG;
-    case SK_RIGHT_FOOT: return SK_RIGHT_LOWER_LEG;
-    case SK_RIGHT_TOES: return SK_RIGHT_FOOT;
-    case SK_RIGHT_TOES_END: return L->have[SK_RIGHT_TOES] ? SK_RIGHT_TOES : SK_RIGHT_FOOT;
-    default: return SK_BONE_NONE;
-    }
-}
-
 static enum em_result
 build_skeleton(struct loader *L, struct av_avatar *out, struct em_error *err)
 {
@@ -322,7 +287,7 @@ build_skeleton(struct loader *L, struct av_avatar *out, struct em_error *err)
     for (int b = 0; b < SK_BONE_COUNT; ++b) {
         if (!L->have[b])
             continue;
-        const enum sk_bone p = parent_bone(L, (enum sk_bone)b);
+        const enum sk_bone p = sk_humanoid_parent_among((enum sk_bone)b, L->have);
         struct sk_joint_desc *d = &desc[count++];
         memset(d, 0, sizeof *d);
         d->name = sk_bone_name((enum sk_bone)b);

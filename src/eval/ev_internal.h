@@ -24,6 +24,13 @@ bool
 ev_prior_load(const struct ev_options *options, struct pr_model *out, char *out_path,
               size_t size);
 
+/* With a bound (--max-mpjpe): prints the known-body mean MPJPE of `report` against it,
+ * `which` after "MPJPE" ("" or " (prior)"); true when it is exceeded (exit status 1).
+ * Without a bound: nothing, false. (ev_prior.c, which ev_main.c calls, not the reverse.) */
+struct ev_report;
+bool
+ev_print_bound_check(const struct ev_report *report, const char *which);
+
 /* The median of `values[0..count)`, which it sorts; NaN when count is 0 (ev_metrics.c). */
 double
 ev_median_sorting(double *values, long count);
@@ -39,7 +46,6 @@ ev_summary_row(struct ev_summary *summary, const char *measure, const char *valu
 
 /* The tables of what a player sees (ev_report_body.c): per clip, and the summary rows of
  * mode `m` with their targets. */
-struct ev_report;
 enum ev_method;
 void
 ev_report_print_body_checks(const struct ev_report *report, FILE *out);

@@ -13,6 +13,7 @@
 
 #include "embody/eval.h"
 #include "embody/prior.h"
+#include "ev_internal.h"
 #include "util/u_file.h"
 #include "util/u_text.h"
 
@@ -421,14 +422,8 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
             printf("JSON copy: %s\n", where);
         }
     }
-    if (report.options.max_mean_mpjpe_cm > 0.0) {
-        const double mean = report.means.scores[EV_KNOWN_BODY].mpjpe_cm[EV_GROUP_ALL];
-        const bool exceeded = ev_report_exceeds_bound(&report);
-        printf("known-body mean MPJPE %.3f cm, bound %.3f cm: %s\n", mean,
-               report.options.max_mean_mpjpe_cm, exceeded ? "EXCEEDED" : "within");
-        if (exceeded)
-            status = 1;
-    }
+    if (ev_print_bound_check(&report, ""))
+        status = 1;
     ev_report_fini(&report);
     return status;
 }

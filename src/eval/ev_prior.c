@@ -298,6 +298,18 @@ write_json(const struct ev_report *r, const char *path)
 }
 
 bool
+ev_print_bound_check(const struct ev_report *report, const char *which)
+{
+    if (!(report->options.max_mean_mpjpe_cm > 0.0))
+        return false;
+    const double mean = report->means.scores[EV_KNOWN_BODY].mpjpe_cm[EV_GROUP_ALL];
+    const bool exceeded = ev_report_exceeds_bound(report);
+    printf("known-body mean MPJPE%s %.3f cm, bound %.3f cm: %s\n", which, mean,
+           report->options.max_mean_mpjpe_cm, exceeded ? "EXCEEDED" : "within");
+    return exceeded;
+}
+
+bool
 ev_prior_main(const struct ev_options *options, int *out_status)
 {
     if (options->body_mode && strcmp(options->body_mode, "procedural") == 0)
@@ -337,14 +349,8 @@ ev_prior_main(const struct ev_options *options, int *out_status)
             status = wrote_a > status ? wrote_a : status;
         }
     }
-    if (p.options.max_mean_mpjpe_cm > 0.0) {
-        const double mean = p.means.scores[EV_KNOWN_BODY].mpjpe_cm[EV_GROUP_ALL];
-        const bool exceeded = ev_report_exceeds_bound(&p);
-        printf("known-body mean MPJPE (prior) %.3f cm, bound %.3f cm: %s\n", mean,
-               p.options.max_mean_mpjpe_cm, exceeded ? "EXCEEDED" : "within");
-        if (exceeded)
-            status = 1;
-    }
+    if (ev_print_bound_check(&p, " (prior)"))
+        status = 1;
     ev_report_fini(&a);
     ev_report_fini(&p);
     pr_model_fini(&model);

@@ -264,7 +264,7 @@ static void
 order_by_levels(struct ik_solver *s)
 {
     const int n = s->node_count;
-    int *level = calloc((size_t)n, sizeof *level);
+    int *level = calloc(n > 0 ? (size_t)n : 1, sizeof *level);
     if (!level) {
         for (int k = 0; k < n; ++k) {
             s->forward_order[k] = n - 1 - k;
@@ -452,9 +452,10 @@ twist_share(const struct sk_limit *parent, const struct sk_limit *child)
     return a + b > 1e-6f ? a / (a + b) : 0.0f;
 }
 
-/* Fills node topology: parents, children lists, flags, weights, directions. */
+/* A node per joint on a path, parents first: its joint, parent, length, base and root
+ * flags. */
 static void
-build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char *on_path)
+add_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char *on_path)
 {
     const struct sk_skeleton *sk = s->sk;
     const struct ik_solver_desc *d = &s->desc;
@@ -478,6 +479,14 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         ++n;
     }
     s->node_count = n;
+}
+
+/* Each effector's node, and the weight each node pulls its parent with: that of the
+ * effectors below it. */
+static void
+attach_effectors(struct ik_solver *s)
+{
+    const struct ik_solver_desc *d = &s->desc;
     for (int e = 0; e < d->effector_count; ++e) {
         const int k = s->node_of_joint[d->effector[e].joint];
         s->effector_node[e] = k;
@@ -485,11 +494,16 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
             continue; /* outside the subtree: ignored */
         s->effector[k] = e;
         s->flags[k] |= NODE_EFFECTOR;
-        /* A node pulls its parent with the weight of the effectors below it. */
         for (int a = k; a >= 0; a = s->parent[a])
             s->pull_weight[a] += d->effector[e].weight;
     }
-    /* Children lists: a node's children follow it, so count then fill in order. */
+}
+
+/* Children lists: a node's children follow it, so count then fill in order. */
+static void
+link_children(struct ik_solver *s)
+{
+    const int n = s->node_count;
     for (int k = 0; k < n; ++k)
         if (s->parent[k] >= 0)
             s->child_count[s->parent[k]]++;
@@ -504,7 +518,15 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         if (p >= 0)
             s->children[s->child_start[p] + s->child_count[p]++] = k;
     }
-    for (int k = 0; k < n; ++k) {
+}
+
+/* Sub-bases (where two sources meet), the bone that sets each node's rotation, and its
+ * limit's frame. */
+static void
+set_solve_bones(struct ik_solver *s)
+{
+    const struct sk_skeleton *sk = s->sk;
+    for (int k = 0; k < s->node_count; ++k) {
         const int j = s->joint[k];
         const int sources = s->child_count[k] + (s->effector[k] >= 0 ? 1 : 0);
         if (sources >= 2 && !(s->flags[k] & NODE_BASE))
@@ -525,7 +547,16 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
             m_vec3_set(s->limit_dir[k], 0, 1, 0);
         ik_fast_limit_init(&s->limit[k], &sk->limit[j], s->limit_dir[k]);
     }
-    for (int k = 0; k < n; ++k) {
+}
+
+/* Nodes whose solve child is a hinge with a child of its own, and the share of a
+ * rotation effector's twist a single-child parent takes. */
+static void
+set_twist_shares(struct ik_solver *s)
+{
+    const struct sk_skeleton *sk = s->sk;
+    const struct ik_solver_desc *d = &s->desc;
+    for (int k = 0; k < s->node_count; ++k) {
         const int c = s->solve_child[k];
         if (c >= 0 && sk->limit[s->joint[c]].kind == SK_LIMIT_HINGE && s->solve_child[c] >= 0)
             s->flags[k] |= NODE_HINGE_CHILD;
@@ -535,9 +566,14 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         if ((s->flags[c] & NODE_EFFECTOR) && d->effector[s->effector[c]].orientation)
             s->twist_share[k] = twist_share(lk, lc);
     }
-    /* A chain below a sub-base runs down single children to an effector or the next
-     * sub-base: its tip and length give its tension. */
-    for (int k = 0; k < n; ++k) {
+}
+
+/* A chain below a sub-base runs down single children to an effector or the next
+ * sub-base: its tip and length give its tension. */
+static void
+measure_chains(struct ik_solver *s)
+{
+    for (int k = 0; k < s->node_count; ++k) {
         const int p = s->parent[k];
         s->tip[k] = -1;
         if (p < 0 || !(s->flags[p] & NODE_SUB_BASE))
@@ -551,8 +587,14 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         s->tip[k] = t;
         s->inv_chain_length_sq[k] = 1.0f / (length * length);
     }
-    order_by_levels(s);
-    compile_steps(s);
+}
+
+/* The joints of the subtree that are not nodes but move with them (carried along). */
+static void
+list_inactive(struct ik_solver *s)
+{
+    const struct sk_skeleton *sk = s->sk;
+    const struct ik_solver_desc *d = &s->desc;
     s->inactive_count = 0;
     for (int j = 0; j < sk->joint_count; ++j) {
         if (s->node_of_joint[j] >= 0 || !ik_in_subtree(sk, j, d->root_joint))
@@ -568,6 +610,22 @@ build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char
         }
         s->inactive[s->inactive_count++] = j;
     }
+}
+
+/* Fills node topology: parents, children lists, flags, weights, directions, then the
+ * levels and steps the passes run. */
+static void
+build_nodes(struct ik_solver *s, const unsigned char *moves, const unsigned char *on_path)
+{
+    add_nodes(s, moves, on_path);
+    attach_effectors(s);
+    link_children(s);
+    set_solve_bones(s);
+    set_twist_shares(s);
+    measure_chains(s);
+    order_by_levels(s);
+    compile_steps(s);
+    list_inactive(s);
 }
 
 enum em_result

@@ -19,36 +19,9 @@
 
 #include "layer/lyr_internal.h"
 #include "util/u_log.h"
+#include "xr/oxr_common.h"
 
 #define MAX_BINDINGS 512
-
-/* Controller profiles with /user/hand/{left,right}/input/grip/pose; the first five are
- * core OpenXR 1.0 and suggested when the application suggests nothing. */
-static const char *const k_profiles[] = {
-    "/interaction_profiles/khr/simple_controller",
-    "/interaction_profiles/valve/index_controller",
-    "/interaction_profiles/oculus/touch_controller",
-    "/interaction_profiles/htc/vive_controller",
-    "/interaction_profiles/microsoft/motion_controller",
-    "/interaction_profiles/hp/mixed_reality_controller",
-    "/interaction_profiles/htc/vive_cosmos_controller",
-    "/interaction_profiles/htc/vive_focus3_controller",
-    "/interaction_profiles/samsung/odyssey_controller",
-    "/interaction_profiles/huawei/controller",
-    "/interaction_profiles/bytedance/pico4_controller",
-    "/interaction_profiles/meta/touch_pro_controller",
-    "/interaction_profiles/meta/touch_plus_controller",
-};
-#define PROFILE_COUNT ((int)(sizeof k_profiles / sizeof k_profiles[0]))
-#define CORE_PROFILE_COUNT 5
-#define TRACKER_PROFILE "/interaction_profiles/htc/vive_tracker_htcx"
-#define ROLE_PREFIX "/user/vive_tracker_htcx/role/"
-
-/* XR_HTCX_vive_tracker_interaction's roles, in enum em_tracker's order. */
-static const char *const k_role[EM_TRACKER_COUNT] = {
-    "waist",     "chest",      "left_foot",  "right_foot",
-    "left_knee", "right_knee", "left_elbow", "right_elbow",
-};
 
 static XrResult
 path(struct lyr_instance *inst, const char *text, XrPath *out)
@@ -87,7 +60,7 @@ lyr_input_create(struct lyr_instance *inst)
         return XR_SUCCESS;
     for (int t = 0; t < EM_TRACKER_COUNT && XR_SUCCEEDED(r); ++t) {
         char role[96];
-        snprintf(role, sizeof role, ROLE_PREFIX "%s", k_role[t]);
+        snprintf(role, sizeof role, OXR_TRACKER_ROLE_PREFIX "%s", oxr_tracker_roles[t]);
         r = path(inst, role, &inst->tracker_role[t]);
     }
     XrActionCreateInfo tracker_info = {.type = XR_TYPE_ACTION_CREATE_INFO,
@@ -110,7 +83,7 @@ static bool
 is_tracker_profile(struct lyr_instance *inst, XrPath profile)
 {
     XrPath p;
-    return inst->trackers && XR_SUCCEEDED(path(inst, TRACKER_PROFILE, &p)) && p == profile;
+    return inst->trackers && XR_SUCCEEDED(path(inst, OXR_TRACKER_PROFILE, &p)) && p == profile;
 }
 
 /* The layer's tracker bindings (one per role), appended to `bindings` at `at`. */
@@ -119,7 +92,8 @@ add_trackers(struct lyr_instance *inst, XrActionSuggestedBinding *bindings, uint
 {
     for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
         char pose[128];
-        snprintf(pose, sizeof pose, ROLE_PREFIX "%s/input/grip/pose", k_role[t]);
+        snprintf(pose, sizeof pose, OXR_TRACKER_ROLE_PREFIX "%s/input/grip/pose",
+                 oxr_tracker_roles[t]);
         bindings[at + (uint32_t)t].action = inst->tracker;
         const XrResult r = path(inst, pose, &bindings[at + (uint32_t)t].binding);
         if (XR_FAILED(r))
@@ -128,13 +102,13 @@ add_trackers(struct lyr_instance *inst, XrActionSuggestedBinding *bindings, uint
     return XR_SUCCESS;
 }
 
-/* Index of the controller profile `profile` in k_profiles, or -1. */
+/* Index of the controller profile `profile` in oxr_controller_profiles, or -1. */
 static int
 known_profile(struct lyr_instance *inst, XrPath profile)
 {
-    for (int i = 0; i < PROFILE_COUNT; ++i) {
+    for (int i = 0; i < OXR_CONTROLLER_PROFILE_COUNT; ++i) {
         XrPath p;
-        if (XR_SUCCEEDED(path(inst, k_profiles[i], &p)) && p == profile)
+        if (XR_SUCCEEDED(path(inst, oxr_controller_profiles[i].path, &p)) && p == profile)
             return i;
     }
     return -1;
@@ -206,20 +180,22 @@ suggest_own(struct lyr_instance *inst)
                                                       XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
                                                   .countSuggestedBindings = EM_TRACKER_COUNT,
                                                   .suggestedBindings = bindings};
-        if (XR_SUCCEEDED(path(inst, TRACKER_PROFILE, &s.interactionProfile)) &&
+        if (XR_SUCCEEDED(path(inst, OXR_TRACKER_PROFILE, &s.interactionProfile)) &&
             XR_SUCCEEDED(add_trackers(inst, bindings, 0)) &&
             XR_FAILED(inst->next.suggest_bindings(inst->handle, &s)))
             U_LOG_W("openxr layer: the runtime refused the body tracker bindings");
     }
     if (profile_count > 0)
         return;
-    for (int i = 0; i < CORE_PROFILE_COUNT; ++i) {
+    for (int i = 0; i < OXR_CONTROLLER_PROFILE_COUNT; ++i) {
+        if (oxr_controller_profiles[i].extension)
+            continue;
         XrActionSuggestedBinding bindings[LYR_HAND_COUNT];
         XrInteractionProfileSuggestedBinding s = {.type =
                                                       XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
                                                   .countSuggestedBindings = LYR_HAND_COUNT,
                                                   .suggestedBindings = bindings};
-        if (XR_SUCCEEDED(path(inst, k_profiles[i], &s.interactionProfile)) &&
+        if (XR_SUCCEEDED(path(inst, oxr_controller_profiles[i].path, &s.interactionProfile)) &&
             XR_SUCCEEDED(add_grips(inst, bindings, 0)))
             (void)inst->next.suggest_bindings(inst->handle, &s);
     }
@@ -381,28 +357,9 @@ lyr_input_destroy_spaces(struct lyr_session *s)
     s->spaces_made = false;
 }
 
-static void
-to_device_pose(const XrSpaceLocation *loc, struct em_device_pose *out)
-{
-    /* XrSpaceLocationFlags and em_pose_flags have the same bits. */
-    out->flags = (uint32_t)(loc->locationFlags & EM_POSE_ALL_VALID);
-    out->pose.orientation[0] = loc->pose.orientation.x;
-    out->pose.orientation[1] = loc->pose.orientation.y;
-    out->pose.orientation[2] = loc->pose.orientation.z;
-    out->pose.orientation[3] = loc->pose.orientation.w;
-    out->pose.position_m[0] = loc->pose.position.x;
-    out->pose.position_m[1] = loc->pose.position.y;
-    out->pose.position_m[2] = loc->pose.position.z;
-    if (!em_device_pose_usable(out)) { /* what is not valid may be garbage (NaN) */
-        out->flags = 0;
-        out->pose.orientation[0] = out->pose.orientation[1] = out->pose.orientation[2] = 0.0f;
-        out->pose.orientation[3] = 1.0f;
-        out->pose.position_m[0] = out->pose.position_m[1] = out->pose.position_m[2] = 0.0f;
-    }
-}
-
 XrResult
-lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *out)
+lyr_input_locate(struct lyr_session *s, XrTime time, const struct em_tracking_frame *last,
+                 struct em_tracking_frame *out)
 {
     const XrSpace spaces[EM_DEVICE_COUNT] = {s->view, s->grip[0], s->grip[1]};
     memset(out, 0, sizeof *out);
@@ -411,9 +368,9 @@ lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *o
         const XrResult r = s->instance->next.locate_space(spaces[d], s->reference, time, &loc);
         if (XR_FAILED(r))
             return r;
-        to_device_pose(&loc, &out->device[d]);
+        oxr_location_to_pose(&loc, last ? &last->device[d] : NULL, &out->device[d]);
     }
-    /* A tracker is worn while the runtime locates it (its action is active). */
+    /* A tracker is worn while the runtime locates it (its action is active) in full. */
     for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
         if (s->body_tracker[t] == XR_NULL_HANDLE)
             continue;
@@ -422,8 +379,8 @@ lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *o
             s->instance->next.locate_space(s->body_tracker[t], s->reference, time, &loc);
         if (XR_FAILED(r))
             return r;
-        to_device_pose(&loc, &out->tracker[t]);
-        if (out->tracker[t].flags)
+        oxr_location_to_pose(&loc, last ? &last->tracker[t] : NULL, &out->tracker[t]);
+        if (em_device_pose_usable(&out->tracker[t]))
             out->tracker_present |= EM_TRACKER_BIT(t);
     }
     return XR_SUCCESS;

@@ -196,8 +196,11 @@ bool lyr_input_ready(struct lyr_session *s);
 void lyr_input_sync_own(struct lyr_session *s);
 
 /* The head (VIEW), the grips and any body trackers located in the layer's reference space
- * at `time`, as a tracking frame (time_s left to the caller). */
-XrResult lyr_input_locate(struct lyr_session *s, XrTime time, struct em_tracking_frame *out);
+ * at `time`, as a tracking frame (time_s left to the caller). What the runtime does not
+ * give as valid keeps its values from `last` (the previous frame; NULL: none) with its
+ * flags cleared (oxr_location_to_pose). */
+XrResult lyr_input_locate(struct lyr_session *s, XrTime time, const struct em_tracking_frame *last,
+                          struct em_tracking_frame *out);
 
 /* LOCAL only: puts the reference space's origin on the floor, `floor_local_m` in LOCAL
  * (a new space replaces the old one, destroyed: every user of it holds the lock). */

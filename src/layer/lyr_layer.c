@@ -396,112 +396,142 @@ env_flag(const char *name)
     return v && v[0] && strcmp(v, "0") != 0;
 }
 
-static XrResult XRAPI_CALL
-lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
-                              const XrApiLayerCreateInfo *layer_info, XrInstance *out_instance)
+/* The loader's information for this layer, as the loader interface says it comes. */
+static bool
+layer_info_usable(const XrApiLayerCreateInfo *layer_info)
 {
-    if (!info || !layer_info || !out_instance ||
-        layer_info->structType != XR_LOADER_INTERFACE_STRUCT_API_LAYER_CREATE_INFO ||
-        !layer_info->nextInfo ||
-        layer_info->nextInfo->structType != XR_LOADER_INTERFACE_STRUCT_API_LAYER_NEXT_INFO ||
-        strcmp(layer_info->nextInfo->layerName, LYR_LAYER_NAME) != 0 ||
-        !layer_info->nextInfo->nextGetInstanceProcAddr ||
-        !layer_info->nextInfo->nextCreateApiLayerInstance)
-        return XR_ERROR_INITIALIZATION_FAILED;
+    const XrApiLayerNextInfo *next = layer_info->nextInfo;
+    return layer_info->structType == XR_LOADER_INTERFACE_STRUCT_API_LAYER_CREATE_INFO && next &&
+           next->structType == XR_LOADER_INTERFACE_STRUCT_API_LAYER_NEXT_INFO &&
+           strcmp(next->layerName, LYR_LAYER_NAME) == 0 && next->nextGetInstanceProcAddr &&
+           next->nextCreateApiLayerInstance;
+}
+
+/* What the application asks for, and what the layer makes of it. */
+struct layer_request {
+    bool fb, meta, bd; /* the body tracking extensions asked for */
+    bool serving;      /* the layer answers them */
+    bool app_trackers; /* XR_HTCX_vive_tracker_interaction asked for */
+    bool trackers;     /* the instance below has it (asked for, or added for the layer) */
+};
+
+/* The instance below. Serve when the application asks for body tracking and the runtime
+ * cannot give it (or EMBODY_LAYER_OVERRIDE says to serve anyway): the instance is made
+ * without the extensions; if the runtime turns out to have them, it is made again as the
+ * application asked (no longer serving). Else, where it has body trackers the
+ * application did not ask for, made again with them, for the layer's own use. */
+static XrResult
+create_below(const XrInstanceCreateInfo *info, const XrApiLayerCreateInfo *layer_info,
+             struct layer_request *q, XrInstance *out_instance)
+{
     const XrApiLayerNextInfo *mine = layer_info->nextInfo;
-    if (info->enabledExtensionCount > MAX_EXTENSIONS)
-        return XR_ERROR_LIMIT_REACHED;
-
-    /* Serve when the application asks for body tracking and the runtime cannot give it
-     * (or EMBODY_LAYER_OVERRIDE says to serve anyway). The instance is made without the
-     * extensions; if the runtime turns out to have them, it is made again with them. */
-    const bool fb = requested(info, XR_FB_BODY_TRACKING_EXTENSION_NAME);
-    const bool meta = requested(info, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME);
-    const bool bd = requested(info, XR_BD_BODY_TRACKING_EXTENSION_NAME);
-    bool serving = fb || meta || bd;
-
     const char *names[MAX_EXTENSIONS];
     uint32_t count = 0;
     for (uint32_t i = 0; i < info->enabledExtensionCount; ++i)
-        if (!serving || !is_ours(info->enabledExtensionNames[i]))
+        if (!q->serving || !is_ours(info->enabledExtensionNames[i]))
             names[count++] = info->enabledExtensionNames[i];
     XrInstanceCreateInfo below = *info;
     below.enabledExtensionCount = count;
     below.enabledExtensionNames = count ? names : NULL;
     XrApiLayerCreateInfo next_info = *layer_info;
     next_info.nextInfo = mine->next;
-
-    struct lyr_instance *inst = instance_new();
-    if (!inst)
-        return XR_ERROR_OUT_OF_MEMORY;
     XrResult r = mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
-    const bool app_trackers = requested(info, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
-    bool trackers = app_trackers;
-    if (XR_SUCCEEDED(r) && serving) {
-        /* The runtime has body tracking itself: made again as the application asked. Else,
-         * where it has body trackers the application did not ask for, made again with
-         * them, for the layer's own use. */
-        const PFN_xrGetInstanceProcAddr gipa = mine->nextGetInstanceProcAddr;
-        const bool has_body = !env_flag("EMBODY_LAYER_OVERRIDE") &&
-                              offered_below(gipa, *out_instance,
-                                            fb || meta ? XR_FB_BODY_TRACKING_EXTENSION_NAME
-                                                       : XR_BD_BODY_TRACKING_EXTENSION_NAME);
-        const bool add_trackers =
-            !has_body && !app_trackers && count < MAX_EXTENSIONS &&
-            offered_below(gipa, *out_instance, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
-        PFN_xrDestroyInstance destroy = NULL;
-        if ((has_body || add_trackers) &&
-            XR_SUCCEEDED(
-                gipa(*out_instance, "xrDestroyInstance", (PFN_xrVoidFunction *)&destroy)) &&
-            destroy) {
-            destroy(*out_instance);
-            if (has_body) {
-                serving = false;
-                r = mine->nextCreateApiLayerInstance(info, &next_info, out_instance);
-            } else {
-                names[count] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
-                below.enabledExtensionCount = count + 1;
-                below.enabledExtensionNames = names;
-                trackers = true;
-                r = mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
-            }
-        }
-    }
-    if (XR_FAILED(r)) {
-        instance_delete(inst);
+    if (XR_FAILED(r) || !q->serving)
         return r;
+    const PFN_xrGetInstanceProcAddr gipa = mine->nextGetInstanceProcAddr;
+    const bool has_body = !env_flag("EMBODY_LAYER_OVERRIDE") &&
+                          offered_below(gipa, *out_instance,
+                                        q->fb || q->meta ? XR_FB_BODY_TRACKING_EXTENSION_NAME
+                                                         : XR_BD_BODY_TRACKING_EXTENSION_NAME);
+    const bool add_trackers =
+        !has_body && !q->app_trackers && count < MAX_EXTENSIONS &&
+        offered_below(gipa, *out_instance, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
+    PFN_xrDestroyInstance destroy = NULL;
+    if (!(has_body || add_trackers) ||
+        XR_FAILED(gipa(*out_instance, "xrDestroyInstance", (PFN_xrVoidFunction *)&destroy)) ||
+        !destroy)
+        return r;
+    destroy(*out_instance);
+    if (has_body) {
+        q->serving = false;
+        return mine->nextCreateApiLayerInstance(info, &next_info, out_instance);
     }
-    inst->handle = *out_instance;
-    inst->serving = serving;
-    inst->full_body = serving && (meta || bd); /* a BD tracker stands on the full body */
-    inst->trackers = serving && trackers;
-    inst->app_trackers = app_trackers;
-    if (!load_next(inst, mine->nextGetInstanceProcAddr)) {
+    names[count] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
+    below.enabledExtensionCount = count + 1;
+    below.enabledExtensionNames = names;
+    q->trackers = true;
+    return mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
+}
+
+/* The layer's part of an instance made below: the functions below it and, when serving,
+ * the body's settings and the layer's input; then it is recorded. */
+static XrResult
+set_up(struct lyr_instance *inst, PFN_xrGetInstanceProcAddr gipa)
+{
+    if (!load_next(inst, gipa)) {
         U_LOG_E("openxr layer: the layer below lacks core functions");
-        if (inst->next.destroy_instance)
-            inst->next.destroy_instance(*out_instance);
-        instance_delete(inst);
         return XR_ERROR_INITIALIZATION_FAILED;
     }
-    if (serving && (!lyr_settings_load(&inst->settings) || XR_FAILED(lyr_input_create(inst)))) {
+    if (inst->serving &&
+        (!lyr_settings_load(&inst->settings) || XR_FAILED(lyr_input_create(inst)))) {
         /* The application asked for an extension it was offered: without the body it
          * cannot be given, so the instance is refused rather than half served. */
         U_LOG_E("openxr layer: cannot serve body tracking (see above)");
-        lyr_settings_fini(&inst->settings);
-        inst->next.destroy_instance(*out_instance);
-        instance_delete(inst);
         return XR_ERROR_INITIALIZATION_FAILED;
     }
-    if (!lyr_instance_add(inst)) {
-        inst->next.destroy_instance(*out_instance);
-        instance_free(inst);
+    if (!lyr_instance_add(inst))
         return XR_ERROR_LIMIT_REACHED;
+    return XR_SUCCESS;
+}
+
+/* An instance that failed to be made or set up: the instance below destroyed (if it was
+ * made), the layer's record freed. */
+static void
+abandon(struct lyr_instance *inst)
+{
+    if (inst->handle != XR_NULL_HANDLE && inst->next.destroy_instance)
+        inst->next.destroy_instance(inst->handle);
+    instance_free(inst);
+}
+
+static XrResult XRAPI_CALL
+lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
+                              const XrApiLayerCreateInfo *layer_info, XrInstance *out_instance)
+{
+    if (!info || !layer_info || !out_instance || !layer_info_usable(layer_info))
+        return XR_ERROR_INITIALIZATION_FAILED;
+    if (info->enabledExtensionCount > MAX_EXTENSIONS)
+        return XR_ERROR_LIMIT_REACHED;
+    struct layer_request q = {
+        .fb = requested(info, XR_FB_BODY_TRACKING_EXTENSION_NAME),
+        .meta = requested(info, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME),
+        .bd = requested(info, XR_BD_BODY_TRACKING_EXTENSION_NAME),
+        .app_trackers = requested(info, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME),
+    };
+    q.serving = q.fb || q.meta || q.bd;
+    q.trackers = q.app_trackers;
+    struct lyr_instance *inst = instance_new();
+    if (!inst)
+        return XR_ERROR_OUT_OF_MEMORY;
+    const XrResult made = create_below(info, layer_info, &q, out_instance);
+    XrResult r = made;
+    if (XR_SUCCEEDED(r)) {
+        inst->handle = *out_instance;
+        inst->serving = q.serving;
+        inst->full_body = q.serving && (q.meta || q.bd); /* a BD tracker stands on the full body */
+        inst->trackers = q.serving && q.trackers;
+        inst->app_trackers = q.app_trackers;
+        r = set_up(inst, layer_info->nextInfo->nextGetInstanceProcAddr);
     }
-    if (serving)
+    if (XR_FAILED(r)) {
+        abandon(inst);
+        return r;
+    }
+    if (q.serving)
         U_LOG_I("openxr layer: serving %s%s%s", XR_FB_BODY_TRACKING_EXTENSION_NAME,
-                meta ? " and " XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME : "",
-                bd ? " and " XR_BD_BODY_TRACKING_EXTENSION_NAME : "");
-    return r;
+                q.meta ? " and " XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME : "",
+                q.bd ? " and " XR_BD_BODY_TRACKING_EXTENSION_NAME : "");
+    return made;
 }
 
 /* ---- Negotiation --------------------------------------------------------------------- */

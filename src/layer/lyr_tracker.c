@@ -276,7 +276,8 @@ update_flags(struct lyr_tracker *t)
         t->flags[i] =
             XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT;
         const int driver = lyr_joint_driver(i);
-        if (driver >= 1 && driver <= EM_DEVICE_COUNT)
+        if (driver >= 1 && driver <= EM_DEVICE_COUNT &&
+            em_device_pose_usable(&t->last_frame.device[driver - 1]))
             t->flags[i] |= t->last_frame.device[driver - 1].flags & tracked_bits;
     }
     struct body_tracker_status status[EM_TRACKER_COUNT];
@@ -297,10 +298,11 @@ update(struct lyr_tracker *t, XrTime time)
         return XR_SUCCESS;
     struct em_tracking_frame frame;
     const XrTime first = t->updated ? t->first_time : time;
-    XrResult r = lyr_input_locate(t->session, time, &frame);
+    const struct em_tracking_frame *last = t->updated ? &t->last_frame : NULL;
+    XrResult r = lyr_input_locate(t->session, time, last, &frame);
     frame.time_s = (double)(time - first) * 1e-9;
     if (XR_SUCCEEDED(r) && (first_floor(t, &frame) || calibrate_step(t, &frame))) {
-        r = lyr_input_locate(t->session, time, &frame); /* in the space as it is now */
+        r = lyr_input_locate(t->session, time, last, &frame); /* in the space as it is now */
         frame.time_s = (double)(time - first) * 1e-9;
     }
     if (XR_FAILED(r))

@@ -71,7 +71,6 @@ device_state(const struct em_device_pose *d, const char **out_word, const uint8_
     }
 }
 
-/* The panel's lines; returns nothing, grows p->max_x and p->y. */
 /* An avatar's setup and body, and its error against the truth: this frame and the mean
  * so far, all joints first, then upper, lower, hands, feet. */
 static void
@@ -99,17 +98,49 @@ lane_line(struct pen *p, const struct render_hud_lane *lane)
     pen_newline(p);
 }
 
+/* Starts a continuation line under the values (after `per_line` items on the line). */
 static void
-hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera camera, float draw_ms)
+pen_wrap(struct pen *p, int shown, int per_line)
 {
-    const struct render_hud *h = &scene->hud;
+    if (shown > 0 && shown % per_line == 0) {
+        pen_newline(p);
+        p->x = p->x0 + p->label_w;
+    }
+}
+
+/* One device or tracker: its name, its state and the body's note on it (NULL: none). */
+static void
+device_entry(struct pen *p, const char *name, const struct em_device_pose *pose, const char *note)
+{
+    char buf[160];
+    const char *word;
+    const uint8_t *rgba;
+    device_state(pose, &word, &rgba);
+    snprintf(buf, sizeof buf, "%s ", name);
+    pen_text(p, buf, k_label);
+    snprintf(buf, sizeof buf, "%s   ", word);
+    pen_text(p, buf, rgba);
+    if (note) {
+        snprintf(buf, sizeof buf, "(%s)   ", note);
+        pen_text(p, buf, k_warn);
+    }
+}
+
+static void
+title_line(struct pen *p, const struct render_hud *h, enum render_camera camera)
+{
     char buf[160];
     pen_text(p, "embody", k_accent);
     snprintf(buf, sizeof buf, "   %s · %s camera", or_dash(h->source_name),
              render_camera_name(camera));
     pen_text(p, buf, k_label);
     pen_newline(p);
+}
 
+static void
+solver_line(struct pen *p, const struct render_hud *h, float draw_ms)
+{
+    char buf[160];
     pen_label(p, "solver");
     if (h->frame_rate_hz > 0.0f)
         snprintf(buf, sizeof buf, "%.0f fps   ", (double)h->frame_rate_hz);
@@ -120,16 +151,19 @@ hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera ca
              h->iterations, (double)draw_ms);
     pen_text(p, buf, k_value);
     pen_newline(p);
+}
 
+/* Each effector's distance from its target, four to a line. */
+static void
+residual_lines(struct pen *p, const struct render_hud *h)
+{
+    char buf[160];
     pen_label(p, "residual");
     const int n = h->effector_count < RENDER_MAX_TARGETS ? h->effector_count : RENDER_MAX_TARGETS;
     if (n <= 0)
         pen_text(p, "–", k_value);
     for (int i = 0; i < n; ++i) {
-        if (i > 0 && i % 4 == 0) {
-            pen_newline(p);
-            p->x = p->x0 + p->label_w;
-        }
+        pen_wrap(p, i, 4);
         const float mm = h->residual_mm[i];
         snprintf(buf, sizeof buf, "%s ", or_dash(h->effector_name[i]));
         pen_text(p, buf, k_label);
@@ -137,57 +171,50 @@ hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera ca
         pen_text(p, buf, mm < 10.0f ? k_value : (mm < 50.0f ? k_warn : k_bad));
     }
     pen_newline(p);
+}
 
+static void
+devices_line(struct pen *p, const struct render_scene *scene)
+{
     pen_label(p, "devices");
-    for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
-        const char *word;
-        const uint8_t *rgba;
-        device_state(&scene->device[d], &word, &rgba);
-        snprintf(buf, sizeof buf, "%s ", em_device_name((enum em_device)d));
-        pen_text(p, buf, k_label);
-        snprintf(buf, sizeof buf, "%s   ", word);
-        pen_text(p, buf, rgba);
-        if (h->device_note[d]) {
-            snprintf(buf, sizeof buf, "(%s)   ", h->device_note[d]);
-            pen_text(p, buf, k_warn);
-        }
+    for (int d = 0; d < EM_DEVICE_COUNT; ++d)
+        device_entry(p, em_device_name((enum em_device)d), &scene->device[d],
+                     scene->hud.device_note[d]);
+    pen_newline(p);
+}
+
+/* The present body trackers, three to a line; none without trackers. */
+static void
+trackers_lines(struct pen *p, const struct render_scene *scene)
+{
+    if (!scene->tracker_present)
+        return;
+    pen_label(p, "trackers");
+    int shown = 0;
+    for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
+        if (!(scene->tracker_present & EM_TRACKER_BIT(t)))
+            continue;
+        pen_wrap(p, shown++, 3);
+        device_entry(p, em_tracker_name((enum em_tracker)t), &scene->tracker[t],
+                     scene->hud.tracker_note[t]);
     }
     pen_newline(p);
+}
 
-    if (scene->tracker_present) {
-        pen_label(p, "trackers");
-        int shown = 0;
-        for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
-            if (!(scene->tracker_present & EM_TRACKER_BIT(t)))
-                continue;
-            if (shown > 0 && shown % 3 == 0) {
-                pen_newline(p);
-                p->x = p->x0 + p->label_w;
-            }
-            ++shown;
-            const char *word;
-            const uint8_t *rgba;
-            device_state(&scene->tracker[t], &word, &rgba);
-            snprintf(buf, sizeof buf, "%s ", em_tracker_name((enum em_tracker)t));
-            pen_text(p, buf, k_label);
-            snprintf(buf, sizeof buf, "%s   ", word);
-            pen_text(p, buf, rgba);
-            if (h->tracker_note[t]) {
-                snprintf(buf, sizeof buf, "(%s)   ", h->tracker_note[t]);
-                pen_text(p, buf, k_warn);
-            }
-        }
-        pen_newline(p);
-    }
-
+static void
+body_line(struct pen *p, const struct render_hud *h)
+{
+    char buf[160];
     pen_label(p, "body");
     snprintf(buf, sizeof buf, "%s · %s", or_dash(h->posture), or_dash(h->stepping));
     pen_text(p, buf, k_value);
     pen_newline(p);
+}
 
-    for (int l = 0; l < h->lane_count && l < RENDER_MAX_LANES; ++l)
-        lane_line(p, &h->lane[l]);
-
+static void
+calibration_line(struct pen *p, const struct render_hud *h)
+{
+    char buf[160];
     pen_label(p, "calibration");
     if (h->height_m > 0.0f)
         snprintf(buf, sizeof buf, "height %.2f m", (double)h->height_m);
@@ -200,6 +227,22 @@ hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera ca
         snprintf(buf, sizeof buf, "   arm span –");
     pen_text(p, buf, k_value);
     pen_newline(p);
+}
+
+/* The panel's lines, top to bottom; grows p->max_x and p->y. */
+static void
+hud_lines(struct pen *p, const struct render_scene *scene, enum render_camera camera, float draw_ms)
+{
+    const struct render_hud *h = &scene->hud;
+    title_line(p, h, camera);
+    solver_line(p, h, draw_ms);
+    residual_lines(p, h);
+    devices_line(p, scene);
+    trackers_lines(p, scene);
+    body_line(p, h);
+    for (int l = 0; l < h->lane_count && l < RENDER_MAX_LANES; ++l)
+        lane_line(p, &h->lane[l]);
+    calibration_line(p, h);
 }
 
 /* Text centred at (cx, y) on a rounded-looking pill of the panel colour. */

@@ -7,6 +7,7 @@
 
 #include "embody/m_math.h"
 #include "embody/skeleton.h"
+#include "skeleton/sk_humanoid_tree.h"
 
 #define MIN_BONE_LENGTH_M 1e-6f
 
@@ -388,20 +389,25 @@ done:
     return r;
 }
 
-/* Expected humanoid parent chain: each bone's nearest humanoid ancestor must be one of
- * these (upperChest may sit between chest and neck/shoulders). */
+/* Whether `bone`'s nearest humanoid ancestor in `sk` is its parent in the humanoid's tree
+ * (sk_humanoid_tree.h) or an optional bone between them (upperChest between the chest and
+ * the neck or shoulders). `out_want` gets that parent: the nearest required ancestor. */
 static bool
-ancestor_ok(const struct sk_skeleton *sk, enum sk_bone bone, enum sk_bone want)
+nests_as_humanoid(const struct sk_skeleton *sk, enum sk_bone bone, enum sk_bone *out_want)
 {
     const int j = sk->bone_joint[bone];
     int a = sk->parent[j];
     while (a >= 0 && sk->bone[a] == SK_BONE_NONE)
         a = sk->parent[a];
-    if (a < 0)
-        return false;
-    if (sk->bone[a] == want)
-        return true;
-    return want == SK_CHEST && sk->bone[a] == SK_UPPER_CHEST;
+    bool ok = false;
+    enum sk_bone want = sk_humanoid_parent(bone);
+    for (; want != SK_BONE_NONE; want = sk_humanoid_parent(want)) {
+        ok |= a >= 0 && sk->bone[a] == want;
+        if (sk_bone_is_required(want))
+            break;
+    }
+    *out_want = want;
+    return ok;
 }
 
 enum em_result
@@ -413,30 +419,13 @@ sk_humanoid_validate(const struct sk_skeleton *sk, const char *source, struct em
         if (sk_bone_is_required((enum sk_bone)b) && sk->bone_joint[b] < 0)
             return em_fail(err, EM_ERROR_PARSE, "%s: missing the humanoid joint \"%s\"", source,
                            sk_bone_name((enum sk_bone)b));
-    static const enum sk_bone chain[][2] = {
-        {SK_SPINE, SK_HIPS},
-        {SK_CHEST, SK_SPINE},
-        {SK_NECK, SK_CHEST},
-        {SK_HEAD, SK_NECK},
-        {SK_LEFT_SHOULDER, SK_CHEST},
-        {SK_LEFT_UPPER_ARM, SK_LEFT_SHOULDER},
-        {SK_LEFT_LOWER_ARM, SK_LEFT_UPPER_ARM},
-        {SK_LEFT_HAND, SK_LEFT_LOWER_ARM},
-        {SK_RIGHT_SHOULDER, SK_CHEST},
-        {SK_RIGHT_UPPER_ARM, SK_RIGHT_SHOULDER},
-        {SK_RIGHT_LOWER_ARM, SK_RIGHT_UPPER_ARM},
-        {SK_RIGHT_HAND, SK_RIGHT_LOWER_ARM},
-        {SK_LEFT_UPPER_LEG, SK_HIPS},
-        {SK_LEFT_LOWER_LEG, SK_LEFT_UPPER_LEG},
-        {SK_LEFT_FOOT, SK_LEFT_LOWER_LEG},
-        {SK_RIGHT_UPPER_LEG, SK_HIPS},
-        {SK_RIGHT_LOWER_LEG, SK_RIGHT_UPPER_LEG},
-        {SK_RIGHT_FOOT, SK_RIGHT_LOWER_LEG},
-    };
-    for (size_t i = 0; i < sizeof chain / sizeof chain[0]; ++i)
-        if (!ancestor_ok(sk, chain[i][0], chain[i][1]))
+    for (int b = 0; b < SK_BONE_COUNT; ++b) {
+        enum sk_bone want = SK_BONE_NONE;
+        if (b != SK_HIPS && sk_bone_is_required((enum sk_bone)b) &&
+            !nests_as_humanoid(sk, (enum sk_bone)b, &want))
             return em_fail(err, EM_ERROR_PARSE, "%s: joint \"%s\" must be below \"%s\"", source,
-                           sk_bone_name(chain[i][0]), sk_bone_name(chain[i][1]));
+                           sk_bone_name((enum sk_bone)b), sk_bone_name(want));
+    }
     if (sk->bone_joint[SK_HIPS] != 0)
         return em_fail(err, EM_ERROR_PARSE, "%s: \"hips\" must be the root", source);
     return EM_OK;

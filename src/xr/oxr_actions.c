@@ -6,7 +6,9 @@
  * Every suggested path must be one the OpenXR 1.0 specification lists for that
  * interaction profile (a runtime refuses the whole profile otherwise, with
  * XR_ERROR_PATH_UNSUPPORTED). A profile the runtime refuses is skipped with a warning:
- * the other controllers still work. The buttons chosen are in embody/xr.h.
+ * the other controllers still work. The profiles and their buttons are in oxr_common.c
+ * (the layer adds its grips to the same profiles); those of an extension are suggested
+ * when the runtime offers it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,38 +19,6 @@
 static const char *const k_hand_path[OXR_HAND_COUNT] = {"/user/hand/left", "/user/hand/right"};
 static const char *const k_hand_name[OXR_HAND_COUNT] = {"left", "right"};
 
-/* The buttons of one interaction profile: input paths below /user/hand/<side>, per hand
- * (index 0 left, 1 right). */
-struct oxr_profile_binding {
-    const char *profile;
-    const char *extension; /* NULL for core profiles */
-    const char *calibrate[OXR_HAND_COUNT];
-    const char *recenter[OXR_HAND_COUNT];
-};
-
-static const struct oxr_profile_binding k_profiles[] = {
-    {"/interaction_profiles/khr/simple_controller", NULL,
-     {"/input/select/click", "/input/select/click"},
-     {"/input/menu/click", "/input/menu/click"}},
-    {"/interaction_profiles/valve/index_controller", NULL,
-     {"/input/a/click", "/input/a/click"},
-     {"/input/b/click", "/input/b/click"}},
-    {"/interaction_profiles/oculus/touch_controller", NULL,
-     {"/input/x/click", "/input/a/click"},
-     {"/input/y/click", "/input/b/click"}},
-    {"/interaction_profiles/htc/vive_controller", NULL,
-     {"/input/menu/click", "/input/menu/click"},
-     {"/input/squeeze/click", "/input/squeeze/click"}},
-    {"/interaction_profiles/microsoft/motion_controller", NULL,
-     {"/input/menu/click", "/input/menu/click"},
-     {"/input/squeeze/click", "/input/squeeze/click"}},
-    {"/interaction_profiles/hp/mixed_reality_controller",
-     XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME,
-     {"/input/x/click", "/input/a/click"},
-     {"/input/y/click", "/input/b/click"}},
-};
-
-#define OXR_PROFILE_COUNT ((int)(sizeof k_profiles / sizeof k_profiles[0]))
 #define OXR_BINDINGS_PER_PROFILE 8 /* grip, aim, calibrate, recenter for two hands */
 
 static enum em_result
@@ -90,7 +60,7 @@ add_binding(struct oxr_source *ox, XrAction action, int hand, const char *input,
 }
 
 static enum em_result
-suggest_profile(struct oxr_source *ox, const struct oxr_profile_binding *p,
+suggest_profile(struct oxr_source *ox, const struct oxr_controller_profile *p,
                 struct em_error *err)
 {
     XrActionSuggestedBinding list[OXR_BINDINGS_PER_PROFILE];
@@ -112,7 +82,7 @@ suggest_profile(struct oxr_source *ox, const struct oxr_profile_binding *p,
         .countSuggestedBindings = count,
         .suggestedBindings = list};
     if (r == EM_OK)
-        r = path_from_string(ox, p->profile, &suggested.interactionProfile, err);
+        r = path_from_string(ox, p->path, &suggested.interactionProfile, err);
     if (r != EM_OK)
         return r;
 
@@ -120,23 +90,13 @@ suggest_profile(struct oxr_source *ox, const struct oxr_profile_binding *p,
     if (xr == XR_ERROR_PATH_UNSUPPORTED) {
         U_LOG_W("openxr: the runtime refuses bindings for %s; those controllers will not "
                 "move the avatar",
-                p->profile);
+                p->path);
         return EM_OK;
     }
     if (XR_FAILED(xr))
-        return em_fail(err, EM_ERROR_RUNTIME, "%s (profile %s)", ox->last_failure, p->profile);
+        return em_fail(err, EM_ERROR_RUNTIME, "%s (profile %s)", ox->last_failure, p->path);
     ox->actions.profiles_accepted++;
     return EM_OK;
-}
-
-static bool
-profile_available(const struct oxr_source *ox, const struct oxr_profile_binding *p)
-{
-    if (!p->extension)
-        return true;
-    /* Only one extension profile so far. */
-    return strcmp(p->extension, XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME) == 0 &&
-           ox->ext.hp_controller;
 }
 
 enum em_result
@@ -168,9 +128,9 @@ oxr_actions_create(struct oxr_source *ox, struct em_error *err)
     if (r == EM_OK)
         r = create_action(ox, "recenter", "Recenter", XR_ACTION_TYPE_BOOLEAN_INPUT,
                           &a->recenter, err);
-    for (int i = 0; i < OXR_PROFILE_COUNT && r == EM_OK; ++i) {
-        if (profile_available(ox, &k_profiles[i]))
-            r = suggest_profile(ox, &k_profiles[i], err);
+    for (int i = 0; i < OXR_CONTROLLER_PROFILE_COUNT && r == EM_OK; ++i) {
+        if (ox->ext.controller_profiles & (1u << i))
+            r = suggest_profile(ox, &oxr_controller_profiles[i], err);
     }
     if (r == EM_OK && a->profiles_accepted == 0)
         U_LOG_W("openxr: the runtime accepted no controller bindings: only the head will be "

@@ -27,26 +27,6 @@
 
 /* ---- Poses ------------------------------------------------------------------------ */
 
-/* A runtime's VALID values must still be usable: a finite unit quaternion, a finite
- * position. What is not is treated as not valid. */
-static XrSpaceLocationFlags
-plausible_flags(const XrSpaceLocation *loc)
-{
-    XrSpaceLocationFlags f = loc->locationFlags;
-    const XrQuaternionf *q = &loc->pose.orientation;
-    const XrVector3f *p = &loc->pose.position;
-    const float n2 = q->x * q->x + q->y * q->y + q->z * q->z + q->w * q->w;
-    const bool unit = isfinite(n2) && fabsf(n2 - 1.0f) < 1e-3f;
-    if ((f & XR_SPACE_LOCATION_ORIENTATION_VALID_BIT) && !unit)
-        f &= ~(XrSpaceLocationFlags)(XR_SPACE_LOCATION_ORIENTATION_VALID_BIT |
-                                     XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT);
-    if ((f & XR_SPACE_LOCATION_POSITION_VALID_BIT) &&
-        !(isfinite(p->x) && isfinite(p->y) && isfinite(p->z)))
-        f &= ~(XrSpaceLocationFlags)(XR_SPACE_LOCATION_POSITION_VALID_BIT |
-                                     XR_SPACE_LOCATION_POSITION_TRACKED_BIT);
-    return f;
-}
-
 /* Locates `space` in the base space at the frame's time; an inactive action or an
  * unusable answer gives no flags and keeps the last values. */
 static bool
@@ -57,12 +37,8 @@ locate(struct oxr_source *ox, XrSpace space, bool active, const struct em_device
     if (active) {
         if (XR_FAILED(OXR_CHECK(ox, xrLocateSpace(space, ox->base_space, ox->frame_time, &loc))))
             return false;
-        const XrSpaceLocationFlags usable = plausible_flags(&loc);
-        if (usable != loc.locationFlags)
-            U_LOG_D("openxr: the runtime gave a non-unit or non-finite pose: ignored");
-        loc.locationFlags = usable;
     }
-    oxr_pose_convert(&loc, keep, out);
+    oxr_location_to_pose(&loc, keep, out);
     return true;
 }
 

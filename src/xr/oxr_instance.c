@@ -36,6 +36,9 @@ read_extensions(struct oxr_source *ox, struct em_error *err)
                        oxr_result_name(r));
     }
     memset(&ox->ext, 0, sizeof ox->ext);
+    for (int p = 0; p < OXR_CONTROLLER_PROFILE_COUNT; ++p)
+        if (!oxr_controller_profiles[p].extension)
+            ox->ext.controller_profiles |= 1u << p;
     for (uint32_t i = 0; i < count; ++i) {
         const char *name = props[i].extensionName;
         U_LOG_D("openxr: runtime offers %s (version %u)", name, props[i].extensionVersion);
@@ -47,8 +50,11 @@ read_extensions(struct oxr_source *ox, struct em_error *err)
             ox->ext.timespec = true;
         else if (strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0)
             ox->ext.vive_tracker = true;
-        else if (strcmp(name, XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME) == 0)
-            ox->ext.hp_controller = true;
+        for (int p = 0; p < OXR_CONTROLLER_PROFILE_COUNT; ++p) {
+            const char *needs = oxr_controller_profiles[p].extension;
+            if (needs && strcmp(name, needs) == 0)
+                ox->ext.controller_profiles |= 1u << p;
+        }
     }
     free(props);
     return EM_OK;
@@ -91,7 +97,7 @@ create_failure_means_no_runtime(XrResult r)
 static enum em_result
 create_instance(struct oxr_source *ox, struct em_error *err)
 {
-    const char *enabled[5];
+    const char *enabled[3 + OXR_CONTROLLER_PROFILE_COUNT];
     uint32_t enabled_count = 0;
     if (ox->headless) {
         enabled[enabled_count++] = XR_MND_HEADLESS_EXTENSION_NAME;
@@ -99,8 +105,9 @@ create_instance(struct oxr_source *ox, struct em_error *err)
     } else {
         enabled[enabled_count++] = XR_KHR_OPENGL_ENABLE_EXTENSION_NAME;
     }
-    if (ox->ext.hp_controller)
-        enabled[enabled_count++] = XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME;
+    for (int p = 0; p < OXR_CONTROLLER_PROFILE_COUNT; ++p)
+        if (oxr_controller_profiles[p].extension && (ox->ext.controller_profiles & (1u << p)))
+            enabled[enabled_count++] = oxr_controller_profiles[p].extension;
     if (ox->ext.vive_tracker)
         enabled[enabled_count++] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
 

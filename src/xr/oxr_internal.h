@@ -2,7 +2,8 @@
  * Internals of the OpenXR input source, shared by the files of src/xr:
  *
  *   oxr_result.c    the one checking function every XrResult goes through, names
- *   oxr_pose.c      XrSpaceLocation -> em_device_pose
+ *   oxr_common.c    profiles, tracker roles, XrSpaceLocation -> em_device_pose: the facts
+ *                   the OpenXR layer (src/layer) uses too (oxr_common.h)
  *   oxr_instance.c  extensions, instance, system (phase 1)
  *   oxr_actions.c   action set, suggested bindings, per-frame action state (phase 2)
  *   oxr_trackers.c  body trackers (XR_HTCX_vive_tracker_interaction)
@@ -12,7 +13,7 @@
  *   oxr_source.c    the public functions of embody/xr.h
  *
  * Calls run one way, down this order (a file calls only those below it):
- *   source -> frame -> session -> instance -> actions, trackers, view -> pose, result
+ *   source -> frame -> session -> instance -> actions, trackers, view -> common, result
  *
  * Compiled with XR_USE_PLATFORM_XLIB, XR_USE_GRAPHICS_API_OPENGL and XR_USE_TIMESPEC.
  */
@@ -30,6 +31,7 @@
 #include <openxr/openxr_platform.h>
 
 #include "embody/xr.h"
+#include "xr/oxr_common.h"
 
 #define OXR_HAND_COUNT 2
 #define OXR_EYE_COUNT 2
@@ -73,7 +75,9 @@ struct oxr_extensions {
     bool opengl;        /* XR_KHR_opengl_enable */
     bool headless;      /* XR_MND_headless */
     bool timespec;      /* XR_KHR_convert_timespec_time */
-    bool hp_controller; /* XR_EXT_hp_mixed_reality_controller */
+    /* Bit i: the runtime offers oxr_controller_profiles[i]'s extension (core profiles
+     * always set). */
+    uint32_t controller_profiles;
     bool vive_tracker;  /* XR_HTCX_vive_tracker_interaction */
 };
 
@@ -274,12 +278,6 @@ oxr_projection_from_fov(const XrFovf *fov, float near_m, float far_m, mat4 out);
 
 void
 oxr_view_from_pose(const XrPosef *eye_pose, mat4 out);
-
-/* Copies an XrPosef and location flags into an em_device_pose, field by field; values
- * whose VALID flag is missing are kept from `keep` (the last known). (oxr_pose.c) */
-void
-oxr_pose_convert(const XrSpaceLocation *location, const struct em_device_pose *keep,
-                 struct em_device_pose *out);
 
 enum em_result
 oxr_frame_next(struct in_source *src, struct em_tracking_frame *out_frame);

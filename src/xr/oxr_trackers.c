@@ -17,15 +17,6 @@
 #include "util/u_log.h"
 #include "xr/oxr_internal.h"
 
-#define ROLE_PREFIX "/user/vive_tracker_htcx/role/"
-#define TRACKER_PROFILE "/interaction_profiles/htc/vive_tracker_htcx"
-
-/* The extension's role for each enum em_tracker. */
-static const char *const k_role[EM_TRACKER_COUNT] = {
-    "waist",     "chest",      "left_foot",  "right_foot",
-    "left_knee", "right_knee", "left_elbow", "right_elbow",
-};
-
 enum em_result
 oxr_trackers_create_actions(struct oxr_source *ox, struct em_error *err)
 {
@@ -35,7 +26,7 @@ oxr_trackers_create_actions(struct oxr_source *ox, struct em_error *err)
         return EM_OK;
     for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
         char path[96];
-        snprintf(path, sizeof path, ROLE_PREFIX "%s", k_role[t]);
+        snprintf(path, sizeof path, OXR_TRACKER_ROLE_PREFIX "%s", oxr_tracker_roles[t]);
         if (XR_FAILED(OXR_CHECK(ox, xrStringToPath(ox->instance, path, &a->tracker_role[t]))))
             return em_fail(err, EM_ERROR_RUNTIME, "%s (path \"%s\")", ox->last_failure, path);
     }
@@ -50,7 +41,8 @@ oxr_trackers_create_actions(struct oxr_source *ox, struct em_error *err)
     XrActionSuggestedBinding bindings[EM_TRACKER_COUNT];
     for (int t = 0; t < EM_TRACKER_COUNT; ++t) {
         char path[128];
-        snprintf(path, sizeof path, ROLE_PREFIX "%s/input/grip/pose", k_role[t]);
+        snprintf(path, sizeof path, OXR_TRACKER_ROLE_PREFIX "%s/input/grip/pose",
+                 oxr_tracker_roles[t]);
         bindings[t].action = a->tracker;
         if (XR_FAILED(OXR_CHECK(ox, xrStringToPath(ox->instance, path, &bindings[t].binding))))
             return em_fail(err, EM_ERROR_RUNTIME, "%s (path \"%s\")", ox->last_failure, path);
@@ -60,7 +52,7 @@ oxr_trackers_create_actions(struct oxr_source *ox, struct em_error *err)
         .countSuggestedBindings = EM_TRACKER_COUNT,
         .suggestedBindings = bindings};
     if (XR_FAILED(OXR_CHECK(
-            ox, xrStringToPath(ox->instance, TRACKER_PROFILE, &suggested.interactionProfile))))
+            ox, xrStringToPath(ox->instance, OXR_TRACKER_PROFILE, &suggested.interactionProfile))))
         return em_fail(err, EM_ERROR_RUNTIME, "%s", ox->last_failure);
     /* A runtime that refuses the bindings still serves head and hands. */
     if (XR_FAILED(OXR_CHECK(ox, xrSuggestInteractionProfileBindings(ox->instance, &suggested)))) {
@@ -127,7 +119,7 @@ oxr_trackers_on_connected(struct oxr_source *ox, const XrEventDataBuffer *event)
         return;
     }
     ox->trackers_connected |= EM_TRACKER_BIT(t);
-    U_LOG_I("openxr: body tracker connected: %s (%s)", k_role[t],
+    U_LOG_I("openxr: body tracker connected: %s (%s)", oxr_tracker_roles[t],
             em_tracker_name((enum em_tracker)t));
 }
 
@@ -143,21 +135,6 @@ pose_active(struct oxr_source *ox, int t)
     return state.isActive;
 }
 
-/* Values a VALID flag covers must be usable: finite, a unit quaternion. */
-static void
-keep_plausible(XrSpaceLocation *loc)
-{
-    const XrQuaternionf *q = &loc->pose.orientation;
-    const XrVector3f *p = &loc->pose.position;
-    const float n = q->x * q->x + q->y * q->y + q->z * q->z + q->w * q->w;
-    if (!(isfinite(n) && fabsf(n - 1.0f) < 1e-2f))
-        loc->locationFlags &= ~(XrSpaceLocationFlags)(XR_SPACE_LOCATION_ORIENTATION_VALID_BIT |
-                                                      XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT);
-    if (!(isfinite(p->x) && isfinite(p->y) && isfinite(p->z)))
-        loc->locationFlags &= ~(XrSpaceLocationFlags)(XR_SPACE_LOCATION_POSITION_VALID_BIT |
-                                                      XR_SPACE_LOCATION_POSITION_TRACKED_BIT);
-}
-
 bool
 oxr_trackers_locate(struct oxr_source *ox, struct em_tracking_frame *f)
 {
@@ -171,9 +148,8 @@ oxr_trackers_locate(struct oxr_source *ox, struct em_tracking_frame *f)
         if (XR_FAILED(OXR_CHECK(
                 ox, xrLocateSpace(ox->tracker_space[t], ox->base_space, ox->frame_time, &loc))))
             return false;
-        keep_plausible(&loc);
         f->tracker_present |= EM_TRACKER_BIT(t);
-        oxr_pose_convert(&loc, &ox->last.tracker[t], &f->tracker[t]);
+        oxr_location_to_pose(&loc, &ox->last.tracker[t], &f->tracker[t]);
     }
     return true;
 }

@@ -186,6 +186,24 @@ bad_skeleton_files_are_rejected_with_a_reason(void **state)
                     "offset_m[2]");
 }
 
+/* The humanoid's tree (sk_humanoid_tree.h): a bone hangs from its parent, or from the
+ * chest past a missing or skipped upperChest. */
+static void
+a_humanoid_nesting_otherwise_is_rejected_naming_the_parent(void **state)
+{
+    (void)state;
+    struct sk_skeleton sk;
+    load_humanoid(&sk);
+    struct em_error err = {{0}};
+    const int neck = sk.bone_joint[SK_NECK];
+    sk.parent[neck] = sk.bone_joint[SK_CHEST];
+    assert_int_equal(sk_humanoid_validate(&sk, "humanoid", &err), EM_OK);
+    sk.parent[neck] = sk.bone_joint[SK_SPINE];
+    assert_int_equal(sk_humanoid_validate(&sk, "humanoid", &err), EM_ERROR_PARSE);
+    assert_non_null(strstr(err.message, "joint \"neck\" must be below \"chest\""));
+    sk_skeleton_fini(&sk);
+}
+
 static void
 a_humanoid_missing_a_joint_is_rejected(void **state)
 {
@@ -557,6 +575,7 @@ main(void)
         cmocka_unit_test(forward_kinematics_turns_the_subtree),
         cmocka_unit_test(bad_skeleton_files_are_rejected_with_a_reason),
         cmocka_unit_test(a_humanoid_missing_a_joint_is_rejected),
+        cmocka_unit_test(a_humanoid_nesting_otherwise_is_rejected_naming_the_parent),
         cmocka_unit_test(name_maps_know_cmu_and_mixamo),
         cmocka_unit_test(name_map_reads_a_set_of_names_in_its_convention),
         cmocka_unit_test(a_rig_missing_bones_is_refused_naming_found_missing_and_closest),

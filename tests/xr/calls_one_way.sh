@@ -8,10 +8,10 @@ set -eu
 lib="$1"
 nm -A "$lib" | awk '
 BEGIN {
-    split("oxr_source oxr_frame oxr_session oxr_instance oxr_actions oxr_trackers oxr_view oxr_pose oxr_result", order, " ")
+    split("oxr_source oxr_frame oxr_session oxr_instance oxr_actions oxr_trackers oxr_view oxr_common oxr_result", order, " ")
     rank["oxr_source"] = 7; rank["oxr_frame"] = 6; rank["oxr_session"] = 5; rank["oxr_instance"] = 4
     rank["oxr_actions"] = 3; rank["oxr_trackers"] = 3; rank["oxr_view"] = 3
-    rank["oxr_pose"] = 1; rank["oxr_result"] = 1
+    rank["oxr_common"] = 1; rank["oxr_result"] = 1
 }
 {
     # "lib.a:oxr_frame.c.o:0000000000000000 T oxr_frame_next" or "...:                 U oxr_pose_convert"

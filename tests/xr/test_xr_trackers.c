@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "embody/xr.h"
+#include "xr/oxr_common.h"
 #include "xr_test_util.h"
 
 #define MAX_CALLS 2000
@@ -74,6 +76,48 @@ trackers_arrive_with_their_roles_and_come_and_go(void **state)
     in_source_destroy(&g_src);
 }
 
+/* The program and the layer turn a location into a pose alike (oxr_common.c): what is not
+ * VALID keeps the last value, without its flags. */
+static void
+a_location_without_valid_bits_keeps_the_last_pose_without_flags(void **state)
+{
+    (void)state;
+    const struct em_device_pose last = {
+        .pose = {.orientation = {0.0f, 0.6f, 0.0f, 0.8f}, .position_m = {0.1f, 1.5f, -0.3f}},
+        .flags = EM_POSE_ALL_VALID};
+    XrSpaceLocation loc = {
+        .type = XR_TYPE_SPACE_LOCATION,
+        .locationFlags = XR_SPACE_LOCATION_ORIENTATION_VALID_BIT,
+        .pose = {.orientation = {0.0f, 0.0f, 0.0f, 1.0f}, .position = {9.0f, 9.0f, 9.0f}}};
+    struct em_device_pose out;
+    oxr_location_to_pose(&loc, &last, &out);
+    assert_int_equal(out.flags, EM_POSE_ORIENTATION_VALID);
+    assert_true(out.pose.orientation[1] == 0.0f && out.pose.orientation[3] == 1.0f);
+    assert_true(out.pose.position_m[0] == 0.1f && out.pose.position_m[1] == 1.5f &&
+                out.pose.position_m[2] == -0.3f);
+    loc.locationFlags = 0;
+    oxr_location_to_pose(&loc, NULL, &out); /* nothing known: identity at the origin */
+    assert_int_equal(out.flags, 0);
+    assert_true(out.pose.orientation[3] == 1.0f && out.pose.position_m[1] == 0.0f);
+}
+
+static void
+a_valid_location_that_is_not_usable_counts_as_not_valid(void **state)
+{
+    (void)state;
+    const XrSpaceLocationFlags all =
+        XR_SPACE_LOCATION_ORIENTATION_VALID_BIT | XR_SPACE_LOCATION_POSITION_VALID_BIT |
+        XR_SPACE_LOCATION_ORIENTATION_TRACKED_BIT | XR_SPACE_LOCATION_POSITION_TRACKED_BIT;
+    const XrSpaceLocation loc = {
+        .type = XR_TYPE_SPACE_LOCATION,
+        .locationFlags = all,
+        .pose = {.orientation = {0.0f, 0.0f, 0.0f, 0.5f}, .position = {NAN, 1.0f, 0.0f}}};
+    struct em_device_pose out;
+    oxr_location_to_pose(&loc, NULL, &out);
+    assert_int_equal(out.flags, 0);
+    assert_true(out.pose.orientation[3] == 1.0f && out.pose.position_m[0] == 0.0f);
+}
+
 #define XT_TEST(test) cmocka_unit_test_teardown(test, destroy_leftover_source)
 
 int
@@ -81,6 +125,8 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         XT_TEST(trackers_arrive_with_their_roles_and_come_and_go),
+        XT_TEST(a_location_without_valid_bits_keeps_the_last_pose_without_flags),
+        XT_TEST(a_valid_location_that_is_not_usable_counts_as_not_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
