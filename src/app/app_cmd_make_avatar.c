@@ -10,7 +10,7 @@
 
 #include "app/app_args.h"
 #include "app/app_commands.h"
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "util/u_path.h"
 
 #define HELP_HINT "embody make-avatar --help"

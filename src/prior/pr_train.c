@@ -29,6 +29,7 @@
 #include "embody/skeleton.h"
 #include "embody/stream.h"
 #include "pr_internal.h"
+#include "pr_train.h"
 #include "util/u_time.h"
 
 #define DEFAULT_EPOCHS 15

@@ -6,7 +6,7 @@
  * Every suggested path must be one the OpenXR 1.0 specification lists for that
  * interaction profile (a runtime refuses the whole profile otherwise, with
  * XR_ERROR_PATH_UNSUPPORTED). A profile the runtime refuses is skipped with a warning:
- * the other controllers still work. The buttons chosen are in embody/xr.h.
+ * the other controllers still work. The buttons chosen are in xr/xr.h.
  */
 #include <stdio.h>
 #include <string.h>
