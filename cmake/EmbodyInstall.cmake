@@ -1,7 +1,8 @@
 # Installing embody for programs that embed it (`cmake --install build [--prefix DIR]`):
-#   lib/libembody.a, lib/libembody.so.MAJOR  the core (util math skeleton ik stream body
-#                                            input eval): no SDL, GL, OpenXR or OSC
-#   include/embody/*.h                        the core's public headers
+#   lib/libembody.a, lib/libembody.so.MAJOR  the core (util math skeleton ik stream prior
+#                                            body input fault eval): no SDL, GL, OpenXR or
+#                                            OSC; the shared one exports only EMBODY_API
+#   include/embody/*.h                        the public headers (docs/library.md)
 #   lib/pkgconfig/embody.pc                   pkg-config --cflags --libs embody
 #   lib/cmake/embody/                         find_package(embody): embody::embody (shared)
 #                                             and embody::embody_static
@@ -22,10 +23,9 @@ target_compile_definitions(embody_core PRIVATE
     EMBODY_DATA_INSTALL_DIR="${CMAKE_INSTALL_FULL_DATADIR}/embody")
 target_link_libraries(embody_core PRIVATE ${CMAKE_DL_LIBS})
 
-# Every public header but those of the modules outside the core (SDL/GL, OpenXR, OSC, the
-# avatar importer): a new core module's header is installed without a change here.
+# include/embody/ holds the public headers only (the contracts of the other modules live
+# in src/<module>/), so every header there is installed.
 file(GLOB EMBODY_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/embody/*.h)
-list(FILTER EMBODY_PUBLIC_HEADERS EXCLUDE REGEX "/(render|xr|osc|avatar)\\.h$")
 
 foreach(kind shared static)
     string(TOUPPER ${kind} KIND)
@@ -40,21 +40,10 @@ foreach(kind shared static)
     set_target_properties(embody_${kind} PROPERTIES OUTPUT_NAME embody EXPORT_NAME embody_${kind}
 )
 endforeach()
-# The shared library exports the public API only (the functions the installed headers
-# declare, each name at the start of its line), so that internal helpers (u_log, ...)
-# cannot clash with an embedder's own names.
-set(EMBODY_EXPORTS "")
-foreach(header ${EMBODY_PUBLIC_HEADERS})
-    file(STRINGS ${header} declarations REGEX "^[a-z][a-z0-9_]*\\(")
-    foreach(declaration ${declarations})
-        string(REGEX MATCH "^[a-z][a-z0-9_]*" name "${declaration}")
-        string(APPEND EMBODY_EXPORTS "        ${name};\n")
-    endforeach()
-endforeach()
-file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/embody.map
-    CONTENT "{\n    global:\n${EMBODY_EXPORTS}    local: *;\n};\n" @ONLY)
-target_link_options(embody_shared PRIVATE "LINKER:--version-script=${PROJECT_BINARY_DIR}/embody.map")
-set_property(TARGET embody_shared APPEND PROPERTY LINK_DEPENDS ${PROJECT_BINARY_DIR}/embody.map)
+# The shared library exports the public API only, the functions declared EMBODY_API
+# (include/embody/export.h): the core is compiled with hidden visibility (CMakeLists.txt),
+# so internal helpers (u_log, ...) cannot clash with an embedder's own names.
+# tests/install/test_api_surface.sh compares the exports with the installed declarations.
 
 add_library(embody::embody ALIAS embody_shared)
 add_library(embody::embody_static ALIAS embody_static)

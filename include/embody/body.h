@@ -23,6 +23,7 @@
 
 #include <cglm/types.h>
 
+#include "embody/export.h"
 #include "embody/ik.h"
 #include "embody/prior.h"
 #include "embody/result.h"
@@ -139,40 +140,40 @@ struct body;
 /* Reads settings from an embody body file (config/body.json) into `desc`: fields the
  * file has replace desc's, the rest stay. Errors name the file and the field (or the line
  * of malformed JSON); on error `desc` is unchanged. */
-enum em_result
+EMBODY_API enum em_result
 body_desc_load_json(const char *path, struct body_desc *desc, struct em_error *err);
 
 /* The same from text in memory; `source` names it in errors. */
-enum em_result
+EMBODY_API enum em_result
 body_desc_parse_json(const char *text, const char *source, struct body_desc *desc,
                      struct em_error *err);
 
 /* Builds the reconstruction for an avatar. Fails (with a reason) on a skeleton that is
  * not a humanoid, an implausible height or span, or non-finite settings. */
-enum em_result
+EMBODY_API enum em_result
 body_create(const struct body_desc *desc, struct body **out_body, struct em_error *err);
 
 /* Frees the body (NULL is fine) and clears the caller's pointer. */
-void
+EMBODY_API void
 body_destroy(struct body **body);
 
 /* The description with every default resolved. */
-void
+EMBODY_API void
 body_get_desc(const struct body *body, struct body_desc *out_desc);
 
 /* Advances to `frame` (its time_s must not go backwards; a repeated or older frame is
  * ignored) and reconstructs the pose. */
-void
+EMBODY_API void
 body_update(struct body *body, const struct em_tracking_frame *frame);
 
 /* The avatar and its current pose (valid until the next update or destroy). */
-const struct sk_skeleton *
+EMBODY_API const struct sk_skeleton *
 body_skeleton(const struct body *body);
 
-const struct sk_pose *
+EMBODY_API const struct sk_pose *
 body_pose(const struct body *body);
 
-void
+EMBODY_API void
 body_get_status(const struct body *body, struct body_status *out_status);
 
 /* What the body does with each body tracker (include/embody/tracking.h). */
@@ -186,7 +187,7 @@ struct body_tracker_status {
 };
 
 /* `out` has EM_TRACKER_COUNT entries. */
-void
+EMBODY_API void
 body_get_trackers(const struct body *body, struct body_tracker_status *out);
 
 /* Calibrates the mount of every tracker tracked in `frame`, with the player standing
@@ -195,7 +196,7 @@ body_get_trackers(const struct body *body, struct body_tracker_status *out);
  * frame becomes its mount. body_calibrate does this too, after refitting the avatar. Fails
  * (mounts unchanged) when the headset is not tracked; a tracker further than 0.3 m from its
  * bone keeps its mount. `out_calibrated` (may be NULL) gets the trackers calibrated. */
-enum em_result
+EMBODY_API enum em_result
 body_calibrate_trackers(struct body *body, const struct em_tracking_frame *frame,
                         uint32_t *out_calibrated, struct em_error *err);
 
@@ -203,24 +204,24 @@ body_calibrate_trackers(struct body *body, const struct em_tracking_frame *frame
  * the headset's height, and, when the controllers are held out to the sides (T-pose),
  * the arm span. Refits the avatar. Fails (keeping the old fit) when the head is not
  * tracked or the measurement is implausible. */
-enum em_result
+EMBODY_API enum em_result
 body_calibrate(struct body *body, const struct em_tracking_frame *frame, struct em_error *err);
 
 /* Puts the feet back under the body and resets the heading to the head's. Call it when
  * the play space is recentred: the next frame's head sample is taken as the new place, and
  * every history (filters, pelvis, feet, the learned prior's) moves there with it. */
-void
+EMBODY_API void
 body_recenter(struct body *body);
 
 /* Forgets all history (filters, feet, heading), as for a new session. */
-void
+EMBODY_API void
 body_reset(struct body *body);
 
-const char *
+EMBODY_API const char *
 body_posture_name(enum body_posture posture);
 
 /* The standing eye height a person of `height_m` has (for calibration and tools). */
-float
+EMBODY_API float
 body_eye_height_for(float height_m);
 
 #ifdef __cplusplus

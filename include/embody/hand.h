@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "embody/export.h"
 #include "embody/result.h"
 
 #ifdef __cplusplus
@@ -53,15 +54,15 @@ enum hd_finger {
 #define HD_JOINT_COUNT (HD_FINGER_COUNT * HD_FINGER_JOINTS)
 
 /* "thumb", "index", "middle", "ring", "little". */
-const char *hd_finger_name(enum hd_finger finger);
+EMBODY_API const char *hd_finger_name(enum hd_finger finger);
 
 /* VRM 1.0's humanoid bone name of a finger joint ("leftThumbMetacarpal", ...
  * "rightLittleDistal"); `joint` in [0, HD_JOINT_COUNT). */
-const char *hd_vrm_bone_name(enum hd_hand hand, int joint);
+EMBODY_API const char *hd_vrm_bone_name(enum hd_hand hand, int joint);
 
 /* Unity's HumanBodyBones name of the same bone, as VMC sends it ("LeftThumbProximal" for
  * VRM's leftThumbMetacarpal: Unity names the thumb's bones one step further out). */
-const char *hd_unity_bone_name(enum hd_hand hand, int joint);
+EMBODY_API const char *hd_unity_bone_name(enum hd_hand hand, int joint);
 
 /* ---- The model ----------------------------------------------------------------------- */
 
@@ -107,12 +108,12 @@ struct hd_model {
 
 /* Every model's joint limits, degrees: flexion of joint `joint` (0 to 2) or, for joint 3,
  * the abduction of finger `finger` (the table in docs/hands.md). */
-void hd_joint_limits_deg(int finger, int joint, float *out_min_deg, float *out_max_deg);
+EMBODY_API void hd_joint_limits_deg(int finger, int joint, float *out_min_deg, float *out_max_deg);
 
 /* Sizes the default hand to `desc->hand_length_m` (all lengths in proportion), then takes
  * the bone lengths `desc->bone_m` gives. Fails, naming the field, on a hand length or a
  * bone length out of range or not finite. */
-enum em_result hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model,
+EMBODY_API enum em_result hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model,
                              struct em_error *err);
 
 /* ---- Finger poses -------------------------------------------------------------------- */
@@ -130,59 +131,59 @@ struct hd_curls {
 };
 
 /* The pose of a hand nobody drives: slightly curled, the little finger most. */
-void hd_curls_relaxed(struct hd_curls *out_curls);
-void hd_pose_relaxed(const struct hd_model *model, struct hd_pose *out_pose);
+EMBODY_API void hd_curls_relaxed(struct hd_curls *out_curls);
+EMBODY_API void hd_pose_relaxed(const struct hd_model *model, struct hd_pose *out_pose);
 
 /* The pose for `curls` (each clamped to [0, 1]; a non-finite value is taken as relaxed):
  * every flexion a share of the fist's, abduction the spread's, narrowing as the finger
  * closes; then held within the limits and out of the palm and the other fingers. */
-void hd_pose_from_curls(const struct hd_model *model, const struct hd_curls *curls,
+EMBODY_API void hd_pose_from_curls(const struct hd_model *model, const struct hd_curls *curls,
                         struct hd_pose *out_pose);
 
 /* The curls a pose is closest to: each finger's mean share of the fist, the splay the
  * mean share of the spread. */
-void hd_curls_from_pose(const struct hd_model *model, const struct hd_pose *pose,
+EMBODY_API void hd_curls_from_pose(const struct hd_model *model, const struct hd_pose *pose,
                         struct hd_curls *out_curls);
 
 /* Holds every angle within its limits (a non-finite angle becomes the relaxed pose's),
  * keeps neighbouring fingers from crossing, and opens a finger (the thumb first) where it
  * would pass through the palm or another finger. `pose` is changed in place. */
-void hd_pose_constrain(const struct hd_model *model, struct hd_pose *pose);
+EMBODY_API void hd_pose_constrain(const struct hd_model *model, struct hd_pose *pose);
 
 /* Blends two poses: weight 0 is `from`, 1 is `to` (clamped), angle by angle, so the
  * joints move straight and evenly from one to the other. `out` may alias either. Used
  * over HD_HANDOVER_S when the hand's source changes (hand tracking lost, the controller
  * picked up), so the fingers never jump. */
 #define HD_HANDOVER_S 0.2f
-void hd_pose_blend(const struct hd_pose *from, const struct hd_pose *to, float weight,
+EMBODY_API void hd_pose_blend(const struct hd_pose *from, const struct hd_pose *to, float weight,
                    struct hd_pose *out_pose);
 
 /* The joints' local rotations (rest-relative, hand-frame axes): index f * 3 + j. */
-void hd_pose_local_rotations(const struct hd_model *model, const struct hd_pose *pose,
+EMBODY_API void hd_pose_local_rotations(const struct hd_model *model, const struct hd_pose *pose,
                              float (*out_rotation)[4]);
 
 /* Forward kinematics: each finger's three joints and its tip, in the hand frame:
  * out_position_m[f * 4 + k], k = 0..2 the joints, 3 the tip. */
 #define HD_POINT_COUNT (HD_FINGER_COUNT * (HD_FINGER_JOINTS + 1))
-void hd_pose_positions(const struct hd_model *model, const struct hd_pose *pose,
+EMBODY_API void hd_pose_positions(const struct hd_model *model, const struct hd_pose *pose,
                        float (*out_position_m)[3]);
 
 /* The smallest clearance (metres, negative where they overlap) between the fingers' bones
  * (capsules of the joints' radii), neighbouring fingers and thumb against index and
  * middle, and between the palm (a slab of palm_half_thickness_m from the wrist to the
  * knuckles) and the fingers' outer joints and tips. */
-float hd_pose_clearance(const struct hd_model *model, const struct hd_pose *pose);
+EMBODY_API float hd_pose_clearance(const struct hd_model *model, const struct hd_pose *pose);
 
 /* A hand-frame rotation as our humanoid's (include/embody/skeleton.h: rest frames the
  * world's, the T-pose's left hand pointing +X with its palm down): M q M^-1 with M the
  * turn from the hand frame to that hand's T-pose frame. */
-void hd_humanoid_rotation_from_hand(enum hd_hand hand, const float *q, float *out_q);
+EMBODY_API void hd_humanoid_rotation_from_hand(enum hd_hand hand, const float *q, float *out_q);
 
 /* The pose as our humanoid's finger bones: each joint's local rotation (rest-relative,
  * hd_humanoid_rotation_from_hand) and its rest offset from its parent bone (the hand for
  * each finger's first joint), metres, in the humanoid's axes. Index f * 3 + j. What an
  * avatar, the VMC output (osc_sender_set_fingers) and a BVH writer take. */
-void hd_pose_humanoid_locals(const struct hd_model *model, const struct hd_pose *pose,
+EMBODY_API void hd_pose_humanoid_locals(const struct hd_model *model, const struct hd_pose *pose,
                              float (*out_rotation)[4], float (*out_offset_m)[3]);
 
 /* ---- Hand tracking (XR_EXT_hand_tracking) ------------------------------------------- */
@@ -219,7 +220,7 @@ enum hd_xr_joint {
 };
 
 /* "palm", "wrist", "thumb_metacarpal", ... "little_tip". */
-const char *hd_xr_joint_name(int joint);
+EMBODY_API const char *hd_xr_joint_name(int joint);
 
 /* One joint as XrHandJointLocationEXT gives it, in any one space for the whole hand. */
 struct hd_xr_joint_location {
@@ -255,7 +256,7 @@ enum hd_joint_fault {
 
 /* "ok", "not tracked", "not finite", "too far from the wrist", "radius out of range",
  * "orientation not a unit quaternion", "on top of the joint before it". */
-const char *hd_joint_fault_name(enum hd_joint_fault fault);
+EMBODY_API const char *hd_joint_fault_name(enum hd_joint_fault fault);
 
 /* Carried from frame to frame by the caller: each finger's last good pose. Zero it, or
  * hd_tracking_state_init, before the first frame. */
@@ -264,7 +265,7 @@ struct hd_tracking_state {
     bool has_last_good[HD_FINGER_COUNT];
 };
 
-void hd_tracking_state_init(struct hd_tracking_state *out_state);
+EMBODY_API void hd_tracking_state_init(struct hd_tracking_state *out_state);
 
 /* What one frame's conversion found. */
 struct hd_tracking_report {
@@ -282,7 +283,7 @@ struct hd_tracking_report {
  * `state` (the relaxed one when there is none); if the wrist or a knuckle that defines the
  * frame is refused (or they lie on one line), every finger does. `state` is updated with
  * the good fingers. `out_report` may be NULL. Allocates nothing. */
-void hd_pose_from_tracking(const struct hd_model *model, const struct hd_xr_hand *hand,
+EMBODY_API void hd_pose_from_tracking(const struct hd_model *model, const struct hd_xr_hand *hand,
                            struct hd_tracking_state *state, struct hd_pose *out_pose,
                            struct hd_tracking_report *out_report);
 
@@ -290,13 +291,13 @@ void hd_pose_from_tracking(const struct hd_model *model, const struct hd_xr_hand
  * and radii from the joints (in any pose: only distances and the palm's rigid part are
  * read). Fails, naming the first refused joint and why, or a hand length out of range;
  * then `model` is unchanged. */
-enum em_result hd_model_fit(struct hd_model *model, const struct hd_xr_hand *hand,
+EMBODY_API enum em_result hd_model_fit(struct hd_model *model, const struct hd_xr_hand *hand,
                             struct em_error *err);
 
 /* The model's own forward kinematics as 26 tracked joints (every joint flagged valid, the
  * orientations the bones' frames), placed by `wrist_position_m` and `wrist_orientation`
  * (the hand frame in the target space). For tests, benchmarks and a synthetic source. */
-void hd_pose_to_tracking(const struct hd_model *model, const struct hd_pose *pose,
+EMBODY_API void hd_pose_to_tracking(const struct hd_model *model, const struct hd_pose *pose,
                          const float *wrist_position_m, const float *wrist_orientation,
                          struct hd_xr_hand *out_hand);
 
@@ -329,11 +330,11 @@ struct hd_profile {
 
 /* The profile with this path, or NULL (then hd_curls_from_controller gives the relaxed
  * hand). */
-const struct hd_profile *hd_profile_find(const char *path);
+EMBODY_API const struct hd_profile *hd_profile_find(const char *path);
 
 /* The table, for listing and tests: `index` in [0, hd_profile_count()). */
-int hd_profile_count(void);
-const struct hd_profile *hd_profile_at(int index);
+EMBODY_API int hd_profile_count(void);
+EMBODY_API const struct hd_profile *hd_profile_at(int index);
 
 /* One frame's input values, as the actions read them; only those the profile has are
  * used. Values are clamped to [0, 1] and a non-finite one is taken as 0 (released). */
@@ -356,7 +357,7 @@ struct hd_controller_input {
  * controller (0.5) when a thumb sensor is touched and stands up (0) when none is; a
  * profile with sensors and nothing touched or pressed is an open hand, one without
  * sensors a relaxed one. `profile` NULL gives the relaxed curls. */
-void hd_curls_from_controller(const struct hd_profile *profile,
+EMBODY_API void hd_curls_from_controller(const struct hd_profile *profile,
                               const struct hd_controller_input *in, struct hd_curls *out_curls);
 
 #ifdef __cplusplus

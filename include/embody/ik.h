@@ -37,6 +37,7 @@
 
 #include <cglm/types.h>
 
+#include "embody/export.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 
@@ -201,46 +202,46 @@ struct ik_solver;
  * of range or given twice, a negative weight or chain length, a non-finite tolerance, a
  * root_joint out of range, an unknown start or blend mode, IK_BLEND_NLERP with
  * positions_only, no effector inside root_joint's subtree. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_create(const struct ik_solver_desc *desc, struct ik_solver **out_solver,
                  struct em_error *err);
 
 /* Frees the solver (NULL is fine) and clears the caller's pointer. */
-void
+EMBODY_API void
 ik_solver_destroy(struct ik_solver **solver);
 
 /* The description with every default resolved. */
-void
+EMBODY_API void
 ik_solver_get_desc(const struct ik_solver *solver, struct ik_solver_desc *out_desc);
 
 /* Sets effector `effector`'s target: a position in metres (world frame) and, for an
  * effector created with `orientation`, a global rotation (NULL keeps the joint's own).
  * Non-finite values are refused (EM_ERROR_INVALID_ARGUMENT) and the old target kept. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_target(struct ik_solver *solver, int effector, const float *position_m,
                      const float *orientation);
 
 /* Sets where the hinge joint `joint` (an elbow or knee) should point: its bend plane is
  * turned to contain `position_m` (world frame). NULL clears it. Refuses a joint without a
  * hinge limit, non-finite values, and more than IK_MAX_POLES poles. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_pole(struct ik_solver *solver, int joint, const float *position_m);
 
 /* The same with a pole direction (world frame, any length): the bend plane is turned
  * toward `direction` from the limb's root, as for a pole far away that way. It replaces
  * a pole position set for the joint, and the other way round. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_pole_direction(struct ik_solver *solver, int joint, const float *direction);
 
 /* Solves, starting from `pose` (which must be consistent: from forward kinematics or an
  * earlier solve) and writing the result into it. `out_stats` may be NULL. */
-void
+EMBODY_API void
 ik_solver_solve(struct ik_solver *solver, struct sk_pose *pose, struct ik_stats *out_stats);
 
 /* Sets IK_METHOD_DAMPED_LEAST_SQUARES's damping (ik_solver_desc.damping) between solves:
  * larger is smoother and slower to converge, smaller converges faster but steps further
  * near straight chains. Refuses a value not finite or not > 0. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_damping(struct ik_solver *solver, float damping);
 
 /* ---- Controls animators expect ------------------------------------------------------ */
@@ -252,7 +253,7 @@ ik_solver_set_damping(struct ik_solver *solver, float damping);
 /* The original pose that IK_START_ORIGINAL starts from (and IK_START_LAST before its
  * first solve): the local rotations of `pose` (with positions_only, its positions). The
  * solver keeps a copy. Before any call: the rest pose. */
-void
+EMBODY_API void
 ik_solver_set_original_pose(struct ik_solver *solver, const struct sk_pose *pose);
 
 /* Blend weight of effector `effector` in [0, 1] (default 1): 0 leaves the joints it
@@ -261,7 +262,7 @@ ik_solver_set_original_pose(struct ik_solver *solver, const struct sk_pose *pose
  * ik_solver_desc.blend_mode. A joint shared by several effectors (a sub-base and above)
  * takes the largest of their weights. Separate from ik_effector_desc.weight, which is an
  * effector's pull where chains meet. Refuses a weight outside [0, 1] or not finite. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_blend(struct ik_solver *solver, int effector, float weight);
 
 /* Changes effector `effector`'s pull where chains meet (ik_effector_desc.weight) between
@@ -274,7 +275,7 @@ ik_solver_set_blend(struct ik_solver *solver, int effector, float weight);
  * inputs). A body reaching only
  * sometimes (a shoulder pulled toward a hand out of the arm's reach) so costs nothing the
  * rest of the time. ik_solver_get_desc() reads the weights as last set. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_weight(struct ik_solver *solver, int effector, float weight);
 
 /* Stiffness of joint `joint` in [0, 1] (default 0): the share of each correction the
@@ -283,14 +284,14 @@ ik_solver_set_weight(struct ik_solver *solver, int effector, float weight);
  * (with every joint stiff the solve just converges more slowly); 1 keeps it as it
  * started. FABRIK: with limits only (rotations are turned joint by joint there; ignored
  * with ignore_limits); CCD and the Jacobian methods: always, on every joint's step. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_stiffness(struct ik_solver *solver, int joint, float stiffness);
 
 /* Locks rotation about the joint's local axes in `axes` (IK_LOCK_X | ...; 0 unlocks):
  * after every turn inside the iterations, the rotation about a locked axis is removed
  * (swing-twist), so the joint shows none about it. As stiffness: FABRIK with limits
  * only, the other methods always. */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_axis_lock(struct ik_solver *solver, int joint, unsigned axes);
 
 /* Lets the bone from `joint`'s parent to `joint` lengthen by up to `max_stretch` of its
@@ -300,7 +301,7 @@ ik_solver_set_axis_lock(struct ik_solver *solver, int joint, unsigned axes);
  * (1 - stiffness) times their length; 1 does not stretch). A target within reach
  * stretches nothing. Stretched lengths show in the output positions (forward kinematics
  * of the local rotations gives the skeleton's own lengths). */
-enum em_result
+EMBODY_API enum em_result
 ik_solver_set_stretch(struct ik_solver *solver, int joint, float max_stretch, float stiffness);
 
 /* ---- Specialised solvers ---------------------------------------------------------- */
@@ -310,7 +311,7 @@ ik_solver_set_stretch(struct ik_solver *solver, int joint, float max_stretch, fl
  * the bones allow (straight toward it when too far, folded when too near). The middle
  * joint goes to the side of `bend_dir` (any vector not parallel to root->target; it is
  * the direction the middle joint should move away from the root->target line). */
-void
+EMBODY_API void
 ik_two_bone_positions(const float *root_m, float upper_m, float lower_m, const float *target_m,
                       const float *bend_dir, float *out_mid_m, float *out_end_m);
 
@@ -319,13 +320,13 @@ ik_two_bone_positions(const float *root_m, float upper_m, float lower_m, const f
  * the middle joint toward `pole_m` (NULL: keep the current bend plane). Then sets the end
  * joint's global rotation to `end_orientation` when not NULL. Joint limits are not
  * applied. Updates global and local rotations and positions of the whole subtree. */
-void
+EMBODY_API void
 ik_two_bone_solve(const struct sk_skeleton *skeleton, struct sk_pose *pose, int end_joint,
                   const float *target_m, const float *pole_m, const float *end_orientation);
 
 /* One-bone look-at: turns `joint` (minimally, keeping its twist) so its primary bone
  * points at `target_m`, within its limit when `apply_limit`. Updates the subtree. */
-void
+EMBODY_API void
 ik_look_at(const struct sk_skeleton *skeleton, struct sk_pose *pose, int joint,
            const float *target_m, bool apply_limit);
 
@@ -335,11 +336,11 @@ ik_look_at(const struct sk_skeleton *skeleton, struct sk_pose *pose, int joint,
  * cone goes to the nearest point of the rim while it is nearer the rim than the point
  * opposite the axis, and from there toward the axis (continuous everywhere: no jump
  * from one side of the rim to the other). */
-bool
+EMBODY_API bool
 ik_limit_apply(const struct sk_limit *limit, const float *rest_dir, float *local_rotation);
 
 /* True when `local_rotation` is within `limit` up to `slack_rad`. */
-bool
+EMBODY_API bool
 ik_limit_check(const struct sk_limit *limit, const float *rest_dir, const float *local_rotation,
                float slack_rad);
 

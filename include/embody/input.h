@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "embody/export.h"
 #include "embody/result.h"
 #include "embody/tracking.h"
 
@@ -121,19 +122,19 @@ struct in_replay_desc {
  * (in real time one period apart), and time paused does not count when playing resumes.
  * At the end without loop, next() returns EM_END_OF_STREAM (every time). next() never
  * allocates. The source owns its copy of the frames; destroy it with in_source_destroy. */
-enum em_result
+EMBODY_API enum em_result
 in_replay_create(const struct in_replay_desc *desc, struct in_source **out_source,
                  struct em_error *err);
 
 /* The bundled demo: config/demo/demo.csv (found with u_path_find_data; a stream made from
  * CMU clip 14_14, see config/demo/README.md) replayed as above, looping, named "demo".
  * EM_ERROR_IO naming the places tried when it cannot be found. */
-enum em_result
+EMBODY_API enum em_result
 in_demo_create(bool as_fast_as_possible, struct in_source **out_source, struct em_error *err);
 
 /* Path of the bundled demo stream (for messages and tools), or NULL if not found. The
  * string is static: valid until the next call. */
-const char *
+EMBODY_API const char *
 in_demo_path(void);
 
 /* ---- The player's height from the headset ----------------------------------------- */
@@ -186,13 +187,13 @@ struct in_height_estimator {
 /* `head_position_m` is the headset's position in the head joint's frame (body_desc
  * offsets; all zero means the default, 8 cm up and 9 cm forward of the skull base),
  * `floor_y_m` the floor's height in the tracking space. */
-void
+EMBODY_API void
 in_height_estimator_init(struct in_height_estimator *estimator, const float *head_position_m,
                          float floor_y_m);
 
 /* Adds a frame (frames without a usable headset, or going back in time, are skipped).
  * Returns true once the standing evidence is confident (IN_HEIGHT_CONFIDENT_STILL_S). */
-bool
+EMBODY_API bool
 in_height_estimator_add(struct in_height_estimator *estimator,
                         const struct em_tracking_frame *frame);
 
@@ -200,13 +201,13 @@ in_height_estimator_add(struct in_height_estimator *estimator,
  * height would be outside [IN_HEIGHT_MIN_M, IN_HEIGHT_MAX_M] (the player was not
  * standing). `out_skull_m` (may be NULL) gets the standing skull base's height above the
  * floor the estimate used. */
-enum em_result
+EMBODY_API enum em_result
 in_height_estimate(const struct in_height_estimator *estimator, float *out_height_m,
                    float *out_skull_m, struct em_error *err);
 
 /* Reads the stream file at `path` and estimates from all of it (errors: the reader's, or
  * the estimate's prefixed with the path). */
-enum em_result
+EMBODY_API enum em_result
 in_height_estimate_file(const char *path, const float *head_position_m, float floor_y_m,
                         float *out_height_m, float *out_skull_m, struct em_error *err);
 

@@ -14,6 +14,8 @@
 
 #include <cglm/types.h>
 
+#include "embody/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -257,34 +259,34 @@ m_quat_from_axis_angle(const float *axis, float angle_rad, float *out)
 
 /* The shortest rotation taking unit vector `from` to unit vector `to`. Opposite vectors
  * turn half a circle about an axis perpendicular to `from`. */
-void
+EMBODY_API void
 m_quat_from_to(const float *from, const float *to, float *out);
 
 /* Splits q = swing * twist, where twist turns about the unit `axis` and swing turns
  * `axis` to where q takes it. Returns the twist angle in (-pi, pi]. */
-float
+EMBODY_API float
 m_quat_swing_twist(const float *q, const float *axis, float *out_swing, float *out_twist);
 
 /* Rotation angle of q in [0, pi]. */
-float
+EMBODY_API float
 m_quat_angle(const float *q);
 
 /* Shortest-path spherical interpolation, t in [0, 1]. */
-void
+EMBODY_API void
 m_quat_slerp(const float *a, const float *b, float t, float *out);
 
 /* The quaternion of a rotation matrix given by its columns (the images of +X, +Y, +Z).
  * Uses the trace/largest-diagonal branches (Shepperd), so the sign of the result is that
  * of the largest of w, x, y, z being positive. */
-void
+EMBODY_API void
 m_quat_from_columns(const float *x_col, const float *y_col, const float *z_col, float *out);
 
 /* Columns of q's rotation matrix. */
-void
+EMBODY_API void
 m_quat_to_columns(const float *q, float *out_x, float *out_y, float *out_z);
 
 /* Wraps an angle into (-pi, pi]. */
-float
+EMBODY_API float
 m_angle_wrap(float rad);
 
 static inline float

@@ -25,7 +25,8 @@
  * of the feature and output definitions, the training note, a CRC-32 of the whole file)
  * then the float32 normalisation statistics and weights. pr_model_load refuses a file
  * that is truncated, corrupt, of another version or of other sizes, with a reason naming
- * the file. `embody train` (src/prior/pr_train.c) makes them.
+ * the file. `embody train` (src/prior/pr_train.c, its API in src/prior/pr_train.h, not
+ * installed) makes them.
  */
 #ifndef EMBODY_PRIOR_H
 #define EMBODY_PRIOR_H
@@ -33,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "embody/export.h"
 #include "embody/result.h"
 #include "embody/tracking.h"
 
@@ -73,24 +75,24 @@ struct pr_history {
     double next_time_s;                                /* when the next sample is due */
 };
 
-void pr_history_reset(struct pr_history *history);
+EMBODY_API void pr_history_reset(struct pr_history *history);
 
 /* Records the frame's devices when a 60 Hz tick has passed since the last sample (a
  * faster stream is sampled, a 60 Hz stream keeps every frame). A device that is not
  * usable repeats its last sample (its first usable one before that). Returns true when
  * a sample was taken. */
-bool pr_history_push(struct pr_history *history, const struct em_tracking_frame *frame);
+EMBODY_API bool pr_history_push(struct pr_history *history, const struct em_tracking_frame *frame);
 
 /* The features of the latest sample (PR_FEATURE_COUNT floats) for a player of
  * `height_m` standing on a floor at `floor_y_m`; `out_yaw_rad` (may be NULL) gets the
  * heading used (about +Y, 0 = facing +Z). Older samples than the history holds repeat
  * the oldest. The history must hold at least one sample. */
-void pr_features(const struct pr_history *history, float height_m, float floor_y_m,
-                 float *out_features, float *out_yaw_rad);
+EMBODY_API void pr_features(const struct pr_history *history, float height_m, float floor_y_m,
+                            float *out_features, float *out_yaw_rad);
 
 /* The head's facing about +Y from a headset rotation (view -Z forward), steady when the
  * head pitches: forward minus its height times up. `fallback_rad` when undefined. */
-float pr_head_yaw(const float *head_rotation, float fallback_rad);
+EMBODY_API float pr_head_yaw(const float *head_rotation, float fallback_rad);
 
 /* ---- Outputs -------------------------------------------------------------------------- */
 
@@ -133,16 +135,17 @@ struct pr_truth {
 
 /* The targets (PR_OUTPUT_COUNT floats) for `truth` in the heading frame of the latest
  * history sample: the same frame pr_features used (its yaw and the head's x/z). */
-void pr_encode_targets(const struct pr_truth *truth, const float *head_position_m, float yaw_rad,
-                       float height_m, float floor_y_m, float *out_targets);
+EMBODY_API void pr_encode_targets(const struct pr_truth *truth, const float *head_position_m,
+                                  float yaw_rad, float height_m, float floor_y_m,
+                                  float *out_targets);
 
 /* Back to the world frame: the inverse of pr_encode_targets for positions (the contact
  * probabilities are copied; the pelvis rotation is rebuilt from its yaw and up axis).
  * `output_count` is the model's: PR_OUTPUT_COUNT_SET1 decodes no torso (has_torso false),
  * PR_OUTPUT_COUNT_SET2 no back (has_back false). */
-void pr_decode_outputs(const float *outputs, int output_count, const float *head_position_m,
-                       float yaw_rad, float height_m, float floor_y_m, struct pr_truth *out_pose,
-                       float out_contact[2]);
+EMBODY_API void pr_decode_outputs(const float *outputs, int output_count,
+                                  const float *head_position_m, float yaw_rad, float height_m,
+                                  float floor_y_m, struct pr_truth *out_pose, float out_contact[2]);
 
 /* ---- The model ------------------------------------------------------------------------ */
 
@@ -166,198 +169,55 @@ struct pr_model {
 };
 
 /* Floats a model of these sizes holds. */
-long pr_model_param_count(int feature_count, int hidden_count, int output_count);
+EMBODY_API long pr_model_param_count(int feature_count, int hidden_count, int output_count);
 
 /* A model of the program's feature and output sizes with `hidden_count` units per hidden
  * layer, every parameter 0 and deviations 1. Caller pr_model_fini's it. */
-enum em_result pr_model_init(struct pr_model *out, int hidden_count, struct em_error *err);
+EMBODY_API enum em_result pr_model_init(struct pr_model *out, int hidden_count,
+                                        struct em_error *err);
 
-void pr_model_fini(struct pr_model *model);
+EMBODY_API void pr_model_fini(struct pr_model *model);
 
 /* Rounds the layers' weights to the nearest half-precision value and keeps them in that
  * form too (model->half), for pr_model_infer: reading the weights is most of a run's
  * time, and half the bytes is nearly half the time. Loading and training do it; call it
  * again after changing the weights by hand. Idempotent. */
-void pr_model_pack(struct pr_model *model);
+EMBODY_API void pr_model_pack(struct pr_model *model);
 
 /* Runs the network: `features` (feature_count) -> `out_outputs` (output_count),
  * denormalised. No allocation. A packed model runs on its half-precision weights where
  * the CPU has AVX2, FMA and F16C; otherwise (and unpacked) as pr_model_infer_portable. */
-void pr_model_infer(const struct pr_model *model, const float *features, float *out_outputs);
+EMBODY_API void pr_model_infer(const struct pr_model *model, const float *features,
+                               float *out_outputs);
 /* The same in portable C on the float weights (after pr_model_pack, the same values as
  * the half ones): equal to pr_model_infer within float rounding. */
-void pr_model_infer_portable(const struct pr_model *model, const float *features,
-                             float *out_outputs);
+EMBODY_API void pr_model_infer_portable(const struct pr_model *model, const float *features,
+                                        float *out_outputs);
 
 /* Writes the model file. Errors name the file. */
-enum em_result pr_model_save(const struct pr_model *model, const char *path, struct em_error *err);
+EMBODY_API enum em_result pr_model_save(const struct pr_model *model, const char *path,
+                                        struct em_error *err);
 
 /* Reads and validates a model file: magic, version, the feature and output definitions
  * and sizes this program computes, the byte count, the checksum, finite parameters and
  * positive deviations, then pr_model_check. Each refusal names the file and what is wrong. `out` is the
  * caller's to pr_model_fini; zeroed on failure. */
-enum em_result pr_model_load(const char *path, struct pr_model *out, struct em_error *err);
+EMBODY_API enum em_result pr_model_load(const char *path, struct pr_model *out,
+                                        struct em_error *err);
 
 /* Whether the network can drive a body (pr_check.c): every parameter within 1e4, and a
  * forward pass on a fixed probe (a 1.75 m player standing still) finite, with every
  * decoded joint below the head and within 2.5 m of it. EM_ERROR_PARSE naming `source`
  * and why otherwise. pr_model_load runs it. */
-enum em_result pr_model_check(const struct pr_model *model, const char *source,
-                              struct em_error *err);
+EMBODY_API enum em_result pr_model_check(const struct pr_model *model, const char *source,
+                                         struct em_error *err);
 
 /* The same from bytes in memory; `source` names them in errors. */
-enum em_result pr_model_parse(const unsigned char *bytes, long size, const char *source,
-                              struct pr_model *out, struct em_error *err);
+EMBODY_API enum em_result pr_model_parse(const unsigned char *bytes, long size, const char *source,
+                                         struct pr_model *out, struct em_error *err);
 
 /* CRC-32 (IEEE 802.3, as zlib's crc32) of `size` bytes, continuing from `crc` (0 to start). */
-uint32_t pr_crc32(uint32_t crc, const unsigned char *bytes, long size);
-
-/* ---- Training (embody train) ------------------------------------------------------------ */
-
-/* Subjects held out for choosing settings when none are given (mocap-train: 02 walks, runs,
- * jumps, swordplay and washing; 07 walks; 35 walks and a run). */
-#define PR_DEFAULT_HOLDOUT "02,07,35"
-#define PR_MAX_EPOCHS 1000
-
-enum pr_schedule { PR_SCHEDULE_COSINE = 0, PR_SCHEDULE_ONE_CYCLE = 1 };
-/* What training minimises: the mean squared error of the normalised outputs, or each
- * joint's distance from the truth (the rest squared, as before). */
-enum pr_loss { PR_LOSS_SQUARED = 0, PR_LOSS_JOINTS = 1 };
-
-typedef void (*pr_progress_fn)(void *user, const char *line);
-
-/* Zero means default for every field. */
-struct pr_train_options {
-    const char *clip_dir; /* CMU BVH clips named cmu_SUBJECT_TRIAL.bvh (required) */
-    const char *holdout;  /* comma-separated subjects (default PR_DEFAULT_HOLDOUT; "none") */
-    uint64_t seed;        /* default 1 */
-    int epochs;           /* default 15 */
-    int hidden;           /* units per hidden layer, default 64 */
-    float learning_rate;  /* Adam's, default 1e-3, cosine-decayed to a tenth */
-    float weight_decay;   /* decoupled (AdamW), times the learning rate; default 0.1 */
-    int batch;            /* default 128 */
-    int max_clips;        /* use only the first N clips (name order); 0 = all */
-    int frame_limit;      /* rows (60 Hz) per clip; 0 = all */
-    bool no_mirror;       /* leave out the left/right mirrored copies */
-    int tempo_copies;     /* more copies (each also mirrored) at random tempos 0.8-1.25x */
-    float offset_noise_m; /* device offset noise (deviation), default 0.01; < 0 none */
-    float height_noise;   /* relative error of the height told, default 0.02; < 0 none */
-    /* Each augmented copy's devices turned by a fixed random rotation of this deviation
-     * (degrees; how a person holds the controllers and wears the headset); 0 = none. */
-    float rotation_noise_deg;
-    /* Each augmented copy retargeted to other proportions: legs, torso (hips to head) and
-     * arms each times a factor uniform in 1 -+ spread; default 0.06; < 0 none. */
-    float proportion_spread;
-    /* Keep the model of this epoch (1-based) rather than the best on validation (or,
-     * without validation clips, the last): the epoch cross-validation chose; 0 = none. */
-    int keep_epoch;
-    /* Inverted dropout on both hidden layers while training: the share of units zeroed
-     * per sample (0 = none; below 1). */
-    float dropout;
-    /* The learning rate's course: PR_SCHEDULE_COSINE (per epoch, from the rate down to a
-     * tenth; the default) or PR_SCHEDULE_ONE_CYCLE (per step: up from a 25th to the rate
-     * over the first 30 % of steps, then down to a 250,000th, both halves cosine; Smith
-     * and Topin 2019). */
-    int schedule;
-    /* PR_LOSS_SQUARED (the default) or PR_LOSS_JOINTS. */
-    int loss;
-    /* Train on every Nth augmented row only (quick cross-validation; 0 or 1 = all). */
-    int row_stride;
-    /* More folders of clips after clip_dir (each with its subfolders and MANIFEST.tsv). */
-    const char *const *more_clip_dirs;
-    int more_clip_dir_count;
-    pr_progress_fn progress;
-    void *progress_user;
-};
-
-struct pr_joint_errors {
-    double hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
-};
-
-/* What picks epochs and settings: the pelvis's, a knee's and an ankle's mean errors added
- * (cm), the joints the body takes from the network. */
-static inline double
-pr_joint_sum_cm(const struct pr_joint_errors *e)
-{
-    return e->hips_cm + e->knee_cm + e->ankle_cm;
-}
-
-struct pr_train_report {
-    int train_clips, validation_clips;
-    long train_samples, validation_samples;   /* augmented copies included */
-    double train_minutes, validation_minutes; /* of motion, before augmentation */
-    /* best (1-based): lowest pr_joint_sum_cm on the validation people (the body's joints,
-     * not the mixed loss), or the last without validation clips */
-    int epochs_run, best_epoch;
-    double train_loss[PR_MAX_EPOCHS];         /* mean squared error, normalised outputs */
-    double validation_loss[PR_MAX_EPOCHS];
-    /* On the validation subjects at the best epoch: mean distance (cm) of the pelvis,
-     * knees, ankles and toes, and the share of frames whose contact was right. */
-    double validation_hips_cm, validation_knee_cm, validation_ankle_cm, validation_toes_cm;
-    double validation_contact_accuracy;
-    char holdout[64];
-    long glitch_rows; /* rows (60 Hz, each clip as recorded) left out for glitches */
-    struct pr_joint_errors validation_by_epoch[PR_MAX_EPOCHS];
-};
-
-/* Trains a prior on every clip of the folder: the 3-point stream of each clip
- * (st_mocap_to_stream, as a headset would report it) gives the features, the clip's true
- * joints the targets; clips of the held-out subjects are the validation set. Augmented:
- * each training clip is used as recorded and mirrored left/right, each copy with its own
- * device offsets and height error; headings need no copies (the features turn with the
- * head). Single-threaded and deterministic: the same options give the same bytes. The
- * model returned is the epoch with the lowest validation loss (the last without
- * validation clips). `out_model` is the caller's to pr_model_fini (also on failure). */
-enum em_result pr_train(const struct pr_train_options *options, struct pr_model *out_model,
-                        struct pr_train_report *out_report, struct em_error *err);
-
-/* ---- Leave-people-out cross-validation ---- */
-
-#define PR_MAX_FOLDS 12
-#define PR_MAX_SUBJECTS 64
-#define PR_MAX_HOLDOUT_SUBJECTS 16
-#define PR_MAX_CATEGORIES 32
-#define PR_CATEGORY_MAX 24
-/* Training leaves out rows that see a head, hand or foot faster than this (m/s): no
- * person moves so; marker swaps in the capture do. */
-#define PR_GLITCH_SPEED_M_S 12.0
-
-
-struct pr_fold_report {
-    int subject_count, subject[PR_MAX_HOLDOUT_SUBJECTS]; /* left out of this fold's training */
-    int trained_subject_count, trained_subject[PR_MAX_SUBJECTS]; /* its training rows' */
-    int clips, best_epoch;
-    double minutes;
-    struct pr_joint_errors unseen; /* on its left-out people (clips as recorded) */
-    struct pr_joint_errors seen;   /* on the people it trained on (as recorded) */
-};
-
-struct pr_category_score {
-    char name[PR_CATEGORY_MAX]; /* MANIFEST.tsv's category; "?" without one */
-    int clips;
-    long rows;
-    double minutes, hips_cm, knee_cm, ankle_cm, toes_cm; /* people left out */
-};
-
-struct pr_cv_report {
-    int fold_count;
-    struct pr_fold_report fold[PR_MAX_FOLDS];
-    struct pr_joint_errors unseen, seen; /* means over folds */
-    int epochs;
-    double validation_loss[PR_MAX_EPOCHS]; /* by epoch, mean over folds */
-    struct pr_joint_errors unseen_by_epoch[PR_MAX_EPOCHS]; /* people left out, mean over folds */
-    int best_epoch; /* lowest pr_joint_sum_cm of unseen_by_epoch: the epochs to train for */
-    struct pr_joint_errors unseen_at_best; /* people left out, every fold at best_epoch */
-    int category_count;
-    struct pr_category_score category[PR_MAX_CATEGORIES];
-};
-
-/* k-fold cross-validation by subject: the subjects are dealt into `folds` folds of about
- * equal minutes; for each fold a model is trained (the options of pr_train, its holdout
- * ignored) on every other subject and scored on the fold's own clips as recorded, and on
- * the trained people's. No subject is on both sides of a fold. */
-enum em_result pr_cross_validate(const struct pr_train_options *options, int folds,
-                                 struct pr_cv_report *out_report, struct em_error *err);
+EMBODY_API uint32_t pr_crc32(uint32_t crc, const unsigned char *bytes, long size);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
 #define PR_DEFAULT_MODEL "config/prior/body-prior-v6.bin"

@@ -11,6 +11,8 @@
 
 #include <stdarg.h>
 
+#include "embody/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,7 +32,7 @@ enum em_result {
 };
 
 /* The enum's name for `r` ("EM_ERROR_PARSE"); never NULL. */
-const char *
+EMBODY_API const char *
 em_result_string(enum em_result r);
 
 #define EM_ERROR_MESSAGE_MAX 512
@@ -43,11 +45,11 @@ struct em_error {
 
 /* Writes a printf-style message into `err` (which may be NULL) and returns `r`, so that
  * a failing check reads `return em_fail(err, EM_ERROR_PARSE, "%s:%d: ...", ...);`. */
-enum em_result
+EMBODY_API enum em_result
 em_fail(struct em_error *err, enum em_result r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-enum em_result
+EMBODY_API enum em_result
 em_vfail(struct em_error *err, enum em_result r, const char *fmt, va_list args)
     __attribute__((format(printf, 3, 0)));
 

@@ -23,6 +23,7 @@
 
 #include <cglm/types.h>
 
+#include "embody/export.h"
 #include "embody/result.h"
 
 #ifdef __cplusplus
@@ -66,19 +67,19 @@ enum sk_bone {
 };
 
 /* The VRM name of `bone` ("leftUpperArm"), or the end joint's name ("headTop"). */
-const char *
+EMBODY_API const char *
 sk_bone_name(enum sk_bone bone);
 
 /* The bone called `name` (VRM spelling, case-sensitive), or SK_BONE_NONE. */
-enum sk_bone
+EMBODY_API enum sk_bone
 sk_bone_from_name(const char *name);
 
 /* True for bones every humanoid must have (all but upperChest, the toes and the ends). */
-bool
+EMBODY_API bool
 sk_bone_is_required(enum sk_bone bone);
 
 /* The same bone on the other side of the body (leftHand <-> rightHand), or itself. */
-enum sk_bone
+EMBODY_API enum sk_bone
 sk_bone_mirror(enum sk_bone bone);
 
 enum sk_limit_kind {
@@ -133,20 +134,20 @@ struct sk_joint_desc {
  * (a file path) for error messages. Rejects: no joints, more than one root, empty or
  * duplicate names, unknown parents, cycles, non-finite offsets, zero-length bones (under
  * 1e-6 m), malformed limits. Joints named after humanoid bones get their bone set. */
-enum em_result
+EMBODY_API enum em_result
 sk_skeleton_create(const struct sk_joint_desc *joints, int count, const char *source,
                    struct sk_skeleton *out_skeleton, struct em_error *err);
 
 /* Frees a skeleton's arrays; safe on a zeroed struct and twice. */
-void
+EMBODY_API void
 sk_skeleton_fini(struct sk_skeleton *skeleton);
 
 /* Deep copy. */
-enum em_result
+EMBODY_API enum em_result
 sk_skeleton_copy(const struct sk_skeleton *src, struct sk_skeleton *out_copy);
 
 /* Joint index of `name`, or -1. */
-int
+EMBODY_API int
 sk_skeleton_find(const struct sk_skeleton *skeleton, const char *name);
 
 /* Joint index of `bone`, or -1. */
@@ -159,12 +160,12 @@ sk_skeleton_bone_joint(const struct sk_skeleton *skeleton, enum sk_bone bone)
 /* Recomputes rest positions, lengths, child counts and primary children after offsets
  * change. The primary child of a joint with several children is the one on the humanoid
  * main path (spine, neck, head) or else the first. */
-void
+EMBODY_API void
 sk_skeleton_update_derived(struct sk_skeleton *skeleton);
 
 /* Checks that every required humanoid bone is present and the hierarchy is humanoid
  * (for example leftLowerArm below leftUpperArm). */
-enum em_result
+EMBODY_API enum em_result
 sk_humanoid_validate(const struct sk_skeleton *skeleton, const char *source,
                      struct em_error *err);
 
@@ -179,7 +180,7 @@ sk_humanoid_validate(const struct sk_skeleton *skeleton, const char *source,
  * height (Drillis and Contini 1966: 0.186, 0.146, 0.245, 0.246), which admits stylised
  * avatars but not a wrong unit. Errors say what was found: "avatar.json: the avatar is
  * 1003.2 m tall; a humanoid is 0.5 to 3 m (are the lengths in metres?)". */
-enum em_result
+EMBODY_API enum em_result
 sk_humanoid_check_size(const struct sk_skeleton *skeleton, const char *source,
                        struct em_error *err);
 
@@ -189,16 +190,16 @@ sk_humanoid_check_size(const struct sk_skeleton *skeleton, const char *source,
 /* Standing height (floor to crown) of a humanoid at rest, metres: from the lowest foot
  * or toe joint up to headTop, or, without headTop, estimated from the head joint's height
  * (SK_HEAD_JOINT_HEIGHT_RATIO). */
-float
+EMBODY_API float
 sk_humanoid_height(const struct sk_skeleton *skeleton);
 
 /* The floor under a humanoid at rest: the lowest rest height (y, metres) of its foot,
  * toes and toes-end joints, or 0 when it has none. */
-float
+EMBODY_API float
 sk_humanoid_floor_y(const struct sk_skeleton *skeleton);
 
 /* Arm span at rest (T-pose), metres: between the two hand ends (or hands), along X. */
-float
+EMBODY_API float
 sk_humanoid_arm_span(const struct sk_skeleton *skeleton);
 
 /* ---- Body proportions (src/skeleton/sk_proportions.c) ---- */
@@ -236,7 +237,7 @@ struct sk_proportions {
 };
 
 /* The measure's name for people ("knees height", "thigh"). */
-const char *
+EMBODY_API const char *
 sk_measure_name(enum sk_measure measure);
 
 /* Measures a humanoid in its rest pose (rest_position_m: T-pose, +Y up, facing +Z) into
@@ -246,30 +247,30 @@ sk_measure_name(enum sk_measure measure);
  * under the toes, a foot joint is the ankle), when the rest pose does not stand on its
  * feet (a foot pointing down more than forward: rigs whose rest pose is no T-pose), or
  * when the head joint is not above the floor. */
-enum em_result
+EMBODY_API enum em_result
 sk_humanoid_proportions(const struct sk_skeleton *skeleton, const char *source,
                         struct sk_proportions *out, struct em_error *err);
 
 /* Scales a humanoid so its standing height is `height_m`; when `arm_span_m` > 0 the arms
  * (shoulder to hand end) are then scaled so the span matches. The root's rest position
  * is scaled too. */
-enum em_result
+EMBODY_API enum em_result
 sk_humanoid_fit(struct sk_skeleton *skeleton, float height_m, float arm_span_m,
                 struct em_error *err);
 
 /* Reads a skeleton from an embody JSON skeleton file (see config/humanoid.json). */
-enum em_result
+EMBODY_API enum em_result
 sk_skeleton_load_json(const char *path, struct sk_skeleton *out_skeleton,
                       struct em_error *err);
 
 /* Parses the same format from memory; `source` names it in errors. */
-enum em_result
+EMBODY_API enum em_result
 sk_skeleton_parse_json(const char *text, const char *source, struct sk_skeleton *out_skeleton,
                        struct em_error *err);
 
 /* Copies the joint limits of `from` onto the joints of `to` that have the same humanoid
  * bone (used to give a skeleton read from BVH the humanoid's limits). */
-void
+EMBODY_API void
 sk_skeleton_copy_limits(const struct sk_skeleton *from, struct sk_skeleton *to);
 
 /* The one humanoid name map (src/skeleton/sk_names.c): the names each rig convention
@@ -294,46 +295,46 @@ enum sk_name_map {
 /* A name folded for comparison: what comes before the last ':' or '|' dropped, ASCII
  * letters lower case, ' ', '_', '.' and '-' dropped ("Armature|J_Bip_L_UpperArm" ->
  * "jbiplupperarm"). Writes at most out_size bytes, always terminated. */
-void
+EMBODY_API void
 sk_name_fold(const char *name, char *out, size_t out_size);
 
 /* The convention's name for people ("VRoid", "Unreal"), or "unknown". */
-const char *
+EMBODY_API const char *
 sk_name_map_label(enum sk_name_map map);
 
 /* The humanoid bone a joint called `name` is in `map` (folded names), or SK_BONE_NONE. */
-enum sk_bone
+EMBODY_API enum sk_bone
 sk_bone_from_mapped_name(enum sk_name_map map, const char *name);
 
 /* The name `map` gives `bone` (the first, where several do), or NULL. */
-const char *
+EMBODY_API const char *
 sk_mapped_name(enum sk_name_map map, enum sk_bone bone);
 
 /* Guesses the convention of a set of joint names (the one that maps most of them; a tie
  * keeps the lower enum value). */
-enum sk_name_map
+EMBODY_API enum sk_name_map
 sk_name_map_guess(const char *const *names, int count);
 
 /* True for twist, roll and share bones ("lShldrTwist", "upperarm_twist_01_l", "左腕捩"):
  * parts of a limb that no humanoid bone names. */
-bool
+EMBODY_API bool
 sk_name_is_twist(const char *name);
 
 /* The humanoid bone (no end joints) a node called `name` is in a rig of convention `map`:
  * the map's table, else the name's side marks and words (Unity "LeftUpperArm", Blender
  * "UpperArm.L", "thigh_l", "L_Hand", "左腕"); twist bones and unknown names give
  * SK_BONE_NONE. */
-enum sk_bone
+EMBODY_API enum sk_bone
 sk_bone_from_node_name_in(enum sk_name_map map, const char *name);
 
 /* The same for a name alone, its convention guessed from it. */
-enum sk_bone
+EMBODY_API enum sk_bone
 sk_bone_from_node_name(const char *name);
 
 /* Bones a rig file must have for embody to take it as a humanoid: hips, spine, head,
  * upper and lower arms, hands, upper and lower legs, feet. The other required bones
  * (chest, neck, shoulders) a reader can place between their neighbours. */
-bool
+EMBODY_API bool
 sk_bone_is_needed_in_file(enum sk_bone bone);
 
 /* ---- Finding the humanoid bones of a rig (src/skeleton/sk_rig.c) ---- */
@@ -368,17 +369,17 @@ struct sk_bone_map {
  * line), not an object, an unknown humanoid bone (listing the names), a value that is
  * not a non-empty string or is longer than SK_BONE_MAP_NODE_MAX - 1 bytes, two bones
  * given the same node. */
-enum em_result
+EMBODY_API enum em_result
 sk_bone_map_load(const char *path, struct sk_bone_map *out_map, struct em_error *err);
 
 /* The same from `len` bytes of text; `source` names it in errors. */
-enum em_result
+EMBODY_API enum em_result
 sk_bone_map_parse(const char *text, size_t len, const char *source, struct sk_bone_map *out_map,
                   struct em_error *err);
 
 /* Writes `map` as a bone map file's JSON (one bone a line, in bone order) to `out`
  * (snprintf's rules); returns the length the whole text needs. */
-int
+EMBODY_API int
 sk_bone_map_format(const struct sk_bone_map *map, char *out, size_t out_size);
 
 struct sk_rig_desc {
@@ -406,12 +407,12 @@ struct sk_rig_map {
  * the feet: toes in front) are swapped. Refuses, naming what was found, what is missing
  * and the closest names seen, and pointing at --bone-map; or a bone map naming a node the
  * rig lacks. */
-enum em_result
+EMBODY_API enum em_result
 sk_rig_find_bones(const struct sk_rig_desc *desc, struct sk_rig_map *out_map,
                   struct em_error *err);
 
 /* What sk_rig_found says, for people ("by name", "guessed from the shape"). */
-const char *
+EMBODY_API const char *
 sk_rig_found_label(enum sk_rig_found found);
 
 /* A pose of a skeleton: global positions and rotations, and local rotations. */
@@ -422,33 +423,33 @@ struct sk_pose {
     versor *local_rotation; /* relative to the parent's frame (the root's is global) */
 };
 
-enum em_result
+EMBODY_API enum em_result
 sk_pose_init(struct sk_pose *pose, const struct sk_skeleton *skeleton);
 
-void
+EMBODY_API void
 sk_pose_fini(struct sk_pose *pose);
 
 /* Sets the rest pose (identity rotations, rest positions). */
-void
+EMBODY_API void
 sk_pose_set_rest(struct sk_pose *pose, const struct sk_skeleton *skeleton);
 
 /* From the root position (position_m[0]) and every local rotation, computes the global
  * rotations and positions. */
-void
+EMBODY_API void
 sk_pose_forward_kinematics(struct sk_pose *pose, const struct sk_skeleton *skeleton);
 
 /* The same for the joints below `top` only (exclusive: its own global rotation and
  * position are taken as set), as after turning one joint. */
-void
+EMBODY_API void
 sk_pose_forward_kinematics_below(struct sk_pose *pose, const struct sk_skeleton *skeleton,
                                  int top);
 
 /* From global rotations, computes local rotations. */
-void
+EMBODY_API void
 sk_pose_update_local(struct sk_pose *pose, const struct sk_skeleton *skeleton);
 
 /* Copies a pose of the same joint count. */
-void
+EMBODY_API void
 sk_pose_copy(const struct sk_pose *src, struct sk_pose *dst);
 
 #ifdef __cplusplus

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "embody/export.h"
 #include "embody/hand.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
@@ -50,8 +51,8 @@ struct st_fingers {
 };
 
 /* A hand pose into `fingers` (and marks that hand valid), and back. */
-void st_fingers_set_pose(struct st_fingers *fingers, enum hd_hand hand, const struct hd_pose *pose);
-void st_fingers_get_pose(const struct st_fingers *fingers, enum hd_hand hand,
+EMBODY_API void st_fingers_set_pose(struct st_fingers *fingers, enum hd_hand hand, const struct hd_pose *pose);
+EMBODY_API void st_fingers_get_pose(const struct st_fingers *fingers, enum hd_hand hand,
                          struct hd_pose *out_pose);
 
 #define ST_FINGERS_BIT(hand) (1u << (unsigned)(hand))
@@ -95,26 +96,26 @@ void st_fingers_get_pose(const struct st_fingers *fingers, enum hd_hand hand,
  * A last row with no line end that cannot be read (a recording cut by a crash) is
  * dropped, not refused, and its line number left in `cut_line` for the caller to say.
  * On success `out_stream` is the caller's to st_stream_fini; on failure it is empty. */
-enum em_result
+EMBODY_API enum em_result
 st_stream_load(const char *path, struct st_stream *out_stream, struct em_error *err);
 
 /* Same, from text in memory (consumed); `source` names it in errors. */
-enum em_result
+EMBODY_API enum em_result
 st_stream_parse(char *text, const char *source, struct st_stream *out_stream,
                 struct em_error *err);
 
 /* Appends a copy of `frame`, growing the array. EM_ERROR_OUT_OF_MEMORY leaves the stream
  * as it was. */
-enum em_result
+EMBODY_API enum em_result
 st_stream_append(struct st_stream *stream, const struct em_tracking_frame *frame);
 
 /* The same with the frame's fingers (NULL: none known; earlier frames appended without
  * fingers have none). */
-enum em_result
+EMBODY_API enum em_result
 st_stream_append_fingers(struct st_stream *stream, const struct em_tracking_frame *frame,
                          const struct st_fingers *fingers);
 
-void
+EMBODY_API void
 st_stream_fini(struct st_stream *stream);
 
 /* Writes frames as they come (for --record): the header, then one row per frame with
@@ -157,7 +158,7 @@ struct st_stream_writer {
 /* Starts writing `path`; the header follows with the first frame. The rows go into a
  * temporary file beside `path`, which replaces `path` only when st_stream_writer_close
  * succeeds: a failed write leaves what was at `path` untouched (u_file.h). */
-enum em_result
+EMBODY_API enum em_result
 st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
                       struct em_error *err);
 
@@ -165,7 +166,7 @@ st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
  * cut): rows go to "<path>.partial" (u_out_file_open_partial), whole rows flushed at
  * least every ST_RECORD_FLUSH_S, renamed to `path` by a successful close; on a failed
  * write or close the partial file is kept with what reached it. */
-enum em_result
+EMBODY_API enum em_result
 st_stream_writer_open_recording(const char *path, struct st_stream_writer *out_writer,
                                 struct em_error *err);
 
@@ -174,13 +175,13 @@ st_stream_writer_open_recording(const char *path, struct st_stream_writer *out_w
  * back. Refuses (EM_ERROR_INVALID_ARGUMENT, nothing written) what the reader
  * would refuse: a time not after the previous frame's, a non-finite value, a non-unit
  * quaternion on a device written as valid. */
-enum em_result
+EMBODY_API enum em_result
 st_stream_writer_write(struct st_stream_writer *writer, const struct em_tracking_frame *frame,
                        struct em_error *err);
 
 /* The same with the frame's fingers (NULL: none known). Refuses, as the reader would, an
  * angle of a valid hand outside its joint's limits or not finite. */
-enum em_result
+EMBODY_API enum em_result
 st_stream_writer_write_fingers(struct st_stream_writer *writer,
                                const struct em_tracking_frame *frame,
                                const struct st_fingers *fingers, struct em_error *err);
@@ -188,19 +189,19 @@ st_stream_writer_write_fingers(struct st_stream_writer *writer,
 /* Flushes and closes, putting the file in place; reports a write error (disk full) if one
  * happened, and then `path` is as it was before. Safe on a zeroed writer. A file closed
  * without rows holds only the header (which the reader refuses). */
-enum em_result
+EMBODY_API enum em_result
 st_stream_writer_close(struct st_stream_writer *writer, struct em_error *err);
 
 /* Closes and throws away what was written: `path` is as it was before. Safe on a zeroed
  * writer. */
-void
+EMBODY_API void
 st_stream_writer_abort(struct st_stream_writer *writer);
 
 /* Writes a whole stream (at least one frame) with the writer above, with every tracker
  * group any frame carries and the stream's finger groups (finger_mask, and both hands when
  * it has fingers); on failure `path` is as it was before (nothing created, nothing
  * removed). */
-enum em_result
+EMBODY_API enum em_result
 st_stream_save(const char *path, const struct st_stream *stream, struct em_error *err);
 
 /* ---- BVH ----------------------------------------------------------------------- */
@@ -245,18 +246,18 @@ struct st_bvh {
  * match the rows, rows with too few or too many values, a truncated file, a non-positive
  * frame time. On success `out_bvh` is the caller's to st_bvh_fini; on failure it is
  * zeroed. A CMU clip (2 MB) parses in about 8 ms (tests/stream/bench_stream). */
-enum em_result
+EMBODY_API enum em_result
 st_bvh_load(const char *path, struct st_bvh *out_bvh, struct em_error *err);
 
 /* Same, from text in memory (consumed); `source` names it in errors. */
-enum em_result
+EMBODY_API enum em_result
 st_bvh_parse(char *text, const char *source, struct st_bvh *out_bvh, struct em_error *err);
 
-void
+EMBODY_API void
 st_bvh_fini(struct st_bvh *bvh);
 
 /* Index of the joint called `name`, or -1. */
-int
+EMBODY_API int
 st_bvh_find(const struct st_bvh *bvh, const char *name);
 
 /* Global positions (file units) and rotations (unit quaternions x, y, z, w, mapping the
@@ -265,18 +266,18 @@ st_bvh_find(const struct st_bvh *bvh, const char *name);
  * channels in file order (CMU "Zrotation Yrotation Xrotation": Rz * Ry * Rx), and
  *     R = R_parent * R_local,   p = p_parent + R_parent * (offset + translation channels).
  * `out_position` and `out_rotation` have joint_count entries. Allocates nothing. */
-void
+EMBODY_API void
 st_bvh_frame_pose(const struct st_bvh *bvh, int frame, double (*out_position)[3],
                   double (*out_rotation)[4]);
 
 /* A guess at the factor that turns the file's lengths into metres, from the skeleton's
  * size: 1 (metres), 0.056444 (CMU's units), 0.01 (centimetres) or 0.0254 (inches). */
-double
+EMBODY_API double
 st_bvh_guess_unit_scale(const struct st_bvh *bvh);
 
 /* A guess at the naming convention of a BVH's joints (sk_name_map_guess over every joint
  * name): the map to read it with, as st_bvh_to_humanoid's `map`. */
-enum sk_name_map
+EMBODY_API enum sk_name_map
 st_bvh_guess_name_map(const struct st_bvh *bvh);
 
 /* Builds a humanoid skeleton from a BVH hierarchy (the HIERARCHY only; no motion is
@@ -301,14 +302,14 @@ st_bvh_guess_name_map(const struct st_bvh *bvh);
  * missing required bones (all of them named), two joints naming the same bone, a mapped
  * joint outside the hips' subtree, a default humanoid that cannot be found or read.
  * `out_skeleton` is the caller's to sk_skeleton_fini; untouched (zeroed) on failure. */
-enum em_result
+EMBODY_API enum em_result
 st_bvh_to_humanoid(const struct st_bvh *bvh, enum sk_name_map map, double unit_scale,
                    const char *source, struct sk_skeleton *out_skeleton,
                    struct em_error *err);
 
 /* The same, with the joint limits copied by bone from `limits_from` (a humanoid the
  * caller owns) instead of the default humanoid; NULL means the default. */
-enum em_result
+EMBODY_API enum em_result
 st_bvh_to_humanoid_with_limits(const struct st_bvh *bvh, enum sk_name_map map,
                                double unit_scale, const struct sk_skeleton *limits_from,
                                const char *source, struct sk_skeleton *out_skeleton,
@@ -339,7 +340,7 @@ struct st_bvh_writer {
 
 /* Starts writing `path` (through a temporary file beside it, as st_stream_writer_open)
  * and writes the hierarchy. `frame_time_s` > 0 (the stream's period). */
-enum em_result
+EMBODY_API enum em_result
 st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double frame_time_s,
                    struct st_bvh_writer *out_writer, struct em_error *err);
 
@@ -347,18 +348,18 @@ st_bvh_writer_open(const char *path, const struct sk_skeleton *skeleton, double 
  * rotations (quaternions turned into Z, X, Y Euler angles in degrees; near gimbal lock
  * the first angle is taken as 0 and the last absorbs the rest). Non-finite values are
  * refused. The pose must have the skeleton's joint count. */
-enum em_result
+EMBODY_API enum em_result
 st_bvh_writer_write(struct st_bvh_writer *writer, const struct sk_pose *pose,
                     struct em_error *err);
 
 /* Patches the frame count, closes, puts the file in place and reports any write error
  * (then `path` is as it was before). Safe on a zeroed writer. */
-enum em_result
+EMBODY_API enum em_result
 st_bvh_writer_close(struct st_bvh_writer *writer, struct em_error *err);
 
 /* Closes and throws away what was written: `path` is as it was before. Safe on a zeroed
  * writer. */
-void
+EMBODY_API void
 st_bvh_writer_abort(struct st_bvh_writer *writer);
 
 /* ---- Which joint of a motion capture clip is which (any naming convention) -------- */
@@ -397,17 +398,17 @@ struct st_mocap_rig {
  * Fails naming the humanoid joints it lacks and the names it read them as: the 3-point
  * stream and training need the hips, head, both hands and their knuckles (the hand's
  * end), both legs and feet. */
-enum em_result
+EMBODY_API enum em_result
 st_mocap_rig_init(const struct st_bvh *bvh, const char *source, struct st_mocap_rig *out_rig,
                   struct em_error *err);
 
 /* The rig's naming convention's name for `bone`, or NULL. */
-const char *
+EMBODY_API const char *
 st_mocap_rig_name(const struct st_mocap_rig *rig, enum sk_bone bone);
 
 /* The joint's rotation in the convention's frame: q * fix (x, y, z, w), q from
  * st_bvh_frame_pose. `out_q` may alias `q`. */
-void
+EMBODY_API void
 st_mocap_rig_fix_quat(const struct st_mocap_rig *rig, enum st_rig_frame frame, const double *q,
                       double *out_q);
 
@@ -427,7 +428,7 @@ st_mocap_rig_fix_quat(const struct st_mocap_rig *rig, enum st_rig_frame frame, c
  * other skeletons are read through st_mocap_rig (their names for head, hands and
  * knuckles; their frames turned to CMU's where the rest pose is not its T-pose). Missing
  * joints are an error naming them. `out_stream` is the caller's to st_stream_fini. */
-enum em_result
+EMBODY_API enum em_result
 st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *source,
                    struct st_stream *out_stream, struct em_error *err);
 
@@ -439,13 +440,15 @@ st_mocap_to_stream(const struct st_bvh *bvh, double unit_scale, const char *sour
  * on rigs not in that pose trackers are refused (their mounts are in CMU's frames).
  * Missing joints are an error naming them and their trackers. Reproduces
  * eval/streams-trackers/ to about 1e-6. */
-enum em_result st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale,
-                                           uint32_t tracker_mask, const char *source,
-                                           struct st_stream *out_stream, struct em_error *err);
+EMBODY_API enum em_result st_mocap_to_stream_trackers(const struct st_bvh *bvh, double unit_scale,
+                                                      uint32_t tracker_mask, const char *source,
+                                                      struct st_stream *out_stream,
+                                                      struct em_error *err);
 
 /* Where PROTOCOL section 2b mounts `tracker`: the CMU joint's name and the offset in the
  * joint's frame (metres). Either output may be NULL. */
-void st_mocap_tracker_mount(enum em_tracker tracker, const char **out_joint, float *out_offset_m);
+EMBODY_API void st_mocap_tracker_mount(enum em_tracker tracker, const char **out_joint,
+                                       float *out_offset_m);
 
 /* The named tracker setups of PROTOCOL section 2b as tracker masks: 3 (none), 4 (pelvis),
  * 6 (+ feet), 8 (+ knees), 11 (all eight). */
@@ -460,11 +463,12 @@ void st_mocap_tracker_mount(enum em_tracker tracker, const char **out_joint, flo
 /* Parses a tracker setup: a named setup ("3", "4", "6", "8", "11") or a comma-separated
  * list of tracker names ("pelvis,left_foot,right_foot"). Errors name the unknown part and
  * list the names. */
-enum em_result st_tracker_setup_parse(const char *text, uint32_t *out_mask, struct em_error *err);
+EMBODY_API enum em_result st_tracker_setup_parse(const char *text, uint32_t *out_mask,
+                                                 struct em_error *err);
 
 /* The setup's usual name ("3" ... "11") when the mask is a named one, else the list of
  * tracker names joined by commas ("pelvis,chest"), in `out` (size bytes). */
-void st_tracker_setup_name(uint32_t mask, char *out, size_t size);
+EMBODY_API void st_tracker_setup_name(uint32_t mask, char *out, size_t size);
 
 #ifdef __cplusplus
 }

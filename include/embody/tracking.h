@@ -17,6 +17,8 @@
 
 #include <cglm/types.h>
 
+#include "embody/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -96,15 +98,15 @@ em_device_pose_usable(const struct em_device_pose *d)
 }
 
 /* Short lower-case name of a device ("head", "left", "right"), as in the stream files. */
-const char *
+EMBODY_API const char *
 em_device_name(enum em_device device);
 
 /* The tracker's name in stream files ("pelvis", "chest", "left_foot", ... "right_elbow"),
  * or "unknown". */
-const char *em_tracker_name(enum em_tracker tracker);
+EMBODY_API const char *em_tracker_name(enum em_tracker tracker);
 
 /* The tracker called `name` (as em_tracker_name gives it), or -1. */
-int em_tracker_find(const char *name);
+EMBODY_API int em_tracker_find(const char *name);
 
 #ifdef __cplusplus
 }

@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/body.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"

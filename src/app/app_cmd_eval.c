@@ -1,11 +1,11 @@
 /*
  * embody eval (app_commands.h): the evaluation protocol, run by src/eval's command line
- * (ev_main in include/embody/eval.h), which takes argv from the command's name on; its
- * --plot figures drawn by the plot module (include/embody/plot.h).
+ * (ev_main in src/eval/eval.h), which takes argv from the command's name on; its
+ * --plot figures drawn by the plot module (src/plot/plot.h).
  */
 #include "app/app_commands.h"
-#include "embody/eval.h"
-#include "embody/plot.h"
+#include "eval/eval.h"
+#include "plot/plot.h"
 
 int
 app_cmd_eval(int argc, char **argv)

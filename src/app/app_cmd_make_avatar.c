@@ -11,7 +11,7 @@
 #include "app/app_args.h"
 #include "app/app_commands.h"
 #include "app/app_options.h"
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "util/u_path.h"
 
 #define HELP_HINT "embody make-avatar --help"

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "app/app_config.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "app/app_source.h"
 #include "embody/input.h"
 #include "util/u_path.h"

@@ -11,7 +11,7 @@
 #include "app/app_avatar.h"
 #include "app/app_options.h"
 #include "embody/body.h"
-#include "embody/fault.h"
+#include "fault/fault.h"
 
 /* `faults`: the faults the run puts into its frames (the settings file's and --fault's). */
 void app_config_print(FILE *out, const struct app_options *options, const struct app_avatar *avatar,

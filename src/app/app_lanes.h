@@ -16,7 +16,7 @@
 #include "app/app_truth.h"
 #include "embody/body.h"
 #include "embody/prior.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "embody/tracking.h"
 
 #define APP_MAX_LANES RENDER_MAX_LANES

@@ -25,7 +25,7 @@
 #include "app/app_truth.h"
 #include "embody/input.h"
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "embody/stream.h"
 #include "util/u_log.h"
 #include "util/u_time.h"

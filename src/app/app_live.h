@@ -14,7 +14,7 @@
 
 #include "app/app_options.h"
 #include "embody/body.h"
-#include "embody/render.h"
+#include "render/render.h"
 
 struct app_live_hooks {
     /* Called for each frame the source gives, before it is solved and drawn: its index

@@ -5,7 +5,7 @@
 #include "app/app_lanes.h"
 #include "app/app_options.h"
 #include "embody/prior.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "embody/stream.h"
 
 #define HELP_HINT "embody --help"

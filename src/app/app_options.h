@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "embody/fault.h"
-#include "embody/osc.h"
+#include "fault/fault.h"
+#include "osc/osc.h"
 #include "embody/result.h"
 
 /* Limits of the options (also shown in --help). */

@@ -1,13 +1,13 @@
 /*
  * The program's own part of the settings file (config/body.json, or --config FILE): what
  * the body does not read. Today that is "faults": an array of "KIND:DEVICE:AMOUNT" strings,
- * the faults --fault puts into every frame (include/embody/fault.h), for a setup that
+ * the faults --fault puts into every frame (src/fault/fault.h), for a setup that
  * should always be tried with, say, a late pelvis tracker.
  */
 #ifndef EMBODY_APP_SETTINGS_H
 #define EMBODY_APP_SETTINGS_H
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "embody/result.h"
 
 /* Adds the faults of the settings file at `path` to `set` (after any already there).

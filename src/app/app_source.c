@@ -12,7 +12,7 @@
 #include "util/u_log.h"
 
 #ifdef EMBODY_HAVE_OPENXR
-#include "embody/xr.h"
+#include "xr/xr.h"
 #endif
 
 bool

@@ -12,7 +12,7 @@
 #include "app/app_avatar.h"
 #include "app/app_options.h"
 #include "embody/input.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "embody/result.h"
 
 struct app_source_info {

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/result.h"
 #include "embody/stream.h"
 

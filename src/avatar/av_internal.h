@@ -1,5 +1,5 @@
 /*
- * Inside the avatar module (include/embody/avatar.h):
+ * Inside the avatar module (src/avatar/avatar.h):
  *
  *   av_file.c   the container: GLB chunks checked, the glTF JSON, the VRM humanBones
  *   av_load.c   assimp's scene to the skeleton and the baked, weighted mesh
@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 
 /* A file read and its glTF JSON found. */
 struct av_file {

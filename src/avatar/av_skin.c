@@ -12,7 +12,7 @@
 
 #include <cglm/cglm.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
 
 enum em_result

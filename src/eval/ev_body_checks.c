@@ -1,5 +1,5 @@
 /*
- * What a player sees of the body in every frame, measured (include/embody/eval.h,
+ * What a player sees of the body in every frame, measured (src/eval/eval.h,
  * struct ev_body_checks): the head joint turned as the headset is, and no joint or foot
  * under the floor. Per frame, from the body and the frame it was given; the checks that
  * rerun a clip (recovery, turning in place) are in ev_probes.c.
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 
 void

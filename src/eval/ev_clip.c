@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "util/u_time.h"
 
 /* Fewer rows than this leave jitter (a third difference) undefined. */

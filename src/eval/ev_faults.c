@@ -1,5 +1,5 @@
 /*
- * Faults in the evaluation (include/embody/eval.h, include/embody/fault.h): `--fault` and
+ * Faults in the evaluation (src/eval/eval.h, src/fault/fault.h): `--fault` and
  * `--seed` put real trackers' faults into every clip's stream, and `--fault-table` runs the
  * typical faults on every named setup and prints what each costs (one table of setups x
  * faults), then checks that the body degrades gracefully: a pelvis tracker drifting 30
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/prior.h"
 #include "ev_internal.h"
 #include "util/u_text.h"

@@ -1,5 +1,5 @@
 /*
- * Pieces the eval module's files share (not part of include/embody/eval.h).
+ * Pieces the eval module's files share (not part of src/eval/eval.h).
  */
 #ifndef EMBODY_EV_INTERNAL_H
 #define EMBODY_EV_INTERNAL_H

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/prior.h"
 #include "ev_internal.h"
 #include "util/u_file.h"

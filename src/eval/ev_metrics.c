@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "ev_internal.h"
 
 static const struct {

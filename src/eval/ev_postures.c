@@ -1,5 +1,5 @@
 /*
- * Synthetic posture streams (include/embody/eval.h, "Postures"): what a headset and two
+ * Synthetic posture streams (src/eval/eval.h, "Postures"): what a headset and two
  * controllers report while a player lies down on the back, the side or the front, sits on
  * the floor (legs crossed or knees up), kneels, sits on a chair or squats, and stands up
  * again. The training clips have none of the floor postures, so the tests and `embody eval
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 #include "ev_internal.h"
 

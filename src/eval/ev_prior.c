@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "ev_internal.h"
 #include "util/u_path.h"
 

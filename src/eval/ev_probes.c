@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 
 /* ---- Bad-sample recovery ---- */

@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "ev_internal.h"
 #include "util/u_file.h"
 

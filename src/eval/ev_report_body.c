@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "ev_internal.h"
 
 #define N(i, w, p, v) ev_format_number(b[i], sizeof b[i], w, p, v)

@@ -10,7 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "util/u_path.h"
 #include "util/u_text.h"
 #include "util/u_time.h"

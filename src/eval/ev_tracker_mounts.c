@@ -1,5 +1,5 @@
 /*
- * Body trackers of a clip (include/embody/eval.h): the --trackers option, the setup's
+ * Body trackers of a clip (src/eval/eval.h): the --trackers option, the setup's
  * trackers kept in a clip's stream, and the known body's tracker axes and mounts. Below
  * the clip's reconstruction (ev_clip.c); the table of every setup (ev_trackers.c) is
  * above the whole run.
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 #include "embody/stream.h"
 

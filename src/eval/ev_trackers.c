@@ -1,5 +1,5 @@
 /*
- * Tracker setups in the evaluation (include/embody/eval.h): `embody eval --trackers SETUP`
+ * Tracker setups in the evaluation (src/eval/eval.h): `embody eval --trackers SETUP`
  * gives the body the clip's body trackers of that setup besides head and hands
  * (PROTOCOL.md section 2b; made from the clip like the 3-point stream, so any clip can be
  * scored), and `--trackers all` runs every named setup and prints one row per setup and
@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 #include "embody/prior.h"
 #include "embody/stream.h"

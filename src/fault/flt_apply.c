@@ -1,5 +1,5 @@
 /*
- * Applying faults to tracking frames (include/embody/fault.h): the running state of a set
+ * Applying faults to tracking frames (src/fault/fault.h): the running state of a set
  * (the faults' clock, each latency fault's history, each dropout's held poses and burst
  * state, the random generators) and the per-frame step, in the order faults happen to a
  * real tracker.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "embody/m_math.h"
 
 #define DEVICE_SLOTS (EM_DEVICE_COUNT + EM_TRACKER_COUNT)

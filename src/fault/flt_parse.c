@@ -1,5 +1,5 @@
 /*
- * Reading a fault, KIND:DEVICE[:AMOUNT] (include/embody/fault.h): the kind, the devices it
+ * Reading a fault, KIND:DEVICE[:AMOUNT] (src/fault/fault.h): the kind, the devices it
  * names (one, a group or a left/right pair) and its amount in the kind's unit, each checked
  * with an error that says what was expected.
  */
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "util/u_text.h"
 
 static const char *const k_kind_names[FLT_KIND_COUNT] = {

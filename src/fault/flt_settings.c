@@ -1,5 +1,5 @@
 /*
- * The settings file's "faults" (include/embody/fault.h): an array of the strings --fault
+ * The settings file's "faults" (src/fault/fault.h): an array of the strings --fault
  * takes, each checked by flt_parse and named by its line and column when refused.
  */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "util/u_text.h"
 
 /* Where an entry is in the file: the first `"TEXT"` after `from`, or `from` itself (an

@@ -1,11 +1,11 @@
 /*
- * A source with faults (include/embody/fault.h): the frames of any other source (a replayed
+ * A source with faults (src/fault/fault.h): the frames of any other source (a replayed
  * recording, VMC input, OpenXR) with a set of faults applied, so the live program shows
  * what a drifting, late or lost tracker does to the body.
  */
 #include <stdlib.h>
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 
 struct fault_source {
     struct in_source base;

@@ -1,6 +1,6 @@
 /*
  * Our conventions -> Unity's, as the VMC protocol and VRChat's OSC trackers use them
- * (include/embody/osc.h), and Unity's humanoid bone names.
+ * (src/osc/osc.h), and Unity's humanoid bone names.
  *
  * Derivation. Two frames differ between us and Unity, and both must be converted:
  *
@@ -63,7 +63,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "embody/osc.h"
+#include "osc/osc.h"
 
 void
 osc_unity_position_from_stage(const float *p_m, float *out_p_m)

@@ -1,6 +1,6 @@
 /*
  * Parsing an output destination "HOST:PORT" from the command line (osc_parse_destination
- * in include/embody/osc.h): strict, so a typo is caught at start with a message naming
+ * in src/osc/osc.h): strict, so a typo is caught at start with a message naming
  * the option, not discovered later as a silent lack of output.
  */
 #include <arpa/inet.h>
@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "embody/osc.h"
+#include "osc/osc.h"
 
 #define PORT_HELP "expected HOST:PORT, HOST, :PORT or [IPV6]:PORT, PORT 1-65535"
 

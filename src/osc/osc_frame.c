@@ -1,5 +1,5 @@
 /*
- * The values one frame carries, in each protocol's conventions (include/embody/osc.h):
+ * The values one frame carries, in each protocol's conventions (src/osc/osc.h):
  * the VMC protocol's root and humanoid bone local poses (and the fingers when given), and
  * VRChat's tracker poses.
  * Pure functions of the skeleton and pose: no network here, so tests check them directly.
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 
 /* A joint VMC carries: a humanoid bone with a Unity name, and the joint the skeleton
  * gives for that bone. */

@@ -1,5 +1,5 @@
 /*
- * The OSC sender (include/embody/osc.h): encodes each frame with liblo (messages and
+ * The OSC sender (src/osc/osc.h): encodes each frame with liblo (messages and
  * bundles, serialised into one reusable buffer) and sends the datagrams on our own UDP
  * socket, which is
  *  - resolved once, at creation: a DNS name never costs the frame loop anything;
@@ -25,7 +25,7 @@
 
 #include <lo/lo.h>
 
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "util/u_log.h"
 #include "util/u_time.h"
 

@@ -1,5 +1,5 @@
 /*
- * VMC protocol input (include/embody/osc.h): tracking from another program as an input
+ * VMC protocol input (src/osc/osc.h): tracking from another program as an input
  * source (include/embody/input.h), beside OpenXR and replay.
  *
  * Read: /VMC/Ext/Hmd/Pos (the headset), /VMC/Ext/Con/Pos (controllers) and
@@ -40,7 +40,7 @@
 #include "osc_in_decode.h"
 
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "util/u_log.h"
 #include "util/u_time.h"
 

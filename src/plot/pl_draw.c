@@ -1,5 +1,5 @@
 /*
- * Drawing the plots (include/embody/plot.h) with cairo: a white page, a title, axes with
+ * Drawing the plots (src/plot/plot.h) with cairo: a white page, a title, axes with
  * round ticks, then lines, bars or a heat map, and a legend; written as PNG.
  */
 #include <math.h>
@@ -9,7 +9,7 @@
 
 #include <cairo.h>
 
-#include "embody/plot.h"
+#include "plot/plot.h"
 
 /* The plotting area within the page. */
 #define LEFT 90.0

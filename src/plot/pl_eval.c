@@ -1,5 +1,5 @@
 /*
- * The evaluation's figures (include/embody/plot.h): the observer `embody eval --plot DIR`
+ * The evaluation's figures (src/plot/plot.h): the observer `embody eval --plot DIR`
  * hands the evaluation. Per clip, the known body's error over time per joint group with the
  * true feet's contacts and the true posture marked (clip_NAME.png); the MPJPE bars per
  * motion category (categories.png) or per tracker setup (setups.png); and the fault table
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "embody/plot.h"
+#include "plot/plot.h"
 
 /* The folder, made when missing. */
 static enum em_result

@@ -23,6 +23,7 @@
 
 #include "embody/prior.h"
 #include "embody/stream.h"
+#include "prior/pr_train.h"
 
 /* ---- Random numbers (SplitMix64; Box-Muller for normals) ---- */
 

@@ -1,5 +1,5 @@
 /*
- * Inside the mirror view (include/embody/render.h): the renderer's state and the pieces it
+ * Inside the mirror view (src/render/render.h): the renderer's state and the pieces it
  * is built from. Not a public contract: tests may include it to check the pieces alone.
  *
  *   r_shader.c  shader files (or the built-in copies), compile/link errors as file:line
@@ -25,7 +25,7 @@
 
 #include <cglm/types.h>
 
-#include "embody/render.h"
+#include "render/render.h"
 
 /* ---- Palette (sRGB): the parts must be told apart, and tests tell them apart. ---- */
 

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "render/r_internal.h"
 
 static GLuint

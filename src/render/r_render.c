@@ -1,5 +1,5 @@
 /*
- * The mirror view's public functions (include/embody/render.h): the SDL2 window and its
+ * The mirror view's public functions (src/render/render.h): the SDL2 window and its
  * OpenGL 3.3 core context, events and keys, the frame: the scene drawn into an
  * off-screen (multisampled) framebuffer, the HUD over it, then shown in the window. The
  * off-screen image is what screenshots and tests read, so a hidden window under Xvfb

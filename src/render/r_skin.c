@@ -1,5 +1,5 @@
 /*
- * Skinned avatars (include/embody/avatar.h) in the mirror and the headset: the mesh
+ * Skinned avatars (src/avatar/avatar.h) in the mirror and the headset: the mesh
  * uploaded once per avatar (positions, normals, UVs, 4 joints as integers, 4 weights), the
  * joint matrices (av_skin_matrices) for each frame's pose in a uniform buffer, and one draw
  * per primitive with its material (r_material.c). Linear-blend skinning runs on the GPU
@@ -15,7 +15,7 @@
 
 #include <cglm/cglm.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
 #include "render/r_internal.h"
 

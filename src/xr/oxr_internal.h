@@ -10,7 +10,7 @@
  *   oxr_session.c   session, reference spaces, events and the session state machine
  *   oxr_view.c      the headset view: GLX binding, swapchains, eye matrices, layer
  *   oxr_frame.c     next()/submit(): frame timing, locating, reconnecting
- *   oxr_source.c    the public functions of embody/xr.h
+ *   oxr_source.c    the public functions of xr/xr.h
  *
  * Calls run one way, down this order (a file calls only those below it):
  *   source -> frame -> session -> instance -> actions, trackers, view -> common, result
@@ -30,8 +30,8 @@
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
 
-#include "embody/xr.h"
 #include "xr/oxr_common.h"
+#include "xr/xr.h"
 
 #define OXR_HAND_COUNT 2
 #define OXR_EYE_COUNT 2

@@ -1,5 +1,5 @@
 /*
- * The public side of the OpenXR source (embody/xr.h): settings resolved from the
+ * The public side of the OpenXR source (xr/xr.h): settings resolved from the
  * description, creation in the specification's order (instance, system, actions,
  * session, spaces), teardown in reverse, and the status the program can show.
  */

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "app_run.h"
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 
 #define TIMEOUT_MS 60000
 #define NO_RUNTIME "XR_RUNTIME_JSON=/nonexistent/embody-no-runtime.json"

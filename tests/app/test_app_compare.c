@@ -19,7 +19,7 @@
 #include <SDL.h>
 
 #include "app_live_check.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "embody/stream.h"
 #include "render_check.h"
 

@@ -24,7 +24,7 @@
 #include "app_run.h"
 #include "vmc_sender.h"
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "embody/prior.h"
 #include "embody/skeleton.h"
 

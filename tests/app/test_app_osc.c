@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "app_run.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "embody/skeleton.h"
 #include "oscdump_capture.h"
 

@@ -34,7 +34,7 @@
 #include "app/app_live.h"
 #include "app/app_options.h"
 #include "app_live_check.h"
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
 #include "embody/stream.h"
 #include "render_check.h"

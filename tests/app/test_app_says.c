@@ -24,8 +24,8 @@
 
 #include "app/app_options.h"
 #include "app_run.h"
-#include "embody/avatar.h"
-#include "embody/osc.h"
+#include "avatar/avatar.h"
+#include "osc/osc.h"
 #include "embody/prior.h"
 
 #define TIMEOUT_MS 60000

@@ -22,7 +22,7 @@
 #include "app_run.h"
 #include "vmc_sender.h"
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "embody/stream.h"
 
 /* A hang guard: a sanitizer build runs eval's probes of every clip in 80 s alone, and

@@ -18,7 +18,7 @@
 #include "app/app_lanes.h"
 #include "app/app_live.h"
 #include "app/app_options.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 
 #define CLIP EMBODY_SOURCE_DIR "/tests/data/mocap/cmu_05_04.bvh"
 #define FRAMES 240

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "embody/skeleton.h"
 #include "vmc_sender.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 
 #define STRAIGHT_ELBOW_DEG 175.0f

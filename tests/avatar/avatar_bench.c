@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/body.h"
 #include "embody/m_math.h"
 #include "embody/stream.h"

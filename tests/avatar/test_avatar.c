@@ -17,9 +17,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 
 #define OUT EMBODY_BINARY_DIR "/tests/avatar/"
 

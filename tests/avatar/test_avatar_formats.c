@@ -17,7 +17,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
 
 #define OUT EMBODY_BINARY_DIR "/tests/avatar/"

@@ -23,7 +23,7 @@
 #include <assimp/scene.h>
 #include <cjson/cJSON.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
 
 #define OUT EMBODY_BINARY_DIR "/tests/avatar/"

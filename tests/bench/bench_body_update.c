@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/prior.h"
 #include "util/u_path.h"
 #include "util/u_time.h"

@@ -18,7 +18,7 @@
 
 #include "app/app_live.h"
 #include "app/app_options.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "util/u_time.h"
 
 #define WARM_UP_FRAMES 30

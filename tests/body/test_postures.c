@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/prior.h"
 
 #define CLIPS EMBODY_SOURCE_DIR "/tests/data/mocap"

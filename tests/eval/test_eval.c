@@ -21,7 +21,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/stream.h"
 
 #define CMU_SCALE 0.056444

@@ -1,5 +1,5 @@
 /*
- * Faults in the evaluation (include/embody/eval.h, include/embody/fault.h), on a clip of
+ * Faults in the evaluation (src/eval/eval.h, src/fault/fault.h), on a clip of
  * tests/data/mocap: `--fault` changes the table by the fault's cost and the table says which
  * fault it ran; a fault naming a tracker the setup lacks is refused; a pelvis tracker that
  * drifted 30 degrees does not turn the whole body; a lost tracker falls back to the estimate
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "embody/eval.h"
-#include "embody/fault.h"
+#include "eval/eval.h"
+#include "fault/fault.h"
 
 #ifndef EMBODY_SOURCE_DIR
 #define EMBODY_SOURCE_DIR "."

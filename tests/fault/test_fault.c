@@ -1,5 +1,5 @@
 /*
- * Tests of the fault module (include/embody/fault.h): each fault changes a stream as it
+ * Tests of the fault module (src/fault/fault.h): each fault changes a stream as it
  * says, measured back from the faulted frames (drift in degrees per minute, latency as a
  * time shift, noise's deviation, a dropout's share and window, mount offset and turn, a
  * swap); the same seed gives the same frames; bad faults are refused naming the option and
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "embody/m_math.h"
 
 #define RATE_HZ 60.0

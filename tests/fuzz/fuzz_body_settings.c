@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "embody/body.h"
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "fuzz_common.h"
 
 int

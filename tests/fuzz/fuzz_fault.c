@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "fuzz_common.h"
 
 #define FRAMES 8

@@ -22,7 +22,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/stream.h"
 #include "layer_app.h"
 

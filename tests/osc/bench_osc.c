@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "oscdump_capture.h"
 #include "util/u_log.h"
 

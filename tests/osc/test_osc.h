@@ -5,7 +5,7 @@
 #ifndef EMBODY_TESTS_TEST_OSC_H
 #define EMBODY_TESTS_TEST_OSC_H
 
-#include "embody/osc.h"
+#include "osc/osc.h"
 
 /* test_osc_convert.c */
 void positions_convert_by_flipping_z_only(void **state);

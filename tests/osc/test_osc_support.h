@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "embody/skeleton.h"
 
 /* ---- Reference math (double) ---- */

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "embody/m_math.h"
-#include "embody/osc.h"
+#include "osc/osc.h"
 #include "embody/skeleton.h"
 
 extern char **environ;

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "embody/osc.h"
+#include "osc/osc.h"
 
 struct packet {
     uint8_t data[70000];

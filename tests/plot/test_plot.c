@@ -1,5 +1,5 @@
 /*
- * Tests of the plots (include/embody/plot.h): each kind writes a PNG of the stated size that
+ * Tests of the plots (src/plot/plot.h): each kind writes a PNG of the stated size that
  * is not blank, with what it draws where it should be; and `embody eval --plot DIR` (the
  * evaluation with the plot observer) writes its figures for a clip of tests/data/mocap.
  */
@@ -16,7 +16,7 @@
 #include <cairo.h>
 #include <cmocka.h>
 
-#include "embody/plot.h"
+#include "plot/plot.h"
 
 #ifndef EMBODY_SOURCE_DIR
 #define EMBODY_SOURCE_DIR "."

@@ -19,9 +19,10 @@
 #include <cmocka.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 #include "embody/prior.h"
+#include "prior/pr_train.h"
 
 #define TRAIN_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-train"
 #define EXTRA_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-extra"

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "embody/body.h"
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/m_math.h"
 #include "embody/prior.h"
 #include "embody/skeleton.h"

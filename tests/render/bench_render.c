@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
 #include "render/r_internal.h"
 #include "render_check.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embody/render.h"
+#include "render/render.h"
 #include "embody/skeleton.h"
 
 /* Keeps SDL's video subsystem and the OpenGL library loaded until the process exits.

@@ -31,7 +31,7 @@
 #pragma GCC diagnostic pop
 
 #include "embody/m_math.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "render/r_internal.h"
 #include "render_check.h"
 

@@ -17,9 +17,9 @@
 
 #include <cglm/cglm.h>
 
-#include "embody/avatar.h"
+#include "avatar/avatar.h"
 #include "embody/m_math.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "render/r_internal.h"
 #include "render_check.h"
 

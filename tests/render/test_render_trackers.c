@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "embody/m_math.h"
-#include "embody/render.h"
+#include "render/render.h"
 #include "render_check.h"
 
 #define HUMANOID EMBODY_SOURCE_DIR "/config/humanoid.json"

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "embody/xr.h"
+#include "xr/xr.h"
 #include "xr_test_util.h"
 
 #define MAX_CALLS 2000

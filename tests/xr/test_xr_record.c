@@ -17,7 +17,7 @@
 
 #include "embody/input.h"
 #include "embody/stream.h"
-#include "embody/xr.h"
+#include "xr/xr.h"
 #include "xr_test_util.h"
 
 #define MAX_CALLS 2000

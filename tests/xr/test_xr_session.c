@@ -19,7 +19,7 @@
 #include <epoxy/gl.h>
 
 #include "embody/m_math.h"
-#include "embody/xr.h"
+#include "xr/xr.h"
 #include "xr_test_util.h"
 
 #define MAX_CALLS 2000 /* next() calls allowed for a test's frames (NOT_READY sleeps) */

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "embody/xr.h"
 #include "xr/oxr_common.h"
+#include "xr/xr.h"
 #include "xr_test_util.h"
 
 #define MAX_CALLS 2000

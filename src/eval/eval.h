@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "embody/fault.h"
+#include "fault/fault.h"
 #include "embody/prior.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
@@ -623,11 +623,11 @@ struct ev_options {
     const char *prior_path;
     const char *validation_dir;
     /* Faults put into every clip's stream once its trackers are chosen (--fault, --seed;
-     * include/embody/fault.h); a zeroed set is none. */
+     * src/fault/fault.h); a zeroed set is none. */
     struct flt_set faults;
     bool fault_table; /* --fault-table: every named setup x the typical faults (ev_faults.c) */
     bool postures;    /* --postures: the synthetic postures' table alone (ev_postures.c) */
-    /* --plot DIR: the observer (a program's plots, include/embody/plot.h) is told of each
+    /* --plot DIR: the observer (a program's plots, src/plot/plot.h) is told of each
      * figure the run makes and draws it into that folder; NULL: no plots. */
     const char *plot_dir;
     const struct ev_observer *observer;

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "embody/eval.h"
+#include "eval/eval.h"
 #include "embody/result.h"
 
 #ifdef __cplusplus

@@ -104,7 +104,7 @@ struct av_skin_binding;
 struct render_scene {
     const struct sk_skeleton *skeleton; /* NULL: no avatar */
     const struct sk_pose *pose;         /* global positions and rotations are used */
-    /* A skinned avatar (include/embody/avatar.h) drawn at `pose`, bound to `skeleton` with
+    /* A skinned avatar (src/avatar/avatar.h) drawn at `pose`, bound to `skeleton` with
      * av_skin_bind; NULL for the capsule figure alone. The renderer uploads the mesh the
      * first time it sees it and again when the pointer changes. */
     const struct av_avatar *avatar;
