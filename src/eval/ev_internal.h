@@ -56,7 +56,7 @@ struct ev_transition_result {
     double lowest_cm;          /* the lowest joint over the clip, above the floor */
     double jitter_ratio;       /* our jitter over the truth's */
 };
-/* -1, or which transition a clip's file name says (lieDown, depositFloor, squat, kick). */
+/* -1, or which transition a clip's file name says (lieDown, depositFloor, squat, kick, jog). */
 int
 ev_transition_kind(const char *file);
 enum em_result

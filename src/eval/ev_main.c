@@ -66,7 +66,7 @@ ev_print_usage(FILE *out)
             "                    a chair, a squat) through the default humanoid, one table per\n"
             "                    body (--body); no clips are read\n"
             "  --transitions     the clips of DIR named as transitions (lieDown, depositFloor,\n"
-            "                    squat, kick), frame by frame: head and hands against their\n"
+            "                    squat, kick) and jogs, frame by frame: head and hands against their\n"
             "                    devices, the floor, jitter (known body unless --mode height)\n"
             "  --fault-table     every named setup x the typical faults, one table, and the\n"
             "                    graceful-degradation checks\n"

@@ -7,7 +7,8 @@
  * head joint where the headset puts it (distance p99, cm; angle p95, degrees), the hands
  * on their controllers (share of frames with a tracked hand more than 2 cm off), nothing
  * under the floor (the lowest joint over the clip, cm above it), and no shaking beyond the
- * person's own (our jitter over the truth's). MPJPE beside them, for scale.
+ * person's own (our jitter over the truth's). MPJPE beside them, for scale. Jogs ("jog") are
+ * played too: their jitter is held to 1.5x the truth's, the transitions' to 3x.
  */
 #include <dirent.h>
 #include <math.h>
@@ -20,8 +21,10 @@
 #include "embody/m_math.h"
 #include "ev_internal.h"
 
-static const char *const TRANSITION_NAMES[] = {"lieDown", "depositFloor", "squat", "kick"};
+/* The transitions, and running (a jog) beside them, whose jitter is held to 1.5x. */
+static const char *const TRANSITION_NAMES[] = {"lieDown", "depositFloor", "squat", "kick", "jog"};
 #define TRANSITION_KINDS ((int)(sizeof TRANSITION_NAMES / sizeof TRANSITION_NAMES[0]))
+#define JOG_KIND 4
 
 int
 ev_transition_kind(const char *file)
@@ -159,8 +162,9 @@ ev_transitions_main(const struct ev_options *options)
     printf("# Transitions: %s, %s, %s (src/eval/ev_transitions.c)\n", options->clip_dir,
            ev_method_name(method), prior ? model_path : "the procedural body");
     printf("# contracts: head <= 2 cm (p99) and <= 10 deg (p95) from the headset; hands off "
-           "<= 5 %% of frames (> 2 cm); lowest joint >= -2 cm; jitter <= 3x the truth's\n");
-    printf("%-34s %5s %7s %8s %8s %8s %7s %8s %7s\n", "clip", "rows", "MPJPE", "head p99",
+           "<= 5 %% of frames (> 2 cm); lowest joint >= -2 cm; jitter <= 3x the truth's (jogs "
+           "1.5x)\n");
+    printf("%-40s %5s %7s %8s %8s %8s %7s %8s %7s\n", "clip", "rows", "MPJPE", "head p99",
            "head max", "deg p95", "hands%", "lowest", "jitter");
     struct kind_sum sums[TRANSITION_KINDS + 1];
     memset(sums, 0, sizeof sums);
@@ -194,7 +198,7 @@ ev_transitions_main(const struct ev_options *options)
         ev_clip_fini(&clip);
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(strlen(names[i]->d_name) - 4), names[i]->d_name);
-        printf("%-34s %5d %7.2f %8.2f %8.2f %8.1f %7.2f %8.1f %7.2f\n", name, t.rows, t.mpjpe_cm,
+        printf("%-40s %5d %7.2f %8.2f %8.2f %8.1f %7.2f %8.1f %7.2f\n", name, t.rows, t.mpjpe_cm,
                t.head_p99_cm, t.head_max_cm, t.head_angle_p95_deg, 100.0 * t.hands_off_share,
                t.lowest_cm, t.jitter_ratio);
         const int kinds[2] = {ev_transition_kind(names[i]->d_name), TRANSITION_KINDS};
@@ -211,7 +215,7 @@ ev_transitions_main(const struct ev_options *options)
             s->angle_over += t.head_angle_p95_deg > EV_HEAD_ANGLE_TARGET_DEG;
             s->hands_over += t.hands_off_share > 0.05;
             s->floor_under += t.lowest_cm < -2.0;
-            s->jitter_over += t.jitter_ratio > 3.0;
+            s->jitter_over += t.jitter_ratio > (kinds[0] == JOG_KIND ? 1.5 : 3.0);
         }
     }
     printf("\nSummary (means over clips; 'over' = clips missing the contract)\n");
