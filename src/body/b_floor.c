@@ -54,9 +54,6 @@
 #define FRAME_RATE_PER_S 10.0f
 /* How far the head may tilt from the torso (the neck's bend) before the torso follows. */
 #define NECK_RANGE_RAD (40.0f * M_DEG_TO_RAD)
-/* With the head upright, the pelvis's side of the neck over the floor weighs this much per
- * metre against the face's way (up to 2): at 5 cm it outweighs it. */
-#define PELVIS_SIDE_PER_M 40.0f
 /* Lying: the torso's axis rises less than the first (as a sine of its slope) from the
  * floor; sitting up: more than the second. */
 #define LYING_SLOPE 0.35f
@@ -84,6 +81,7 @@
  * shown kneeling for 64 frames, 30 on the way down and 30 up. */
 #define SETTLED_M_S 0.2f
 #define HEAD_RISE_TAU_S 0.1f
+
 
 float
 b_floor_share(const struct body *b)
@@ -165,21 +163,10 @@ floor_pelvis(const struct body *b, float *out_hips, float *out_rotation)
     if (neck[1] - spine * d[1] < lowest) {
         /* Tilted down until the pelvis rests at its lowest: the spine lies along the floor
          * when the neck is that low. Its direction over the floor is the axis's own, or,
-         * for an upright axis, the side the pelvis is on (the face's way under the neck). */
+         * for an upright axis, the face's (the pelvis behind the head). */
         float level[3] = {d[0], 0.0f, d[2]};
-        if (m_vec3_length(level) < 0.1f) {
-            /* An upright head says nothing of which way the torso leans: the pelvis stays
-             * on the side it is (a seated pelvis does not move while the head goes down
-             * over it or lies back past it), the face's way only while it is under the
-             * neck. */
+        if (m_vec3_length(level) < 0.1f)
             m_vec3_set(level, head_fwd[0] + heading[0], 0.0f, head_fwd[2] + heading[2]);
-            if (b->pelvis_started) {
-                float from_hips[3];
-                m_vec3_sub(neck, b->hips_position_m, from_hips);
-                from_hips[1] = 0.0f;
-                m_vec3_muladd(level, from_hips, PELVIS_SIDE_PER_M, level);
-            }
-        }
         m_vec3_normalize_or(level, heading, level);
         const float rise = m_clampf((neck[1] - lowest) / spine, -1.0f, 1.0f);
         const float run = sqrtf(fmaxf(0.0f, 1.0f - rise * rise));

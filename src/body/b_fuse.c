@@ -231,7 +231,10 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
     b_quat_from_yaw(yaw_rad, rotation);
     m_quat_mul(rotation, tilt, rotation);
     m_quat_normalize(rotation);
-    keep_clear_of_head(b, rotation, 1.0f - est[B_SOURCE_TRACKERS].position_confidence, position);
+    keep_clear_of_head(b, rotation,
+                       (1.0f - est[B_SOURCE_TRACKERS].position_confidence) *
+                           (1.0f - b_floor_share(b)),
+                       position);
     turn_pelvis_toward_head(b, position, 1.0f - est[B_SOURCE_TRACKERS].tilt_confidence, rotation);
     keep_hips_above_floor(b, rotation, position);
     if (b->pelvis_started && dt_s > 0.0f) {
