@@ -17,6 +17,7 @@
  * body will have (a foot's reach, the knee's plane and the stepping's home are measured
  * from the hip joints).
  */
+#include <math.h>
 #include <string.h>
 
 #include "b_internal.h"
@@ -83,6 +84,99 @@ keep_within_reach_of_neck(const struct body *b, const float *neck_m, float share
         m_vec3_muladd(io_position, d, share * (reach - distance) / distance, io_position);
 }
 
+/* The other bound: a spine bends, but a person's head comes little nearer the hips than
+ * it is standing (the HDM05 people lying down and getting up: no nearer than 0.94 of it). A
+ * pelvis nearer the head joint than HEAD_CLEARANCE_SHARE of that leaves the head short of
+ * the headset whatever the solve does (a pelvis held on the floor while the head lies back
+ * past it: 33 cm off). Such a pelvis is pushed away from the head along the line between
+ * them, by `share` (a tracker's pelvis stays): the legs give, not the head. */
+#define HEAD_CLEARANCE_SHARE 0.9f
+
+/* The other bound: a spine bends, but a person's head comes little nearer the hips than
+ * it is standing (the HDM05 people lying down and getting up: no nearer than 0.94 of it). A
+ * pelvis nearer the head joint than HEAD_CLEARANCE_SHARE of that leaves the head short of
+ * the headset whatever the solve does (a pelvis held on the floor while the head lies back
+ * past it: 33 cm off). Such a pelvis is pushed away from the head along the line between
+ * them, by `share` (a tracker's pelvis stays): the legs give, not the head. Where that
+ * would take the hips under the floor (a head low over a pelvis on the floor), it goes
+ * along the floor instead, away from the head (behind the body when it is right under it).
+ * The caller gives it less share by the floor's (the floor postures lay the body
+ * themselves; at full share a shoulder of the default humanoid lying back went 1.8 cm under
+ * the floor). Chosen on the HDM05 training people (embody eval --transitions, lie-down head
+ * p99 at full share): 0.85 10.2 cm, 0.9 6.3, 0.95 4.5 (MPJPE 22.82, 22.89, 23.22). */
+#define HEAD_CLEARANCE_SHARE 0.9f
+
+static void
+keep_clear_of_head(const struct body *b, const float *rotation, float share, float *io_position)
+{
+    const float(*rest)[3] = (const float(*)[3])b->skeleton.rest_position_m;
+    const float clearance =
+        HEAD_CLEARANCE_SHARE * m_vec3_distance(rest[b->j.hips], rest[b->j.head]);
+    const float *head = b->head_position_m;
+    float d[3];
+    m_vec3_sub(io_position, head, d);
+    const float distance = m_vec3_length(d);
+    if (!(share > 0.0f) || distance >= clearance)
+        return;
+    float q[3];
+    if (distance > 1e-4f)
+        m_vec3_muladd(io_position, d, (clearance - distance) / distance, q);
+    else
+        m_vec3_set(q, head[0], head[1] - clearance, head[2]);
+    float lowest = -INFINITY;
+    for (int s = 0; s < 2; ++s) {
+        float hip[3];
+        m_quat_rotate(rotation, b->m.hip_offset_m[s], hip);
+        lowest = fmaxf(lowest, b->ground_height_m - hip[1]);
+    }
+    if (q[1] < lowest) {
+        q[1] = lowest;
+        const float dy = lowest - head[1];
+        const float run = sqrtf(fmaxf(0.0f, clearance * clearance - dy * dy));
+        float level[3] = {d[0], 0.0f, d[2]};
+        const float behind[3] = {-sinf(b->heading_rad), 0.0f, -cosf(b->heading_rad)};
+        m_vec3_normalize_or(level, behind, level);
+        q[0] = head[0] + level[0] * run;
+        q[2] = head[2] + level[2] * run;
+    }
+    m_vec3_lerp(io_position, q, share, io_position);
+}
+
+/* The spine bends only so far from the pelvis: a pelvis facing up while the head lies
+ * beside it (a pelvis pushed clear of the head, or one the sources stood upright under a
+ * head lying back) leaves the solve a back it cannot bend, and the head short. The pelvis
+ * is turned, by the shortest arc, until the line to the head joint is within this of its
+ * own up axis (the rest spine's direction). */
+#define PELVIS_HEAD_MAX_DEG 45.0f
+
+static void
+turn_pelvis_toward_head(const struct body *b, const float *position, float share,
+                        float *io_rotation)
+{
+    const float(*rest)[3] = (const float(*)[3])b->skeleton.rest_position_m;
+    float up_rest[3], up[3], to_head[3];
+    m_vec3_sub(rest[b->j.head], rest[b->j.hips], up_rest);
+    const float y[3] = {0, 1, 0};
+    m_vec3_normalize_or(up_rest, y, up_rest);
+    m_quat_rotate(io_rotation, up_rest, up);
+    m_vec3_sub(b->head_position_m, position, to_head);
+    if (!(share > 0.0f) || m_vec3_length(to_head) < 1e-3f)
+        return;
+    m_vec3_normalize_or(to_head, up, to_head);
+    const float angle = acosf(m_clampf(m_vec3_dot(up, to_head), -1.0f, 1.0f));
+    const float limit = PELVIS_HEAD_MAX_DEG * M_DEG_TO_RAD;
+    if (angle <= limit)
+        return;
+    float axis[3], turn[4];
+    m_vec3_cross(up, to_head, axis);
+    if (m_vec3_length(axis) < 1e-4f)
+        return;
+    m_vec3_normalize_or(axis, y, axis);
+    m_quat_from_axis_angle(axis, share * (angle - limit), turn);
+    m_quat_mul(turn, io_rotation, io_rotation);
+    m_quat_normalize(io_rotation);
+}
+
 /* No hip joint under the floor: the fused pelvis (its rotation given) is raised until both
  * are on it. The floor postures keep their own pelvis's hips above it, but on the way down
  * a pelvis blended from theirs and the others', turned with the smoothed one, put a wide
@@ -135,6 +229,10 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
     b_quat_from_yaw(yaw_rad, rotation);
     m_quat_mul(rotation, tilt, rotation);
     m_quat_normalize(rotation);
+    keep_clear_of_head(
+        b, rotation,
+        (1.0f - est[B_SOURCE_TRACKERS].position_confidence) * (1.0f - b_floor_share(b)), position);
+    turn_pelvis_toward_head(b, position, 1.0f - est[B_SOURCE_TRACKERS].tilt_confidence, rotation);
     keep_hips_above_floor(b, rotation, position);
     if (b->pelvis_started && dt_s > 0.0f) {
         smooth_velocity(b->hips_position_m, position, dt_s, b->body_velocity_m_s);

@@ -57,4 +57,29 @@ struct ev_clip_result;
 bool
 ev_report_body_json(void *clip_object, const struct ev_clip_result *clip);
 
+/* Real transitions frame by frame (ev_transitions.c, `embody eval --transitions`). */
+struct ev_clip;
+struct em_error;
+struct ev_transition_result {
+    int rows;
+    double mpjpe_cm;
+    double head_p99_cm;        /* the head joint's distance from its headset target */
+    double head_max_cm;
+    int worst_head_row;
+    double head_angle_p95_deg; /* its angle from the headset's (ev_body_checks) */
+    double head_angle_max_deg;
+    double hands_off_share;    /* frames with a tracked hand > EV_EFFECTOR_MISS_M off */
+    double lowest_cm;          /* the lowest joint over the clip, above the floor */
+    double jitter_ratio;       /* our jitter over the truth's */
+};
+/* -1, or which transition a clip's file name says (lieDown, depositFloor, squat, kick, jog). */
+int
+ev_transition_kind(const char *file);
+enum em_result
+ev_transition_run(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+                  struct ev_transition_result *out, struct em_error *err);
+/* Prints the table of the folder's transition clips; returns the exit status. */
+int
+ev_transitions_main(const struct ev_options *options);
+
 #endif

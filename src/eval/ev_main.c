@@ -66,6 +66,9 @@ ev_print_usage(FILE *out)
             "  --postures        the synthetic postures (lying, sitting on the floor, kneeling,\n"
             "                    a chair, a squat) through the default humanoid, one table per\n"
             "                    body (--body); no clips are read\n"
+            "  --transitions     the clips of DIR named as transitions (lieDown, depositFloor,\n"
+            "                    squat, kick) and jogs, frame by frame: head and hands against their\n"
+            "                    devices, the floor, jitter (known body unless --mode height)\n"
             "  --fault-table     every named setup x the typical faults, one table, and the\n"
             "                    graceful-degradation checks\n"
             "  -q, --quiet       no progress on stderr\n"
@@ -239,6 +242,13 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
         out->postures = true;
         return EM_OK;
     }
+    if (strcmp(name, "--transitions") == 0) {
+        if (inline_value)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
+                           name, inline_value);
+        out->transitions = true;
+        return EM_OK;
+    }
     if (strcmp(name, "--fault-table") == 0) {
         if (inline_value)
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
@@ -370,6 +380,8 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
     }
     if (options.postures)
         return ev_postures_main(&options);
+    if (options.transitions)
+        return ev_transitions_main(&options);
     if (options.fault_table)
         return ev_faults_main(&options);
     if (ev_faults_check_setup(&options, &err) != EM_OK) {

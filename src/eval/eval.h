@@ -627,6 +627,7 @@ struct ev_options {
     struct flt_set faults;
     bool fault_table; /* --fault-table: every named setup x the typical faults (ev_faults.c) */
     bool postures;    /* --postures: the synthetic postures' table alone (ev_postures.c) */
+    bool transitions; /* --transitions: real transitions frame by frame (ev_transitions.c) */
     /* --plot DIR: the observer (a program's plots, src/plot/plot.h) is told of each
      * figure the run makes and draws it into that folder; NULL: no plots. */
     const char *plot_dir;
