@@ -924,10 +924,12 @@ update_conditions(const struct live *L)
     const char *kind = L->source_info.kind ? L->source_info.kind : "";
     const bool back_to_back =
         L->opt->fast && (strcmp(kind, "replay") == 0 || strcmp(kind, "demo") == 0);
-    return back_to_back ? "with frames back to back (--fast: caches warm, as `embody eval` "
-                          "times it)"
-                        : "in real time (each starts cold after waiting for its frame, the "
-                          "core shared with drawing; `embody eval` times a hot loop)";
+    if (back_to_back)
+        return "with frames back to back (--fast: caches warm, as `embody eval` times it)";
+    return L->opt->no_window ? "in real time (each starts cold after waiting for its frame; "
+                               "`embody eval` times a hot loop)"
+                             : "in real time (each starts cold after waiting for its frame, the "
+                               "core shared with drawing; `embody eval` times a hot loop)";
 }
 
 static void

@@ -74,14 +74,11 @@ ev_print_usage(FILE *out)
             "  -q, --quiet       no progress on stderr\n"
             "  -h, --help        this text\n"
             "\n"
-            "Exit status: 0 when every clip ran and every file was written, whatever the\n"
-            "open targets (aims not reached yet, listed under \"Open targets\"); 1 when a\n"
-            "clip failed, a file could not be written or --max-mpjpe was exceeded; 2 for\n"
-            "bad options or input files.\n"
-            "\n"
-            "Exit status: 0 all ran (and the bound held); 1 a clip, MANIFEST.tsv or the JSON\n"
-            "failed, or the bound was exceeded; 2 bad options, no clips or a --prior file\n"
-            "that cannot be opened.\n",
+            "Exit status: 0 when every clip ran, every file was written and the bound held,\n"
+            "whatever the open targets (aims not reached yet, listed under \"Open\n"
+            "targets\"); 1 when a clip, MANIFEST.tsv or a file written failed, or\n"
+            "--max-mpjpe was exceeded; 2 for bad options, no clips or a --prior file that\n"
+            "cannot be opened.\n",
             PR_DEFAULT_MODEL);
 }
 
