@@ -9,7 +9,7 @@
 #include "app/app_args.h"
 #include "app/app_commands.h"
 #include "embody/prior.h"
-#include "prior/pr_train.h"
+#include "prior/pr_training.h"
 #include "util/u_time.h"
 
 #define HELP_HINT "embody train --help"

@@ -35,14 +35,33 @@ ev_print_bound_check(const struct ev_report *report, const char *which);
 double
 ev_median_sorting(double *values, long count);
 
-/* The summary's rows (ev_report.c): a measure, its value, its target and the verdict
+/* The summary's rows (ev_summary.c): a measure, its value, its target and the verdict
  * ("met", "open" for a target not reached yet, "no value", or another word), and the
  * issue that set the target ("issue 10"; NULL when unknown). A met row is printed at
  * once; an open one waits for the "Open targets" table after the summary. */
-struct ev_summary;
+#define EV_SUMMARY_OPEN_MAX 64
+
+struct ev_summary_open {
+    char measure[64], value[64], target[64];
+    const char *origin;
+};
+
+struct ev_summary {
+    FILE *out;
+    int open_count;
+    struct ev_summary_open open[EV_SUMMARY_OPEN_MAX];
+};
+
 void
 ev_summary_row(struct ev_summary *summary, const char *measure, const char *value,
                const char *target, const char *verdict, const char *origin);
+/* One row of the summary's columns, printed as it is. */
+void
+ev_summary_line(FILE *out, const char *measure, const char *value, const char *target,
+                const char *last);
+/* The "Open targets" table: the rows held back, or a line saying none. */
+void
+ev_summary_print_open(const struct ev_summary *summary);
 
 /* The tables of what a player sees (ev_report_body.c): per clip, and the summary rows of
  * mode `m` with their targets. */

@@ -142,63 +142,6 @@ met(double value, double target)
 /* Where the targets come from, where known. */
 #define FROM_ISSUE_10 "issue 10" /* MPJPE, lower body, feet, update time */
 
-#define SUMMARY_OPEN_MAX 64
-
-struct ev_summary_open {
-    char measure[64], value[64], target[64];
-    const char *origin;
-};
-
-struct ev_summary {
-    FILE *out;
-    int open_count;
-    struct ev_summary_open open[SUMMARY_OPEN_MAX];
-};
-
-static void
-summary_line(FILE *out, const char *measure, const char *value, const char *target,
-             const char *last)
-{
-    fprintf(out, "| %-36s | %-32s | %-26s | %-8s |\n", measure, value, target, last);
-}
-
-void
-ev_summary_row(struct ev_summary *s, const char *measure, const char *value,
-               const char *target, const char *verdict, const char *origin)
-{
-    if (strcmp(verdict, "open") != 0 || s->open_count == SUMMARY_OPEN_MAX) {
-        summary_line(s->out, measure, value, target, verdict);
-        return;
-    }
-    struct ev_summary_open *o = &s->open[s->open_count++];
-    snprintf(o->measure, sizeof o->measure, "%s", measure);
-    snprintf(o->value, sizeof o->value, "%s", value);
-    snprintf(o->target, sizeof o->target, "%s", target);
-    o->origin = origin;
-}
-
-/* The targets not reached yet, after the summary: aims of earlier work, kept in view. */
-static void
-print_open_targets(const struct ev_summary *s)
-{
-    FILE *out = s->out;
-    fprintf(out, "\n## Open targets\n\n");
-    if (s->open_count == 0) {
-        fprintf(out, "None: every target above is met.\n");
-        return;
-    }
-    fprintf(out, "%d aims set by earlier work (by the issue named, where known) that the body "
-                 "does not reach yet: work still open, not a failure of this run (the exit "
-                 "status is 0 when every clip ran; docs/program.md).\n\n",
-            s->open_count);
-    summary_line(out, "measure", "now", "target", "set by");
-    fprintf(out, "|--------------------------------------|----------------------------------|"
-                 "----------------------------|----------|\n");
-    for (int i = 0; i < s->open_count; ++i)
-        summary_line(out, s->open[i].measure, s->open[i].value, s->open[i].target,
-                     s->open[i].origin ? s->open[i].origin : "-");
-}
-
 /* The median over the clips that ran `m` of their feet's lag, ms; NaN without any. */
 static double
 median_feet_lag_ms(const struct ev_report *r, enum ev_method m)
@@ -492,7 +435,7 @@ print_summary(const struct ev_report *r, FILE *file)
     fprintf(file, "\n## Summary (means over %d clips%s)\n\n", r->means.clip_count,
             r->options.frame_limit > 0 ? ", first rows only: not the full protocol" : "");
     fprintf(file, "Targets not reached yet are listed apart, under Open targets.\n\n");
-    summary_line(file, "measure", "value", "target", "verdict");
+    ev_summary_line(file, "measure", "value", "target", "verdict");
     fprintf(file, "|--------------------------------------|----------------------------------|"
                   "----------------------------|----------|\n");
     if (ran(r, EV_KNOWN_BODY))
@@ -518,7 +461,7 @@ print_summary(const struct ev_report *r, FILE *file)
         ev_summary_row(out, "regression bound: known-body MPJPE", value, target,
                        ev_report_exceeds_bound(r) ? "EXCEEDED" : "within", NULL);
     }
-    print_open_targets(out);
+    ev_summary_print_open(out);
     free(out);
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "embody/m_math.h"
-#include "pr_train_internal.h"
+#include "pr_learning.h"
 
 /* Tempo copies play between 1/1.25 and 1.25 times as fast: ln 1.25. */
 #define TEMPO_LOG_RANGE 0.22314355f
@@ -143,6 +143,36 @@ sample_clip(const struct clip *c, double x, struct em_tracking_frame *f, struct 
     lerp3(ta->neck_m, tb->neck_m, w, t->neck_m);
     for (int k = 0; k < 2; ++k)
         lerp3(ta->back_m[k], tb->back_m[k], w, t->back_m[k]);
+}
+
+/* Room for `more` rows (doubling); false when memory ran out. */
+bool
+pr_dataset_reserve(struct dataset *d, long more)
+{
+    if (d->count + more <= d->capacity)
+        return true;
+    long cap = d->capacity ? d->capacity : 4096;
+    while (cap < d->count + more)
+        cap *= 2;
+    float *x = realloc(d->x, (size_t)cap * PR_FEATURE_COUNT * sizeof *x);
+    if (x)
+        d->x = x;
+    float *y = realloc(d->y, (size_t)cap * PR_OUTPUT_COUNT * sizeof *y);
+    if (y)
+        d->y = y;
+    float *s = realloc(d->scale, (size_t)cap * sizeof *s);
+    if (s)
+        d->scale = s;
+    int *c = realloc(d->clip, (size_t)cap * sizeof *c);
+    if (c)
+        d->clip = c;
+    bool *pl = realloc(d->plain, (size_t)cap * sizeof *pl);
+    if (pl)
+        d->plain = pl;
+    if (!x || !y || !s || !c || !pl)
+        return false;
+    d->capacity = cap;
+    return true;
 }
 
 /* Samples of one copy of a clip, appended to `d` (rows that `skip` marks left out:

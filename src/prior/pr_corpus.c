@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "pr_train_internal.h"
+#include "pr_learning.h"
 
 static void
 dataset_fini(struct dataset *d)
@@ -20,35 +20,6 @@ dataset_fini(struct dataset *d)
     free(d->clip);
     free(d->plain);
     memset(d, 0, sizeof *d);
-}
-
-bool
-pr_dataset_reserve(struct dataset *d, long more)
-{
-    if (d->count + more <= d->capacity)
-        return true;
-    long cap = d->capacity ? d->capacity : 4096;
-    while (cap < d->count + more)
-        cap *= 2;
-    float *x = realloc(d->x, (size_t)cap * PR_FEATURE_COUNT * sizeof *x);
-    if (x)
-        d->x = x;
-    float *y = realloc(d->y, (size_t)cap * PR_OUTPUT_COUNT * sizeof *y);
-    if (y)
-        d->y = y;
-    float *s = realloc(d->scale, (size_t)cap * sizeof *s);
-    if (s)
-        d->scale = s;
-    int *c = realloc(d->clip, (size_t)cap * sizeof *c);
-    if (c)
-        d->clip = c;
-    bool *pl = realloc(d->plain, (size_t)cap * sizeof *pl);
-    if (pl)
-        d->plain = pl;
-    if (!x || !y || !s || !c || !pl)
-        return false;
-    d->capacity = cap;
-    return true;
 }
 
 /* ---- Clips ---- */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pr_train_internal.h"
+#include "pr_learning.h"
 
 struct subject_minutes {
     int subject;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "pr_internal.h"
-#include "pr_train_internal.h"
+#include "pr_learning.h"
 
 /* Built for AVX2 too, picked at load (as the inference's layers; names of their own, since
  * clang names a static clone's resolver globally): the same machine always

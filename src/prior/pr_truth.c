@@ -11,14 +11,14 @@
 #include <string.h>
 
 #include "embody/skeleton.h"
-#include "pr_train_internal.h"
+#include "pr_learning.h"
 
 /* A foot is planted (contact target 1) when its ankle moved at most this far since the
  * previous 60 Hz row: the evaluation's own planted test (eval.h). */
 #define PLANTED_MAX_STEP_M 0.01f
 
 /* Never inlined: called, as when the trainer was one file, so its sums are not regrouped
- * with the caller's (pr_train_internal.h). */
+ * with the caller's (pr_learning.h). */
 __attribute__((noinline)) void
 pr_rotate(const float *q, const float *v, float *out)
 {

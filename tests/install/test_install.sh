@@ -27,7 +27,7 @@ for f in "$libdir/libembody.a" "$libdir/libembody.so" "$libdir/cmake/embody/embo
     [ -e "$f" ] || fail "missing $f"
 done
 # The other modules' contracts (src/<module>/) are not the library's API.
-for f in render.h xr.h osc.h avatar.h plot.h eval.h fault.h pr_train.h; do
+for f in render.h xr.h osc.h avatar.h plot.h eval.h fault.h pr_training.h; do
     [ ! -e "$prefix/include/embody/$f" ] || fail "$f installed, but it is not the library's public API"
 done
 soname=$(objdump -p "$libdir/libembody.so" | awk '/SONAME/ {print $2}')

@@ -22,7 +22,7 @@
 #include "eval/eval.h"
 #include "embody/m_math.h"
 #include "embody/prior.h"
-#include "prior/pr_train.h"
+#include "prior/pr_training.h"
 
 #define TRAIN_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-train"
 #define EXTRA_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-extra"

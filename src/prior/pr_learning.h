@@ -5,17 +5,18 @@
  * inference shares with training are in pr_internal.h.
  *
  * The trainer's files, in the order the data flows:
+ *   pr_options.c  the options with their defaults resolved, the progress lines
  *   pr_corpus.c   clip folders and manifests, the corpus of rows, held-out people, splits
  *   pr_truth.c    one clip's stream and its true joints (CMU's places on any rig), glitches
  *   pr_augment.c  the copies of a clip: mirrored, retargeted, devices offset and turned
  *   pr_net.c      the network's training: losses, minibatch layers, Adam, one epoch, scores
- *   pr_train.c    options, the model's start (normalisation, weights), one split, pr_train
+ *   pr_train.c    the model's start (normalisation, weights), one split, pr_train
  *   pr_folds.c    leave-people-out cross-validation (pr_cross_validate)
  * All are built with the same flags (src/prior/CMakeLists.txt), so the inline functions
  * below compile alike in each.
  */
-#ifndef EMBODY_PR_TRAIN_INTERNAL_H
-#define EMBODY_PR_TRAIN_INTERNAL_H
+#ifndef EMBODY_PR_LEARNING_H
+#define EMBODY_PR_LEARNING_H
 
 #include <math.h>
 #include <stdbool.h>
@@ -23,7 +24,7 @@
 
 #include "embody/prior.h"
 #include "embody/stream.h"
-#include "prior/pr_train.h"
+#include "prior/pr_training.h"
 
 /* ---- Random numbers (SplitMix64; Box-Muller for normals) ---- */
 

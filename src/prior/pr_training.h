@@ -3,8 +3,8 @@
  * cross-validation: the program's tools, not the library's public API (include/embody/prior.h
  * has the model and its inference, which the body and embedders use).
  */
-#ifndef EMBODY_PR_TRAIN_H
-#define EMBODY_PR_TRAIN_H
+#ifndef EMBODY_PR_TRAINING_H
+#define EMBODY_PR_TRAINING_H
 
 #include <stdbool.h>
 #include <stdint.h>
