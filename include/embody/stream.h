@@ -151,6 +151,9 @@ struct st_stream_writer {
     size_t pending_bytes;
     char partial_path[4096]; /* "<path>.partial" while recording ("" in place) */
     char leftover_path[4096]; /* an earlier run's partial recording moved aside, or "" */
+    /* After a successful st_stream_writer_close: where the file is ("" otherwise); for a
+     * recording, a numbered name when a file appeared at its path meanwhile. */
+    char saved_path[4096];
 };
 
 #define ST_RECORD_FLUSH_S 0.25
@@ -164,7 +167,8 @@ st_stream_writer_open(const char *path, struct st_stream_writer *out_writer,
 
 /* As st_stream_writer_open, for a recording that must survive a crash (kill -9, a power
  * cut): rows go to "<path>.partial" (u_out_file_open_partial), whole rows flushed at
- * least every ST_RECORD_FLUSH_S, renamed to `path` by a successful close; on a failed
+ * least every ST_RECORD_FLUSH_S, moved to `path` by a successful close, never over a file
+ * that appeared there meanwhile (then to a numbered name, in saved_path); on a failed
  * write or close the partial file is kept with what reached it. */
 EMBODY_API enum em_result
 st_stream_writer_open_recording(const char *path, struct st_stream_writer *out_writer,

@@ -1,4 +1,5 @@
 /* The recording of a live run (app_record.h). */
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,10 +8,11 @@
 
 #include "app/app_args.h"
 #include "app/app_record.h"
+#include "util/u_file.h"
 #include "util/u_log.h"
 
 /* Tries "STEM.1.EXT" up to this before giving up: a folder with that many is a mistake. */
-#define FREE_NAME_TRIES 9999
+#define FREE_NAME_TRIES U_FILE_NUMBERED_MAX
 
 static bool
 regular_file_at(const char *path)
@@ -26,29 +28,22 @@ anything_at(const char *path)
     return lstat(path, &st) == 0;
 }
 
-bool
+enum app_record_name
 app_record_free_name(const char *asked, char *out, size_t out_size)
 {
-    /* Not a regular file (nothing, or a device such as /dev/null): written as asked. */
-    if (!regular_file_at(asked)) {
+    /* Not a regular file (nothing, or a device such as /dev/null) and no live run
+     * recording there: written as asked. */
+    if (!regular_file_at(asked) && !u_file_partial_in_use(asked)) {
         snprintf(out, out_size, "%s", asked);
-        return strlen(asked) < out_size;
+        return strlen(asked) < out_size ? APP_RECORD_NAME_FREE : APP_RECORD_NAME_TOO_LONG;
     }
-    const char *slash = strrchr(asked, '/');
-    const char *name = slash ? slash + 1 : asked;
-    const char *dot = strrchr(name, '.');
-    if (dot == name)
-        dot = NULL; /* ".csv" is a name, not an extension */
-    const int stem_len = (int)(dot ? (size_t)(dot - asked) : strlen(asked));
-    const char *ext = dot ? dot : "";
     for (int n = 1; n <= FREE_NAME_TRIES; ++n) {
-        const int w = snprintf(out, out_size, "%.*s.%d%s", stem_len, asked, n, ext);
-        if (w < 0 || (size_t)w >= out_size)
-            return false;
-        if (!anything_at(out))
-            return true;
+        if (!u_file_numbered_name(asked, n, out, out_size))
+            return APP_RECORD_NAME_TOO_LONG;
+        if (!anything_at(out) && !u_file_partial_in_use(out))
+            return APP_RECORD_NAME_FREE;
     }
-    return false;
+    return APP_RECORD_NAME_ALL_TAKEN;
 }
 
 /* Opens the writer on rec->path through "<path>.partial" (st_stream_writer_open_recording),
@@ -74,23 +69,47 @@ open_writer(struct app_record *rec, struct em_error *err)
 enum em_result
 app_record_start(struct app_record *rec, const char *asked, struct em_error *err)
 {
-    if (!app_record_free_name(asked, rec->path, sizeof rec->path))
-        return em_fail(err, EM_ERROR_IO,
-                       "%s exists, and so do its numbered names (up to .%d): nothing would be "
-                       "kept; give another name",
-                       asked, FREE_NAME_TRIES);
-    if (strcmp(rec->path, asked) != 0)
-        snprintf(rec->asked, sizeof rec->asked, "%s", asked);
-    else
-        rec->asked[0] = '\0';
-    const enum em_result r = open_writer(rec, err);
+    enum em_result r = EM_ERROR_IO;
+    /* Again when another run took the free name between the look and the start. */
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        const enum app_record_name found = app_record_free_name(asked, rec->path, sizeof rec->path);
+        if (found == APP_RECORD_NAME_TOO_LONG) {
+            rec->path[0] = '\0';
+            return em_fail(err, EM_ERROR_IO,
+                           regular_file_at(asked)
+                               ? "%.200s...: exists, and a numbered name for it would be too "
+                                 "long: give a shorter name"
+                               : "%.200s...: cannot record: the name is too long; give a "
+                                 "shorter one",
+                           asked);
+        }
+        if (found == APP_RECORD_NAME_ALL_TAKEN) {
+            rec->path[0] = '\0';
+            return em_fail(err, EM_ERROR_IO,
+                           "%s exists, and so do its numbered names (up to .%d): nothing would "
+                           "be kept; give another name",
+                           asked, FREE_NAME_TRIES);
+        }
+        if (strcmp(rec->path, asked) != 0) {
+            snprintf(rec->asked, sizeof rec->asked, "%s", asked);
+            rec->asked_why = regular_file_at(asked) ? "was there already"
+                                                    : "was being recorded by another run";
+        } else {
+            rec->asked[0] = '\0';
+        }
+        errno = 0;
+        r = open_writer(rec, err);
+        if (r == EM_OK || errno != EBUSY)
+            break;
+    }
     if (r != EM_OK) {
         rec->path[0] = '\0'; /* nothing was recorded there */
         return r;
     }
     if (rec->asked[0])
-        U_LOG_W("recording to %s: %s is there already and is kept as it was", rec->path,
-                rec->asked);
+        U_LOG_W("recording to %s: %s %s and is kept as it was", rec->path, rec->asked,
+                regular_file_at(rec->asked) ? "is there already"
+                                            : "is being recorded by another run");
     return r;
 }
 
@@ -188,6 +207,17 @@ app_record_close(struct app_record *rec)
         return APP_EXIT_FAILURE;
     }
     rec->on_disk = rec->recorded;
+    if (rec->writer.saved_path[0] && strcmp(rec->writer.saved_path, rec->path) != 0) {
+        /* A file appeared at the name during the recording: it was kept. */
+        U_LOG_W("--record: %s appeared while recording and is kept as it was; the recording "
+                "is %s",
+                rec->path, rec->writer.saved_path);
+        if (!rec->asked[0]) {
+            snprintf(rec->asked, sizeof rec->asked, "%s", rec->path);
+            rec->asked_why = "appeared while recording";
+        }
+        snprintf(rec->path, sizeof rec->path, "%s", rec->writer.saved_path);
+    }
     if (rec->recorded == 0)
         U_LOG_W("--record: no frame was recorded; %s holds only the header", rec->path);
     return APP_EXIT_OK;
@@ -219,7 +249,8 @@ app_record_print_summary(const struct app_record *rec, FILE *out)
         fprintf(out, "embody: recorded %ld frames to %s%s", rec->recorded, rec->path,
                 rec->refused ? " (some refused: see the warning)" : "");
         if (rec->asked[0])
-            fprintf(out, " (%s was there already and is kept as it was)", rec->asked);
+            fprintf(out, " (%s %s and is kept as it was)", rec->asked,
+                    rec->asked_why ? rec->asked_why : "was there already");
         fprintf(out, "\n");
         return;
     }

@@ -7,7 +7,9 @@
  * Nothing is lost either when the name is taken: a recording asked for onto a file that
  * exists goes to the next free name beside it ("keep.csv" -> "keep.1.csv", "keep.2.csv",
  * ...), and the program says so when it starts and in its summary. The file that was
- * there stays as it was.
+ * there stays as it was, and so does one that appears there while the recording runs or
+ * another run's recording to the same name: the recording is moved to its name without
+ * replacing anything at the end, and goes to the next free name when that one was taken.
  */
 #ifndef EMBODY_APP_RECORD_H
 #define EMBODY_APP_RECORD_H
@@ -26,6 +28,7 @@ struct app_record {
     struct st_stream_writer writer;
     char path[APP_RECORD_PATH_MAX];  /* where the recording goes; "" before one started */
     char asked[APP_RECORD_PATH_MAX]; /* the name asked for when it was taken, else "" */
+    const char *asked_why; /* how it was taken: "was there already", ... (with `asked`) */
     bool recording;
     long recorded; /* frames written */
     double last_time_s;
@@ -35,10 +38,16 @@ struct app_record {
     char kept[APP_RECORD_PATH_MAX]; /* where they are when not at `path`: the partial file */
 };
 
+enum app_record_name {
+    APP_RECORD_NAME_FREE,      /* `out` holds the name */
+    APP_RECORD_NAME_TOO_LONG,  /* the name (or the numbered one needed) does not fit */
+    APP_RECORD_NAME_ALL_TAKEN, /* every numbered name up to .9999 is there */
+};
+
 /* The name a recording asked for as `asked` goes to: `asked` itself unless a regular file
- * is there, else the first of "STEM.1.EXT", "STEM.2.EXT", ... that does not exist
- * (EXT: the part after the file name's last dot, if any). False when none is free. */
-bool app_record_free_name(const char *asked, char *out, size_t out_size);
+ * is there or a live run records there ("<asked>.partial" locked), else the first of
+ * "STEM.1.EXT", "STEM.2.EXT", ... (u_file_numbered_name) with neither. */
+enum app_record_name app_record_free_name(const char *asked, char *out, size_t out_size);
 
 /* Starts recording to the free name for `asked` (app_record_free_name), saying on stderr
  * when that is another name and where a partial file a crashed run left there was put.

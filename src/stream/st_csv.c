@@ -962,9 +962,12 @@ st_stream_writer_close(struct st_stream_writer *w, struct em_error *err)
         st_stream_writer_abort(w);
         return r;
     }
-    r = u_out_file_commit(&w->output, err);
+    char saved[sizeof w->saved_path];
+    r = u_out_file_commit_as(&w->output, saved, sizeof saved, err);
     free(w->path);
     memset(w, 0, sizeof *w);
+    if (r == EM_OK)
+        memcpy(w->saved_path, saved, sizeof saved);
     return r;
 }
 

@@ -1,10 +1,12 @@
 /* Writing output files all or nothing (u_file.h). */
-#define _XOPEN_SOURCE 700 /* realpath, fchmod */
+#define _GNU_SOURCE /* realpath, fchmod, renameat2 (glibc 2.28+) */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,46 +85,121 @@ open_temp(struct u_out_file *f, const struct stat *existing, struct em_error *er
 }
 
 
-/* Moves an earlier run's "<target>.partial" aside to the first free "<...>.partial.N". */
-static void
+/* Moves `from` to `to` unless something is at `to` (then -1 with errno EEXIST): never
+ * replaces. renameat2(RENAME_NOREPLACE), or link and unlink where the file system lacks it. */
+static int
+move_noreplace(const char *from, const char *to)
+{
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+        return -1;
+    if (link(from, to) != 0)
+        return -1;
+    unlink(from);
+    return 0;
+}
+
+bool
+u_file_partial_in_use(const char *path)
+{
+    char partial[U_FILE_PATH_MAX];
+    const int n = snprintf(partial, sizeof partial, "%s.partial", path);
+    if (n <= 0 || (size_t)n >= sizeof partial)
+        return false;
+    const int fd = open(partial, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    const bool busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return busy;
+}
+
+bool
+u_file_numbered_name(const char *path, int number, char *out, size_t out_size)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    const char *dot = strrchr(name, '.');
+    if (dot == name)
+        dot = NULL; /* ".csv" is a name, not an extension */
+    const int stem_len = (int)(dot ? (size_t)(dot - path) : strlen(path));
+    const int w = snprintf(out, out_size, "%.*s.%d%s", stem_len, path, number, dot ? dot : "");
+    return w > 0 && (size_t)w < out_size;
+}
+
+/* Moves an earlier run's "<target>.partial" aside to the first free "<...>.partial.N".
+ * A partial file another run holds locked (it is recording there now) is left alone:
+ * false. */
+static bool
 move_leftover(struct u_out_file *f)
 {
-    struct stat st;
-    if (lstat(f->temp, &st) != 0)
-        return;
+    const int fd = open(f->temp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return errno != ELOOP; /* nothing there (a symbolic link: not ours to move) */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        close(fd);
+        return false; /* a live run's */
+    }
     for (int n = 1; n < 1000; ++n) {
         char aside[U_FILE_PATH_MAX];
         const int len = snprintf(aside, sizeof aside, "%.4080s.%d", f->temp, n);
         if (len <= 0 || (size_t)len >= sizeof aside)
-            return;
-        if (lstat(aside, &st) == 0)
-            continue;
-        if (rename(f->temp, aside) == 0)
+            break;
+        if (move_noreplace(f->temp, aside) == 0) {
             memcpy(f->leftover, aside, (size_t)len + 1);
-        return;
+            break;
+        }
+        if (errno != EEXIST)
+            break;
     }
+    close(fd);
+    return true;
 }
 
+/* The partial file appears under its name already locked (LOCK_EX, held until the commit
+ * moved it): made as a hidden temporary file, locked, then moved there without replacing,
+ * so another run never takes a live recording for a crashed one's leftover. */
 static enum em_result
 open_partial(struct u_out_file *f, const struct stat *existing, struct em_error *err)
 {
-    const mode_t mode = existing ? existing->st_mode & 07777 : new_file_mode();
     const int n = snprintf(f->temp, sizeof f->temp, "%s.partial", f->target);
     if (n <= 0 || (size_t)n >= sizeof f->temp) {
         f->temp[0] = '\0';
         return em_fail(err, EM_ERROR_IO, "%s: cannot write: the path is too long", f->shown);
     }
-    move_leftover(f);
-    const int fd = open(f->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    if (fd < 0 || !(f->file = fdopen(fd, "w"))) {
-        const int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(f->temp);
-        }
+    if (!move_leftover(f)) {
+        const enum em_result r =
+            em_fail(err, EM_ERROR_IO, "%s: cannot write: %s is being written by another run",
+                    f->shown, f->temp);
         f->temp[0] = '\0';
+        errno = EBUSY;
+        return r;
+    }
+    char partial[U_FILE_PATH_MAX];
+    memcpy(partial, f->temp, (size_t)n + 1);
+    enum em_result r = open_temp(f, existing, err); /* f->temp: the hidden file */
+    if (r != EM_OK) {
+        f->temp[0] = '\0';
+        return r;
+    }
+    const int fd = fileno(f->file);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 || move_noreplace(f->temp, partial) != 0) {
+        const int e = errno;
+        fclose(f->file);
+        f->file = NULL;
+        unlink(f->temp);
+        f->temp[0] = '\0';
+        if (e == EEXIST || e == EWOULDBLOCK) {
+            errno = EBUSY;
+            return em_fail(err, EM_ERROR_IO,
+                           "%s: cannot write: %s is being written by another run", f->shown,
+                           partial);
+        }
+        errno = e;
         return em_fail(err, EM_ERROR_IO, "%s: cannot write: %s", f->shown, strerror(e));
     }
+    memcpy(f->temp, partial, (size_t)n + 1);
     f->keep_on_failure = true;
     return EM_OK;
 }
@@ -177,9 +254,10 @@ u_out_file_open_partial(const char *path, struct u_out_file **out_file, struct e
     return out_file_open_with(path, 16, open_partial, out_file, err);
 }
 
-/* Flushes and closes; false (with errno's reason in `err`) on any write error. */
+/* Flushes (and syncs, for a temporary file); false (with errno's reason in `err`) on any
+ * write error. The file stays open: a partial file keeps its lock until it is moved. */
 static bool
-close_checked(struct u_out_file *f, struct em_error *err)
+flush_checked(struct u_out_file *f, struct em_error *err)
 {
     bool ok = fflush(f->file) == 0 && !ferror(f->file);
     int e = errno;
@@ -188,31 +266,98 @@ close_checked(struct u_out_file *f, struct em_error *err)
         ok = false;
         e = errno;
     }
-    if (fclose(f->file) != 0 && ok) {
-        ok = false;
-        e = errno;
-    }
-    f->file = NULL;
     if (!ok)
         em_fail(err, EM_ERROR_IO, "%s: write error: %s", f->shown, strerror(e ? e : EIO));
     return ok;
 }
 
-enum em_result
-u_out_file_commit(struct u_out_file **file, struct em_error *err)
+/* Closes; false (with the reason in `err`, unless `ok` was false already) on an error. */
+static bool
+close_checked(struct u_out_file *f, bool ok, struct em_error *err)
 {
+    errno = 0;
+    if (fclose(f->file) != 0 && ok) {
+        ok = false;
+        em_fail(err, EM_ERROR_IO, "%s: write error: %s", f->shown, strerror(errno ? errno : EIO));
+    }
+    f->file = NULL;
+    return ok;
+}
+
+/* A partial file's end: moved to the target, never over a file that appeared there
+ * meanwhile (then to the first free "STEM.N.EXT" with no live partial file, named in
+ * `saved`). */
+static enum em_result
+commit_partial(struct u_out_file *f, char *saved, size_t saved_size, struct em_error *err)
+{
+    if (move_noreplace(f->temp, f->target) == 0) {
+        if (saved)
+            snprintf(saved, saved_size, "%s", f->target);
+        return EM_OK;
+    }
+    for (int n = 1; errno == EEXIST && n <= U_FILE_NUMBERED_MAX; ++n) {
+        char other[U_FILE_PATH_MAX];
+        if (!u_file_numbered_name(f->target, n, other, sizeof other))
+            return em_fail(err, EM_ERROR_IO,
+                           "%s: cannot write: a file appeared there and a numbered name "
+                           "would be too long",
+                           f->shown);
+        if (u_file_partial_in_use(other)) {
+            errno = EEXIST;
+            continue;
+        }
+        if (move_noreplace(f->temp, other) == 0) {
+            if (saved)
+                snprintf(saved, saved_size, "%s", other);
+            return EM_OK;
+        }
+    }
+    return em_fail(err, EM_ERROR_IO, "%s: cannot write: %s", f->shown, strerror(errno));
+}
+
+enum em_result
+u_out_file_commit_as(struct u_out_file **file, char *saved, size_t saved_size,
+                     struct em_error *err)
+{
+    if (saved && saved_size)
+        saved[0] = '\0';
     struct u_out_file *f = *file;
     if (!f)
         return EM_OK;
     *file = NULL;
     errno = 0;
-    enum em_result r = close_checked(f, err) ? EM_OK : EM_ERROR_IO;
-    if (r == EM_OK && f->temp[0] && rename(f->temp, f->target) != 0)
-        r = em_fail(err, EM_ERROR_IO, "%s: cannot write: %s", f->shown, strerror(errno));
+    bool ok = flush_checked(f, err);
+    enum em_result r = EM_OK;
+    if (f->keep_on_failure) {
+        /* Moved while still open and locked: no other run takes it for a leftover. */
+        if (ok && commit_partial(f, saved, saved_size, err) == EM_OK) {
+            fclose(f->file); /* synced and moved: the recording is whole where it is */
+            f->file = NULL;
+        } else {
+            ok = false;
+            close_checked(f, false, err);
+        }
+    } else {
+        ok = close_checked(f, ok, err);
+        if (ok && f->temp[0] && rename(f->temp, f->target) != 0) {
+            em_fail(err, EM_ERROR_IO, "%s: cannot write: %s", f->shown, strerror(errno));
+            ok = false;
+        }
+        if (ok && saved)
+            snprintf(saved, saved_size, "%s", f->target);
+    }
+    if (!ok)
+        r = EM_ERROR_IO;
     if (r != EM_OK && f->temp[0] && !f->keep_on_failure)
         unlink(f->temp);
     free(f);
     return r;
+}
+
+enum em_result
+u_out_file_commit(struct u_out_file **file, struct em_error *err)
+{
+    return u_out_file_commit_as(file, NULL, 0, err);
 }
 
 void

@@ -37,12 +37,15 @@ enum em_result u_out_file_open(const char *path, struct u_out_file **out_file,
                                struct em_error *err);
 
 /* Starts writing `path` for a recording that must survive a crash: the data goes into
- * "<path>.partial", a name the user can find, renamed to `path` by u_out_file_commit (the
- * old `path` stays whole until then). A "<path>.partial" left by an earlier run that did
- * not end is moved to "<path>.partial.N" (first free N from 1) and named in
- * `(*out_file)->leftover`. On failure (commit's or abort) the partial file is kept, not
- * removed: it holds what was written. An existing non-regular target is written in place
- * as u_out_file_open does. */
+ * "<path>.partial", a name the user can find, held locked (flock LOCK_EX) while it is
+ * written and moved to `path` by u_out_file_commit, never over a file: when one appeared
+ * at `path` meanwhile, the recording goes to the first free u_file_numbered_name instead
+ * (u_out_file_commit_as names it). A "<path>.partial" left by an earlier run that did not
+ * end (not locked) is moved to "<path>.partial.N" (first free N from 1) and named in
+ * `(*out_file)->leftover`; one a live run holds is left alone and this fails with errno
+ * EBUSY ("... is being written by another run"). On failure (commit's or abort) the
+ * partial file is kept, not removed: it holds what was written. An existing non-regular
+ * target is written in place as u_out_file_open does. */
 enum em_result u_out_file_open_partial(const char *path, struct u_out_file **out_file,
                                        struct em_error *err);
 
@@ -52,6 +55,11 @@ enum em_result u_out_file_open_partial(const char *path, struct u_out_file **out
  * a NULL `*file` is EM_OK. */
 enum em_result u_out_file_commit(struct u_out_file **file, struct em_error *err);
 
+/* As u_out_file_commit, and `saved` (when not NULL) gets where the file is: the target,
+ * or for a partial file the numbered name it went to when a file appeared at the target. */
+enum em_result u_out_file_commit_as(struct u_out_file **file, char *saved, size_t saved_size,
+                                    struct em_error *err);
+
 /* Gives up: closes and removes the temporary file (a partial file is kept); the target is
  * untouched. Frees `*file`
  * and sets it to NULL; takes NULL. */
@@ -60,6 +68,16 @@ void u_out_file_abort(struct u_out_file **file);
 /* Writes `size` bytes to `path` through u_out_file (all or nothing). */
 enum em_result u_file_write_all(const char *path, const void *data, size_t size,
                                 struct em_error *err);
+
+/* How far u_file_numbered_name is tried for a free name. */
+#define U_FILE_NUMBERED_MAX 9999
+
+/* "STEM.N.EXT" for `path` ("keep.csv" -> "keep.3.csv"; EXT: the part after the file
+ * name's last dot, if any, so "session" -> "session.3"). False when it does not fit. */
+bool u_file_numbered_name(const char *path, int number, char *out, size_t out_size);
+
+/* True when "<path>.partial" is a recording a live run holds (locked; u_out_file_open_partial). */
+bool u_file_partial_in_use(const char *path);
 
 /* True when both paths exist and are the same file (same device and inode, however they
  * are spelled: links, "..", symbolic links). */

@@ -49,14 +49,14 @@ free_name_is_the_asked_one_until_a_file_is_there(void **state)
     char asked[1200], got[1300], want[1300];
     snprintf(asked, sizeof asked, "%s/keep.csv", g_dir);
     remove(asked);
-    assert_true(app_record_free_name(asked, got, sizeof got));
+    assert_int_equal(APP_RECORD_NAME_FREE, app_record_free_name(asked, got, sizeof got));
     assert_string_equal(got, asked);
     write_text(asked, "a session\n");
-    assert_true(app_record_free_name(asked, got, sizeof got));
+    assert_int_equal(APP_RECORD_NAME_FREE, app_record_free_name(asked, got, sizeof got));
     snprintf(want, sizeof want, "%s/keep.1.csv", g_dir);
     assert_string_equal(got, want);
     write_text(want, "another\n");
-    assert_true(app_record_free_name(asked, got, sizeof got));
+    assert_int_equal(APP_RECORD_NAME_FREE, app_record_free_name(asked, got, sizeof got));
     snprintf(want, sizeof want, "%s/keep.2.csv", g_dir);
     assert_string_equal(got, want);
     remove(asked);
@@ -65,12 +65,12 @@ free_name_is_the_asked_one_until_a_file_is_there(void **state)
     /* No extension, and a dot in a folder's name: the number goes at the end. */
     snprintf(asked, sizeof asked, "%s/session", g_dir);
     write_text(asked, "x");
-    assert_true(app_record_free_name(asked, got, sizeof got));
+    assert_int_equal(APP_RECORD_NAME_FREE, app_record_free_name(asked, got, sizeof got));
     snprintf(want, sizeof want, "%s/session.1", g_dir);
     assert_string_equal(got, want);
     remove(asked);
     /* A device is written as asked (/dev/null records nothing, /dev/full tests a disk). */
-    assert_true(app_record_free_name("/dev/null", got, sizeof got));
+    assert_int_equal(APP_RECORD_NAME_FREE, app_record_free_name("/dev/null", got, sizeof got));
     assert_string_equal(got, "/dev/null");
 }
 
@@ -152,6 +152,110 @@ a_recording_never_replaces_the_file_it_was_asked_for(void **state)
     remove(first);
 }
 
+
+/* A file made at the name while the recording runs is kept; the recording goes to the
+ * first free numbered name and says so. */
+static void
+a_file_appearing_during_the_recording_is_kept(void **state)
+{
+    (void)state;
+    char asked[1200], numbered[1300];
+    snprintf(asked, sizeof asked, "%s/over.csv", g_dir);
+    snprintf(numbered, sizeof numbered, "%s/over.1.csv", g_dir);
+    remove(asked);
+    remove(numbered);
+    struct app_record *rec = calloc(1, sizeof *rec);
+    assert_non_null(rec);
+    struct em_error err = {{0}};
+    if (app_record_start(rec, asked, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_string_equal(rec->path, asked);
+    write_text(asked, "precious\n");
+    record_one_frame(rec);
+    expect_text(asked, "precious\n");
+    assert_string_equal(rec->path, numbered);
+    assert_string_equal(rec->asked, asked);
+    struct stat st;
+    assert_int_equal(stat(numbered, &st), 0);
+    assert_true(st.st_size > 0);
+    char summary[4096] = "";
+    FILE *mem = fmemopen(summary, sizeof summary, "w");
+    assert_non_null(mem);
+    app_record_print_summary(rec, mem);
+    fclose(mem);
+    assert_non_null(strstr(summary, "appeared while recording"));
+    free(rec);
+    remove(asked);
+    remove(numbered);
+}
+
+/* Two recordings onto one name at once: the second sees the first's live partial file,
+ * leaves it alone and takes the next name; both end whole, neither over the other. */
+static void
+two_recordings_onto_one_name_both_keep_their_files(void **state)
+{
+    (void)state;
+    char asked[1200], numbered[1300], partial[1300];
+    snprintf(asked, sizeof asked, "%s/race.csv", g_dir);
+    snprintf(numbered, sizeof numbered, "%s/race.1.csv", g_dir);
+    snprintf(partial, sizeof partial, "%s/race.csv.partial.1", g_dir);
+    remove(asked);
+    remove(numbered);
+    struct app_record *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    struct em_error err = {{0}};
+    if (app_record_start(a, asked, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    if (app_record_start(b, asked, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_string_equal(a->path, asked);
+    assert_string_equal(b->path, numbered);
+    assert_string_equal(b->writer.leftover_path, ""); /* a's partial was not taken aside */
+    struct stat st;
+    assert_int_not_equal(stat(partial, &st), 0);
+    record_one_frame(b);
+    record_one_frame(a);
+    assert_string_equal(a->path, asked);
+    assert_string_equal(b->path, numbered);
+    assert_int_equal(stat(asked, &st), 0);
+    assert_true(st.st_size > 0);
+    assert_int_equal(stat(numbered, &st), 0);
+    assert_true(st.st_size > 0);
+    free(a);
+    free(b);
+    remove(asked);
+    remove(numbered);
+}
+
+/* A name that does not fit is said to be too long, not taken. */
+static void
+a_too_long_name_gets_the_right_reason(void **state)
+{
+    (void)state;
+    char *asked = malloc(APP_RECORD_PATH_MAX + 100);
+    assert_non_null(asked);
+    memset(asked, 'a', APP_RECORD_PATH_MAX + 50);
+    memcpy(asked + APP_RECORD_PATH_MAX + 50, ".csv", 5);
+    char got[64];
+    assert_int_equal(app_record_free_name(asked, got, sizeof got), APP_RECORD_NAME_TOO_LONG);
+    struct app_record *rec = calloc(1, sizeof *rec);
+    assert_non_null(rec);
+    struct em_error err = {{0}};
+    assert_int_not_equal(app_record_start(rec, asked, &err), EM_OK);
+    assert_non_null(strstr(err.message, "too long"));
+    assert_null(strstr(err.message, "numbered names (up to"));
+    free(asked);
+    /* An existing file whose numbered name does not fit. */
+    char existing[1200];
+    snprintf(existing, sizeof existing, "%s/keep.csv", g_dir);
+    write_text(existing, "x");
+    assert_int_equal(app_record_free_name(existing, got, strlen(existing) + 2),
+                     APP_RECORD_NAME_TOO_LONG);
+    remove(existing);
+    free(rec);
+}
+
 int
 main(void)
 {
@@ -167,6 +271,9 @@ main(void)
         cmocka_unit_test(free_name_is_the_asked_one_until_a_file_is_there),
         cmocka_unit_test(dated_recordings_in_one_second_keep_each_other),
         cmocka_unit_test(a_recording_never_replaces_the_file_it_was_asked_for),
+        cmocka_unit_test(a_file_appearing_during_the_recording_is_kept),
+        cmocka_unit_test(two_recordings_onto_one_name_both_keep_their_files),
+        cmocka_unit_test(a_too_long_name_gets_the_right_reason),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rmdir(g_dir);

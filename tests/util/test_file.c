@@ -293,6 +293,68 @@ the_same_file_is_recognised_under_another_name(void **state)
     assert_false(u_file_same(path, "/nonexistent/a.bvh"));
 }
 
+
+/* A partial file (a recording) never replaces what appeared at its target while it was
+ * written: it goes to the first free numbered name, which commit_as names. */
+static void
+a_partial_file_never_replaces_a_file_that_appeared(void **state)
+{
+    (void)state;
+    char path[1100], numbered[1100], saved[1100];
+    snprintf(path, sizeof path, "%s/rec.csv", g_dir);
+    snprintf(numbered, sizeof numbered, "%s/rec.1.csv", g_dir);
+    struct u_out_file *f = NULL;
+    struct em_error err = {{0}};
+    assert_int_equal(u_out_file_open_partial(path, &f, &err), EM_OK);
+    fputs("rows\n", f->file);
+    FILE *other = fopen(path, "w");
+    assert_non_null(other);
+    fputs("precious\n", other);
+    fclose(other);
+    assert_int_equal(u_out_file_commit_as(&f, saved, sizeof saved, &err), EM_OK);
+    expect_text(path, "precious\n");
+    expect_text(numbered, "rows\n");
+    assert_string_equal(saved, numbered);
+    assert_int_equal(entry_count(g_dir), 2); /* no partial or hidden file left */
+}
+
+/* A live run's partial file (locked) is not a leftover: a second writer leaves it and
+ * fails with EBUSY; once its writer is gone (a crash), it is moved aside as before. */
+static void
+a_live_partial_file_is_left_alone_and_a_dead_one_moved_aside(void **state)
+{
+    (void)state;
+    char path[1100], partial[1100], aside[1100];
+    snprintf(path, sizeof path, "%s/rec.csv", g_dir);
+    snprintf(partial, sizeof partial, "%s/rec.csv.partial", g_dir);
+    snprintf(aside, sizeof aside, "%s/rec.csv.partial.1", g_dir);
+    struct u_out_file *first = NULL, *second = NULL;
+    struct em_error err = {{0}};
+    assert_int_equal(u_out_file_open_partial(path, &first, &err), EM_OK);
+    fputs("first\n", first->file);
+    fflush(first->file);
+    assert_true(u_file_partial_in_use(path));
+    errno = 0;
+    assert_int_not_equal(u_out_file_open_partial(path, &second, &err), EM_OK);
+    assert_int_equal(errno, EBUSY);
+    assert_null(second);
+    assert_non_null(strstr(err.message, "another run"));
+    assert_int_equal(access(aside, F_OK), -1);
+    expect_text(partial, "first\n");
+    assert_int_equal(u_out_file_commit(&first, &err), EM_OK);
+    expect_text(path, "first\n");
+    /* A partial file nobody holds: a crashed run's, moved aside. */
+    FILE *left = fopen(partial, "w");
+    assert_non_null(left);
+    fputs("crashed\n", left);
+    fclose(left);
+    assert_false(u_file_partial_in_use(path));
+    assert_int_equal(u_out_file_open_partial(path, &second, &err), EM_OK);
+    assert_string_equal(second->leftover, aside);
+    expect_text(aside, "crashed\n");
+    u_out_file_abort(&second);
+}
+
 int
 main(void)
 {
@@ -308,6 +370,8 @@ main(void)
         T(a_symbolic_link_is_kept_and_its_file_replaced),
         T(a_folder_is_refused_as_an_output),
         T(the_same_file_is_recognised_under_another_name),
+        T(a_partial_file_never_replaces_a_file_that_appeared),
+        T(a_live_partial_file_is_left_alone_and_a_dead_one_moved_aside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
