@@ -289,8 +289,9 @@ EMBODY_API void hd_pose_from_tracking(const struct hd_model *model, const struct
 
 /* Sizes `model` to a tracked hand: bone lengths, knuckles and metacarpals, the thumb's base
  * and radii from the joints (in any pose: only distances and the palm's rigid part are
- * read). Fails, naming the first refused joint and why, or a hand length out of range;
- * then `model` is unchanged. */
+ * read). Fails, naming the first refused joint and why, a finger whose knuckle is not
+ * mostly forward of its metacarpal (within half the knuckle's flexion limit, 45 degrees,
+ * of the hand frame's -Z), or a hand length out of range; then `model` is unchanged. */
 EMBODY_API enum em_result hd_model_fit(struct hd_model *model, const struct hd_xr_hand *hand,
                             struct em_error *err);
 

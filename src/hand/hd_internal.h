@@ -18,9 +18,11 @@ hd_thumb_side_sign(enum hd_hand hand)
 void hd_finger_axes(const struct hd_model *model, int finger, float *out_flex_axis,
                     float *out_abduct_axis);
 
-/* Fills the palmar and side vectors of a finger from its direction (index and middle
- * abduct towards the thumb, ring and little away from it; the thumb's are set apart). */
-void hd_finger_frame_from_direction(struct hd_model *model, int finger);
+/* Normalises a finger's direction and fills its palmar and side vectors from it (index and
+ * middle abduct towards the thumb, ring and little away from it; the thumb's are set
+ * apart). False, the frame then unusable, when the direction is zero or (a finger's) has nothing
+ * along the hand's forward axis (-Z), so that no palmar or side vector is left. */
+bool hd_finger_frame_from_direction(struct hd_model *model, int finger);
 
 /* One finger's joints and tip in the hand frame, and the joints' rotations in the hand
  * frame (out_world may be NULL). */

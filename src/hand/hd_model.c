@@ -132,49 +132,54 @@ hd_joint_limits_deg(int finger, int joint, float *out_min_deg, float *out_max_de
     *out_max_deg = joint < HD_FINGER_JOINTS ? flex_max_deg[finger][joint] : abduct_max_deg[finger];
 }
 
-static void
+/* `v` normalised; false (and `v` unchanged) when it is too short to have a direction. */
+static bool
 normalize3(float *v)
 {
     const float n = m_vec3_length(v);
-    assert(n > M_TINY);
+    if (!(n > M_TINY))
+        return false;
     m_vec3_scale(v, 1.0f / n, v);
+    return true;
 }
 
-/* `v` less its component along unit `axis`, normalised. */
-static void
+/* `v` less its component along unit `axis`, normalised; false when `v` lies along `axis`
+ * (nothing is left to normalise). */
+static bool
 orthonormalize(float *v, const float *axis)
 {
     m_vec3_muladd(v, axis, -m_vec3_dot(v, axis), v);
-    normalize3(v);
+    return normalize3(v);
 }
 
-void
+bool
 hd_finger_frame_from_direction(struct hd_model *model, int finger)
 {
     const float sign = hd_thumb_side_sign(model->hand);
     float *d = model->direction[finger];
     float *p = model->palmar[finger];
     float *s = model->side[finger];
-    normalize3(d);
+    if (!normalize3(d))
+        return false;
     if (finger == HD_THUMB) {
         m_vec3_set(p, sign * thumb_flexes_towards[0], thumb_flexes_towards[1],
                    thumb_flexes_towards[2]);
-        orthonormalize(p, d);
+        if (!orthonormalize(p, d))
+            return false;
         /* Abduction takes the thumb away from the palm: the side of d x p that is in
          * front of the palm (-Y). */
         m_vec3_cross(p, d, s);
         if (s[1] > 0.0f)
             m_vec3_scale(s, -1.0f, s);
-        normalize3(s);
-        return;
+        return normalize3(s);
     }
     m_vec3_set(p, 0.0f, -1.0f, 0.0f);
-    orthonormalize(p, d);
+    if (!orthonormalize(p, d))
+        return false;
     /* Index and middle abduct towards the thumb, ring and little away from it. */
     const float towards_thumb = finger <= HD_MIDDLE ? 1.0f : -1.0f;
     m_vec3_set(s, towards_thumb * sign, 0.0f, 0.0f);
-    orthonormalize(s, d);
-    orthonormalize(s, p);
+    return orthonormalize(s, d) && orthonormalize(s, p);
 }
 
 enum em_result
@@ -230,7 +235,10 @@ hd_model_init(const struct hd_model_desc *desc, struct hd_model *out_model, stru
                        thumb_direction[2]);
         else
             m_vec3_sub(m->base_m[f], m->metacarpal_m[f], m->direction[f]);
-        hd_finger_frame_from_direction(m, f);
+        /* The default hand's fingers all point well forward: never degenerate. */
+        const bool framed = hd_finger_frame_from_direction(m, f);
+        assert(framed);
+        (void)framed;
     }
     return EM_OK;
 }

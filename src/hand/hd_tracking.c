@@ -380,10 +380,37 @@ hd_model_fit(struct hd_model *model, const struct hd_xr_hand *hand, struct em_er
                                              hand->joint[base + j + 1].position_m);
         for (int j = 0; j <= HD_FINGER_JOINTS; ++j)
             m.radius_m[f][j] = hand->joint[base + j].radius_m;
-        if (f != HD_THUMB) {
-            m_vec3_sub(m.base_m[f], m.metacarpal_m[f], m.direction[f]);
-            hd_finger_frame_from_direction(&m, f);
-        }
+        if (f == HD_THUMB)
+            continue;
+        /* The knuckle seen from the metacarpal is the finger's rest direction, which its
+         * angles are measured from; it must point mostly forward (-Z) in the hand frame.
+         * Its knuckle flexes up to flex_max (90 degrees) from it: a rest direction tilted
+         * half of that (45 degrees) or more from forward would leave the relaxed finger
+         * half-way to its limit against the palm and the fully flexed one pointing back at
+         * the wrist, so it is no hand's (the default hand's widest, the little finger's, is
+         * 18 degrees). Within it the frame's palmar and side vectors keep at least
+         * cos 45 = 0.71 of their length before normalising; along the palm's normal or
+         * straight sideways they would be zero. */
+        float d[3];
+        m_vec3_sub(m.base_m[f], m.metacarpal_m[f], d);
+        const float max_tilt = 0.5f * m.flex_max_rad[f][0];
+        const float len = m_vec3_length(d);
+        if (!(-d[2] > len * cosf(max_tilt)))
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "hand model: the tracked %s finger's knuckle (%s) is %.1f degrees "
+                           "from the hand's forward axis, seen from its metacarpal (%s); "
+                           "expected within %.1f; cannot size the hand from it",
+                           hd_finger_name((enum hd_finger)f), hd_xr_joint_name(base),
+                           len > 0.0f ? (double)(acosf(m_clampf(-d[2] / len, -1.0f, 1.0f)) *
+                                                 M_RAD_TO_DEG)
+                                      : 0.0,
+                           hd_xr_joint_name(first), (double)(max_tilt * M_RAD_TO_DEG));
+        m_vec3_copy(d, m.direction[f]);
+        if (!hd_finger_frame_from_direction(&m, f))
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "hand model: the tracked %s finger's rest direction gives no "
+                           "frame; cannot size the hand from it",
+                           hd_finger_name((enum hd_finger)f));
     }
     const float length = -m.base_m[HD_MIDDLE][2] + m.bone_m[HD_MIDDLE][0] + m.bone_m[HD_MIDDLE][1] +
                          m.bone_m[HD_MIDDLE][2];

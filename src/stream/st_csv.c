@@ -525,18 +525,25 @@ parse_device(const struct layout *lay, int d, char **fields, const char *source,
     return EM_OK;
 }
 
-/* One hand's finger group: twenty angles, each within its joint's limits, and the flag. */
+/* One hand's finger group: twenty angles and the flag. The flag is read first: a valid
+ * hand's angles must be within their joints' limits; a hand flagged invalid (0) has angles
+ * that "are then 0 and mean nothing" (PROTOCOL.md section 1b), so they must still be
+ * finite numbers but are not checked against the limits, and are stored as 0. */
 static enum em_result
 parse_fingers(const struct layout *lay, int h, char **fields, const char *source, int line,
               struct st_fingers *out, struct em_error *err)
 {
+    const int vc = lay->finger[h][FINGER_VALID];
+    if (strcmp(fields[vc], "0") != 0 && strcmp(fields[vc], "1") != 0)
+        return bad_value(lay, vc, fields[vc], "0 or 1", source, line, err);
+    const bool valid = fields[vc][0] == '1';
     for (int f = 0; f < FINGER_VALID; ++f) {
         const int c = lay->finger[h][f];
         float v;
         const enum em_result r = parse_float_field(lay, c, fields[c], source, line, &v, err);
         if (r != EM_OK)
             return r;
-        if (!finger_angle_ok(f, v)) {
+        if (valid && !finger_angle_ok(f, v)) {
             float lo, hi;
             hd_joint_limits_deg(f / ST_FINGER_ANGLES, f % ST_FINGER_ANGLES, &lo, &hi);
             char expected[64];
@@ -544,12 +551,9 @@ parse_fingers(const struct layout *lay, int h, char **fields, const char *source
                      (double)lo, (double)hi);
             return bad_value(lay, c, fields[c], expected, source, line, err);
         }
-        *finger_angle(out, h, f) = v;
+        *finger_angle(out, h, f) = valid ? v : 0.0f;
     }
-    const int vc = lay->finger[h][FINGER_VALID];
-    if (strcmp(fields[vc], "0") != 0 && strcmp(fields[vc], "1") != 0)
-        return bad_value(lay, vc, fields[vc], "0 or 1", source, line, err);
-    out->valid[h] = fields[vc][0] == '1';
+    out->valid[h] = valid;
     return EM_OK;
 }
 

@@ -2,8 +2,9 @@
  * runtime might give them. The input patches a good tracked hand: each 5 bytes name one
  * of its 26 x 9 numbers (flags, position, orientation, radius) and the 4 bytes to put
  * there, so the fuzzer mixes good joints with any bits; a first byte picks the hand and
- * the pose. Whatever comes in, the pose must be finite and within the model's limits, and
- * every refused joint's finger must fall back. */
+ * the pose. Whatever comes in, the pose must be finite and within the model's limits,
+ * every refused joint's finger must fall back, and a model hd_model_fit accepts must have
+ * every vector finite (a knuckle along the palm's normal once gave NaN finger frames). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +54,29 @@ check_pose(const struct hd_model *m, const struct hd_pose *p, const struct hd_tr
         abort();
 }
 
+static void
+check_finite(const float *v, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(v[i]))
+            abort();
+}
+
+static void
+check_model(const struct hd_model *m)
+{
+    for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+        check_finite(m->base_m[f], 3);
+        check_finite(m->metacarpal_m[f], 3);
+        check_finite(m->bone_m[f], HD_FINGER_JOINTS);
+        check_finite(m->radius_m[f], HD_FINGER_JOINTS + 1);
+        check_finite(m->direction[f], 3);
+        check_finite(m->palmar[f], 3);
+        check_finite(m->side[f], 3);
+    }
+    check_finite(&m->palm_half_thickness_m, 1);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -92,6 +116,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!(fitted.hand_length_m >= HD_MIN_HAND_LENGTH_M &&
               fitted.hand_length_m <= HD_MAX_HAND_LENGTH_M))
             abort();
+        check_model(&fitted);
         hd_tracking_state_init(&state);
         hd_pose_from_tracking(&fitted, &hand, &state, &out, &report);
         check_pose(&fitted, &out, &report);

@@ -641,6 +641,102 @@ the_model_refuses_absurd_sizes_and_fits_a_tracked_hand(void **state)
     assert_memory_equal(&m, &before, sizeof m);
 }
 
+/* Every vector of a model finite: the fuzz target's check (tests/fuzz). */
+static bool
+model_is_finite(const struct hd_model *m)
+{
+    for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+        for (int k = 0; k < 3; ++k)
+            if (!isfinite(m->base_m[f][k]) || !isfinite(m->metacarpal_m[f][k]) ||
+                !isfinite(m->direction[f][k]) || !isfinite(m->palmar[f][k]) ||
+                !isfinite(m->side[f][k]))
+                return false;
+        for (int j = 0; j < HD_FINGER_JOINTS; ++j)
+            if (!isfinite(m->bone_m[f][j]))
+                return false;
+    }
+    return isfinite(m->hand_length_m) && isfinite(m->palm_half_thickness_m);
+}
+
+/* A tracked finger whose knuckle lies along the palm's normal from its metacarpal passes
+ * every joint check, but has no rest frame: hd_model_fit refuses it, naming the finger,
+ * and leaves the model as it was (nothing NaN). A finger tilted less than the threshold
+ * still fits. */
+static void
+a_tracked_knuckle_off_the_palms_forward_axis_is_refused(void **state)
+{
+    (void)state;
+    /* Upright (the knuckle exactly above its metacarpal: before the fix a zero vector
+     * normalised, NaN frames) and turned anyhow (within rounding of it). */
+    for (int c = 0; c < 2 * HD_HAND_COUNT; ++c) {
+        const int h = c % HD_HAND_COUNT;
+        struct hd_model m;
+        default_model((enum hd_hand)h, &m);
+        struct hd_pose pose;
+        hd_pose_relaxed(&m, &pose);
+        const float wrist[3] = {0.3f, 1.1f, -0.2f};
+        const float axis[3] = {0.36f, 0.48f, 0.8f};
+        float q[4];
+        m_quat_from_axis_angle(axis, c < HD_HAND_COUNT ? 0.0f : 1.1f, q);
+        struct hd_xr_hand tracked;
+        hd_pose_to_tracking(&m, &pose, wrist, q, &tracked);
+        struct hd_model fitted = m;
+        struct em_error err = {{0}};
+        assert_int_equal(hd_model_fit(&fitted, &tracked, &err), EM_OK);
+        assert_true(model_is_finite(&fitted));
+
+        /* The ring metacarpal moved to proximal - 0.03 y (the hand frame's y). */
+        const float y_hand[3] = {0.0f, 1.0f, 0.0f};
+        float y[3];
+        m_quat_rotate(q, y_hand, y);
+        struct hd_xr_hand bad = tracked;
+        m_vec3_muladd(bad.joint[HD_XR_RING_PROXIMAL].position_m, y, -0.03f,
+                      bad.joint[HD_XR_RING_METACARPAL].position_m);
+        struct hd_tracking_state ts;
+        struct hd_tracking_report report;
+        struct hd_pose out;
+        hd_tracking_state_init(&ts);
+        hd_pose_from_tracking(&m, &bad, &ts, &out, &report);
+        assert_int_equal(report.refused_count, 0); /* every joint passes its checks */
+        for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+            for (int j = 0; j < HD_FINGER_JOINTS; ++j)
+                assert_true(isfinite(out.flex_rad[f][j]));
+            assert_true(isfinite(out.abduct_rad[f]));
+        }
+        struct hd_model before = m;
+        assert_int_equal(hd_model_fit(&m, &bad, &err), EM_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(err.message, "ring finger"));
+        assert_non_null(strstr(err.message, "ring_proximal"));
+        assert_memory_equal(&m, &before, sizeof m);
+        assert_true(model_is_finite(&m));
+
+        /* Straight out to the side (no forward part) is refused too. */
+        const float x_hand[3] = {1.0f, 0.0f, 0.0f};
+        float x[3];
+        m_quat_rotate(q, x_hand, x);
+        bad = tracked;
+        m_vec3_muladd(bad.joint[HD_XR_INDEX_PROXIMAL].position_m, x, -0.03f,
+                      bad.joint[HD_XR_INDEX_METACARPAL].position_m);
+        assert_int_equal(hd_model_fit(&m, &bad, &err), EM_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(err.message, "index finger"));
+        assert_memory_equal(&m, &before, sizeof m);
+
+        /* Tilted 30 degrees towards the back of the hand: a hand, and it fits. */
+        const float z_hand[3] = {0.0f, 0.0f, 1.0f};
+        float z[3], back[3];
+        m_quat_rotate(q, z_hand, z);
+        m_vec3_scale(z, 0.03f * cosf(30.0f * M_DEG_TO_RAD), back);
+        m_vec3_muladd(back, y, -0.03f * sinf(30.0f * M_DEG_TO_RAD), back);
+        bad = tracked;
+        m_vec3_add(bad.joint[HD_XR_RING_PROXIMAL].position_m, back,
+                   bad.joint[HD_XR_RING_METACARPAL].position_m);
+        fitted = m;
+        if (hd_model_fit(&fitted, &bad, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        assert_true(model_is_finite(&fitted));
+    }
+}
+
 static void
 names_are_vrm_and_unity_finger_bones(void **state)
 {
@@ -735,6 +831,7 @@ main(void)
         cmocka_unit_test(a_blend_moves_every_angle_evenly_with_no_jump),
         cmocka_unit_test(no_curls_put_a_finger_through_the_palm_or_a_neighbour),
         cmocka_unit_test(the_model_refuses_absurd_sizes_and_fits_a_tracked_hand),
+        cmocka_unit_test(a_tracked_knuckle_off_the_palms_forward_axis_is_refused),
         cmocka_unit_test(names_are_vrm_and_unity_finger_bones),
         cmocka_unit_test(a_curled_finger_points_down_in_the_humanoid_t_pose),
         cmocka_unit_test(converting_a_frame_allocates_nothing),

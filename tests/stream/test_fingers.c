@@ -213,6 +213,53 @@ bad_finger_values_are_refused_naming_line_and_column(void **state)
                         "left_fingers_index_abduct_deg", NULL);
 }
 
+/* One row of the left hand's group: every angle 0 but column `field` (0 to 19), which
+ * holds `value`, and the flag `valid`. */
+static enum em_result
+parse_one_hand_row(const char *valid, int field, const char *value, struct st_stream *out,
+                   struct em_error *err)
+{
+    char columns[1024], row[512] = "";
+    left_finger_columns(columns, sizeof columns, -1);
+    size_t n = 0;
+    for (int c = 0; c < 20; ++c)
+        n += (size_t)snprintf(row + n, sizeof row - n, ",%s", c == field ? value : "0");
+    char text[4096];
+    snprintf(text, sizeof text, "%s,%s\n%s%s,%s\n", k_header, columns, k_devices, row, valid);
+    return st_stream_parse(text, "hands.csv", out, err);
+}
+
+/* PROTOCOL.md section 1b: with valid 0 "the angles are then 0 and mean nothing": they are
+ * not held to the joints' limits (but must still be numbers), and read as 0. */
+static void
+an_unknown_hands_angles_are_not_held_to_the_limits(void **state)
+{
+    (void)state;
+    struct st_stream s;
+    struct em_error err = {{0}};
+    /* The index's knuckle at -90 degrees, 70 past its limit, on an unknown hand. */
+    if (parse_one_hand_row("0", 4, "-90", &s, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(s.frame_count, 1);
+    assert_non_null(s.fingers);
+    assert_false(s.fingers[0].valid[HD_LEFT]);
+    for (int k = 0; k < HD_FINGER_COUNT; ++k)
+        for (int j = 0; j < ST_FINGER_ANGLES; ++j)
+            assert_true(s.fingers[0].angle_deg[HD_LEFT][k][j] == 0.0f); /* not used */
+    st_stream_fini(&s);
+    /* The same on a known hand is refused, naming the line and the column. */
+    assert_int_equal(parse_one_hand_row("1", 4, "-90", &s, &err), EM_ERROR_PARSE);
+    test_expect_message(err.message, "hands.csv:2:", "column 30 (left_fingers_index_flex1_deg)",
+                        "-90", NULL);
+    /* Unknown, but not a finite number: still refused. */
+    assert_int_equal(parse_one_hand_row("0", 4, "nan", &s, &err), EM_ERROR_PARSE);
+    test_expect_message(err.message, "hands.csv:2:", "column 30 (left_fingers_index_flex1_deg)",
+                        NULL);
+    assert_int_equal(parse_one_hand_row("0", 15, "x", &s, &err), EM_ERROR_PARSE);
+    test_expect_message(err.message, "hands.csv:2:", "column 41 (left_fingers_ring_abduct_deg)",
+                        NULL);
+}
+
 static void
 the_writer_refuses_what_the_reader_would(void **state)
 {
@@ -277,6 +324,7 @@ static const struct CMUnitTest k_tests[] = {
     cmocka_unit_test(finger_columns_round_trip_to_the_last_bit),
     cmocka_unit_test(files_without_finger_columns_read_and_write_as_before),
     cmocka_unit_test(bad_finger_values_are_refused_naming_line_and_column),
+    cmocka_unit_test(an_unknown_hands_angles_are_not_held_to_the_limits),
     cmocka_unit_test(the_writer_refuses_what_the_reader_would),
 };
 
