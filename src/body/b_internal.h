@@ -16,14 +16,15 @@
  *                              clavicles (b_arms.c) and the targets (b_trackers.c the
  *                              chest's and elbows'), one solve of the torso
  *  4. limbs      b_limbs.c     b_limbs_build: the arms built on the solved shoulders
- *                              (b_arms.c) with the limb builder they share with the legs,
- *                              the elbows kept up on the floor, the legs (a tracked foot
- *                              turned as its tracker), then the forearms' twist and a
- *                              stretch (b_arms.c)
+ *                              (b_arms.c) with the limb builder they share with the legs
+ *                              (b_limb.c), the elbows kept up on the floor, the legs (a
+ *                              tracked foot turned as its tracker), then the forearms'
+ *                              twist and a stretch (b_arms.c)
  *  5. posture    b_floor.c     what the status shows
  *
  * Besides: b_filter.c, the One-Euro filter (a tool of the devices and the prior, no
- * stage); b_config.c, the settings' JSON (setup); body.c, setup, reset, status and
+ * stage); b_limb.c, the two-bone limb builder the arms and legs share and the limbs' poles
+ * (a tool of the limbs and the sources, calling no other file); b_config.c, the settings' JSON (setup); body.c, setup, reset, status and
  * calibration; this header, the state and what the files call of each other;
  * CMakeLists.txt, the folder's sources in the core library.
  */
@@ -271,7 +272,7 @@ b_fuse_frame(struct body *body, const struct em_tracking_frame *frame, float dt_
  * seed's knee poles (b_leg_pole) and the prior's knee planes (b_prior.c). */
 #define B_KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 
-/* A pole between two (b_limbs.c), by direction from the middle of the limb root-end: `w`
+/* A pole between two (b_limb.c), by direction from the middle of the limb root-end: `w`
  * of the way from `from_pole`'s direction to `to_pole`'s (the hinge's plane is all a pole
  * sets). */
 void
@@ -501,9 +502,11 @@ b_arms_finish(struct body *body);
 void
 b_limbs_build(struct body *body, const struct b_leg_targets *legs);
 
-/* A two-bone limb (upper joint, middle hinge, end joint) built in closed form toward
- * `end_target`, its middle joint out to unit `side` (square to the line to the target)
- * from that line, and the end turned to `end_rotation` within its limit (b_limbs.c). With
+/* The limb builder the arms and legs share (b_limb.c, a helper below both: it calls no
+ * other file, so neither calls the other through it). A two-bone limb (upper joint,
+ * middle hinge, end joint) built in closed form toward `end_target`, its middle joint out
+ * to unit `side` (square to the line to the target) from that line, and the end turned to
+ * `end_rotation` within its limit. With
  * `keep_twist_limit` the upper joint's twist is clamped to its range, which may leave the
  * end short of its target; without, the end meets a reachable target exactly. Sets local
  * rotations only (forward kinematics is the caller's). */
@@ -511,13 +514,21 @@ void
 b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
              const float *side, bool keep_twist_limit);
 
+/* b_limb_build with the two-bone positions of the middle and end joints for this target
+ * and side already found by the caller (`mid_m`, `end_m`; NULL: found here): the legs
+ * move the knee off the midline first (b_limbs.c). */
+void
+b_limb_build_through(struct body *b, int upper, const float *end_target,
+                     const float *end_rotation, const float *side, bool keep_twist_limit,
+                     const float *mid_m, const float *end_m);
+
 /* b_limb_build's upper joint alone (its local rotation, without a twist limit; the middle
  * and end joints are left as they were): what a search over the middle joint's side needs
  * to try a side, at a third of the work. */
 void
 b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side);
 
-/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limbs.c). */
+/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limb.c). */
 void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,
            float *out_pole_m);
