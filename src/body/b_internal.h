@@ -126,7 +126,8 @@ b_bone_from_device(const float *device_pos, const float *device_rot, const float
 
 /* The device stage (b_devices.c), the frame's first: the frame's step (the filters start
  * over after a gap of B_MAX_GAP_S), the headset's jumps screened (a glitch held as lost, a
- * teleport or recentre moving every history), then every device's state, filtered pose and
+ * teleport or recentre moving every history but the prior's, whose move it reports in
+ * body->space_moved and space_offset_m for body_update), then every device's state, filtered pose and
  * bone target (head, hands, body trackers; a lost hand toward its side or its elbow
  * tracker). Returns the frame the later stages read: `frame`, or its copy in
  * out_screened without the samples that jumped; out_dt_s is the step the filters took. */
@@ -333,6 +334,11 @@ struct body {
     float suspect_s;            /* since the first suspect sample */
     float suspect_head_m[3];    /* the latest suspect sample */
     bool recentre_pending;      /* body_recenter: the next head sample is the new place */
+    /* The play space's move this frame (a teleport or recentre), which the device stage
+     * reports rather than applies to the learned prior: devices call no source, so
+     * body_update moves the prior's history by it (b_prior_move). */
+    bool space_moved;
+    float space_offset_m[3];
 
     /* Devices: filtered poses, tracking state. */
     struct b_one_euro filter_position[EM_DEVICE_COUNT];
@@ -551,7 +557,8 @@ void
 b_prior_reset(struct body *body);
 
 /* A teleport or recentre moved the play space by `offset_m`: the prior's history and its
- * filtered pose move with it (as if the player had always been there). */
+ * filtered pose move with it (as if the player had always been there). body_update calls
+ * it with the move the device stage reports (body->space_offset_m). */
 void
 b_prior_move(struct body *body, const float *offset_m);
 

@@ -466,6 +466,16 @@ solve_torso(struct body *b, struct b_leg_targets *legs)
     ik_solver_solve(b->ik, &b->pose, &b->stats);
 }
 
+/* The play space's move the device stage reported this frame (a teleport, a recentre),
+ * applied to the learned prior's history and filtered pose before the fusion reads them:
+ * here rather than in b_devices.c, so the devices call no source. */
+static void
+move_prior_with_space(struct body *b)
+{
+    if (b->space_moved && b->desc.prior)
+        b_prior_move(b, b->space_offset_m);
+}
+
 static bool
 pose_is_finite(const struct body *b)
 {
@@ -486,6 +496,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     struct em_tracking_frame screened;
     float dt;
     frame = b_devices_update(b, frame, &screened, &dt);
+    move_prior_with_space(b);
     b_fuse_frame(b, frame, dt);
     struct b_leg_targets legs;
     solve_torso(b, &legs);
