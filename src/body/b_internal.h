@@ -474,11 +474,6 @@ b_clavicles_set(struct body *body);
 void
 b_clavicles_widen(struct body *body);
 
-/* Puts the body trackers' solver (trackers.spare_ik: with chest and elbow effectors) in
- * body->ik, or back the body's own (body.c; nothing without a spare). */
-void
-b_use_full_solver(struct body *body, bool use);
-
 /* The torso's controls on a body solver (the main one and the trackers' spare): stiff
  * clavicles. */
 enum em_result
@@ -570,8 +565,11 @@ b_prior_seated(const struct body *body);
 /* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
 void b_trackers_resolve_mounts(struct body_desc *desc);
 /* the chest solver, after the body's solver is made (fini: before it is destroyed; the
- * solve, body.c, puts it in use while a tracker it serves counts, b_use_full_solver); */
+ * solve, body.c, puts it in use while a tracker it serves counts and takes the body's own
+ * back before fini and reset, use_full_solver: the trackers' source calls nothing of
+ * body.c); */
 enum em_result b_trackers_setup(struct body *body, struct em_error *err);
+/* (with the body's own solver in body->ik: spare_ik is the one destroyed) */
 void b_trackers_fini(struct body *body);
 void b_trackers_reset(struct body *body);
 /* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */
