@@ -135,8 +135,9 @@ move_track(struct b_device_track *t, struct b_one_euro *filter, const float *off
 
 /* The play space moved by `offset_m` (a teleport, a recentre): every history starts over
  * at the new place, moved with the space: the devices' filters and last samples, the
- * pelvis, the feet and their steps, the body trackers', the prior's history and its
- * filtered pose. Nothing of the old place is left to pull the body back, and the body goes
+ * pelvis, the feet and their steps, the body trackers'; the prior's history and its
+ * filtered pose too, but the prior is a source, above this stage, so the move is reported
+ * (body->space_moved, space_offset_m) and body_update applies it before the fusion. Nothing of the old place is left to pull the body back, and the body goes
  * on as it would have had the player always been there. */
 static void
 restart_at(struct body *b, const float *offset_m)
@@ -165,8 +166,8 @@ restart_at(struct body *b, const float *offset_m)
     }
     for (int j = 0; j < b->pose.joint_count; ++j)
         move_point(b->pose.position_m[j], offset_m);
-    if (b->desc.prior)
-        b_prior_move(b, offset_m);
+    b->space_moved = true;
+    m_vec3_copy(offset_m, b->space_offset_m);
     b->jump_suspect = false;
 }
 
@@ -508,6 +509,7 @@ b_devices_update(struct body *b, const struct em_tracking_frame *frame,
     const double step_s = b->started ? frame->time_s - b->time_s : 0.0;
     b->frame_too_soon = b->started && step_s < (double)B_MIN_FRAME_STEP_S;
     float dt = b->frame_too_soon ? 0.0f : (float)step_s;
+    b->space_moved = false; /* until screen_jump finds the space moved this frame */
     if (dt > B_MAX_GAP_S) {
         /* A long gap: start the filters over rather than smooth across it. */
         memset(b->filter_position, 0, sizeof b->filter_position);

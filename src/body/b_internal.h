@@ -16,14 +16,15 @@
  *                              clavicles (b_arms.c) and the targets (b_trackers.c the
  *                              chest's and elbows'), one solve of the torso
  *  4. limbs      b_limbs.c     b_limbs_build: the arms built on the solved shoulders
- *                              (b_arms.c) with the limb builder they share with the legs,
- *                              the elbows kept up on the floor, the legs (a tracked foot
- *                              turned as its tracker), then the forearms' twist and a
- *                              stretch (b_arms.c)
+ *                              (b_arms.c) with the limb builder they share with the legs
+ *                              (b_limb.c), the elbows kept up on the floor, the legs (a
+ *                              tracked foot turned as its tracker), then the forearms'
+ *                              twist and a stretch (b_arms.c)
  *  5. posture    b_floor.c     what the status shows
  *
  * Besides: b_filter.c, the One-Euro filter (a tool of the devices and the prior, no
- * stage); b_config.c, the settings' JSON (setup); body.c, setup, reset, status and
+ * stage); b_limb.c, the two-bone limb builder the arms and legs share and the limbs' poles
+ * (a tool of the limbs and the sources, calling no other file); b_config.c, the settings' JSON (setup); body.c, setup, reset, status and
  * calibration; this header, the state and what the files call of each other;
  * CMakeLists.txt, the folder's sources in the core library.
  */
@@ -125,7 +126,8 @@ b_bone_from_device(const float *device_pos, const float *device_rot, const float
 
 /* The device stage (b_devices.c), the frame's first: the frame's step (the filters start
  * over after a gap of B_MAX_GAP_S), the headset's jumps screened (a glitch held as lost, a
- * teleport or recentre moving every history), then every device's state, filtered pose and
+ * teleport or recentre moving every history but the prior's, whose move it reports in
+ * body->space_moved and space_offset_m for body_update), then every device's state, filtered pose and
  * bone target (head, hands, body trackers; a lost hand toward its side or its elbow
  * tracker). Returns the frame the later stages read: `frame`, or its copy in
  * out_screened without the samples that jumped; out_dt_s is the step the filters took. */
@@ -271,7 +273,7 @@ b_fuse_frame(struct body *body, const struct em_tracking_frame *frame, float dt_
  * seed's knee poles (b_leg_pole) and the prior's knee planes (b_prior.c). */
 #define B_KNEE_MAX_TURN_RAD (22.0f * M_DEG_TO_RAD)
 
-/* A pole between two (b_limbs.c), by direction from the middle of the limb root-end: `w`
+/* A pole between two (b_limb.c), by direction from the middle of the limb root-end: `w`
  * of the way from `from_pole`'s direction to `to_pole`'s (the hinge's plane is all a pole
  * sets). */
 void
@@ -332,6 +334,11 @@ struct body {
     float suspect_s;            /* since the first suspect sample */
     float suspect_head_m[3];    /* the latest suspect sample */
     bool recentre_pending;      /* body_recenter: the next head sample is the new place */
+    /* The play space's move this frame (a teleport or recentre), which the device stage
+     * reports rather than applies to the learned prior: devices call no source, so
+     * body_update moves the prior's history by it (b_prior_move). */
+    bool space_moved;
+    float space_offset_m[3];
 
     /* Devices: filtered poses, tracking state. */
     struct b_one_euro filter_position[EM_DEVICE_COUNT];
@@ -467,11 +474,6 @@ b_clavicles_set(struct body *body);
 void
 b_clavicles_widen(struct body *body);
 
-/* Puts the body trackers' solver (trackers.spare_ik: with chest and elbow effectors) in
- * body->ik, or back the body's own (body.c; nothing without a spare). */
-void
-b_use_full_solver(struct body *body, bool use);
-
 /* The torso's controls on a body solver (the main one and the trackers' spare): stiff
  * clavicles. */
 enum em_result
@@ -501,9 +503,11 @@ b_arms_finish(struct body *body);
 void
 b_limbs_build(struct body *body, const struct b_leg_targets *legs);
 
-/* A two-bone limb (upper joint, middle hinge, end joint) built in closed form toward
- * `end_target`, its middle joint out to unit `side` (square to the line to the target)
- * from that line, and the end turned to `end_rotation` within its limit (b_limbs.c). With
+/* The limb builder the arms and legs share (b_limb.c, a helper below both: it calls no
+ * other file, so neither calls the other through it). A two-bone limb (upper joint,
+ * middle hinge, end joint) built in closed form toward `end_target`, its middle joint out
+ * to unit `side` (square to the line to the target) from that line, and the end turned to
+ * `end_rotation` within its limit. With
  * `keep_twist_limit` the upper joint's twist is clamped to its range, which may leave the
  * end short of its target; without, the end meets a reachable target exactly. Sets local
  * rotations only (forward kinematics is the caller's). */
@@ -511,13 +515,21 @@ void
 b_limb_build(struct body *b, int upper, const float *end_target, const float *end_rotation,
              const float *side, bool keep_twist_limit);
 
+/* b_limb_build with the two-bone positions of the middle and end joints for this target
+ * and side already found by the caller (`mid_m`, `end_m`; NULL: found here): the legs
+ * move the knee off the midline first (b_limbs.c). */
+void
+b_limb_build_through(struct body *b, int upper, const float *end_target,
+                     const float *end_rotation, const float *side, bool keep_twist_limit,
+                     const float *mid_m, const float *end_m);
+
 /* b_limb_build's upper joint alone (its local rotation, without a twist limit; the middle
  * and end joints are left as they were): what a search over the middle joint's side needs
  * to try a side, at a third of the work. */
 void
 b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side);
 
-/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limbs.c). */
+/* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limb.c). */
 void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,
            float *out_pole_m);
@@ -540,7 +552,8 @@ void
 b_prior_reset(struct body *body);
 
 /* A teleport or recentre moved the play space by `offset_m`: the prior's history and its
- * filtered pose move with it (as if the player had always been there). */
+ * filtered pose move with it (as if the player had always been there). body_update calls
+ * it with the move the device stage reports (body->space_offset_m). */
 void
 b_prior_move(struct body *body, const float *offset_m);
 
@@ -552,8 +565,11 @@ b_prior_seated(const struct body *body);
 /* Body trackers (b_trackers.c), in the order body.c calls them. Mount defaults; */
 void b_trackers_resolve_mounts(struct body_desc *desc);
 /* the chest solver, after the body's solver is made (fini: before it is destroyed; the
- * solve, body.c, puts it in use while a tracker it serves counts, b_use_full_solver); */
+ * solve, body.c, puts it in use while a tracker it serves counts and takes the body's own
+ * back before fini and reset, use_full_solver: the trackers' source calls nothing of
+ * body.c); */
 enum em_result b_trackers_setup(struct body *body, struct em_error *err);
+/* (with the body's own solver in body->ik: spare_ik is the one destroyed) */
 void b_trackers_fini(struct body *body);
 void b_trackers_reset(struct body *body);
 /* for the fusion: the pelvis a pelvis tracker says (its heading drift taken out); */

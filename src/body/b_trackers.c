@@ -129,7 +129,6 @@ b_trackers_setup(struct body *b, struct em_error *err)
 void
 b_trackers_fini(struct body *b)
 {
-    b_use_full_solver(b, false);
     ik_solver_destroy(&b->trackers.spare_ik);
 }
 
@@ -137,7 +136,6 @@ void
 b_trackers_reset(struct body *b)
 {
     struct b_trackers *T = &b->trackers;
-    b_use_full_solver(b, false);
     T->present = 0;
     T->pelvis_yaw_bias_rad = 0.0f;
     memset(T->filter_position, 0, sizeof T->filter_position);

@@ -243,8 +243,13 @@ make_solver(struct body *b, struct em_error *err)
     return b_torso_controls(b, b->ik, err);
 }
 
-void
-b_use_full_solver(struct body *b, bool use)
+/* Puts the body trackers' solver (trackers.spare_ik: with chest and elbow effectors) in
+ * body->ik, or back the body's own (nothing without a spare). The solver is the solve's
+ * choice (solve_torso), so the swap is here, and the trackers' fini and reset are called
+ * with the body's own back in place (trackers_fini, body_reset) rather than swapping it
+ * themselves, which had the trackers' source call back into body.c. */
+static void
+use_full_solver(struct body *b, bool use)
 {
     struct b_trackers *T = &b->trackers;
     if (!T->spare_ik || use == T->full_solver_in_use)
@@ -255,12 +260,21 @@ b_use_full_solver(struct body *b, bool use)
     T->full_solver_in_use = use;
 }
 
+/* The trackers' fini with the body's own solver back in body->ik first: the spare, which
+ * fini destroys, is then the trackers' own. */
+static void
+trackers_fini(struct body *b)
+{
+    use_full_solver(b, false);
+    b_trackers_fini(b);
+}
+
 void
 body_destroy(struct body **body)
 {
     if (!body || !*body)
         return;
-    b_trackers_fini(*body);
+    trackers_fini(*body);
     ik_solver_destroy(&(*body)->ik);
     sk_pose_fini(&(*body)->pose);
     sk_skeleton_fini(&(*body)->skeleton);
@@ -272,7 +286,7 @@ body_destroy(struct body **body)
 static enum em_result
 setup_avatar(struct body *b, struct em_error *err)
 {
-    b_trackers_fini(b);
+    trackers_fini(b);
     ik_solver_destroy(&b->ik);
     sk_pose_fini(&b->pose);
     find_joints(&b->skeleton, &b->j);
@@ -363,6 +377,7 @@ body_reset(struct body *b)
     memset(b->elbow_side, 0, sizeof b->elbow_side);
     memset(b->elbow_swivel_side, 0, sizeof b->elbow_swivel_side);
     memset(b->elbow_swivel_rate, 0, sizeof b->elbow_swivel_rate);
+    use_full_solver(b, false); /* the body's own solver back before the trackers start over */
     b_trackers_reset(b);
     b_prior_reset(b);
     sk_pose_set_rest(&b->pose, &b->skeleton);
@@ -460,10 +475,20 @@ solve_torso(struct body *b, struct b_leg_targets *legs)
     for (int t = 0; t < EM_TRACKER_COUNT; ++t)
         if (t != EM_TRACKER_LEFT_FOOT && t != EM_TRACKER_RIGHT_FOOT && b->trackers.weight[t] > 0.0f)
             full = true;
-    b_use_full_solver(b, full);
+    use_full_solver(b, full);
     b_clavicles_set(b);
     set_targets(b, legs);
     ik_solver_solve(b->ik, &b->pose, &b->stats);
+}
+
+/* The play space's move the device stage reported this frame (a teleport, a recentre),
+ * applied to the learned prior's history and filtered pose before the fusion reads them:
+ * here rather than in b_devices.c, so the devices call no source. */
+static void
+move_prior_with_space(struct body *b)
+{
+    if (b->space_moved && b->desc.prior)
+        b_prior_move(b, b->space_offset_m);
 }
 
 static bool
@@ -486,6 +511,7 @@ body_update(struct body *b, const struct em_tracking_frame *frame)
     struct em_tracking_frame screened;
     float dt;
     frame = b_devices_update(b, frame, &screened, &dt);
+    move_prior_with_space(b);
     b_fuse_frame(b, frame, dt);
     struct b_leg_targets legs;
     solve_torso(b, &legs);
