@@ -1,6 +1,7 @@
 /*
- * The sanitizer build's defaults, compiled into each of its programs and libraries (the
- * first definition loaded wins; ASAN_OPTIONS set by hand still override each flag).
+ * The sanitizer build's defaults, compiled into each of its programs and libraries: weak,
+ * since a library made of another's objects (libembody.so of the core's) carries it twice;
+ * the first definition loaded wins, and ASAN_OPTIONS set by hand still override each flag.
  *
  * intercept_tls_get_addr=0: LeakSanitizer's tracer must not read dynamic TLS blocks through
  * the runtime's __tls_get_addr interceptor. Up to LLVM 16 (Debian 12 has 14) that
@@ -12,7 +13,7 @@
  */
 const char *__asan_default_options(void);
 
-__attribute__((visibility("default"), used)) const char *
+__attribute__((visibility("default"), used, weak)) const char *
 __asan_default_options(void)
 {
     return "intercept_tls_get_addr=0";

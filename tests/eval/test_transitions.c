@@ -68,7 +68,7 @@ play(const char *file, struct run *out)
     assert_non_null(checks);
     memset(out, 0, sizeof *out);
     out->rows = clip.truth.frame_count;
-    out->lowest_cm = INFINITY;
+    out->lowest_cm = (double)INFINITY;
     struct body_desc desc;
     body_get_desc(body, &desc);
     for (int row = 0; row < out->rows; ++row) {
