@@ -15,42 +15,12 @@
 
 #include <cmocka.h>
 
+#include "common/alloc_count.h"
+
 #include "embody/hand.h"
 #include "embody/m_math.h"
 #include "embody/tracking.h"
 #include "hand_poses.h"
-
-/* ---- Allocation counting (linked with --wrap) -------------------------------------- */
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-
-static long g_allocations;
-
-void *
-__wrap_malloc(size_t size)
-{
-    ++g_allocations;
-    return __real_malloc(size);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-    ++g_allocations;
-    return __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t size)
-{
-    ++g_allocations;
-    return __real_realloc(p, size);
-}
 
 /* ---- Helpers ----------------------------------------------------------------------- */
 
@@ -804,7 +774,7 @@ converting_a_frame_allocates_nothing(void **state)
     struct hd_controller_input in;
     gesture_input(POINT, &in);
     const struct hd_profile *p = hd_profile_find("/interaction_profiles/valve/index_controller");
-    const long before = g_allocations;
+    const long before = alloc_count();
     for (int i = 0; i < 100; ++i) {
         struct hd_curls c;
         float rot[HD_JOINT_COUNT][4];
@@ -814,7 +784,7 @@ converting_a_frame_allocates_nothing(void **state)
         hd_pose_blend(&pose, &got, 0.5f, &pose);
         hd_pose_local_rotations(&m, &pose, rot);
     }
-    assert_int_equal(g_allocations, before);
+    assert_int_equal(alloc_count(), before);
 }
 
 int

@@ -13,51 +13,12 @@
 
 #include <cmocka.h>
 
+#include "common/alloc_count.h"
+
 #include "embody/ik.h"
 #include "embody/m_math.h"
 #include "embody/skeleton.h"
 #include "ik/ik_internal.h"
-
-/* ---- Allocation counting (linked with --wrap) -------------------------------------- */
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__real_aligned_alloc(size_t alignment, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-void *__wrap_aligned_alloc(size_t alignment, size_t size);
-
-static long g_allocations;
-
-void *
-__wrap_malloc(size_t size)
-{
-    ++g_allocations;
-    return __real_malloc(size);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-    ++g_allocations;
-    return __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t size)
-{
-    ++g_allocations;
-    return __real_realloc(p, size);
-}
-
-void *
-__wrap_aligned_alloc(size_t alignment, size_t size)
-{
-    ++g_allocations;
-    return __real_aligned_alloc(alignment, size);
-}
 
 /* ---- Helpers ----------------------------------------------------------------------- */
 
@@ -1014,7 +975,7 @@ solver_allocates_nothing_while_solving(void **state)
         struct ik_solver_desc d = humanoid_desc(&human, !limits);
         struct ik_solver *s = make_solver(&d);
         ik_solver_set_pole(s, human.bone_joint[SK_LEFT_LOWER_ARM], (const float[3]){0.5f, 1, -1});
-        const long before = g_allocations;
+        const long before = alloc_count();
         for (int k = 0; k < 50; ++k) {
             for (int e = 0; e < 5; ++e) {
                 float t[3];
@@ -1024,7 +985,7 @@ solver_allocates_nothing_while_solving(void **state)
             struct ik_stats stats;
             ik_solver_solve(s, &pose, &stats);
         }
-        assert_int_equal(g_allocations, before);
+        assert_int_equal(alloc_count(), before);
         ik_solver_destroy(&s);
     }
     sk_pose_fini(&pose);
@@ -1875,10 +1836,10 @@ every_method_gives_the_same_output_and_allocates_nothing(void **state)
                 ik_solver_set_target(s1, e, t, q);
                 ik_solver_set_target(s2, e, t, q);
             }
-            const long before = g_allocations;
+            const long before = alloc_count();
             ik_solver_solve(s1, &a, NULL);
             ik_solver_solve(s2, &b, NULL);
-            assert_int_equal(g_allocations, before);
+            assert_int_equal(alloc_count(), before);
             const size_t n = (size_t)human.joint_count;
             assert_memory_equal(a.position_m, b.position_m, n * sizeof *a.position_m);
             assert_memory_equal(a.local_rotation, b.local_rotation, n * sizeof *a.local_rotation);
