@@ -250,7 +250,8 @@ a_too_long_name_gets_the_right_reason(void **state)
     char existing[1200];
     snprintf(existing, sizeof existing, "%s/keep.csv", g_dir);
     write_text(existing, "x");
-    assert_int_equal(app_record_free_name(existing, got, strlen(existing) + 2),
+    char numbered[sizeof existing];
+    assert_int_equal(app_record_free_name(existing, numbered, strlen(existing) + 2),
                      APP_RECORD_NAME_TOO_LONG);
     remove(existing);
     free(rec);
