@@ -22,10 +22,10 @@
 #define DEFAULT_TOLERANCE_M 1e-3f
 #define DEFAULT_MAX_ITERATIONS 20
 
+/* The solver's own settings (not its effectors), in the order they are checked. */
 static enum em_result
-resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct em_error *err)
+check_settings(const struct ik_solver_desc *in, struct em_error *err)
 {
-    *out = *in;
     const struct sk_skeleton *sk = in->skeleton;
     if (!sk || sk->joint_count <= 0)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "ik: no skeleton");
@@ -76,33 +76,55 @@ resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                            "ik: IK_ROOT_FREE: only IK_METHOD_FABRIK moves the root");
     }
+    return EM_OK;
+}
+
+/* Effector e of `out` (the earlier ones checked already): its joint (in the skeleton, no
+ * earlier effector's, not a root kept in place), its weight (0 becomes 1), its chain
+ * length. */
+static enum em_result
+check_effector(struct ik_solver_desc *out, int e, struct em_error *err)
+{
+    const struct sk_skeleton *sk = out->skeleton;
+    struct ik_effector_desc *d = &out->effector[e];
+    if (d->joint < 0 || d->joint >= sk->joint_count)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: effector %d: joint %d is not in the skeleton (0..%d)", e, d->joint,
+                       sk->joint_count - 1);
+    for (int k = 0; k < e; ++k)
+        if (out->effector[k].joint == d->joint)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "ik: effectors %d and %d are both joint \"%s\"", k, e,
+                           sk->name[d->joint]);
+    if (!isfinite(d->weight) || d->weight < 0.0f)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: effector %d: weight: expected a finite number >= 0", e);
+    if (d->chain_length < 0)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: effector %d: chain_length: expected >= 0", e);
+    if (d->weight == 0.0f)
+        d->weight = 1.0f;
+    if (d->joint == out->root_joint && out->root_mode != IK_ROOT_FREE)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "ik: effector %d is the root, which this root mode keeps in place", e);
+    return EM_OK;
+}
+
+static enum em_result
+resolve_desc(const struct ik_solver_desc *in, struct ik_solver_desc *out, struct em_error *err)
+{
+    *out = *in;
+    enum em_result r = check_settings(in, err);
+    if (r != EM_OK)
+        return r;
     if (out->tolerance_m == 0.0f)
         out->tolerance_m = DEFAULT_TOLERANCE_M;
     if (out->max_iterations == 0)
         out->max_iterations = DEFAULT_MAX_ITERATIONS;
-    for (int e = 0; e < in->effector_count; ++e) {
-        struct ik_effector_desc *d = &out->effector[e];
-        if (d->joint < 0 || d->joint >= sk->joint_count)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "ik: effector %d: joint %d is not in the skeleton (0..%d)", e, d->joint,
-                           sk->joint_count - 1);
-        for (int k = 0; k < e; ++k)
-            if (out->effector[k].joint == d->joint)
-                return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                               "ik: effectors %d and %d are both joint \"%s\"", k, e,
-                               sk->name[d->joint]);
-        if (!isfinite(d->weight) || d->weight < 0.0f)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "ik: effector %d: weight: expected a finite number >= 0", e);
-        if (d->chain_length < 0)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "ik: effector %d: chain_length: expected >= 0", e);
-        if (d->weight == 0.0f)
-            d->weight = 1.0f;
-        if (d->joint == in->root_joint && in->root_mode != IK_ROOT_FREE)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "ik: effector %d is the root, which this root mode keeps in place", e);
-    }
+    for (int e = 0; e < in->effector_count; ++e)
+        if ((r = check_effector(out, e, err)) != EM_OK)
+            return r;
+    const struct sk_skeleton *sk = in->skeleton;
     int inside = 0;
     for (int e = 0; e < in->effector_count; ++e)
         inside += ik_in_subtree(sk, out->effector[e].joint, in->root_joint);

@@ -49,6 +49,52 @@ ik_swing_toward_pole(struct ik_solver *s, int hinge)
         s->pos[hinge][i] = a[i] + along[i] + pole_off[i] * r;
 }
 
+/* How far the bend about hinge axis h that takes direction f to e lies outside the hinge's
+ * range: the sines of the half-angle overshoots (0 inside), the bend taken as a half-angle
+ * vector and checked like ik_fast_limit_apply. */
+static float
+hinge_overshoot(const struct ik_fast_limit *hinge, const float h[3], const float f[3],
+                const float e[3])
+{
+    float fp[3], ep[3], cr[3];
+    m_vec3_muladd(f, h, -m_vec3_dot(f, h), fp);
+    m_vec3_muladd(e, h, -m_vec3_dot(e, h), ep);
+    m_vec3_cross(fp, ep, cr);
+    float hs = m_vec3_dot(cr, h);
+    float hw = sqrtf(m_vec3_dot(fp, fp) * m_vec3_dot(ep, ep)) + m_vec3_dot(fp, ep);
+    if (hw < 0.0f) {
+        hs = -hs;
+        hw = -hw;
+    }
+    const float n = sqrtf(hs * hs + hw * hw);
+    if (n > 1e-12f) {
+        hs /= n;
+        hw /= n;
+    }
+    const float below = hs * hinge->lo_cos - hw * hinge->lo_sin; /* >= 0 inside */
+    const float above = hs * hinge->hi_cos - hw * hinge->hi_sin; /* <= 0 inside */
+    return fmaxf(0.0f, -below) + fmaxf(0.0f, above);
+}
+
+/* Turns L by phi about the world direction d (parent_rot is L's parent's world rotation),
+ * from cos(phi) and sin(phi) by half-angle formulas, taking the share `take` of the turn. */
+static void
+turn_about(const float *parent_rot, const float d[3], float cos_phi, float sin_phi, float take,
+           float *L)
+{
+    float d_local[3];
+    m_quat_rotate_inv(parent_rot, d, d_local);
+    const float half_cos = sqrtf(fmaxf(0.0f, 0.5f * (1.0f + cos_phi)));
+    float half_sin = sqrtf(fmaxf(0.0f, 0.5f * (1.0f - cos_phi)));
+    if (sin_phi < 0.0f)
+        half_sin = -half_sin;
+    float turn[4] = {d_local[0] * half_sin * take, d_local[1] * half_sin * take,
+                     d_local[2] * half_sin * take, half_cos * take + (1.0f - take)};
+    if (take < 1.0f)
+        m_quat_normalize(turn);
+    m_quat_mul(turn, L, L);
+}
+
 /* Twists node k (turning L about its bone, world direction d) so that its child, a hinge,
  * can bend onto the direction e the forward pass asks of the hinge's own bone.
  *
@@ -116,28 +162,9 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
             h[i] = d[i] * hd + h_perp[i] * cp + dxh[i] * sp;
             f[i] = d[i] * fd + f_perp[i] * cp + dxf[i] * sp;
         }
-        /* The bend about h from f to e, as a half-angle vector, checked against the
-         * hinge's range like ik_fast_limit_apply. */
-        float fp[3], ep[3], cr[3];
-        m_vec3_muladd(f, h, -m_vec3_dot(f, h), fp);
-        m_vec3_muladd(e, h, -m_vec3_dot(e, h), ep);
-        m_vec3_cross(fp, ep, cr);
-        float hs = m_vec3_dot(cr, h);
-        float hw = sqrtf(m_vec3_dot(fp, fp) * m_vec3_dot(ep, ep)) + m_vec3_dot(fp, ep);
-        if (hw < 0.0f) {
-            hs = -hs;
-            hw = -hw;
-        }
-        const float n = sqrtf(hs * hs + hw * hw);
-        if (n > 1e-12f) {
-            hs /= n;
-            hw /= n;
-        }
-        const float below = hs * hinge->lo_cos - hw * hinge->lo_sin; /* >= 0 inside */
-        const float above = hs * hinge->hi_cos - hw * hinge->hi_sin; /* <= 0 inside */
-        /* Outside by how much (sines of half-angle overshoots), plus a little for the
-         * size of the twist, so that between equals the smaller twist wins. */
-        const float outside = fmaxf(0.0f, -below) + fmaxf(0.0f, above);
+        /* Plus a little for the size of the twist, so that between equals the smaller
+         * twist wins. */
+        const float outside = hinge_overshoot(hinge, h, f, e);
         const float cost = outside + 1e-3f * (1.0f - cp);
         if (cost < best_cost) {
             best_cost = cost;
@@ -146,18 +173,7 @@ align_hinge_plane(const struct ik_solver *s, int k, const float *parent_rot, flo
             best_sin = sp;
         }
     }
-    /* The turn by phi about d, from cos(phi) and sin(phi) by half-angle formulas. */
-    float d_local[3];
-    m_quat_rotate_inv(parent_rot, d, d_local);
-    const float half_cos = sqrtf(fmaxf(0.0f, 0.5f * (1.0f + best_cos)));
-    float half_sin = sqrtf(fmaxf(0.0f, 0.5f * (1.0f - best_cos)));
-    if (best_sin < 0.0f)
-        half_sin = -half_sin;
-    float turn[4] = {d_local[0] * half_sin * take, d_local[1] * half_sin * take,
-                     d_local[2] * half_sin * take, half_cos * take + (1.0f - take)};
-    if (take < 1.0f)
-        m_quat_normalize(turn);
-    m_quat_mul(turn, L, L);
+    turn_about(parent_rot, d, best_cos, best_sin, take, L);
     return best_outside;
 }
 
