@@ -140,6 +140,82 @@ struct kind_sum {
     double mpjpe, head_p99, angle_p95, hands_off, lowest, jitter;
 };
 
+/* Adds one clip's figures to its kind's sums and to everything's. */
+static void
+add_to_sums(struct kind_sum sums[TRANSITION_KINDS + 1], int kind,
+            const struct ev_transition_result *t)
+{
+    const int kinds[2] = {kind, TRANSITION_KINDS};
+    for (int k = 0; k < 2; ++k) {
+        struct kind_sum *s = &sums[kinds[k]];
+        s->clips++;
+        s->mpjpe += t->mpjpe_cm;
+        s->head_p99 += t->head_p99_cm;
+        s->angle_p95 += t->head_angle_p95_deg;
+        s->hands_off += 100.0 * t->hands_off_share;
+        s->lowest = fmin(s->lowest, t->lowest_cm);
+        s->jitter += t->jitter_ratio;
+        s->head_over += t->head_p99_cm > 2.0;
+        s->angle_over += t->head_angle_p95_deg > EV_HEAD_ANGLE_TARGET_DEG;
+        s->hands_over += t->hands_off_share > 0.05;
+        s->floor_under += t->lowest_cm < -2.0;
+        s->jitter_over += t->jitter_ratio > (kind == JOG_KIND ? 1.5 : 3.0);
+    }
+}
+
+/* One clip of the folder through the body: false (said on stderr) when it cannot run. */
+static bool
+run_clip(const struct ev_options *options, const char *file, enum ev_method method,
+         const struct pr_model *model, struct ev_transition_result *out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", options->clip_dir, file);
+    struct ev_clip clip;
+    struct em_error err = {{0}};
+    if (ev_clip_load(path, options->frame_limit, &clip, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        return false;
+    }
+    /* The clip carries every body tracker; keep those asked for (none: 3 points). */
+    const bool ran = ev_trackers_select(&clip, options->trackers, &err) == EM_OK &&
+                     ev_transition_run(&clip, method, model, out, &err) == EM_OK;
+    if (!ran)
+        fprintf(stderr, "embody eval: %s\n", err.message);
+    ev_clip_fini(&clip);
+    return ran;
+}
+
+static void
+print_header(const struct ev_options *options, enum ev_method method, const char *body)
+{
+    printf("# Transitions: %s, %s, %s (src/eval/ev_transitions.c)\n", options->clip_dir,
+           ev_method_name(method), body);
+    printf("# contracts: head <= 2 cm (p99) and <= 10 deg (p95) from the headset; hands off "
+           "<= 5 %% of frames (> 2 cm); lowest joint >= -2 cm; jitter <= 3x the truth's (jogs "
+           "1.5x)\n");
+    printf("%-40s %5s %7s %8s %8s %8s %7s %8s %7s\n", "clip", "rows", "MPJPE", "head p99",
+           "head max", "deg p95", "hands%", "lowest", "jitter");
+}
+
+static void
+print_summary(const struct kind_sum sums[TRANSITION_KINDS + 1])
+{
+    printf("\nSummary (means over clips; 'over' = clips missing the contract)\n");
+    printf("%-13s %5s %7s %8s %8s %7s %8s %7s | %6s %6s %6s %6s %6s\n", "kind", "clips", "MPJPE",
+           "head p99", "deg p95", "hands%", "lowest", "jitter", "head>2", "deg>10", "hands",
+           "floor", "jit>3");
+    for (int k = 0; k <= TRANSITION_KINDS; ++k) {
+        const struct kind_sum *s = &sums[k];
+        if (s->clips == 0)
+            continue;
+        const double n = s->clips;
+        printf("%-13s %5d %7.2f %8.2f %8.1f %7.2f %8.1f %7.2f | %6d %6d %6d %6d %6d\n",
+               k < TRANSITION_KINDS ? TRANSITION_NAMES[k] : "all", s->clips, s->mpjpe / n,
+               s->head_p99 / n, s->angle_p95 / n, s->hands_off / n, s->lowest, s->jitter / n,
+               s->head_over, s->angle_over, s->hands_over, s->floor_under, s->jitter_over);
+    }
+}
+
 int
 ev_transitions_main(const struct ev_options *options)
 {
@@ -159,79 +235,25 @@ ev_transitions_main(const struct ev_options *options)
     const enum ev_method method = options->modes == 0 || (options->modes & EV_MODE_KNOWN_BODY)
                                       ? EV_KNOWN_BODY
                                       : EV_HEIGHT_ONLY;
-    printf("# Transitions: %s, %s, %s (src/eval/ev_transitions.c)\n", options->clip_dir,
-           ev_method_name(method), prior ? model_path : "the procedural body");
-    printf("# contracts: head <= 2 cm (p99) and <= 10 deg (p95) from the headset; hands off "
-           "<= 5 %% of frames (> 2 cm); lowest joint >= -2 cm; jitter <= 3x the truth's (jogs "
-           "1.5x)\n");
-    printf("%-40s %5s %7s %8s %8s %8s %7s %8s %7s\n", "clip", "rows", "MPJPE", "head p99",
-           "head max", "deg p95", "hands%", "lowest", "jitter");
+    print_header(options, method, prior ? model_path : "the procedural body");
     struct kind_sum sums[TRANSITION_KINDS + 1];
     memset(sums, 0, sizeof sums);
     for (int k = 0; k <= TRANSITION_KINDS; ++k)
         sums[k].lowest = (double)INFINITY;
     int status = 0;
     for (int i = 0; i < count; ++i) {
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s", options->clip_dir, names[i]->d_name);
-        struct ev_clip clip;
-        struct em_error err = {{0}};
+        const char *file = names[i]->d_name;
         struct ev_transition_result t;
-        if (ev_clip_load(path, options->frame_limit, &clip, &err) != EM_OK) {
-            fprintf(stderr, "embody eval: %s\n", err.message);
+        if (!run_clip(options, file, method, prior ? &model : NULL, &t)) {
             status = 1;
             continue;
         }
-        /* The clip carries every body tracker; keep those asked for (none: 3 points). */
-        if (ev_trackers_select(&clip, options->trackers, &err) != EM_OK) {
-            fprintf(stderr, "embody eval: %s\n", err.message);
-            status = 1;
-            ev_clip_fini(&clip);
-            continue;
-        }
-        if (ev_transition_run(&clip, method, prior ? &model : NULL, &t, &err) != EM_OK) {
-            fprintf(stderr, "embody eval: %s\n", err.message);
-            status = 1;
-            ev_clip_fini(&clip);
-            continue;
-        }
-        ev_clip_fini(&clip);
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(strlen(names[i]->d_name) - 4), names[i]->d_name);
-        printf("%-40s %5d %7.2f %8.2f %8.2f %8.1f %7.2f %8.1f %7.2f\n", name, t.rows, t.mpjpe_cm,
-               t.head_p99_cm, t.head_max_cm, t.head_angle_p95_deg, 100.0 * t.hands_off_share,
-               t.lowest_cm, t.jitter_ratio);
-        const int kinds[2] = {ev_transition_kind(names[i]->d_name), TRANSITION_KINDS};
-        for (int k = 0; k < 2; ++k) {
-            struct kind_sum *s = &sums[kinds[k]];
-            s->clips++;
-            s->mpjpe += t.mpjpe_cm;
-            s->head_p99 += t.head_p99_cm;
-            s->angle_p95 += t.head_angle_p95_deg;
-            s->hands_off += 100.0 * t.hands_off_share;
-            s->lowest = fmin(s->lowest, t.lowest_cm);
-            s->jitter += t.jitter_ratio;
-            s->head_over += t.head_p99_cm > 2.0;
-            s->angle_over += t.head_angle_p95_deg > EV_HEAD_ANGLE_TARGET_DEG;
-            s->hands_over += t.hands_off_share > 0.05;
-            s->floor_under += t.lowest_cm < -2.0;
-            s->jitter_over += t.jitter_ratio > (kinds[0] == JOG_KIND ? 1.5 : 3.0);
-        }
+        printf("%-40.*s %5d %7.2f %8.2f %8.2f %8.1f %7.2f %8.1f %7.2f\n",
+               (int)(strlen(file) - 4), file, t.rows, t.mpjpe_cm, t.head_p99_cm, t.head_max_cm,
+               t.head_angle_p95_deg, 100.0 * t.hands_off_share, t.lowest_cm, t.jitter_ratio);
+        add_to_sums(sums, ev_transition_kind(file), &t);
     }
-    printf("\nSummary (means over clips; 'over' = clips missing the contract)\n");
-    printf("%-13s %5s %7s %8s %8s %7s %8s %7s | %6s %6s %6s %6s %6s\n", "kind", "clips", "MPJPE",
-           "head p99", "deg p95", "hands%", "lowest", "jitter", "head>2", "deg>10", "hands",
-           "floor", "jit>3");
-    for (int k = 0; k <= TRANSITION_KINDS; ++k) {
-        const struct kind_sum *s = &sums[k];
-        if (s->clips == 0)
-            continue;
-        const double n = s->clips;
-        printf("%-13s %5d %7.2f %8.2f %8.1f %7.2f %8.1f %7.2f | %6d %6d %6d %6d %6d\n",
-               k < TRANSITION_KINDS ? TRANSITION_NAMES[k] : "all", s->clips, s->mpjpe / n,
-               s->head_p99 / n, s->angle_p95 / n, s->hands_off / n, s->lowest, s->jitter / n,
-               s->head_over, s->angle_over, s->hands_over, s->floor_under, s->jitter_over);
-    }
+    print_summary(sums);
     for (int i = 0; i < count; ++i)
         free(names[i]);
     free(names);
