@@ -84,34 +84,18 @@ ev_print_usage(FILE *out)
 
 /* ---- Options ---- */
 
-struct option_state {
-    bool seen_json, seen_mode, seen_frames, seen_bound, seen_quiet;
+/* An option's effect, given its value (NULL for a flag). */
+typedef enum em_result (*option_apply)(const char *name, const char *value,
+                                       struct ev_options *out, bool *out_help,
+                                       struct em_error *err);
+
+struct option_spec {
+    const char *name;
+    const char *short_name; /* or NULL */
+    const char *expected;   /* what its value is; NULL: a flag, which takes none */
+    bool once;              /* given more than once is an error */
+    option_apply apply;
 };
-
-/* Splits "--name=value" (value after '='), else takes the next argument as the value. */
-static enum em_result
-option_value(int argc, char **argv, int *i, const char *name, const char *inline_value,
-             const char *expected, const char **out, struct em_error *err)
-{
-    if (inline_value) {
-        *out = inline_value;
-        return EM_OK;
-    }
-    if (*i + 1 >= argc)
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: expected %s after it", name,
-                       expected);
-    *out = argv[++*i];
-    return EM_OK;
-}
-
-static enum em_result
-once(bool *seen, const char *name, struct em_error *err)
-{
-    if (*seen)
-        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given more than once", name);
-    *seen = true;
-    return EM_OK;
-}
 
 static enum em_result
 parse_mode(const char *v, unsigned *out, struct em_error *err)
@@ -154,9 +138,121 @@ parse_bound(const char *v, double *out, struct em_error *err)
     return EM_OK;
 }
 
-/* One option at argv[*i] (which starts with '-'). */
 static enum em_result
-parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_options *out,
+apply_help(const char *name, const char *v, struct ev_options *out, bool *out_help,
+           struct em_error *err)
+{
+    (void)name, (void)v, (void)out, (void)err;
+    *out_help = true;
+    return EM_OK;
+}
+
+/* A flag that sets one field of the options: --quiet, --postures, --transitions,
+ * --fault-table. */
+static enum em_result
+apply_flag(const char *name, const char *v, struct ev_options *out, bool *out_help,
+           struct em_error *err)
+{
+    (void)v, (void)out_help, (void)err;
+    if (strcmp(name, "--quiet") == 0)
+        out->quiet = true;
+    else if (strcmp(name, "--postures") == 0)
+        out->postures = true;
+    else if (strcmp(name, "--transitions") == 0)
+        out->transitions = true;
+    else
+        out->fault_table = true;
+    return EM_OK;
+}
+
+/* A path that may not be empty: --json (or - for none), --plot. */
+static enum em_result
+apply_path(const char *name, const char *v, struct ev_options *out, bool *out_help,
+           struct em_error *err)
+{
+    (void)out_help;
+    const bool json = strcmp(name, "--json") == 0;
+    if (!v[0])
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: expected %s, got an empty value",
+                       name, json ? "a file path (or - for none)" : "a folder");
+    if (json)
+        out->json_path = v;
+    else
+        out->plot_dir = v;
+    return EM_OK;
+}
+
+static enum em_result
+apply_number(const char *name, const char *v, struct ev_options *out, bool *out_help,
+             struct em_error *err)
+{
+    (void)out_help;
+    if (strcmp(name, "--mode") == 0)
+        return parse_mode(v, &out->modes, err);
+    if (strcmp(name, "--frames") == 0)
+        return parse_frames(v, &out->frame_limit, err);
+    return parse_bound(v, &out->max_mean_mpjpe_cm, err);
+}
+
+static enum em_result
+apply_trackers(const char *name, const char *v, struct ev_options *out, bool *out_help,
+               struct em_error *err)
+{
+    (void)name, (void)out_help;
+    return ev_trackers_parse(v, out, err);
+}
+
+static enum em_result
+apply_fault(const char *name, const char *v, struct ev_options *out, bool *out_help,
+            struct em_error *err)
+{
+    (void)out_help;
+    return ev_faults_option(name, v, out, err);
+}
+
+static enum em_result
+apply_prior(const char *name, const char *v, struct ev_options *out, bool *out_help,
+            struct em_error *err)
+{
+    (void)out_help;
+    return ev_prior_option(name, v, out, err);
+}
+
+static const struct option_spec options_table[] = {
+    {"--help", "-h", NULL, false, apply_help},
+    {"--quiet", "-q", NULL, true, apply_flag},
+    {"--postures", NULL, NULL, false, apply_flag},
+    {"--transitions", NULL, NULL, false, apply_flag},
+    {"--fault-table", NULL, NULL, false, apply_flag},
+    {"--json", NULL, "a file path (or - for none)", true, apply_path},
+    {"--plot", NULL, "a folder", false, apply_path},
+    {"--mode", NULL, "known, height or both", true, apply_number},
+    {"--frames", NULL, "a number of rows", true, apply_number},
+    {"--max-mpjpe", NULL, "a number of centimetres", true, apply_number},
+    {"--trackers", NULL, "a tracker setup", false, apply_trackers},
+    {"--fault", NULL, "KIND:DEVICE:AMOUNT", false, apply_fault},
+    {"--seed", NULL, "a whole number", false, apply_fault},
+    {"--body", NULL, "a value", false, apply_prior},
+    {"--prior", NULL, "a value", false, apply_prior},
+    {"--validation", NULL, "a value", false, apply_prior},
+    {"--subjects", NULL, "a value", false, apply_prior},
+};
+#define OPTION_COUNT ((int)(sizeof options_table / sizeof options_table[0]))
+
+static int
+find_option(const char *name)
+{
+    for (int k = 0; k < OPTION_COUNT; ++k)
+        if (strcmp(name, options_table[k].name) == 0 ||
+            (options_table[k].short_name && strcmp(name, options_table[k].short_name) == 0))
+            return k;
+    return -1;
+}
+
+/* One option at argv[*i] (which starts with '-'): "--name=value", "--name value" or a
+ * flag. `seen` counts each option of the table given so far. */
+static enum em_result
+parse_option(int argc, char **argv, int *i, int seen[OPTION_COUNT], struct ev_options *out,
              bool *out_help, struct em_error *err)
 {
     char name[64];
@@ -168,106 +264,23 @@ parse_option(int argc, char **argv, int *i, struct option_state *st, struct ev_o
                        arg);
     memcpy(name, arg, name_len);
     name[name_len] = '\0';
-    const char *inline_value = eq ? eq + 1 : NULL;
-    const char *v = NULL;
-    enum em_result r;
-
-    const bool is_flag = strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 ||
-                         strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0;
-    if (is_flag && inline_value)
+    const int k = find_option(name);
+    if (k < 0)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown option \"%s\" (see --help)", arg);
+    const struct option_spec *spec = &options_table[k];
+    const char *value = eq ? eq + 1 : NULL;
+    if (!spec->expected && value)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"", name,
-                       inline_value);
-    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
-        *out_help = true;
-        return EM_OK;
+                       value);
+    if (spec->once && seen[k]++ > 0)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: given more than once", spec->name);
+    if (spec->expected && !value) {
+        if (*i + 1 >= argc)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: expected %s after it", name,
+                           spec->expected);
+        value = argv[++*i];
     }
-    if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
-        out->quiet = true;
-        return once(&st->seen_quiet, "--quiet", err);
-    }
-    if (strcmp(name, "--json") == 0) {
-        if ((r = once(&st->seen_json, name, err)) != EM_OK ||
-            (r = option_value(argc, argv, i, name, inline_value,
-                              "a file path (or - for none)", &v, err)) != EM_OK)
-            return r;
-        if (!v[0])
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "--json: expected a file path (or - for none), got an empty value");
-        out->json_path = v;
-        return EM_OK;
-    }
-    if (strcmp(name, "--mode") == 0) {
-        if ((r = once(&st->seen_mode, name, err)) != EM_OK ||
-            (r = option_value(argc, argv, i, name, inline_value, "known, height or both", &v,
-                              err)) != EM_OK)
-            return r;
-        return parse_mode(v, &out->modes, err);
-    }
-    if (strcmp(name, "--frames") == 0) {
-        if ((r = once(&st->seen_frames, name, err)) != EM_OK ||
-            (r = option_value(argc, argv, i, name, inline_value, "a number of rows", &v,
-                              err)) != EM_OK)
-            return r;
-        return parse_frames(v, &out->frame_limit, err);
-    }
-    if (strcmp(name, "--max-mpjpe") == 0) {
-        if ((r = once(&st->seen_bound, name, err)) != EM_OK ||
-            (r = option_value(argc, argv, i, name, inline_value, "a number of centimetres",
-                              &v, err)) != EM_OK)
-            return r;
-        return parse_bound(v, &out->max_mean_mpjpe_cm, err);
-    }
-    if (strcmp(name, "--trackers") == 0) {
-        if ((r = option_value(argc, argv, i, name, inline_value, "a tracker setup", &v, err)) !=
-            EM_OK)
-            return r;
-        return ev_trackers_parse(v, out, err);
-    }
-    if (strcmp(name, "--plot") == 0) {
-        if ((r = option_value(argc, argv, i, name, inline_value, "a folder", &v, err)) != EM_OK)
-            return r;
-        if (!v[0])
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "--plot: expected a folder, got an empty value");
-        out->plot_dir = v;
-        return EM_OK;
-    }
-    if (strcmp(name, "--postures") == 0) {
-        if (inline_value)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
-                           name, inline_value);
-        out->postures = true;
-        return EM_OK;
-    }
-    if (strcmp(name, "--transitions") == 0) {
-        if (inline_value)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
-                           name, inline_value);
-        out->transitions = true;
-        return EM_OK;
-    }
-    if (strcmp(name, "--fault-table") == 0) {
-        if (inline_value)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "%s: takes no value, got \"%s\"",
-                           name, inline_value);
-        out->fault_table = true;
-        return EM_OK;
-    }
-    if (strcmp(name, "--fault") == 0 || strcmp(name, "--seed") == 0) {
-        if ((r = option_value(argc, argv, i, name, inline_value,
-                              strcmp(name, "--seed") == 0 ? "a whole number"
-                                                          : "KIND:DEVICE:AMOUNT",
-                              &v, err)) != EM_OK)
-            return r;
-        return ev_faults_option(name, v, out, err);
-    }
-    if (strcmp(name, "--body") == 0 || strcmp(name, "--prior") == 0 ||
-        strcmp(name, "--validation") == 0 || strcmp(name, "--subjects") == 0) {
-        if ((r = option_value(argc, argv, i, name, inline_value, "a value", &v, err)) != EM_OK)
-            return r;
-        return ev_prior_option(name, v, out, err);
-    }
-    return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "unknown option \"%s\" (see --help)", arg);
+    return spec->apply(spec->name, value, out, out_help, err);
 }
 
 enum em_result
@@ -276,7 +289,7 @@ ev_parse_options(int argc, char **argv, struct ev_options *out, bool *out_help,
 {
     memset(out, 0, sizeof *out);
     *out_help = false;
-    struct option_state st = {0};
+    int seen[OPTION_COUNT] = {0};
     bool options_done = false;
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i];
@@ -285,7 +298,7 @@ ev_parse_options(int argc, char **argv, struct ev_options *out, bool *out_help,
             continue;
         }
         if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-            const enum em_result r = parse_option(argc, argv, &i, &st, out, out_help, err);
+            const enum em_result r = parse_option(argc, argv, &i, seen, out, out_help, err);
             if (r != EM_OK)
                 return r;
             continue;
@@ -342,6 +355,84 @@ ev_main(int argc, char **argv)
 }
 
 
+/* A model the user names that cannot be opened is a mistake in the command, not a model to
+ * fall back from: false (said on stderr). */
+static bool
+named_model_opens(const struct ev_options *options)
+{
+    const bool procedural = options->body_mode && strcmp(options->body_mode, "procedural") == 0;
+    if (!options->prior_path || procedural)
+        return true;
+    FILE *f = fopen(options->prior_path, "rb");
+    if (!f) {
+        fprintf(stderr, "embody eval: --prior: %s: cannot open: %s\n", options->prior_path,
+                strerror(errno));
+        return false;
+    }
+    fclose(f);
+    return true;
+}
+
+/* The JSON copy of `report`, unless --json -: the exit status it adds (0, 1 for a write
+ * that failed, 2 for a path that is one of the inputs). */
+static int
+write_json_copy(const struct ev_report *report)
+{
+    const char *json = report->options.json_path;
+    if (strcmp(json, "-") == 0)
+        return 0;
+    struct em_error err = {{0}};
+    if (ev_json_is_an_input(report, json, &err)) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        return 2;
+    }
+    if (ev_report_write_json(report, json, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        return 1;
+    }
+    char where[4096];
+    ev_written_where(json, where, sizeof where);
+    printf("JSON copy: %s\n", where);
+    return 0;
+}
+
+/* The protocol over the clips of the folder, the procedural body's tables (the prior's
+ * side-by-side run is ev_prior_main): the exit status. */
+static int
+run_clips(struct ev_options *options)
+{
+    struct em_error err = {{0}};
+    struct progress progress = {.tty = isatty(fileno(stderr)) != 0};
+    if (!options->quiet) {
+        options->progress = print_progress;
+        options->progress_user = &progress;
+    }
+    struct ev_report report;
+    if (ev_run(options, &report, &err) != EM_OK) {
+        fprintf(stderr, "embody eval: %s\n", err.message);
+        ev_report_fini(&report);
+        return 2;
+    }
+    printf("# Body: the procedural estimate\n");
+    ev_report_print(&report, stdout);
+    fflush(stdout);
+    int status = report.failed_count > 0 || report.manifest_error[0] ? 1 : 0;
+    if (!ev_report_observe(&report))
+        status = 1;
+    if (report.failed_count > 0)
+        fprintf(stderr, "embody eval: %d of %d clips failed (listed under Failures)\n",
+                report.failed_count, report.clip_count);
+    if (report.manifest_error[0])
+        fprintf(stderr, "embody eval: %s\n", report.manifest_error);
+    const int json_status = write_json_copy(&report);
+    if (json_status > status)
+        status = json_status;
+    if (ev_print_bound_check(&report, ""))
+        status = status > 1 ? status : 1;
+    ev_report_fini(&report);
+    return status;
+}
+
 int
 ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
 {
@@ -363,18 +454,8 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
         ev_print_usage(stdout);
         return 0;
     }
-    /* A model the user names that cannot be opened is a mistake in the command, not a
-     * model to fall back from. */
-    const bool procedural = options.body_mode && strcmp(options.body_mode, "procedural") == 0;
-    if (options.prior_path && !procedural) {
-        FILE *f = fopen(options.prior_path, "rb");
-        if (!f) {
-            fprintf(stderr, "embody eval: --prior: %s: cannot open: %s\n", options.prior_path,
-                    strerror(errno));
-            return 2;
-        }
-        fclose(f);
-    }
+    if (!named_model_opens(&options))
+        return 2;
     if (options.postures)
         return ev_postures_main(&options);
     if (options.transitions)
@@ -395,44 +476,5 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
     int prior_status = 0;
     if (ev_prior_main(&options, &prior_status))
         return prior_status;
-    struct progress progress = {.tty = isatty(fileno(stderr)) != 0};
-    if (!options.quiet) {
-        options.progress = print_progress;
-        options.progress_user = &progress;
-    }
-    struct ev_report report;
-    if (ev_run(&options, &report, &err) != EM_OK) {
-        fprintf(stderr, "embody eval: %s\n", err.message);
-        ev_report_fini(&report);
-        return 2;
-    }
-    printf("# Body: the procedural estimate\n");
-    ev_report_print(&report, stdout);
-    fflush(stdout);
-    int status = report.failed_count > 0 || report.manifest_error[0] ? 1 : 0;
-    if (!ev_report_observe(&report))
-        status = 1;
-    if (report.failed_count > 0)
-        fprintf(stderr, "embody eval: %d of %d clips failed (listed under Failures)\n",
-                report.failed_count, report.clip_count);
-    if (report.manifest_error[0])
-        fprintf(stderr, "embody eval: %s\n", report.manifest_error);
-    const char *json = report.options.json_path;
-    if (strcmp(json, "-") != 0) {
-        if (ev_json_is_an_input(&report, json, &err)) {
-            fprintf(stderr, "embody eval: %s\n", err.message);
-            status = 2;
-        } else if (ev_report_write_json(&report, json, &err) != EM_OK) {
-            fprintf(stderr, "embody eval: %s\n", err.message);
-            status = 1;
-        } else {
-            char where[4096];
-            ev_written_where(json, where, sizeof where);
-            printf("JSON copy: %s\n", where);
-        }
-    }
-    if (ev_print_bound_check(&report, ""))
-        status = 1;
-    ev_report_fini(&report);
-    return status;
+    return run_clips(&options);
 }
