@@ -1,24 +1,23 @@
 # Installing embody for programs that embed it (`cmake --install build [--prefix DIR]`):
-#   lib/libembody.a, lib/libembody.so.MAJOR  the core (util math skeleton ik stream prior
-#                                            body input fault eval): no SDL, GL, OpenXR or
-#                                            OSC; the shared one exports only EMBODY_API
+#   lib/libembody.a, lib/libembody.so.MAJOR  the runtime (util math hand skeleton ik stream
+#                                            prior body input): no SDL, GL, OpenXR or OSC,
+#                                            no tools; the shared one exports only EMBODY_API
 #   include/embody/*.h                        the public headers (docs/library.md)
 #   lib/pkgconfig/embody.pc                   pkg-config --cflags --libs embody
 #   lib/cmake/embody/                         find_package(embody): embody::embody (shared)
 #                                             and embody::embody_static
 #   share/embody/{config,shaders}/, bin/embody  the data the library and program read
-# Both libraries are built from the core's objects (compiled once, position independent).
+# Both libraries are built from the runtime modules' objects (compiled once, position
+# independent), as embody_core is.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
-
-set_target_properties(embody_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # Where an installed library finds config/humanoid.json and the rest (src/util/u_path.c):
 # beside itself (the shared library: LIBDIR/../share/embody, wherever the prefix was
 # moved with --prefix), then the prefix the build was configured for.
 file(RELATIVE_PATH EMBODY_DATA_FROM_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}"
      "${CMAKE_INSTALL_FULL_DATADIR}/embody")
-target_compile_definitions(embody_core PRIVATE
+target_compile_definitions(embody_mod_util PRIVATE
     EMBODY_DATA_FROM_LIBDIR="${EMBODY_DATA_FROM_LIBDIR}"
     EMBODY_DATA_INSTALL_DIR="${CMAKE_INSTALL_FULL_DATADIR}/embody")
 target_link_libraries(embody_core PRIVATE ${CMAKE_DL_LIBS})
@@ -29,7 +28,11 @@ file(GLOB EMBODY_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/
 
 foreach(kind shared static)
     string(TOUPPER ${kind} KIND)
-    add_library(embody_${kind} ${KIND} $<TARGET_OBJECTS:embody_core>)
+    set(objects "")
+    foreach(module ${EMBODY_CORE_MODULES})
+        list(APPEND objects $<TARGET_OBJECTS:embody_mod_${module}>)
+    endforeach()
+    add_library(embody_${kind} ${KIND} ${objects})
     target_include_directories(embody_${kind} PUBLIC
         $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
         $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

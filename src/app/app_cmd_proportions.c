@@ -26,13 +26,10 @@
 #include "util/u_path.h"
 #include "util/u_time.h"
 
-#ifndef EMBODY_SOURCE_DIR
-#define EMBODY_SOURCE_DIR "."
-#endif
 
 #define HELP_HINT "embody proportions --help"
 #define PREFIX "embody proportions: "
-#define DEFAULT_DIR EMBODY_SOURCE_DIR "/../shared/mocap-train"
+#define DEFAULT_DIR EMBODY_SHARED_DIR "/mocap-train" /* set by src/app/CMakeLists.txt */
 #define DEFAULT_REPO_DIR EMBODY_SOURCE_DIR "/tests/data/mocap-train"
 #define DEFAULT_SKELETON "config/humanoid.json"
 #define MAX_DIRS 8

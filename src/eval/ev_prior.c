@@ -16,10 +16,8 @@
 #include "ev_internal.h"
 #include "util/u_path.h"
 
-#ifndef EMBODY_SOURCE_DIR
-#define EMBODY_SOURCE_DIR "."
-#endif
-#define DEFAULT_VALIDATION_DIR EMBODY_SOURCE_DIR "/../shared/mocap-train"
+/* EMBODY_SHARED_DIR is set by the build (src/eval/CMakeLists.txt). */
+#define DEFAULT_VALIDATION_DIR EMBODY_SHARED_DIR "/mocap-train"
 #define JITTER_RATIO 1.5
 
 enum em_result

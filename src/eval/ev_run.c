@@ -15,11 +15,9 @@
 #include "util/u_text.h"
 #include "util/u_time.h"
 
-#ifndef EMBODY_SOURCE_DIR
-#define EMBODY_SOURCE_DIR "."
-#endif
-
-#define DEFAULT_SHARED_DIR EMBODY_SOURCE_DIR "/../shared/mocap"
+/* EMBODY_SOURCE_DIR and EMBODY_SHARED_DIR (../shared beside it) are set by the build
+ * (src/eval/CMakeLists.txt). */
+#define DEFAULT_SHARED_DIR EMBODY_SHARED_DIR "/mocap"
 #define DEFAULT_REPO_DIR EMBODY_SOURCE_DIR "/tests/data/mocap"
 #define OTHER_CATEGORY "other"
 
