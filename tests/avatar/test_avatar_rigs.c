@@ -128,12 +128,12 @@ make_edited_rig(const char *const (*names)[2], void (*edit)(struct glb *), const
 {
     struct glb g;
     glb_read(DEFAULT_AVATAR, &g);
-    int named[64];
-    for (int i = 0; i < 64; ++i)
+    int named[256]; /* the default avatar's nodes (about 70 with its fingers) */
+    for (int i = 0; i < 256; ++i)
         named[i] = 0;
     for (size_t i = 0; names[i][0]; ++i) {
         const int n = bone_node(&g, names[i][0]);
-        assert_true(n >= 0 && n < 64);
+        assert_true(n >= 0 && n < 256);
         set_name(cJSON_GetArrayItem(nodes_of(&g), n), names[i][1]);
         named[n] = 1;
     }
