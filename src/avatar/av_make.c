@@ -378,6 +378,13 @@ build_body(const struct sk_skeleton *sk, int sides, struct mesh_builder *m)
             c.ra[i] = ra[i] * k, c.rb[i] = rb[i] * k;
         if (sk->bone[p] == SK_HIPS)
             c.parent = -1;
+        if (sk->bone[p] == SK_LEFT_HAND || sk->bone[p] == SK_RIGHT_HAND) {
+            /* The palm: its rounded end at the knuckles, where the fingers start. */
+            vec3 d;
+            m_vec3_sub(c.b, c.a, d);
+            const float len = m_vec3_length(d);
+            m_vec3_lerp(c.a, c.b, fmaxf(0.5f, 1.0f - c.rb[0] / len), c.b);
+        }
         join_torso(sk, p, j, &c);
         add_capsule(m, &c, sides);
     }
