@@ -366,6 +366,8 @@ build_body(const struct sk_skeleton *sk, int sides, struct mesh_builder *m)
         const int p = sk->parent[j];
         float ra[2], rb[2];
         int material;
+        if (sk->bone[j] == SK_BONE_NONE) /* a finger (build_fingers): the palm is one part */
+            continue;
         if (!part_style(sk->bone[p], sk->bone[j], ra, rb, &material))
             continue;
         struct capsule c = {.parent = sk->parent[p],
