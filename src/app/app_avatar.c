@@ -338,7 +338,8 @@ app_avatar_scene(struct app_avatar *avatar, const struct body *body, struct rend
 }
 
 void
-app_avatar_set_fingers(struct app_avatar *avatar, const struct hd_pose *const fingers[HD_HAND_COUNT])
+app_avatar_set_fingers(struct app_avatar *avatar,
+                       const struct hd_pose *const fingers[HD_HAND_COUNT])
 {
     for (int h = 0; h < HD_HAND_COUNT; ++h) {
         const struct hd_pose *p = fingers ? fingers[h] : NULL;

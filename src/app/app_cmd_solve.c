@@ -222,13 +222,13 @@ progress_end(struct progress *p)
 /* The BVH's skeleton and pose: the body's, and the fingers of the hands the stream has
  * fingers for, after the body's joints (hd_joint order per hand, then the five tips). */
 struct finger_rig {
-    uint32_t hands;                               /* ST_FINGERS_BIT of each hand written */
-    struct hd_model model[HD_HAND_COUNT];         /* sized to the body's hands */
-    int joint[HD_HAND_COUNT][HD_JOINT_COUNT];     /* each finger joint in the skeleton */
-    int *body_joint;                              /* the skeleton's joint of each body joint
-                                                     (sk_skeleton_create orders depth first) */
+    uint32_t hands;                           /* ST_FINGERS_BIT of each hand written */
+    struct hd_model model[HD_HAND_COUNT];     /* sized to the body's hands */
+    int joint[HD_HAND_COUNT][HD_JOINT_COUNT]; /* each finger joint in the skeleton */
+    int *body_joint;                          /* the skeleton's joint of each body joint
+                                                 (sk_skeleton_create orders depth first) */
     int body_joint_count;
-    struct sk_pose pose;                          /* the whole skeleton's, each frame */
+    struct sk_pose pose; /* the whole skeleton's, each frame */
 };
 
 #define TIP_COUNT HD_FINGER_COUNT
@@ -237,8 +237,7 @@ struct finger_rig {
 /* The hand model for hand `h` of `sk`: the default hand scaled so its middle knuckle is
  * at the hand's end, as the default avatar's (src/avatar/av_make.c). */
 static enum em_result
-sized_hand(const struct sk_skeleton *sk, enum hd_hand h, struct hd_model *out,
-           struct em_error *err)
+sized_hand(const struct sk_skeleton *sk, enum hd_hand h, struct hd_model *out, struct em_error *err)
 {
     struct hd_model def;
     enum em_result r = hd_model_init(&(struct hd_model_desc){.hand = h}, &def, err);
@@ -354,8 +353,8 @@ frame_pose(struct finger_rig *rig, const struct sk_pose *body_pose,
 /* Solves every frame into the writer. */
 static enum em_result
 solve_all(const struct solve_args *a, const struct st_stream *stream, struct body *body,
-          struct finger_rig *rig, struct st_bvh_writer *writer,
-          double *out_update_s, struct em_error *err)
+          struct finger_rig *rig, struct st_bvh_writer *writer, double *out_update_s,
+          struct em_error *err)
 {
     struct progress progress = {
         .enabled = !a->quiet,

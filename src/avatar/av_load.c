@@ -399,8 +399,7 @@ find_finger_nodes(struct loader *L, const struct av_avatar *out)
         free(names);
         for (int i = 0; i < L->node_count; ++i) {
             int side = 0;
-            const int k =
-                sk_finger_from_node_name(L->nodes[i].node->mName.data, convention, &side);
+            const int k = sk_finger_from_node_name(L->nodes[i].node->mName.data, convention, &side);
             if (k < 0)
                 continue;
             if (out->rig_sides_swapped)
@@ -515,8 +514,8 @@ setup_hands(struct loader *L, struct av_avatar *out)
                 continue;
             for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
                 const int j = f * HD_FINGER_JOINTS + k;
-                const float len = m_vec3_distance(H->rest_m[j], k < 2 ? H->rest_m[j + 1]
-                                                                      : H->tip_m[f]);
+                const float len =
+                    m_vec3_distance(H->rest_m[j], k < 2 ? H->rest_m[j + 1] : H->tip_m[f]);
                 if (len >= HD_MIN_BONE_LENGTH_M && len <= HD_MAX_BONE_LENGTH_M)
                     desc.bone_m[f][k] = len;
                 else
@@ -527,12 +526,12 @@ setup_hands(struct loader *L, struct av_avatar *out)
             }
         }
         if (H->has_finger[HD_MIDDLE]) { /* wrist to the middle fingertip, along its bones */
-            float len = m_vec3_distance(L->bone_pos[hand_bone(h)],
-                                        H->rest_m[HD_MIDDLE * HD_FINGER_JOINTS]);
+            float len =
+                m_vec3_distance(L->bone_pos[hand_bone(h)], H->rest_m[HD_MIDDLE * HD_FINGER_JOINTS]);
             for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
                 const int j = HD_MIDDLE * HD_FINGER_JOINTS + k;
-                len += m_vec3_distance(H->rest_m[j], k < 2 ? H->rest_m[j + 1]
-                                                           : H->tip_m[HD_MIDDLE]);
+                len +=
+                    m_vec3_distance(H->rest_m[j], k < 2 ? H->rest_m[j + 1] : H->tip_m[HD_MIDDLE]);
             }
             if (len >= HD_MIN_HAND_LENGTH_M && len <= HD_MAX_HAND_LENGTH_M)
                 desc.hand_length_m = len;

@@ -466,8 +466,8 @@ made_hand_model(const struct sk_skeleton *sk, int h, struct hd_model *out, struc
  * placed by the hand model's forward kinematics in the humanoid's axes
  * (hd_pose_humanoid_locals) at its rest, or bent and turned as `d` asks for tests. */
 static enum em_result
-with_fingers(const struct av_make_desc *desc, const struct sk_skeleton *sk,
-             struct sk_skeleton *out, struct em_error *err)
+with_fingers(const struct av_make_desc *desc, const struct sk_skeleton *sk, struct sk_skeleton *out,
+             struct em_error *err)
 {
     enum { PER_HAND = HD_FINGER_COUNT * (HD_FINGER_JOINTS + 1) };
     const int count = sk->joint_count + HD_HAND_COUNT * PER_HAND;

@@ -31,8 +31,8 @@ av_skin_bind(const struct av_avatar *avatar, const struct sk_skeleton *body_skel
     memset(b, 0, sizeof *b);
     const struct sk_skeleton *a = &avatar->skeleton;
     b->avatar = avatar;
-    b->joint_count = avatar->skin_joint_count > a->joint_count ? avatar->skin_joint_count
-                                                                : a->joint_count;
+    b->joint_count =
+        avatar->skin_joint_count > a->joint_count ? avatar->skin_joint_count : a->joint_count;
     b->body_joint = calloc((size_t)b->joint_count, sizeof *b->body_joint);
     b->anchor_m = calloc((size_t)b->joint_count, sizeof *b->anchor_m);
     if (!b->body_joint || !b->anchor_m) {
@@ -112,7 +112,8 @@ static void
 finger_matrices(const struct av_skin_binding *b, const struct sk_pose *body_pose, mat4 *out)
 {
     const struct av_avatar *a = b->avatar;
-    if (!a || b->joint_count < a->skin_joint_count || a->skin_joint_count <= a->skeleton.joint_count)
+    if (!a || b->joint_count < a->skin_joint_count ||
+        a->skin_joint_count <= a->skeleton.joint_count)
         return;
     for (int h = 0; h < HD_HAND_COUNT; ++h) {
         const struct av_hand *H = &a->hands[h];
@@ -139,7 +140,8 @@ finger_matrices(const struct av_skin_binding *b, const struct sk_pose *body_pose
                     m_vec3_muladd(p, d, b->scale, p);
                 }
                 m_quat_mul(hand_q, H->rotation[j], up);
-                joint_matrix(up, b->scale, p, H->rest_m[j], out[av_finger_skin_joint(a, (enum hd_hand)h, j)]);
+                joint_matrix(up, b->scale, p, H->rest_m[j],
+                             out[av_finger_skin_joint(a, (enum hd_hand)h, j)]);
             }
         }
     }

@@ -111,9 +111,9 @@ struct av_primitive {
  * so points where the hand model's bone points, whatever the rig's rest. */
 struct av_hand {
     bool has_finger[HD_FINGER_COUNT];
-    int finger_count;           /* fingers present */
-    struct hd_model model;      /* sized by the avatar's own finger bones */
-    versor rest_frame;          /* the hand frame's axes in embody's frame at rest */
+    int finger_count;      /* fingers present */
+    struct hd_model model; /* sized by the avatar's own finger bones */
+    versor rest_frame;     /* the hand frame's axes in embody's frame at rest */
     versor align[HD_JOINT_COUNT];
     vec3 rest_m[HD_JOINT_COUNT]; /* each finger joint's rest position (embody frame) */
     vec3 tip_m[HD_FINGER_COUNT]; /* each fingertip at rest (the distal's child node, or
@@ -205,7 +205,7 @@ const struct hd_model *av_hand_model(const struct av_avatar *avatar, enum hd_han
  * or the nearest ancestor's (an upperChest the body lacks follows its chest). */
 struct av_skin_binding {
     const struct av_avatar *avatar; /* bound (its finger pose is read each frame) */
-    int joint_count; /* the avatar's skin joints (skin_joint_count) */
+    int joint_count;                /* the avatar's skin joints (skin_joint_count) */
     int *body_joint; /* per avatar joint: the body skeleton's joint that moves it */
     vec3 *anchor_m;  /* per avatar joint: avatar rest position that body joint carries */
     float scale;     /* body height / avatar height: the mesh is scaled by it */

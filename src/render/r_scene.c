@@ -633,7 +633,8 @@ r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show
     build_floor_marks(parts, scene);
     const struct sk_skeleton *sk = scene->skeleton;
     const struct sk_pose *pose = scene->pose;
-    if (figure_drawable(sk, pose) && !parts->hide_figure && !build_avatar(parts, sk, pose, scene->hand_pose))
+    if (figure_drawable(sk, pose) && !parts->hide_figure &&
+        !build_avatar(parts, sk, pose, scene->hand_pose))
         return false;
     if (!build_devices(parts, scene, camera_right, camera_up) ||
         !build_trackers(parts, scene->tracker_present, scene->tracker, camera_right, camera_up) ||

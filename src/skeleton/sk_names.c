@@ -523,7 +523,9 @@ struct finger_convention {
     const char *joint[HD_FINGER_COUNT][HD_FINGER_JOINTS]; /* per finger (the thumb differs) */
 };
 
+/* clang-format off */
 #define SAME_JOINTS(a, b, c) {{a, b, c}, {a, b, c}, {a, b, c}, {a, b, c}, {a, b, c}}
+/* clang-format on */
 
 static const struct finger_convention k_finger_conventions[] = {
     /* VRoid: J_Bip_L_Index1 */
@@ -552,10 +554,7 @@ static const struct finger_convention k_finger_conventions[] = {
      {"Thumb", "Index", "Mid", "Ring", "Pinky"},
      SAME_JOINTS("1", "2", "3")},
     /* Daz Genesis 8: lIndex1 */
-    {"%s%s%s",
-     {"l", "r"},
-     {"Thumb", "Index", "Mid", "Ring", "Pinky"},
-     SAME_JOINTS("1", "2", "3")},
+    {"%s%s%s", {"l", "r"}, {"Thumb", "Index", "Mid", "Ring", "Pinky"}, SAME_JOINTS("1", "2", "3")},
     /* CATS / VRChat: Thumb0_L, IndexFinger1_L */
     {"%2$s%3$s_%1$s",
      {"L", "R"},
@@ -606,8 +605,8 @@ sk_finger_from_node_name(const char *name, enum sk_finger_names names, int *out_
             for (int f = 0; f < HD_FINGER_COUNT; ++f)
                 for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
                     char candidate[SK_NAME_MAX * 2];
-                    snprintf(candidate, sizeof candidate, fc->format, fc->side[side],
-                             fc->finger[f], fc->joint[f][k]);
+                    snprintf(candidate, sizeof candidate, fc->format, fc->side[side], fc->finger[f],
+                             fc->joint[f][k]);
                     if (folded_equal(candidate, folded)) {
                         *out_side = side;
                         return f * HD_FINGER_JOINTS + k;

@@ -217,9 +217,9 @@ solve_writes_finger_joints_with_the_streams_angles(void **state)
     struct hd_model model[HD_HAND_COUNT];
     struct em_error err = {{0}};
     for (int h = 0; h < HD_HAND_COUNT; ++h)
-        assert_int_equal(hd_model_init(&(struct hd_model_desc){.hand = (enum hd_hand)h},
-                                       &model[h], &err),
-                         EM_OK);
+        assert_int_equal(
+            hd_model_init(&(struct hd_model_desc){.hand = (enum hd_hand)h}, &model[h], &err),
+            EM_OK);
     static const int poses[] = {POSE_POINT, POSE_FIST, POSE_OPEN, POSE_THUMBS_UP, POSE_PINCH};
     const int rows = body.frame_count < 120 ? body.frame_count : 120;
     for (int i = 0; i < rows; ++i) {
@@ -267,8 +267,8 @@ solve_writes_finger_joints_with_the_streams_angles(void **state)
     for (int h = 0; h < HD_HAND_COUNT; ++h) {
         const double *o = bvh.joints[joint[h][HD_MIDDLE * HD_FINGER_JOINTS]].offset;
         const double knuckle_m = sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2]);
-        const float length_m = HD_DEFAULT_HAND_LENGTH_M * (float)knuckle_m /
-                               m_vec3_length(model[h].base_m[HD_MIDDLE]);
+        const float length_m =
+            HD_DEFAULT_HAND_LENGTH_M * (float)knuckle_m / m_vec3_length(model[h].base_m[HD_MIDDLE]);
         assert_int_equal(hd_model_init(&(struct hd_model_desc){.hand = (enum hd_hand)h,
                                                                .hand_length_m = length_m},
                                        &model[h], &err),

@@ -98,8 +98,8 @@ finger_names_of_every_convention_are_read(void **state)
         int side = -1;
         const int j = sk_finger_from_node_name(cases[i].name, cases[i].names, &side);
         if (j != cases[i].joint || side != cases[i].side)
-            fail_msg("%s: joint %d side %d, expected %d %d", cases[i].name, j, side,
-                     cases[i].joint, cases[i].side);
+            fail_msg("%s: joint %d side %d, expected %d %d", cases[i].name, j, side, cases[i].joint,
+                     cases[i].side);
     }
     int side = 0;
     assert_int_equal(sk_finger_from_node_name("LeftHand", SK_FINGER_NAMES_UNITY, &side), -1);
@@ -173,9 +173,8 @@ angle_deg(const float *a, const float *b)
 static void
 posed_point(const mat4 *m, int joint, const float *rest, float *out)
 {
-    const struct av_vertex v = {.position_m = {rest[0], rest[1], rest[2]},
-                                .joint = {(uint8_t)joint},
-                                .weight = {1.0f}};
+    const struct av_vertex v = {
+        .position_m = {rest[0], rest[1], rest[2]}, .joint = {(uint8_t)joint}, .weight = {1.0f}};
     av_skin_vertex(&v, m, out);
 }
 
@@ -222,15 +221,15 @@ worst_bone_errors(struct av_avatar *av, float hand_turn_rad, float out_worst_deg
                 const struct av_hand *H = &av->hands[h];
                 float model_at[HD_POINT_COUNT][3];
                 hd_pose_positions(&H->model, &hp[h], model_at);
-                const float *hand_q = pose.rotation[body.bone_joint[h ? SK_RIGHT_HAND : SK_LEFT_HAND]];
+                const float *hand_q =
+                    pose.rotation[body.bone_joint[h ? SK_RIGHT_HAND : SK_LEFT_HAND]];
                 for (int f = 0; f < HD_FINGER_COUNT; ++f)
                     for (int k = 0; k < HD_FINGER_JOINTS && H->has_finger[f]; ++k) {
                         const int j = f * HD_FINGER_JOINTS + k;
                         const int s = av_finger_skin_joint(av, (enum hd_hand)h, j);
                         vec3 a, b, got, want;
                         posed_point((const mat4 *)m, s, H->rest_m[j], a);
-                        posed_point((const mat4 *)m, s, k < 2 ? H->rest_m[j + 1] : H->tip_m[f],
-                                    b);
+                        posed_point((const mat4 *)m, s, k < 2 ? H->rest_m[j + 1] : H->tip_m[f], b);
                         m_vec3_sub(b, a, got);
                         vec3 d;
                         m_vec3_sub(model_at[f * 4 + k + 1], model_at[f * 4 + k], d);
@@ -277,8 +276,8 @@ posed_finger_bones_point_where_the_hand_model_says(void **state)
             printf("# %-22s %-10s worst finger bone %.4f deg\n", k_rigs[r].file,
                    test_pose_name(k_poses[p]), (double)worst[p]);
             if (!(worst[p] < MAX_BONE_ERROR_DEG))
-                fail_msg("%s %s: a finger bone %.3f degrees off the hand model's",
-                         k_rigs[r].file, test_pose_name(k_poses[p]), (double)worst[p]);
+                fail_msg("%s %s: a finger bone %.3f degrees off the hand model's", k_rigs[r].file,
+                         test_pose_name(k_poses[p]), (double)worst[p]);
         }
         av_avatar_fini(&av);
     }
@@ -366,7 +365,8 @@ rigs_without_fingers_or_with_broken_ones_still_load_and_pose(void **state)
     av_skin_matrices(&bind, &pose, m);
     const int hand = av.skeleton.bone_joint[SK_LEFT_HAND];
     for (int j = 0; j < HD_JOINT_COUNT; ++j) {
-        const float *a = (const float *)m[hand], *b = (const float *)m[av_finger_skin_joint(&av, HD_LEFT, j)];
+        const float *a = (const float *)m[hand],
+                    *b = (const float *)m[av_finger_skin_joint(&av, HD_LEFT, j)];
         for (int i = 0; i < 16; ++i)
             assert_float_equal(a[i], b[i], 1e-6);
     }

@@ -76,8 +76,7 @@ main(int argc, char **argv)
         return 1;
     }
     struct render *r = NULL;
-    const struct render_desc desc = {.hidden = true, .hide_hud = true, .width = 640,
-                                     .height = 480};
+    const struct render_desc desc = {.hidden = true, .hide_hud = true, .width = 640, .height = 480};
     if (render_create(&desc, &r, &err) != EM_OK) {
         fprintf(stderr, "%s\n", err.message);
         return 1;

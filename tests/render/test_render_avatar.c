@@ -292,8 +292,7 @@ look_at_left_hand(struct fixture *f, const struct hd_pose *pose, bool figure, co
     av_set_hand_pose(&f->avatar, HD_LEFT, pose);
     f->ts.scene.avatar = figure ? NULL : &f->avatar;
     f->ts.scene.hand_pose[HD_LEFT] = figure ? pose : NULL;
-    const float *knuckles =
-        f->ts.pose.position_m[f->ts.skeleton.bone_joint[SK_LEFT_HAND_END]];
+    const float *knuckles = f->ts.pose.position_m[f->ts.skeleton.bone_joint[SK_LEFT_HAND_END]];
     const vec3 eye = {knuckles[0], knuckles[1] + 0.3f, knuckles[2]};
     render_make_current(f->r);
     GLuint fb, color, depth;
