@@ -739,6 +739,44 @@ bone_map_files_name_the_nodes_of_any_rig(void **state)
     av_avatar_fini(&ref);
 }
 
+/* Broken finger bones in a VRM's humanBones (a node index out of range, a finger bone
+ * that is not below the one before it) leave that finger out, with a warning naming it;
+ * the avatar loads and keeps its other fingers. */
+static void
+broken_finger_bones_leave_their_finger_out(void **state)
+{
+    (void)state;
+    struct glb g;
+    glb_read(DEFAULT_AVATAR, &g);
+    cJSON *hb = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(g.json, "extensions"), "VRMC_vrm"),
+            "humanoid"),
+        "humanBones");
+    assert_non_null(hb);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(hb, "leftIndexDistal"), "node",
+                              cJSON_CreateNumber(1e9));
+    /* The right middle finger's second bone on the left hand's little finger. */
+    const int elsewhere = bone_node(&g, "leftLittleIntermediate");
+    assert_true(elsewhere >= 0);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(hb, "rightMiddleIntermediate"), "node",
+                              cJSON_CreateNumber(elsewhere));
+    char path[1024];
+    snprintf(path, sizeof path, "%s", EMBODY_BINARY_DIR "/tests/avatar/broken_fingers.vrm");
+    glb_write(&g, path);
+    glb_fini(&g);
+    struct av_avatar av;
+    load_ok(path, NULL, &av);
+    assert_false(av.hands[HD_LEFT].has_finger[HD_INDEX]);
+    assert_false(av.hands[HD_RIGHT].has_finger[HD_MIDDLE]);
+    assert_int_equal(av.hands[HD_LEFT].finger_count, HD_FINGER_COUNT - 1);
+    assert_int_equal(av.hands[HD_RIGHT].finger_count, HD_FINGER_COUNT - 1);
+    assert_true(av.hands[HD_LEFT].has_finger[HD_LITTLE]);
+    av_set_hand_pose(&av, HD_RIGHT, NULL);
+    av_avatar_fini(&av);
+    remove(path);
+}
+
 int
 main(void)
 {
@@ -750,6 +788,7 @@ main(void)
         cmocka_unit_test(mmd_rigs_with_lower_and_upper_body_side_by_side_load),
         cmocka_unit_test(rigs_without_known_names_are_read_from_their_shape),
         cmocka_unit_test(bone_map_files_name_the_nodes_of_any_rig),
+        cmocka_unit_test(broken_finger_bones_leave_their_finger_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
