@@ -170,6 +170,8 @@ av_set_hand_pose(struct av_avatar *avatar, enum hd_hand hand, const struct hd_po
     versor frame_inv;
     m_quat_conjugate(H->rest_frame, frame_inv);
     for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+        if (!H->has_finger[f]) /* (its joints follow the hand: finger_matrices) */
+            continue;
         versor w; /* the chain of local rotations to this joint (hand frame) */
         m_quat_identity(w);
         for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
