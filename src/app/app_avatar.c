@@ -316,6 +316,8 @@ app_avatar_scene(struct app_avatar *avatar, const struct body *body, struct rend
 {
     scene->avatar = NULL;
     scene->avatar_binding = NULL;
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        scene->hand_pose[h] = avatar->has_fingers[h] ? &avatar->fingers[h] : NULL;
     if (!avatar->have_model)
         return;
     const struct sk_skeleton *fitted = body_skeleton(body);
@@ -333,6 +335,20 @@ app_avatar_scene(struct app_avatar *avatar, const struct body *body, struct rend
     }
     scene->avatar = &avatar->model;
     scene->avatar_binding = &avatar->binding;
+}
+
+void
+app_avatar_set_fingers(struct app_avatar *avatar,
+                       const struct hd_pose *const fingers[HD_HAND_COUNT])
+{
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        const struct hd_pose *p = fingers ? fingers[h] : NULL;
+        avatar->has_fingers[h] = p != NULL;
+        if (p)
+            avatar->fingers[h] = *p;
+        if (avatar->have_model)
+            av_set_hand_pose(&avatar->model, (enum hd_hand)h, p);
+    }
 }
 
 /* The body-pose prior for --body prior (the default). A --prior file that cannot be

@@ -15,6 +15,7 @@
 
 #include "avatar/avatar.h"
 #include "embody/body.h"
+#include "embody/hand.h"
 #include "render/render.h"
 #include "embody/prior.h"
 #include "embody/result.h"
@@ -75,6 +76,10 @@ struct app_avatar {
      * "the avatar's own", "default", or "estimated from STREAM: ..." with the figures. */
     char height_source[APP_PATH_MAX + 200];
     bool height_estimated; /* from the stream (height_source says so) */
+    /* The fingers this frame (app_avatar_set_fingers), for the avatar's mesh and the
+     * capsule figure; has_fingers false: relaxed. */
+    struct hd_pose fingers[HD_HAND_COUNT];
+    bool has_fingers[HD_HAND_COUNT];
 };
 
 /* Reads the avatar and the body's settings (desc->config_path, or config/body.json when
@@ -100,6 +105,12 @@ int app_avatar_print_rig(FILE *out, const struct app_avatar *avatar);
  * when the body's fitted skeleton changed height (calibration). */
 void app_avatar_scene(struct app_avatar *avatar, const struct body *body,
                       struct render_scene *scene);
+
+/* The fingers of this frame, per hand (enum hd_hand order; NULL or a NULL entry: the
+ * relaxed hand): posed on the avatar's mesh (av_set_hand_pose) and given to the capsule
+ * figure by the next app_avatar_scene. Allocates nothing. */
+void app_avatar_set_fingers(struct app_avatar *avatar,
+                            const struct hd_pose *const fingers[HD_HAND_COUNT]);
 
 /* Fills `out_desc` (zeroed first) to build a body for the avatar. The skeleton pointer
  * refers to `avatar`, which must outlive body_create. */

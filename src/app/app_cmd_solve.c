@@ -2,8 +2,17 @@
  * embody solve (app_commands.h): every row of a 3-point stream through the body, as fast
  * as possible, and the body's motion out as BVH (PROTOCOL section 3): one frame per row,
  * Frame Time the stream's period, VRM joint names, metres, the stream's world frame.
+ *
+ * Fingers: a stream with finger columns (PROTOCOL section 1b) gives each hand it has
+ * fingers for fifteen finger joints under the hand (VRM 1.0's names, leftThumbMetacarpal
+ * ... leftLittleDistal, and an End Site at each tip), placed by the hand model sized to
+ * the body's hand (its middle knuckle at the hand's end) and rotated each frame by the
+ * frame's finger angles (hd_pose_humanoid_locals); a frame without that hand's fingers
+ * holds them relaxed (the hierarchy is fixed for the file). A stream without finger
+ * columns writes the body alone, as before.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,6 +21,8 @@
 #include "app/app_commands.h"
 #include "app/app_options.h"
 #include "embody/body.h"
+#include "embody/hand.h"
+#include "embody/m_math.h"
 #include "embody/stream.h"
 #include "embody/prior.h"
 #include "util/u_log.h"
@@ -208,10 +219,142 @@ progress_end(struct progress *p)
         fputc('\n', stderr);
 }
 
+/* The BVH's skeleton and pose: the body's, and the fingers of the hands the stream has
+ * fingers for, after the body's joints (hd_joint order per hand, then the five tips). */
+struct finger_rig {
+    uint32_t hands;                           /* ST_FINGERS_BIT of each hand written */
+    struct hd_model model[HD_HAND_COUNT];     /* sized to the body's hands */
+    int joint[HD_HAND_COUNT][HD_JOINT_COUNT]; /* each finger joint in the skeleton */
+    int *body_joint;                          /* the skeleton's joint of each body joint
+                                                 (sk_skeleton_create orders depth first) */
+    int body_joint_count;
+    struct sk_pose pose; /* the whole skeleton's, each frame */
+};
+
+#define TIP_COUNT HD_FINGER_COUNT
+#define RIG_NAME_MAX 40
+
+/* The hand model for hand `h` of `sk`: the default hand scaled so its middle knuckle is
+ * at the hand's end, as the default avatar's (src/avatar/av_make.c). */
+static enum em_result
+sized_hand(const struct sk_skeleton *sk, enum hd_hand h, struct hd_model *out, struct em_error *err)
+{
+    struct hd_model def;
+    enum em_result r = hd_model_init(&(struct hd_model_desc){.hand = h}, &def, err);
+    const int hand = sk->bone_joint[h == HD_RIGHT ? SK_RIGHT_HAND : SK_LEFT_HAND];
+    const int end = sk->bone_joint[h == HD_RIGHT ? SK_RIGHT_HAND_END : SK_LEFT_HAND_END];
+    float length = HD_DEFAULT_HAND_LENGTH_M;
+    if (r == EM_OK && hand >= 0 && end >= 0)
+        length *= m_vec3_distance(sk->rest_position_m[hand], sk->rest_position_m[end]) /
+                  m_vec3_length(def.base_m[HD_MIDDLE]);
+    length = m_clampf(length, HD_MIN_HAND_LENGTH_M, HD_MAX_HAND_LENGTH_M);
+    if (r == EM_OK)
+        r = hd_model_init(&(struct hd_model_desc){.hand = h, .hand_length_m = length}, out, err);
+    return r;
+}
+
+/* `body_sk` with the fingers of the hands in `hands` into `out`; fills `rig`. */
+static enum em_result
+finger_skeleton(const struct sk_skeleton *body_sk, uint32_t hands, struct sk_skeleton *out,
+                struct finger_rig *rig, struct em_error *err)
+{
+    enum { PER_HAND = HD_JOINT_COUNT + TIP_COUNT };
+    const int count = body_sk->joint_count + HD_HAND_COUNT * PER_HAND;
+    struct sk_joint_desc *d = calloc((size_t)count, sizeof *d);
+    char(*names)[RIG_NAME_MAX] = calloc(HD_HAND_COUNT * PER_HAND, sizeof *names);
+    enum em_result r = d && names ? EM_OK : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    int n = 0;
+    for (int j = 0; j < body_sk->joint_count && r == EM_OK; ++j, ++n) {
+        d[n].name = body_sk->name[j];
+        d[n].parent = body_sk->parent[j] >= 0 ? body_sk->name[body_sk->parent[j]] : NULL;
+        m_vec3_copy(body_sk->offset_m[j], d[n].offset_m);
+        d[n].limit = body_sk->limit[j];
+    }
+    rig->hands = 0;
+    for (int h = 0; h < HD_HAND_COUNT && r == EM_OK; ++h) {
+        const int hand = body_sk->bone_joint[h == HD_RIGHT ? SK_RIGHT_HAND : SK_LEFT_HAND];
+        if (!(hands & ST_FINGERS_BIT(h)) || hand < 0)
+            continue;
+        if ((r = sized_hand(body_sk, (enum hd_hand)h, &rig->model[h], err)) != EM_OK)
+            break;
+        rig->hands |= ST_FINGERS_BIT(h);
+        struct hd_pose rest;
+        memset(&rest, 0, sizeof rest);
+        float rot[HD_JOINT_COUNT][4], off[HD_JOINT_COUNT][3];
+        hd_pose_humanoid_locals(&rig->model[h], &rest, rot, off);
+        for (int j = 0; j < HD_JOINT_COUNT; ++j, ++n) {
+            char *name = names[n - body_sk->joint_count];
+            snprintf(name, RIG_NAME_MAX, "%s", hd_vrm_bone_name((enum hd_hand)h, j));
+            d[n].name = name;
+            d[n].parent = j % HD_FINGER_JOINTS == 0 ? body_sk->name[hand]
+                                                    : hd_vrm_bone_name((enum hd_hand)h, j - 1);
+            m_vec3_copy(off[j], d[n].offset_m);
+        }
+        for (int f = 0; f < TIP_COUNT; ++f, ++n) { /* End Sites: the distal bone's length */
+            const int distal = f * HD_FINGER_JOINTS + 2;
+            char *name = names[n - body_sk->joint_count];
+            snprintf(name, RIG_NAME_MAX, "%sTip", hd_vrm_bone_name((enum hd_hand)h, distal));
+            d[n].name = name;
+            d[n].parent = hd_vrm_bone_name((enum hd_hand)h, distal);
+            m_vec3_scale(off[distal], rig->model[h].bone_m[f][2] / rig->model[h].bone_m[f][1],
+                         d[n].offset_m);
+        }
+    }
+    if (r == EM_OK)
+        r = sk_skeleton_create(d, n, "solve's BVH skeleton", out, err);
+    /* sk_skeleton_create orders the joints depth first: find them again by name. */
+    for (int h = 0; h < HD_HAND_COUNT && r == EM_OK; ++h)
+        for (int j = 0; j < HD_JOINT_COUNT && (rig->hands & ST_FINGERS_BIT(h)); ++j)
+            rig->joint[h][j] = sk_skeleton_find(out, hd_vrm_bone_name((enum hd_hand)h, j));
+    if (r == EM_OK) {
+        rig->body_joint_count = body_sk->joint_count;
+        rig->body_joint = calloc((size_t)body_sk->joint_count, sizeof *rig->body_joint);
+        if (!rig->body_joint)
+            r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+        for (int j = 0; j < body_sk->joint_count && r == EM_OK; ++j)
+            rig->body_joint[j] = sk_skeleton_find(out, body_sk->name[j]);
+    }
+    if (r == EM_OK && sk_pose_init(&rig->pose, out) != EM_OK)
+        r = em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (r == EM_OK)
+        sk_pose_set_rest(&rig->pose, out);
+    free(d);
+    free(names);
+    return r;
+}
+
+/* The frame's whole pose: the body's joints as solved, each written hand's fingers from
+ * the frame (relaxed where the frame has none for it). */
+static const struct sk_pose *
+frame_pose(struct finger_rig *rig, const struct sk_pose *body_pose,
+           const struct st_fingers *fingers)
+{
+    if (!rig->hands)
+        return body_pose;
+    for (int j = 0; j < rig->body_joint_count; ++j)
+        m_quat_copy(body_pose->local_rotation[j], rig->pose.local_rotation[rig->body_joint[j]]);
+    m_vec3_copy(body_pose->position_m[0], rig->pose.position_m[0]); /* the root's, first */
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        if (!(rig->hands & ST_FINGERS_BIT(h)))
+            continue;
+        struct hd_pose pose;
+        if (fingers && fingers->valid[h])
+            st_fingers_get_pose(fingers, (enum hd_hand)h, &pose);
+        else
+            hd_pose_relaxed(&rig->model[h], &pose);
+        float rot[HD_JOINT_COUNT][4], off[HD_JOINT_COUNT][3];
+        hd_pose_humanoid_locals(&rig->model[h], &pose, rot, off);
+        for (int j = 0; j < HD_JOINT_COUNT; ++j)
+            m_quat_copy(rot[j], rig->pose.local_rotation[rig->joint[h][j]]);
+    }
+    return &rig->pose;
+}
+
 /* Solves every frame into the writer. */
 static enum em_result
 solve_all(const struct solve_args *a, const struct st_stream *stream, struct body *body,
-          struct st_bvh_writer *writer, double *out_update_s, struct em_error *err)
+          struct finger_rig *rig, struct st_bvh_writer *writer, double *out_update_s,
+          struct em_error *err)
 {
     struct progress progress = {
         .enabled = !a->quiet,
@@ -223,7 +366,9 @@ solve_all(const struct solve_args *a, const struct st_stream *stream, struct bod
         const int64_t t0 = u_time_now_ns();
         body_update(body, &stream->frames[i]);
         update_ns += u_time_now_ns() - t0;
-        const enum em_result r = st_bvh_writer_write(writer, body_pose(body), err);
+        const struct st_fingers *fingers = stream->fingers ? &stream->fingers[i] : NULL;
+        const enum em_result r =
+            st_bvh_writer_write(writer, frame_pose(rig, body_pose(body), fingers), err);
         if (r != EM_OK)
             return r;
         progress_show(&progress, i + 1, stream->frame_count);
@@ -288,13 +433,18 @@ app_cmd_solve(int argc, char **argv)
     struct sk_skeleton skeleton = {0};
     struct st_bvh_writer writer = {0};
     double update_s = 0.0;
-    enum em_result r = sk_skeleton_copy(body_skeleton(body), &skeleton) == EM_OK
-                           ? EM_OK
-                           : em_fail(&err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    struct finger_rig rig;
+    memset(&rig, 0, sizeof rig);
+    enum em_result r =
+        stream.fingers && stream.finger_mask
+            ? finger_skeleton(body_skeleton(body), stream.finger_mask, &skeleton, &rig, &err)
+        : sk_skeleton_copy(body_skeleton(body), &skeleton) == EM_OK
+            ? EM_OK
+            : em_fail(&err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
     if (r == EM_OK)
         r = st_bvh_writer_open(a.output, &skeleton, stream_period_s(&stream), &writer, &err);
     if (r == EM_OK)
-        r = solve_all(&a, &stream, body, &writer, &update_s, &err);
+        r = solve_all(&a, &stream, body, &rig, &writer, &update_s, &err);
     if (r == EM_OK)
         r = st_bvh_writer_close(&writer, &err);
     else
@@ -305,6 +455,8 @@ app_cmd_solve(int argc, char **argv)
         snprintf(body_name, sizeof body_name, "learned prior %s", avatar.prior_path);
     else
         snprintf(body_name, sizeof body_name, "procedural");
+    sk_pose_fini(&rig.pose);
+    free(rig.body_joint);
     sk_skeleton_fini(&skeleton);
     body_destroy(&body);
     app_avatar_fini(&avatar);

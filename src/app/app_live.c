@@ -702,6 +702,7 @@ fill_scene(struct live *L, int64_t now_ns)
     const struct body_status *s = &L->status;
     sc->skeleton = body_skeleton(L->body);
     sc->pose = body_pose(L->body);
+    app_avatar_set_fingers(&L->avatar, NULL); /* relaxed until the frame carries fingers */
     app_avatar_scene(&L->avatar, L->body, sc);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         sc->device[d] = L->frame.device[d];

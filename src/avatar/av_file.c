@@ -13,6 +13,8 @@
 #include <strings.h>
 
 #include "avatar/av_internal.h"
+#include "skeleton/sk_fingers.h"
+#include "util/u_log.h"
 
 #define GLB_MAGIC 0x46546C67u      /* "glTF" */
 #define GLB_CHUNK_JSON 0x4E4F534Au /* "JSON" */
@@ -149,6 +151,32 @@ check_spec_version(const char *path, const cJSON *ext, const char *ext_name, con
     return EM_OK;
 }
 
+/* A humanBones entry that may be a finger bone (named exactly as the VRM version names
+ * it, case aside): its node kept in f->finger_node. A finger entry with a bad node is
+ * ignored with a warning naming it: the avatar is still a humanoid without that finger. */
+static void
+finger_bone(const char *path, struct av_file *f, const char *name, enum sk_finger_names names,
+            const cJSON *node)
+{
+    for (int side = 0; side < HD_HAND_COUNT; ++side)
+        for (int j = 0; j < HD_JOINT_COUNT; ++j) {
+            const char *own = names == SK_FINGER_NAMES_VRM1
+                                  ? hd_vrm_bone_name((enum hd_hand)side, j)
+                                  : hd_unity_bone_name((enum hd_hand)side, j);
+            if (strcasecmp(own, name) != 0)
+                continue;
+            struct em_error err;
+            int index = -1;
+            if (node_index(path, node, "VRM humanBones", name, f->node_count, &index, &err) !=
+                EM_OK) {
+                U_LOG_W("%s (finger bone left out)", err.message);
+                return;
+            }
+            f->finger_node[side][j] = index;
+            return;
+        }
+}
+
 static enum em_result
 bones_vrm0(const char *path, struct av_file *f, const cJSON *vrm, struct em_error *err)
 {
@@ -172,8 +200,12 @@ bones_vrm0(const char *path, struct av_file *f, const cJSON *vrm, struct em_erro
                            "name",
                            path);
         const enum sk_bone b = sk_bone_from_name(bone->valuestring);
-        if (b == SK_BONE_NONE || b >= SK_HEAD_TOP)
-            continue; /* fingers, eyes, jaw: skinned with their nearest known ancestor */
+        if (b == SK_BONE_NONE || b >= SK_HEAD_TOP) {
+            /* VRM 0.x names the fingers as Unity does, in lower camel case. */
+            finger_bone(path, f, bone->valuestring, SK_FINGER_NAMES_UNITY,
+                        cJSON_GetObjectItemCaseSensitive(item, "node"));
+            continue; /* eyes, jaw: skinned with their nearest known ancestor */
+        }
         r = node_index(path, cJSON_GetObjectItemCaseSensitive(item, "node"), "VRM humanBones",
                        bone->valuestring, f->node_count, &f->bone_node[b], err);
         if (r != EM_OK)
@@ -200,8 +232,11 @@ bones_vrm1(const char *path, struct av_file *f, const cJSON *vrm, struct em_erro
     cJSON_ArrayForEach(item, hb)
     {
         const enum sk_bone b = sk_bone_from_name(item->string);
-        if (b == SK_BONE_NONE || b >= SK_HEAD_TOP)
+        if (b == SK_BONE_NONE || b >= SK_HEAD_TOP) {
+            finger_bone(path, f, item->string, SK_FINGER_NAMES_VRM1,
+                        cJSON_GetObjectItemCaseSensitive(item, "node"));
             continue;
+        }
         r = node_index(path, cJSON_GetObjectItemCaseSensitive(item, "node"), "VRMC_vrm humanBones",
                        item->string, f->node_count, &f->bone_node[b], err);
         if (r != EM_OK)
@@ -237,6 +272,9 @@ av_file_read(const char *path, struct av_file *out_file, struct em_error *err)
     memset(f, 0, sizeof *f);
     for (int b = 0; b < SK_BONE_COUNT; ++b)
         f->bone_node[b] = -1;
+    for (int side = 0; side < HD_HAND_COUNT; ++side)
+        for (int j = 0; j < HD_JOINT_COUNT; ++j)
+            f->finger_node[side][j] = -1;
     enum em_result r = read_bytes(path, f, err);
     if (r != EM_OK)
         return r;
@@ -299,6 +337,9 @@ av_file_read_fbx(const char *path, struct av_file *out_file, struct em_error *er
     memset(out_file, 0, sizeof *out_file);
     for (int b = 0; b < SK_BONE_COUNT; ++b)
         out_file->bone_node[b] = -1;
+    for (int side = 0; side < HD_HAND_COUNT; ++side)
+        for (int j = 0; j < HD_JOINT_COUNT; ++j)
+            out_file->finger_node[side][j] = -1;
     out_file->format = AV_FORMAT_FBX;
     return read_bytes(path, out_file, err);
 }

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "avatar/avatar.h"
+#include "embody/hand.h"
 
 /* A file read and its glTF JSON found. */
 struct av_file {
@@ -25,6 +26,7 @@ struct av_file {
     cJSON *json;                  /* the glTF JSON (owned) */
     enum av_format format;        /* from the extensions present */
     int bone_node[SK_BONE_COUNT]; /* glTF node of each humanoid bone, or -1 */
+    int finger_node[HD_HAND_COUNT][HD_JOINT_COUNT]; /* a VRM's finger bones' nodes, or -1 */
     int node_count;
 };
 

@@ -28,7 +28,9 @@
 
 #include "avatar/av_internal.h"
 #include "embody/m_math.h"
+#include "skeleton/sk_fingers.h"
 #include "skeleton/sk_humanoid_tree.h"
+#include "util/u_log.h"
 
 /* One node of assimp's tree, flattened parents first. */
 struct flat_node {
@@ -49,6 +51,7 @@ struct loader {
     vec3 bone_pos[SK_BONE_COUNT];
     bool have[SK_BONE_COUNT];
     int joint_of_bone[SK_BONE_COUNT];
+    int finger_flat[HD_HAND_COUNT][HD_JOINT_COUNT]; /* flat node of each finger bone, or -1 */
     mat4 facing; /* file frame to embody frame */
     struct av_load_desc limits;
     const struct sk_bone_map *bone_map; /* the player's, or NULL */
@@ -332,13 +335,17 @@ build_skeleton(struct loader *L, struct av_avatar *out, struct em_error *err)
 /* Which humanoid joint each node moves with: its own bone's, else its parent node's;
  * nodes above the hips move with the hips. */
 static void
-assign_node_joints(struct loader *L)
+assign_node_joints(struct loader *L, const struct av_avatar *out)
 {
     for (int i = 0; i < L->node_count; ++i) {
         int j = -1;
         for (int b = 0; b < SK_BONE_COUNT; ++b)
             if (L->bone_flat[b] == i)
                 j = L->joint_of_bone[b];
+        for (int h = 0; h < HD_HAND_COUNT; ++h)
+            for (int k = 0; k < HD_JOINT_COUNT; ++k)
+                if (L->finger_flat[h][k] == i)
+                    j = av_finger_skin_joint(out, (enum hd_hand)h, k);
         if (j < 0 && L->nodes[i].parent >= 0)
             j = L->nodes[L->nodes[i].parent].joint;
         L->nodes[i].joint = j;
@@ -346,6 +353,208 @@ assign_node_joints(struct loader *L)
     for (int i = 0; i < L->node_count; ++i)
         if (L->nodes[i].joint < 0)
             L->nodes[i].joint = 0;
+}
+
+/* ---- Fingers ---- */
+
+static enum sk_bone
+hand_bone(int h)
+{
+    return h == HD_RIGHT ? SK_RIGHT_HAND : SK_LEFT_HAND;
+}
+
+static const char *
+side_word(int h)
+{
+    return h == HD_RIGHT ? "right" : "left";
+}
+
+/* The finger bones' nodes: a VRM's from its humanBones, the others' by the name map
+ * (sk_finger_from_node_name), the sides swapped where the body's were. A finger whose
+ * three bones are not all there, each below the one before and the first below the hand,
+ * is left out with a warning naming it: its nodes then move with the hand. */
+static void
+find_finger_nodes(struct loader *L, const struct av_avatar *out)
+{
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        for (int k = 0; k < HD_JOINT_COUNT; ++k)
+            L->finger_flat[h][k] = -1;
+    const bool vrm = L->file.format == AV_FORMAT_VRM0 || L->file.format == AV_FORMAT_VRM1;
+    if (vrm) {
+        for (int h = 0; h < HD_HAND_COUNT; ++h)
+            for (int k = 0; k < HD_JOINT_COUNT; ++k) {
+                if (L->file.finger_node[h][k] < 0)
+                    continue;
+                char name[256];
+                av_file_node_name(&L->file, L->file.finger_node[h][k], name, sizeof name);
+                L->finger_flat[h][k] = find_flat(L, name);
+            }
+    } else {
+        const char **names = calloc((size_t)L->node_count, sizeof *names);
+        if (!names)
+            return; /* no fingers: the avatar still loads */
+        for (int i = 0; i < L->node_count; ++i)
+            names[i] = L->nodes[i].node->mName.data;
+        const enum sk_finger_names convention = sk_finger_names_guess(names, L->node_count);
+        free(names);
+        for (int i = 0; i < L->node_count; ++i) {
+            int side = 0;
+            const int k = sk_finger_from_node_name(L->nodes[i].node->mName.data, convention, &side);
+            if (k < 0)
+                continue;
+            if (out->rig_sides_swapped)
+                side = 1 - side;
+            if (L->finger_flat[side][k] < 0)
+                L->finger_flat[side][k] = i;
+        }
+    }
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        const int hand = L->bone_flat[hand_bone(h)];
+        for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+            int *bones = &L->finger_flat[h][f * HD_FINGER_JOINTS];
+            int found = 0, up = hand;
+            bool chained = hand >= 0;
+            for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
+                if (bones[k] < 0) {
+                    chained = false;
+                    continue;
+                }
+                ++found;
+                if (up < 0 || !is_below(L, bones[k], up))
+                    chained = false;
+                up = bones[k];
+            }
+            if (found == 0 || (found == HD_FINGER_JOINTS && chained))
+                continue;
+            U_LOG_W("%s: the %s %s finger is left out (it moves with the hand): %s", L->path,
+                    side_word(h), hd_finger_name((enum hd_finger)f),
+                    found < HD_FINGER_JOINTS
+                        ? "it lacks some of its three bones"
+                        : "its bones are not a chain from the hand in the node tree");
+            for (int k = 0; k < HD_FINGER_JOINTS; ++k)
+                bones[k] = -1;
+        }
+    }
+}
+
+/* The first child node of `node`, or -1. */
+static int
+first_child_node(const struct loader *L, int node)
+{
+    for (int i = node + 1; i < L->node_count; ++i)
+        if (L->nodes[i].parent == node)
+            return i;
+    return -1;
+}
+
+/* The hand frame (hand.h: -Z to the middle knuckle, +Y the back of the hand, +X towards
+ * the thumb on the left hand) as the rig has it at rest, from its knuckles; the T-pose's
+ * (fingers out along the arm, palms down, thumbs forward) where they say nothing. */
+static void
+hand_rest_frame(const struct loader *L, const struct av_avatar *out, int h, versor out_frame)
+{
+    const struct av_hand *H = &out->hands[h];
+    const float *wrist = L->bone_pos[hand_bone(h)];
+    const float *ahead = H->has_finger[HD_MIDDLE]
+                             ? H->rest_m[HD_MIDDLE * HD_FINGER_JOINTS]
+                             : L->bone_pos[h == HD_RIGHT ? SK_RIGHT_HAND_END : SK_LEFT_HAND_END];
+    vec3 z, t = {0.0f, 0.0f, 1.0f}, x, y;
+    const vec3 tpose_z = {h == HD_RIGHT ? 1.0f : -1.0f, 0.0f, 0.0f};
+    m_vec3_sub(wrist, ahead, z);
+    m_vec3_normalize_or(z, tpose_z, z);
+    if (H->has_finger[HD_INDEX] && H->has_finger[HD_LITTLE]) {
+        m_vec3_sub(H->rest_m[HD_INDEX * HD_FINGER_JOINTS], H->rest_m[HD_LITTLE * HD_FINGER_JOINTS],
+                   t);
+        m_vec3_normalize_or(t, (vec3){0.0f, 0.0f, 1.0f}, t);
+    }
+    m_vec3_scale(t, h == HD_RIGHT ? -1.0f : 1.0f, x);
+    m_vec3_cross(z, x, y);
+    if (m_vec3_length(y) < 0.1f) { /* the knuckles along the hand: the T-pose's sideways */
+        m_vec3_set(x, 0.0f, 0.0f, h == HD_RIGHT ? -1.0f : 1.0f);
+        m_vec3_cross(z, x, y);
+    }
+    m_vec3_normalize_or(y, (vec3){0.0f, 1.0f, 0.0f}, y);
+    m_vec3_cross(y, z, x);
+    m_quat_from_columns(x, y, z, out_frame);
+}
+
+/* The hands' fingers at rest (positions, tips, the rig's frames) and the hand models
+ * they size; then the relaxed pose. A bone length the hand model cannot take is said in
+ * a warning and the model's own used; a hand whose model cannot be made has no fingers. */
+static void
+setup_hands(struct loader *L, struct av_avatar *out)
+{
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        struct av_hand *H = &out->hands[h];
+        memset(H, 0, sizeof *H);
+        for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+            const int *bones = &L->finger_flat[h][f * HD_FINGER_JOINTS];
+            H->has_finger[f] = bones[0] >= 0;
+            if (!H->has_finger[f])
+                continue;
+            ++H->finger_count;
+            for (int k = 0; k < HD_FINGER_JOINTS; ++k)
+                glm_vec3_copy(L->nodes[bones[k]].global[3], H->rest_m[f * HD_FINGER_JOINTS + k]);
+            const float *mid = H->rest_m[f * HD_FINGER_JOINTS + 1];
+            const float *last = H->rest_m[f * HD_FINGER_JOINTS + 2];
+            const int tip = first_child_node(L, bones[2]);
+            if (tip >= 0 && m_vec3_distance(L->nodes[tip].global[3], last) > 1e-3f) {
+                glm_vec3_copy(L->nodes[tip].global[3], H->tip_m[f]);
+            } else { /* no tip: the last bone 0.8 of the one before, straight on */
+                vec3 d;
+                m_vec3_sub(last, mid, d);
+                m_vec3_muladd(last, d, 0.8f, H->tip_m[f]);
+            }
+        }
+        if (H->finger_count == 0)
+            continue;
+        struct hd_model_desc desc = {.hand = (enum hd_hand)h};
+        for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+            if (!H->has_finger[f])
+                continue;
+            for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
+                const int j = f * HD_FINGER_JOINTS + k;
+                const float len =
+                    m_vec3_distance(H->rest_m[j], k < 2 ? H->rest_m[j + 1] : H->tip_m[f]);
+                if (len >= HD_MIN_BONE_LENGTH_M && len <= HD_MAX_BONE_LENGTH_M)
+                    desc.bone_m[f][k] = len;
+                else
+                    U_LOG_W("%s: finger bone %s is %.4f m long (the hand model takes %g to %g "
+                            "m): the model's own length is used",
+                            L->path, hd_vrm_bone_name((enum hd_hand)h, j), (double)len,
+                            (double)HD_MIN_BONE_LENGTH_M, (double)HD_MAX_BONE_LENGTH_M);
+            }
+        }
+        if (H->has_finger[HD_MIDDLE]) { /* wrist to the middle fingertip, along its bones */
+            float len =
+                m_vec3_distance(L->bone_pos[hand_bone(h)], H->rest_m[HD_MIDDLE * HD_FINGER_JOINTS]);
+            for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
+                const int j = HD_MIDDLE * HD_FINGER_JOINTS + k;
+                len +=
+                    m_vec3_distance(H->rest_m[j], k < 2 ? H->rest_m[j + 1] : H->tip_m[HD_MIDDLE]);
+            }
+            if (len >= HD_MIN_HAND_LENGTH_M && len <= HD_MAX_HAND_LENGTH_M)
+                desc.hand_length_m = len;
+        }
+        struct em_error err;
+        if (hd_model_init(&desc, &H->model, &err) != EM_OK) {
+            U_LOG_W("%s: the %s hand's fingers are left out: %s", L->path, side_word(h),
+                    err.message);
+            memset(H, 0, sizeof *H);
+            continue;
+        }
+        hand_rest_frame(L, out, h, H->rest_frame);
+        for (int f = 0; f < HD_FINGER_COUNT; ++f)
+            for (int k = 0; k < HD_FINGER_JOINTS && H->has_finger[f]; ++k) {
+                const int j = f * HD_FINGER_JOINTS + k;
+                vec3 d;
+                m_vec3_sub(k < 2 ? H->rest_m[j + 1] : H->tip_m[f], H->rest_m[j], d);
+                m_quat_rotate_inv(H->rest_frame, d, d);
+                m_vec3_normalize_or(d, H->model.direction[f], d);
+                m_quat_from_to(H->model.direction[f], d, H->align[j]);
+            }
+        av_set_hand_pose(out, (enum hd_hand)h, NULL);
+    }
 }
 
 /* ---- The mesh ---- */
@@ -715,6 +924,7 @@ load(struct loader *L, struct av_avatar *out, struct em_error *err)
     if ((r = find_bone_nodes(L, out, err)) != EM_OK || (r = check_nesting(L, err)) != EM_OK ||
         (r = check_size(L, err)) != EM_OK)
         return r;
+    find_finger_nodes(L, out);
     fix_facing(L);
 
     /* The mesh is baked before the skeleton is known (it needs only node joints), but the
@@ -724,7 +934,8 @@ load(struct loader *L, struct av_avatar *out, struct em_error *err)
     bone_positions(L, -FLT_MAX, 0.0f);
     if ((r = build_skeleton(L, out, err)) != EM_OK)
         return r;
-    assign_node_joints(L);
+    out->skin_joint_count = out->skeleton.joint_count + HD_HAND_COUNT * HD_JOINT_COUNT;
+    assign_node_joints(L, out);
     if ((r = build_mesh(L, out, err)) != EM_OK || (r = build_materials(L, out, err)) != EM_OK)
         return r;
 
@@ -746,6 +957,7 @@ load(struct loader *L, struct av_avatar *out, struct em_error *err)
     if ((r = build_skeleton(L, out, err)) != EM_OK)
         return r;
     out->height_m = sk_humanoid_height(&out->skeleton);
+    setup_hands(L, out);
     /* A person's size, as every skeleton (a file scaled to 4 m is a mistake, not a giant). */
     return sk_humanoid_check_size(&out->skeleton, L->path, err);
 }

@@ -9,6 +9,11 @@
  * mirror view's palette (centre warm sand, the left side orange, the right side blue) so
  * the skinned avatar reads the same as the capsule figure; the torso has a striped
  * base-colour texture and the eyes an MToon material.
+ *
+ * Each hand has five fingers of three bones (VRM 1.0's finger bones, and a tip joint at
+ * each end): the hand model's default hand (src/hand) sized to the skeleton's knuckles,
+ * a capsule of the model's joint radii on each finger bone; the hand's own part is the
+ * palm, from the wrist to the knuckles.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "avatar/av_internal.h"
+#include "embody/hand.h"
 #include "embody/m_math.h"
 
 enum part_material { MAT_CENTER, MAT_LEFT, MAT_RIGHT, MAT_EYES, MAT_COUNT };
@@ -360,6 +366,8 @@ build_body(const struct sk_skeleton *sk, int sides, struct mesh_builder *m)
         const int p = sk->parent[j];
         float ra[2], rb[2];
         int material;
+        if (sk->bone[j] == SK_BONE_NONE) /* a finger (build_fingers): the palm is one part */
+            continue;
         if (!part_style(sk->bone[p], sk->bone[j], ra, rb, &material))
             continue;
         struct capsule c = {.parent = sk->parent[p],
@@ -372,6 +380,13 @@ build_body(const struct sk_skeleton *sk, int sides, struct mesh_builder *m)
             c.ra[i] = ra[i] * k, c.rb[i] = rb[i] * k;
         if (sk->bone[p] == SK_HIPS)
             c.parent = -1;
+        if (sk->bone[p] == SK_LEFT_HAND || sk->bone[p] == SK_RIGHT_HAND) {
+            /* The palm: its rounded end at the knuckles, where the fingers start. */
+            vec3 d;
+            m_vec3_sub(c.b, c.a, d);
+            const float len = m_vec3_length(d);
+            m_vec3_lerp(c.a, c.b, fmaxf(0.5f, 1.0f - c.rb[0] / len), c.b);
+        }
         join_torso(sk, p, j, &c);
         add_capsule(m, &c, sides);
     }
@@ -393,6 +408,158 @@ build_eyes(float k, int sides, struct mesh_builder *m)
         const vec3 c = {0.034f * k * (float)side, 0.0f, 0.0f};
         const vec3 r = {0.016f * k, 0.016f * k, 0.01f * k};
         add_ellipsoid(m, c, r, 0, MAT_EYES, sides / 2 > 6 ? sides / 2 : 6);
+    }
+}
+
+/* ---- Fingers ---- */
+
+/* The tip joint's name of a finger: its distal bone's VRM name with "Tip" for "Distal". */
+static void
+tip_name(int h, int f, char *out, size_t size)
+{
+    const char *distal = hd_vrm_bone_name((enum hd_hand)h, f * HD_FINGER_JOINTS + 2);
+    snprintf(out, size, "%.*sTip", (int)(strlen(distal) - strlen("Distal")), distal);
+}
+
+/* Which finger joint a joint of the made skeleton is, by its name: true with the hand,
+ * finger and joint (0 to 2, 3 for the tip). */
+static bool
+finger_of_joint(const char *name, int *out_h, int *out_f, int *out_k)
+{
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        for (int f = 0; f < HD_FINGER_COUNT; ++f)
+            for (int k = 0; k <= HD_FINGER_JOINTS; ++k) {
+                char tip[SK_NAME_MAX];
+                tip_name(h, f, tip, sizeof tip);
+                const char *own = k < HD_FINGER_JOINTS
+                                      ? hd_vrm_bone_name((enum hd_hand)h, f * HD_FINGER_JOINTS + k)
+                                      : tip;
+                if (strcmp(own, name) == 0) {
+                    *out_h = h, *out_f = f, *out_k = k;
+                    return true;
+                }
+            }
+    return false;
+}
+
+/* The hand model each hand of `sk` wears: the default hand sized so its middle knuckle
+ * is where the skeleton's hand end (the knuckles) is. */
+static enum em_result
+made_hand_model(const struct sk_skeleton *sk, int h, struct hd_model *out, struct em_error *err)
+{
+    struct hd_model def;
+    enum em_result r = hd_model_init(&(struct hd_model_desc){.hand = (enum hd_hand)h}, &def, err);
+    if (r != EM_OK)
+        return r;
+    const int hand = sk->bone_joint[h == HD_RIGHT ? SK_RIGHT_HAND : SK_LEFT_HAND];
+    const int end = sk->bone_joint[h == HD_RIGHT ? SK_RIGHT_HAND_END : SK_LEFT_HAND_END];
+    float length = HD_DEFAULT_HAND_LENGTH_M;
+    if (hand >= 0 && end >= 0)
+        length *= m_vec3_distance(sk->rest_position_m[hand], sk->rest_position_m[end]) /
+                  m_vec3_length(def.base_m[HD_MIDDLE]);
+    length = m_clampf(length, HD_MIN_HAND_LENGTH_M, HD_MAX_HAND_LENGTH_M);
+    return hd_model_init(&(struct hd_model_desc){.hand = (enum hd_hand)h, .hand_length_m = length},
+                         out, err);
+}
+
+/* `sk` with five fingers on each hand: three bones each (VRM 1.0's names) and a tip,
+ * placed by the hand model's forward kinematics in the humanoid's axes
+ * (hd_pose_humanoid_locals) at its rest, or bent and turned as `d` asks for tests. */
+static enum em_result
+with_fingers(const struct av_make_desc *desc, const struct sk_skeleton *sk, struct sk_skeleton *out,
+             struct em_error *err)
+{
+    enum { PER_HAND = HD_FINGER_COUNT * (HD_FINGER_JOINTS + 1) };
+    const int count = sk->joint_count + HD_HAND_COUNT * PER_HAND;
+    struct sk_joint_desc *d = calloc((size_t)count, sizeof *d);
+    char(*names)[SK_NAME_MAX] = calloc(HD_HAND_COUNT * PER_HAND, sizeof *names);
+    if (!d || !names) {
+        free(d);
+        free(names);
+        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "av_make_glb: out of memory");
+    }
+    for (int j = 0; j < sk->joint_count; ++j) {
+        d[j].name = sk->name[j];
+        d[j].parent = sk->parent[j] >= 0 ? sk->name[sk->parent[j]] : NULL;
+        m_vec3_copy(sk->offset_m[j], d[j].offset_m);
+        d[j].limit = sk->limit[j];
+    }
+    enum em_result r = EM_OK;
+    int n = sk->joint_count;
+    for (int h = 0; h < HD_HAND_COUNT && r == EM_OK; ++h) {
+        struct hd_model model;
+        if ((r = made_hand_model(sk, h, &model, err)) != EM_OK)
+            break;
+        struct hd_pose rest;
+        memset(&rest, 0, sizeof rest);
+        for (int f = 0; f < HD_FINGER_COUNT; ++f)
+            for (int k = 0; k < HD_FINGER_JOINTS; ++k)
+                rest.flex_rad[f][k] = desc->finger_rest_curl_rad;
+        float rot[HD_JOINT_COUNT][4], off[HD_JOINT_COUNT][3];
+        hd_pose_humanoid_locals(&model, &rest, rot, off);
+        /* The hand's turn about the forearm (+X for the left arm, -X for the right). */
+        versor turn;
+        const vec3 arm = {h == HD_RIGHT ? -1.0f : 1.0f, 0.0f, 0.0f};
+        m_quat_from_axis_angle(arm, desc->hand_rest_turn_rad, turn);
+        const int hand = sk->bone_joint[h == HD_RIGHT ? SK_RIGHT_HAND : SK_LEFT_HAND];
+        for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+            versor g; /* the finger's global rotation so far (humanoid axes) */
+            m_quat_copy(turn, g);
+            for (int k = 0; k <= HD_FINGER_JOINTS; ++k, ++n) {
+                const int j = f * HD_FINGER_JOINTS + k;
+                char *name = names[n - sk->joint_count];
+                vec3 o;
+                if (k < HD_FINGER_JOINTS) {
+                    snprintf(name, SK_NAME_MAX, "%s", hd_vrm_bone_name((enum hd_hand)h, j));
+                    m_vec3_copy(off[j], o);
+                } else { /* the tip: the distal bone's length along the finger */
+                    tip_name(h, f, name, SK_NAME_MAX);
+                    m_vec3_scale(off[j - 1], model.bone_m[f][2] / model.bone_m[f][1], o);
+                }
+                m_quat_rotate(g, o, d[n].offset_m);
+                if (k < HD_FINGER_JOINTS) {
+                    versor t;
+                    m_quat_mul(g, rot[j], t);
+                    m_quat_copy(t, g);
+                }
+                d[n].name = name;
+                d[n].parent = k == 0 ? sk->name[hand] : names[n - 1 - sk->joint_count];
+            }
+        }
+    }
+    if (r == EM_OK)
+        r = sk_skeleton_create(d, n, "avatar skeleton with fingers", out, err);
+    free(d);
+    free(names);
+    return r;
+}
+
+/* A capsule on each finger bone, of the model's radii at its joints. */
+static void
+build_fingers(const struct sk_skeleton *sk, struct mesh_builder *m)
+{
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        struct hd_model model;
+        struct em_error err;
+        if (made_hand_model(sk, h, &model, &err) != EM_OK)
+            continue;
+        for (int j = 0; j < sk->joint_count; ++j) {
+            int fh, f, k;
+            if (!finger_of_joint(sk->name[j], &fh, &f, &k) || fh != h || k == HD_FINGER_JOINTS)
+                continue;
+            const int child = first_child(sk, j);
+            if (child < 0)
+                continue;
+            struct capsule c = {.parent = sk->parent[j],
+                                .joint = j,
+                                .child = k + 1 < HD_FINGER_JOINTS ? child : -1,
+                                .material = h == HD_RIGHT ? MAT_RIGHT : MAT_LEFT};
+            m_vec3_copy(sk->rest_position_m[j], c.a);
+            m_vec3_copy(sk->rest_position_m[child], c.b);
+            c.ra[0] = c.ra[1] = model.radius_m[f][k];
+            c.rb[0] = c.rb[1] = model.radius_m[f][k + 1];
+            add_capsule(m, &c, 6); /* thin: six sides are round enough */
+        }
     }
 }
 
@@ -647,11 +814,31 @@ vroid_name(enum sk_bone b, const char *vrm, char *out, size_t size)
              b >= SK_HEAD_TOP ? "_Tip" : "");
 }
 
+/* A finger joint's node name in the rig's style (k 3: the tip). */
+static void
+finger_node_name(const struct av_make_desc *d, int h, int f, int k, char *out, size_t size)
+{
+    static const char *const mixamo[HD_FINGER_COUNT] = {"Thumb", "Index", "Middle", "Ring",
+                                                        "Pinky"};
+    static const char *const vroid[HD_FINGER_COUNT] = {"Thumb", "Index", "Middle", "Ring",
+                                                       "Little"};
+    if (d->rig == AV_MAKE_MIXAMO)
+        snprintf(out, size, "mixamorig:%sHand%s%d", h == HD_RIGHT ? "Right" : "Left", mixamo[f],
+                 k + 1);
+    else
+        snprintf(out, size, "J_Bip_%c_%s%d%s", h == HD_RIGHT ? 'R' : 'L', vroid[f],
+                 k < HD_FINGER_JOINTS ? k + 1 : HD_FINGER_JOINTS,
+                 k < HD_FINGER_JOINTS ? "" : "_Tip");
+}
+
 static void
 node_name(const struct av_make_desc *d, const struct sk_skeleton *sk, int j, char *out, size_t size)
 {
+    int h, f, k;
     if (d->anonymous_nodes)
         snprintf(out, size, "bone%d", j);
+    else if (d->rig != AV_MAKE_PLAIN && finger_of_joint(sk->name[j], &h, &f, &k))
+        finger_node_name(d, h, f, k, out, size);
     else if (d->rig == AV_MAKE_MIXAMO)
         snprintf(out, size, "mixamorig:%s", mixamo_name(sk->bone[j]));
     else if (d->rig == AV_MAKE_PLAIN)
@@ -694,7 +881,9 @@ add_vrm_extension(struct writer *w, const struct av_make_desc *d, const struct s
         cJSON_AddBoolToObject(meta, "allowRedistribution", true);
         cJSON *hb = cJSON_AddObjectToObject(cJSON_AddObjectToObject(vrm, "humanoid"), "humanBones");
         for (int j = 0; j < sk->joint_count; ++j) {
-            if (sk->bone[j] == SK_BONE_NONE || sk->bone[j] >= SK_HEAD_TOP ||
+            int h, f, k;
+            const bool finger = finger_of_joint(sk->name[j], &h, &f, &k) && k < HD_FINGER_JOINTS;
+            if ((!finger && (sk->bone[j] == SK_BONE_NONE || sk->bone[j] >= SK_HEAD_TOP)) ||
                 omitted(d->omit_bones, sk->name[j]))
                 continue;
             cJSON_AddNumberToObject(cJSON_AddObjectToObject(hb, sk->name[j]), "node", j);
@@ -712,11 +901,20 @@ add_vrm_extension(struct writer *w, const struct av_make_desc *d, const struct s
     cJSON_AddStringToObject(meta, "licenseName", "CC0");
     cJSON *hb = cJSON_AddArrayToObject(cJSON_AddObjectToObject(vrm, "humanoid"), "humanBones");
     for (int j = 0; j < sk->joint_count; ++j) {
-        if (sk->bone[j] == SK_BONE_NONE || sk->bone[j] >= SK_HEAD_TOP ||
+        int h, f, k;
+        const bool finger = finger_of_joint(sk->name[j], &h, &f, &k) && k < HD_FINGER_JOINTS;
+        if ((!finger && (sk->bone[j] == SK_BONE_NONE || sk->bone[j] >= SK_HEAD_TOP)) ||
             omitted(d->omit_bones, sk->name[j]))
             continue;
         cJSON *b = cJSON_CreateObject();
-        cJSON_AddStringToObject(b, "bone", sk->name[j]);
+        /* VRM 0.x names the fingers as Unity does (its thumb one bone further out), in
+         * lower camel case. */
+        char vrm0[SK_NAME_MAX];
+        snprintf(vrm0, sizeof vrm0, "%s",
+                 finger ? hd_unity_bone_name((enum hd_hand)h, f * HD_FINGER_JOINTS + k)
+                        : sk->name[j]);
+        vrm0[0] = (char)(vrm0[0] | 0x20);
+        cJSON_AddStringToObject(b, "bone", vrm0);
         cJSON_AddNumberToObject(b, "node", j);
         cJSON_AddBoolToObject(b, "useDefaultValues", true);
         cJSON_AddItemToArray(hb, b);
@@ -923,16 +1121,21 @@ av_make_glb(const struct av_make_desc *desc, uint8_t **out_bytes, size_t *out_si
 {
     *out_bytes = NULL;
     *out_size = 0;
-    const struct sk_skeleton *sk = desc->skeleton;
-    if (!sk || sk_humanoid_validate(sk, "avatar skeleton", err) != EM_OK)
-        return sk ? EM_ERROR_INVALID_ARGUMENT
-                  : em_fail(err, EM_ERROR_INVALID_ARGUMENT, "av_make_glb: no skeleton");
+    const struct sk_skeleton *bones = desc->skeleton;
+    if (!bones || sk_humanoid_validate(bones, "avatar skeleton", err) != EM_OK)
+        return bones ? EM_ERROR_INVALID_ARGUMENT
+                     : em_fail(err, EM_ERROR_INVALID_ARGUMENT, "av_make_glb: no skeleton");
+    struct sk_skeleton full = {0};
+    if (with_fingers(desc, bones, &full, err) != EM_OK)
+        return EM_ERROR_INVALID_ARGUMENT;
+    const struct sk_skeleton *sk = &full;
     const int sides = desc->detail > 0 ? (desc->detail < 6 ? 6 : desc->detail) : 12;
     const bool flip = desc->rig == AV_MAKE_VRM0;
     const bool vrm = desc->rig == AV_MAKE_VRM0 || desc->rig == AV_MAKE_VRM1;
 
     struct mesh_builder body = {0}, eyes = {0};
     build_body(sk, sides, &body);
+    build_fingers(sk, &body);
     build_eyes(sk_humanoid_height(sk) / 1.75f, sides, &eyes);
 
     struct writer w = {0};
@@ -967,6 +1170,7 @@ av_make_glb(const struct av_make_desc *desc, uint8_t **out_bytes, size_t *out_si
     free(w.bin.data);
     builder_fini(&body);
     builder_fini(&eyes);
+    sk_skeleton_fini(&full);
     return ok ? EM_OK : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "av_make_glb: out of memory");
 }
 

@@ -30,6 +30,7 @@
 
 #include <cglm/types.h>
 
+#include "embody/hand.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 
@@ -95,6 +96,33 @@ struct av_primitive {
     uint32_t index_count;
 };
 
+/* One hand's fingers as the avatar has them. A finger's three bones are found by name
+ * (the one humanoid name map, src/skeleton/sk_fingers.h) or from a VRM's humanBones, each
+ * below the one before it and the first below the hand; a finger without all three is
+ * left out (its nodes move rigidly with the hand, as before) and said in a warning.
+ *
+ * Posing: hd_pose_local_rotations gives each joint's rotation in the hand frame,
+ * relative to the model's rest (every bone of a finger along model.direction[f]). The
+ * rig's rest differs: its hand frame is `rest_frame` (built from its knuckles), and each
+ * of its bones points its own way, `align[j]` turning the model's rest direction onto the
+ * rig's bone (both in the hand frame). A joint's rotation relative to the hand, in
+ * embody's world-aligned rest axes, is then rest_frame * W_j * align[j]^-1 *
+ * rest_frame^-1, with W_j the finger's chain of local rotations to joint j: a bone posed
+ * so points where the hand model's bone points, whatever the rig's rest. */
+struct av_hand {
+    bool has_finger[HD_FINGER_COUNT];
+    int finger_count;      /* fingers present */
+    struct hd_model model; /* sized by the avatar's own finger bones */
+    versor rest_frame;     /* the hand frame's axes in embody's frame at rest */
+    versor align[HD_JOINT_COUNT];
+    vec3 rest_m[HD_JOINT_COUNT]; /* each finger joint's rest position (embody frame) */
+    vec3 tip_m[HD_FINGER_COUNT]; /* each fingertip at rest (the distal's child node, or
+                                    the distal bone continued) */
+    /* The pose set last (av_set_hand_pose): each joint's rotation relative to the hand
+     * joint, in embody's world-aligned rest axes. */
+    versor rotation[HD_JOINT_COUNT];
+};
+
 struct av_avatar {
     char source[256]; /* the file, for messages */
     enum av_format format;
@@ -112,6 +140,11 @@ struct av_avatar {
     enum sk_rig_found rig_found[SK_BONE_COUNT];
     enum sk_name_map rig_names; /* the convention node names were read in */
     bool rig_sides_swapped;     /* named left on the body's right, swapped */
+    /* The fingers. The mesh is skinned to skin_joint_count joints: the skeleton's, then
+     * HD_JOINT_COUNT per hand (av_finger_skin_joint), whether the hand has them or not (a
+     * missing finger's joints follow the hand). */
+    struct av_hand hands[HD_HAND_COUNT];
+    int skin_joint_count;
 
     struct av_vertex *vertices;
     int vertex_count;
@@ -148,12 +181,31 @@ enum em_result av_avatar_load(const char *path, const struct av_load_desc *desc,
 /* Frees everything; safe on a zeroed struct and twice. */
 void av_avatar_fini(struct av_avatar *avatar);
 
+/* ---- Fingers ---- */
+
+/* The skin joint of finger joint `joint` (f * 3 + j) of `hand`. */
+static inline int
+av_finger_skin_joint(const struct av_avatar *avatar, enum hd_hand hand, int joint)
+{
+    return avatar->skeleton.joint_count + (int)hand * HD_JOINT_COUNT + joint;
+}
+
+/* Poses one hand's fingers: `pose` in the hand model's angles (hd_pose_*), NULL for the
+ * relaxed pose (hd_pose_relaxed on the avatar's own hand model). A pose with an angle that
+ * is not finite is taken as relaxed. Takes effect in the next av_skin_matrices; a hand
+ * without fingers ignores it. Allocates nothing: called every frame. */
+void av_set_hand_pose(struct av_avatar *avatar, enum hd_hand hand, const struct hd_pose *pose);
+
+/* The hand model sized by the avatar's fingers, or NULL when the hand has none. */
+const struct hd_model *av_hand_model(const struct av_avatar *avatar, enum hd_hand hand);
+
 /* ---- Skinning ---- */
 
 /* Which joint of a body's skeleton moves each avatar joint: the joint with the same bone,
  * or the nearest ancestor's (an upperChest the body lacks follows its chest). */
 struct av_skin_binding {
-    int joint_count; /* the avatar's */
+    const struct av_avatar *avatar; /* bound (its finger pose is read each frame) */
+    int joint_count;                /* the avatar's skin joints (skin_joint_count) */
     int *body_joint; /* per avatar joint: the body skeleton's joint that moves it */
     vec3 *anchor_m;  /* per avatar joint: avatar rest position that body joint carries */
     float scale;     /* body height / avatar height: the mesh is scaled by it */
@@ -166,7 +218,8 @@ enum em_result av_skin_bind(const struct av_avatar *avatar, const struct sk_skel
 void av_skin_binding_fini(struct av_skin_binding *binding);
 
 /* Joint matrices (column-major, cglm) for a pose of the body's skeleton: avatar rest
- * position x to posed world position p + s R (x - anchor). out_matrices has
+ * position x to posed world position p + s R (x - anchor); the finger joints follow their
+ * hand's joint and the fingers' pose (av_set_hand_pose). out_matrices has
  * binding->joint_count entries. */
 void av_skin_matrices(const struct av_skin_binding *binding, const struct sk_pose *body_pose,
                       mat4 *out_matrices);
@@ -204,6 +257,11 @@ struct av_make_desc {
     /* Each bone node's +Y along its bone (as Blender exports rigs) instead of frames
      * aligned with the world: the same avatar, in other node frames. */
     bool bone_axes;
+    /* For tests: the fingers at rest bent at every joint by this (radians) and the whole
+     * hand turned about the forearm by that (positive turns the left palm back and the
+     * right palm forward), as rigs that do not rest their hands flat have them. */
+    float finger_rest_curl_rad;
+    float hand_rest_turn_rad;
 };
 
 /* Builds a small skinned humanoid as GLB bytes (malloc'ed, the caller frees): every body

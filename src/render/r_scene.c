@@ -1,7 +1,8 @@
 /*
  * The scene as mesh instances (r_internal.h): the avatar as lit capsules between each
- * joint and its parent, a head with a visor and a nose that show where it faces, hands and
- * feet as boxes turned by their joints' rotations; the body's left side orange, its right
+ * joint and its parent, a head with a visor and a nose that show where it faces, hands as
+ * a palm and five fingers of three joints (the scene's finger poses), feet as boxes turned
+ * by their joints' rotations; the body's left side orange, its right
  * side blue. The tracked devices as small models (a headset, two controllers), grey with a
  * red cross when lost; optionally the IK targets beside where the effectors ended up; a
  * second avatar (--compare) as the first; the ghosts of the truth as translucent sticks.
@@ -12,6 +13,7 @@
 
 #include <cglm/cglm.h>
 
+#include "embody/hand.h"
 #include "embody/m_math.h"
 #include "render/r_internal.h"
 
@@ -265,11 +267,14 @@ build_head(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_
            push_local(&parts->solid[R_MESH_SPHERE], &f, nose_at, nose, rgb, 0.0f);
 }
 
-/* A hand: a flat box from the wrist to past the knuckles, turned by the hand's rotation
- * (palm down at rest), and a thumb on its front. */
+/* A hand: the palm a flat box from the wrist to the knuckles, and five fingers of three
+ * capsules each: the hand model's default hand (include/embody/hand.h) in `finger_pose`
+ * (NULL: relaxed), scaled so its middle knuckle is at the hand's end, turned by the hand's
+ * rotation (palm down at rest). */
 static bool
 build_hand(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose,
-           enum sk_bone hand_bone, enum sk_bone end_bone, enum sk_bone arm_bone, float s)
+           enum sk_bone hand_bone, enum sk_bone end_bone, enum sk_bone arm_bone, float s,
+           const struct hd_pose *finger_pose)
 {
     const int hand = sk->bone_joint[hand_bone];
     if (hand < 0)
@@ -304,15 +309,40 @@ build_hand(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_
     m_vec3_cross(h.z, h.x, h.y);
     float rgb[3];
     side_color(bone_side(hand_bone), rgb);
-    const float palm_at[3] = {0.55f * len, 0.0f, 0.0f};
-    const float palm[3] = {1.2f * len, 0.032f * s, 0.085f * s};
-    float thumb_a[3], thumb_b[3];
-    const float ta[3] = {0.25f * len, -0.005f * s, 0.035f * s};
-    const float tb[3] = {0.65f * len, -0.012f * s, 0.062f * s};
-    frame_point(&h, ta, thumb_a);
-    frame_point(&h, tb, thumb_b);
-    return push_local(&parts->solid[R_MESH_BOX], &h, palm_at, palm, rgb, 0.0f) &&
-           push_capsule(parts, thumb_a, thumb_b, 0.013f * s, 0.013f * s, h.x, rgb);
+    const float palm_at[3] = {0.5f * len, 0.0f, 0.0f};
+    const float palm[3] = {len, 0.03f * s, 0.08f * s};
+    if (!push_local(&parts->solid[R_MESH_BOX], &h, palm_at, palm, rgb, 0.0f))
+        return false;
+
+    const enum hd_hand side = hand_bone == SK_RIGHT_HAND ? HD_RIGHT : HD_LEFT;
+    struct hd_model model;
+    if (hd_model_init(&(struct hd_model_desc){.hand = side}, &model, NULL) != EM_OK)
+        return true; /* the default hand: never refused */
+    struct hd_pose fingers;
+    if (finger_pose)
+        fingers = *finger_pose;
+    else
+        hd_pose_relaxed(&model, &fingers);
+    float at[HD_POINT_COUNT][3];
+    hd_pose_positions(&model, &fingers, at);
+    /* The hand frame (hand.h: -Z to the middle knuckle, +Y the back, +X towards the thumb
+     * on the left hand and the little finger on the right) in the figure's, scaled. */
+    const float k = len / m_vec3_length(model.base_m[HD_MIDDLE]);
+    const float lateral = side == HD_LEFT ? 1.0f : -1.0f;
+    float world[HD_POINT_COUNT][3];
+    for (int i = 0; i < HD_POINT_COUNT; ++i) {
+        const float local[3] = {-at[i][2] * k, at[i][1] * k, lateral * at[i][0] * k};
+        frame_point(&h, local, world[i]);
+    }
+    for (int f = 0; f < HD_FINGER_COUNT; ++f)
+        for (int j = 0; j < HD_FINGER_JOINTS; ++j) {
+            const float *a = world[f * (HD_FINGER_JOINTS + 1) + j];
+            const float *b = world[f * (HD_FINGER_JOINTS + 1) + j + 1];
+            const float r = model.radius_m[f][j] * k;
+            if (!push_capsule(parts, a, b, r, r, h.z, rgb))
+                return false;
+        }
+    return true;
 }
 
 /* A foot: a shoe-like box from behind the heel to the toe tips, its sole where the toes
@@ -342,7 +372,8 @@ build_foot(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_
 }
 
 static bool
-build_avatar(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose)
+build_avatar(struct r_parts *parts, const struct sk_skeleton *sk, const struct sk_pose *pose,
+             const struct hd_pose *const hand_pose[HD_HAND_COUNT])
 {
     float top = 0.0f;
     for (int i = 0; i < sk->joint_count; ++i)
@@ -364,8 +395,10 @@ build_avatar(struct r_parts *parts, const struct sk_skeleton *sk, const struct s
             return false;
     }
     return build_head(parts, sk, pose, s) &&
-           build_hand(parts, sk, pose, SK_LEFT_HAND, SK_LEFT_HAND_END, SK_LEFT_LOWER_ARM, s) &&
-           build_hand(parts, sk, pose, SK_RIGHT_HAND, SK_RIGHT_HAND_END, SK_RIGHT_LOWER_ARM, s) &&
+           build_hand(parts, sk, pose, SK_LEFT_HAND, SK_LEFT_HAND_END, SK_LEFT_LOWER_ARM, s,
+                      hand_pose ? hand_pose[HD_LEFT] : NULL) &&
+           build_hand(parts, sk, pose, SK_RIGHT_HAND, SK_RIGHT_HAND_END, SK_RIGHT_LOWER_ARM, s,
+                      hand_pose ? hand_pose[HD_RIGHT] : NULL) &&
            build_foot(parts, sk, pose, SK_LEFT_FOOT, SK_LEFT_TOES_END, s) &&
            build_foot(parts, sk, pose, SK_RIGHT_FOOT, SK_RIGHT_TOES_END, s);
 }
@@ -552,7 +585,7 @@ build_second(struct r_parts *parts, const struct render_figure *f, const float *
 {
     if (!figure_drawable(f->skeleton, f->pose))
         return true;
-    if (!parts->hide_figure && !build_avatar(parts, f->skeleton, f->pose))
+    if (!parts->hide_figure && !build_avatar(parts, f->skeleton, f->pose, NULL))
         return false;
     return build_trackers(parts, f->tracker_present, f->tracker, right, up);
 }
@@ -600,7 +633,8 @@ r_parts_build(struct r_parts *parts, const struct render_scene *scene, bool show
     build_floor_marks(parts, scene);
     const struct sk_skeleton *sk = scene->skeleton;
     const struct sk_pose *pose = scene->pose;
-    if (figure_drawable(sk, pose) && !parts->hide_figure && !build_avatar(parts, sk, pose))
+    if (figure_drawable(sk, pose) && !parts->hide_figure &&
+        !build_avatar(parts, sk, pose, scene->hand_pose))
         return false;
     if (!build_devices(parts, scene, camera_right, camera_up) ||
         !build_trackers(parts, scene->tracker_present, scene->tracker, camera_right, camera_up) ||

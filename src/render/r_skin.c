@@ -71,7 +71,7 @@ static bool
 upload(struct r_skin *s, const struct av_avatar *a)
 {
     r_skin_destroy(s);
-    if (a->skeleton.joint_count > R_SKIN_MAX_JOINTS)
+    if (a->skin_joint_count > R_SKIN_MAX_JOINTS || a->skeleton.joint_count > R_SKIN_MAX_JOINTS)
         return false;
     s->matrices = calloc(R_SKIN_MAX_JOINTS, sizeof *s->matrices);
     if (!s->matrices)
@@ -123,7 +123,9 @@ r_skin_draw(struct r_skin *s, GLuint program, const struct render_scene *scene,
 {
     const struct av_avatar *a = scene->avatar;
     const struct av_skin_binding *b = scene->avatar_binding;
-    if (!a || !b || !scene->pose || b->joint_count != a->skeleton.joint_count)
+    if (!a || !b || !scene->pose ||
+        b->joint_count != (a->skin_joint_count > a->skeleton.joint_count ? a->skin_joint_count
+                                                                         : a->skeleton.joint_count))
         return false;
     if (!same_avatar(s, a) && !upload(s, a)) {
         r_skin_destroy(s);

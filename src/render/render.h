@@ -25,6 +25,7 @@
 
 #include <cglm/types.h>
 
+#include "embody/hand.h"
 #include "embody/result.h"
 #include "embody/skeleton.h"
 #include "embody/tracking.h"
@@ -109,6 +110,9 @@ struct render_scene {
      * first time it sees it and again when the pointer changes. */
     const struct av_avatar *avatar;
     const struct av_skin_binding *avatar_binding;
+    /* The capsule figure's fingers (hand.h's angles, enum hd_hand order), NULL for the
+     * relaxed hand. A skinned avatar's fingers are posed on it (av_set_hand_pose). */
+    const struct hd_pose *hand_pose[HD_HAND_COUNT];
     /* Drawn at their poses; a device that is not usable (em_device_pose_usable) is drawn
      * grey with a red cross at the pose it last had. */
     struct em_device_pose device[EM_DEVICE_COUNT];

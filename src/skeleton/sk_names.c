@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "embody/skeleton.h"
+#include "skeleton/sk_fingers.h"
 
 struct name_pair {
     const char *name;
@@ -508,4 +509,122 @@ sk_bone_from_node_name(const char *name)
 {
     const char *one[1] = {name};
     return sk_bone_from_node_name_in(sk_name_map_guess(one, name ? 1 : 0), name);
+}
+
+/* ---- Finger bones (src/skeleton/sk_fingers.h) ---- */
+
+/* Each convention's finger bone names, as a pattern: the side's word, the finger's word
+ * and the joint's (0 to 2). VRM 1.0's and Unity's (VRM 0.x's) are the hand module's tables
+ * (hd_vrm_bone_name, hd_unity_bone_name); the others are here. Names compare folded. */
+struct finger_convention {
+    const char *format; /* printf: side, finger, joint (all strings) */
+    const char *side[2];
+    const char *finger[HD_FINGER_COUNT];
+    const char *joint[HD_FINGER_COUNT][HD_FINGER_JOINTS]; /* per finger (the thumb differs) */
+};
+
+/* clang-format off */
+#define SAME_JOINTS(a, b, c) {{a, b, c}, {a, b, c}, {a, b, c}, {a, b, c}, {a, b, c}}
+/* clang-format on */
+
+static const struct finger_convention k_finger_conventions[] = {
+    /* VRoid: J_Bip_L_Index1 */
+    {"J_Bip_%s_%s%s",
+     {"L", "R"},
+     {"Thumb", "Index", "Middle", "Ring", "Little"},
+     SAME_JOINTS("1", "2", "3")},
+    /* Mixamo: mixamorig:LeftHandIndex1 */
+    {"%sHand%s%s",
+     {"Left", "Right"},
+     {"Thumb", "Index", "Middle", "Ring", "Pinky"},
+     SAME_JOINTS("1", "2", "3")},
+    /* Unreal mannequin: index_01_l */
+    {"%2$s_%3$s_%1$s",
+     {"l", "r"},
+     {"thumb", "index", "middle", "ring", "pinky"},
+     SAME_JOINTS("01", "02", "03")},
+    /* Blender Rigify deform bones: DEF-f_index.01.L, DEF-thumb.01.L */
+    {"DEF-%2$s.%3$s.%1$s",
+     {"L", "R"},
+     {"thumb", "f_index", "f_middle", "f_ring", "f_pinky"},
+     SAME_JOINTS("01", "02", "03")},
+    /* Character Creator 3/4: CC_Base_L_Index1 */
+    {"CC_Base_%s_%s%s",
+     {"L", "R"},
+     {"Thumb", "Index", "Mid", "Ring", "Pinky"},
+     SAME_JOINTS("1", "2", "3")},
+    /* Daz Genesis 8: lIndex1 */
+    {"%s%s%s", {"l", "r"}, {"Thumb", "Index", "Mid", "Ring", "Pinky"}, SAME_JOINTS("1", "2", "3")},
+    /* CATS / VRChat: Thumb0_L, IndexFinger1_L */
+    {"%2$s%3$s_%1$s",
+     {"L", "R"},
+     {"Thumb", "IndexFinger", "MiddleFinger", "RingFinger", "LittleFinger"},
+     {{"0", "1", "2"}, {"1", "2", "3"}, {"1", "2", "3"}, {"1", "2", "3"}, {"1", "2", "3"}}},
+    /* Blender side marks on Unity-like words: index_proximal.L, thumb_metacarpal.L */
+    {"%2$s_%3$s.%1$s",
+     {"L", "R"},
+     {"thumb", "index", "middle", "ring", "little"},
+     {{"metacarpal", "proximal", "distal"},
+      {"proximal", "intermediate", "distal"},
+      {"proximal", "intermediate", "distal"},
+      {"proximal", "intermediate", "distal"},
+      {"proximal", "intermediate", "distal"}}},
+};
+
+#define FINGER_CONVENTION_COUNT                                                                    \
+    ((int)(sizeof k_finger_conventions / sizeof k_finger_conventions[0]))
+
+static bool
+folded_equal(const char *name, const char *folded)
+{
+    char key[SK_NAME_MAX * 2];
+    sk_name_fold(name, key, sizeof key);
+    return strcmp(key, folded) == 0;
+}
+
+int
+sk_finger_from_node_name(const char *name, enum sk_finger_names names, int *out_side)
+{
+    char folded[SK_NAME_MAX * 2];
+    sk_name_fold(name, folded, sizeof folded);
+    if (!folded[0])
+        return -1;
+    for (int side = 0; side < HD_HAND_COUNT; ++side)
+        for (int j = 0; j < HD_JOINT_COUNT; ++j) {
+            const char *own = names == SK_FINGER_NAMES_VRM1
+                                  ? hd_vrm_bone_name((enum hd_hand)side, j)
+                                  : hd_unity_bone_name((enum hd_hand)side, j);
+            if (folded_equal(own, folded)) {
+                *out_side = side;
+                return j;
+            }
+        }
+    for (int c = 0; c < FINGER_CONVENTION_COUNT; ++c) {
+        const struct finger_convention *fc = &k_finger_conventions[c];
+        for (int side = 0; side < HD_HAND_COUNT; ++side)
+            for (int f = 0; f < HD_FINGER_COUNT; ++f)
+                for (int k = 0; k < HD_FINGER_JOINTS; ++k) {
+                    char candidate[SK_NAME_MAX * 2];
+                    snprintf(candidate, sizeof candidate, fc->format, fc->side[side], fc->finger[f],
+                             fc->joint[f][k]);
+                    if (folded_equal(candidate, folded)) {
+                        *out_side = side;
+                        return f * HD_FINGER_JOINTS + k;
+                    }
+                }
+    }
+    return -1;
+}
+
+enum sk_finger_names
+sk_finger_names_guess(const char *const *names, int count)
+{
+    /* VRM 1.0 names the thumb's first bone metacarpal; Unity (and VRM 0.x) does not. */
+    for (int i = 0; i < count; ++i) {
+        char folded[SK_NAME_MAX * 2];
+        sk_name_fold(names[i], folded, sizeof folded);
+        if (strstr(folded, "thumbmetacarpal"))
+            return SK_FINGER_NAMES_VRM1;
+    }
+    return SK_FINGER_NAMES_UNITY;
 }

@@ -20,8 +20,10 @@
 #include <cmocka.h>
 
 #include "app_run.h"
+#include "embody/hand.h"
 #include "embody/m_math.h"
 #include "embody/stream.h"
+#include "../hand/hand_poses.h"
 
 /* A hang guard: a sanitizer build runs eval's probes of every clip in 80 s alone, and
  * twice that beside another test on two cores. */
@@ -168,6 +170,150 @@ solve_writes_a_bvh_frame_per_row_with_vrm_names(void **state)
     load_stream(g_stream, &stream);
     check_solved_bvh(out, &stream);
     st_stream_fini(&stream);
+    /* No finger columns: no finger joints (the BVH is the body's alone). */
+    struct st_bvh bvh;
+    load_bvh(out, &bvh);
+    assert_int_equal(st_bvh_find(&bvh, "leftIndexProximal"), -1);
+    st_bvh_fini(&bvh);
+    remove(out);
+}
+
+static void quat_relative(const double *a, const double *b, double *out);
+
+/* The angle (degrees) between two rotations, quaternions x, y, z, w (not quite unit: the
+ * expected ones are floats): from the relative rotation's vector and scalar parts, which
+ * keeps its precision near 0 where acos of the dot product does not. */
+static double
+rotation_angle_deg(const double *a, const double *b)
+{
+    double rel[4];
+    quat_relative(a, b, rel);
+    const double v = sqrt(rel[0] * rel[0] + rel[1] * rel[1] + rel[2] * rel[2]);
+    return 2.0 * atan2(v, fabs(rel[3])) * 180.0 / 3.14159265358979323846;
+}
+
+/* conj(a) * b, doubles. */
+static void
+quat_relative(const double *a, const double *b, double *out)
+{
+    const double ax = -a[0], ay = -a[1], az = -a[2], aw = a[3];
+    out[0] = aw * b[0] + ax * b[3] + ay * b[2] - az * b[1];
+    out[1] = aw * b[1] - ax * b[2] + ay * b[3] + az * b[0];
+    out[2] = aw * b[2] + ax * b[1] - ay * b[0] + az * b[3];
+    out[3] = aw * b[3] - ax * b[0] - ay * b[1] - az * b[2];
+}
+
+/* A stream with finger columns (PROTOCOL section 1b) solved to BVH: fifteen finger
+ * joints a hand under its hand joint, whose local rotations are the hand model's for the
+ * stream's angles (the left hand cycling through the test poses, the right hand's fingers
+ * given every other row and relaxed in between); a stream without them has no finger
+ * joints (the other solve tests). */
+static void
+solve_writes_finger_joints_with_the_streams_angles(void **state)
+{
+    (void)state;
+    struct st_stream body, with = {0};
+    load_stream(g_stream, &body);
+    struct hd_model model[HD_HAND_COUNT];
+    struct em_error err = {{0}};
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        assert_int_equal(
+            hd_model_init(&(struct hd_model_desc){.hand = (enum hd_hand)h}, &model[h], &err),
+            EM_OK);
+    static const int poses[] = {POSE_POINT, POSE_FIST, POSE_OPEN, POSE_THUMBS_UP, POSE_PINCH};
+    const int rows = body.frame_count < 120 ? body.frame_count : 120;
+    for (int i = 0; i < rows; ++i) {
+        struct st_fingers fingers;
+        memset(&fingers, 0, sizeof fingers);
+        struct hd_pose pose;
+        test_pose_make(&model[HD_LEFT], poses[(i / 10) % 5], &pose);
+        st_fingers_set_pose(&fingers, HD_LEFT, &pose);
+        if (i % 2 == 0) {
+            test_pose_make(&model[HD_RIGHT], poses[(i / 7) % 5], &pose);
+            st_fingers_set_pose(&fingers, HD_RIGHT, &pose);
+        }
+        assert_int_equal(st_stream_append_fingers(&with, &body.frames[i], &fingers), EM_OK);
+    }
+    st_stream_fini(&body);
+    char csv[1024], out[1024];
+    app_run_scratch_path("solve-fingers", "csv", csv, sizeof csv);
+    app_run_scratch_path("solve-fingers", "bvh", out, sizeof out);
+    if (st_stream_save(csv, &with, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    st_stream_fini(&with);
+    struct st_stream stream; /* as the file has the angles */
+    load_stream(csv, &stream);
+    assert_true(stream.fingers != NULL);
+    struct app_run_result r;
+    run_ok((const char *[]){"solve", csv, "-o", out, "--height", "1.75", "-q", NULL}, &r);
+    app_run_result_fini(&r);
+    check_solved_bvh(out, &stream);
+
+    struct st_bvh bvh;
+    load_bvh(out, &bvh);
+    int joint[HD_HAND_COUNT][HD_JOINT_COUNT], parent[HD_HAND_COUNT][HD_JOINT_COUNT];
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        for (int j = 0; j < HD_JOINT_COUNT; ++j) {
+            joint[h][j] = st_bvh_find(&bvh, hd_vrm_bone_name((enum hd_hand)h, j));
+            if (joint[h][j] < 0)
+                fail_msg("%s: no joint %s", out, hd_vrm_bone_name((enum hd_hand)h, j));
+            parent[h][j] = bvh.joints[joint[h][j]].parent;
+            const char *want = j % 3 == 0 ? (h ? "rightHand" : "leftHand")
+                                          : hd_vrm_bone_name((enum hd_hand)h, j - 1);
+            assert_string_equal(bvh.joints[parent[h][j]].name, want);
+        }
+    /* The hand model solve sized: the default hand scaled so its middle knuckle is where
+     * the file has it. */
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        const double *o = bvh.joints[joint[h][HD_MIDDLE * HD_FINGER_JOINTS]].offset;
+        const double knuckle_m = sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2]);
+        const float length_m =
+            HD_DEFAULT_HAND_LENGTH_M * (float)knuckle_m / m_vec3_length(model[h].base_m[HD_MIDDLE]);
+        assert_int_equal(hd_model_init(&(struct hd_model_desc){.hand = (enum hd_hand)h,
+                                                               .hand_length_m = length_m},
+                                       &model[h], &err),
+                         EM_OK);
+    }
+    double(*position)[3] = calloc((size_t)bvh.joint_count, sizeof *position);
+    double(*rotation)[4] = calloc((size_t)bvh.joint_count, sizeof *rotation);
+    assert_non_null(position);
+    assert_non_null(rotation);
+    double worst_deg = 0.0;
+    for (int f = 0; f < bvh.frame_count; ++f) {
+        st_bvh_frame_pose(&bvh, f, position, rotation);
+        for (int h = 0; h < HD_HAND_COUNT; ++h) {
+            struct hd_pose pose;
+            if (stream.fingers[f].valid[h])
+                st_fingers_get_pose(&stream.fingers[f], (enum hd_hand)h, &pose);
+            else
+                hd_pose_relaxed(&model[h], &pose);
+            float want[HD_JOINT_COUNT][4], offset[HD_JOINT_COUNT][3];
+            hd_pose_humanoid_locals(&model[h], &pose, want, offset);
+            for (int j = 0; j < HD_JOINT_COUNT; ++j) {
+                double local[4], w[4];
+                quat_relative(rotation[parent[h][j]], rotation[joint[h][j]], local);
+                for (int k = 0; k < 4; ++k)
+                    w[k] = (double)want[j][k];
+                worst_deg = fmax(worst_deg, rotation_angle_deg(local, w));
+            }
+        }
+    }
+    printf("# solve's finger joints against the stream's angles: worst %.5f degrees over %d "
+           "frames\n",
+           worst_deg, bvh.frame_count);
+    if (!(worst_deg < 0.01))
+        fail_msg("%s: a finger joint is %.4f degrees from the stream's pose", out, worst_deg);
+    free(position);
+    free(rotation);
+    st_bvh_fini(&bvh);
+    st_stream_fini(&stream);
+    /* The BVH with fingers is a known body for the next solve (its fingers left out). */
+    char again[1024];
+    app_run_scratch_path("solve-fingers-again", "bvh", again, sizeof again);
+    run_ok((const char *[]){"solve", g_stream, "-o", again, "--avatar", out, "-q", NULL}, &r);
+    app_run_result_fini(&r);
+    remove(again);
+    remove(csv);
     remove(out);
 }
 
@@ -506,6 +652,7 @@ main(int argc, char **argv)
         cmocka_unit_test(record_then_replay_gives_the_same_frames),
         cmocka_unit_test(solve_writes_a_bvh_frame_per_row_with_vrm_names),
         cmocka_unit_test(solve_with_a_known_body_uses_the_clip_skeleton),
+        cmocka_unit_test(solve_writes_finger_joints_with_the_streams_angles),
         cmocka_unit_test(mocap2stream_reproduces_the_reference_streams),
         cmocka_unit_test(mocap2stream_writes_to_stdout_without_o),
         cmocka_unit_test(mocap2stream_names_the_joints_a_clip_lacks),

@@ -160,7 +160,7 @@ generated_vrm1_has_the_humanoids_bones_at_their_places(void **state)
     for (int i = 0; i < av.vertex_count; ++i) {
         float sum = 0.0f;
         for (int k = 0; k < AV_MAX_WEIGHTS; ++k) {
-            assert_true(av.vertices[i].joint[k] < av.skeleton.joint_count);
+            assert_true(av.vertices[i].joint[k] < av.skin_joint_count); /* fingers last */
             sum += av.vertices[i].weight[k];
         }
         assert_float_equal(sum, 1.0, 1e-4);
@@ -287,10 +287,11 @@ optional_vrm_bones_that_are_absent_are_placed(void **state)
     }
     assert_int_equal(sk->bone_joint[SK_LEFT_TOES], -1);
     assert_true(sk->bone_joint[SK_LEFT_TOES_END] >= 0);
-    /* Nothing is weighted to a placed joint. */
+    /* Nothing is weighted to a placed joint (the finger joints, after the skeleton's, are
+     * the file's bones). */
     for (int i = 0; i < av.vertex_count; ++i)
         for (int k = 0; k < AV_MAX_WEIGHTS; ++k)
-            if (av.vertices[i].weight[k] > 0.0f)
+            if (av.vertices[i].weight[k] > 0.0f && av.vertices[i].joint[k] < sk->joint_count)
                 assert_true(av.from_file[av.vertices[i].joint[k]]);
     av_avatar_fini(&av);
 }
@@ -464,6 +465,21 @@ shipped_default_avatar_loads_like_any_vrm(void **state)
                         1e-3f);
     }
     assert_true(av.texture_count == 1 && av.material_count >= 4);
+    /* Five fingers of three bones on each hand (issue 44), each bone skinning vertices of
+     * its own, the middle finger's knuckle where the humanoid's hand end is. */
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        assert_int_equal(av.hands[h].finger_count, HD_FINGER_COUNT);
+        for (int j = 0; j < HD_JOINT_COUNT; ++j) {
+            const int s = av_finger_skin_joint(&av, (enum hd_hand)h, j);
+            int n = 0;
+            for (int i = 0; i < av.vertex_count; ++i)
+                n += av.vertices[i].joint[0] == s;
+            assert_true(n > 20);
+        }
+        const int end = ref.bone_joint[h ? SK_RIGHT_HAND_END : SK_LEFT_HAND_END];
+        assert_true(m_vec3_distance(av.hands[h].rest_m[HD_MIDDLE * HD_FINGER_JOINTS],
+                                    ref.rest_position_m[end]) < 1e-3f);
+    }
     sk_skeleton_fini(&ref);
     av_avatar_fini(&av);
 }
@@ -490,6 +506,13 @@ same_avatar(const struct av_avatar *a, const struct av_avatar *b)
     for (int j = 0; j < a->skeleton.joint_count; ++j)
         if (!floats_near(a->skeleton.rest_position_m[j], b->skeleton.rest_position_m[j], 3, 1e-5f))
             return false;
+    for (int h = 0; h < HD_HAND_COUNT; ++h) { /* the fingers, where they are */
+        if (a->hands[h].finger_count != b->hands[h].finger_count)
+            return false;
+        for (int j = 0; j < HD_JOINT_COUNT; ++j)
+            if (!floats_near(a->hands[h].rest_m[j], b->hands[h].rest_m[j], 3, 1e-5f))
+                return false;
+    }
     if (memcmp(a->indices, b->indices, a->index_count * sizeof *a->indices) != 0)
         return false;
     for (int v = 0; v < a->vertex_count; ++v) {

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "avatar/avatar.h"
+#include "embody/hand.h"
 #include "embody/m_math.h"
 
 #define OUT EMBODY_BINARY_DIR "/tests/avatar/"
@@ -128,12 +129,12 @@ make_edited_rig(const char *const (*names)[2], void (*edit)(struct glb *), const
 {
     struct glb g;
     glb_read(DEFAULT_AVATAR, &g);
-    int named[64];
-    for (int i = 0; i < 64; ++i)
+    int named[256]; /* the default avatar's nodes (about 70 with its fingers) */
+    for (int i = 0; i < 256; ++i)
         named[i] = 0;
     for (size_t i = 0; names[i][0]; ++i) {
         const int n = bone_node(&g, names[i][0]);
-        assert_true(n >= 0 && n < 64);
+        assert_true(n >= 0 && n < 256);
         set_name(cJSON_GetArrayItem(nodes_of(&g), n), names[i][1]);
         named[n] = 1;
     }
@@ -155,10 +156,92 @@ make_edited_rig(const char *const (*names)[2], void (*edit)(struct glb *), const
     glb_fini(&g);
 }
 
-static void
-make_plain_rig(const char *const (*names)[2], const char *path)
+/* ---- Finger bones, named after each convention ---- */
+
+/* The convention whose finger names make_rig_with_fingers gives (its label). */
+static const char *g_finger_label;
+
+/* The node name `label`'s rigs give finger joint `j` of hand `h`, or false (MMD). */
+static bool
+finger_node_name(const char *label, int h, int j, char *out, size_t size)
 {
-    make_edited_rig(names, NULL, path);
+    static const char *const words[][HD_FINGER_COUNT] = {
+        {"Thumb", "Index", "Middle", "Ring", "Little"}, /* vroid */
+        {"Thumb", "Index", "Middle", "Ring", "Pinky"},  /* mixamo */
+        {"thumb", "index", "middle", "ring", "pinky"},  /* unreal */
+        {"thumb", "f_index", "f_middle", "f_ring", "f_pinky"},
+        {"Thumb", "Index", "Mid", "Ring", "Pinky"}, /* cc, daz */
+        {"Thumb", "IndexFinger", "MiddleFinger", "RingFinger", "LittleFinger"},
+        {"thumb", "index", "middle", "ring", "little"}, /* blender */
+    };
+    const int f = j / HD_FINGER_JOINTS, k = j % HD_FINGER_JOINTS;
+    const bool right = h == HD_RIGHT;
+    if (strcmp(label, "vroid") == 0)
+        snprintf(out, size, "J_Bip_%c_%s%d", right ? 'R' : 'L', words[0][f], k + 1);
+    else if (strcmp(label, "mixamo") == 0)
+        snprintf(out, size, "mixamorig:%sHand%s%d", right ? "Right" : "Left", words[1][f], k + 1);
+    else if (strcmp(label, "unreal") == 0)
+        snprintf(out, size, "%s_0%d_%c", words[2][f], k + 1, right ? 'r' : 'l');
+    else if (strcmp(label, "rigify") == 0)
+        snprintf(out, size, "DEF-%s.0%d.%c", words[3][f], k + 1, right ? 'R' : 'L');
+    else if (strcmp(label, "cc") == 0)
+        snprintf(out, size, "CC_Base_%c_%s%d", right ? 'R' : 'L', words[4][f], k + 1);
+    else if (strcmp(label, "daz") == 0)
+        snprintf(out, size, "%c%s%d", right ? 'r' : 'l', words[4][f], k + 1);
+    else if (strcmp(label, "cats") == 0)
+        snprintf(out, size, "%s%d_%c", words[5][f], f == HD_THUMB ? k : k + 1, right ? 'R' : 'L');
+    else if (strcmp(label, "blender") == 0)
+        snprintf(out, size, "%s_%s.%c", words[6][f],
+                 f == HD_THUMB ? (const char *[]){"metacarpal", "proximal", "distal"}[k]
+                               : (const char *[]){"proximal", "intermediate", "distal"}[k],
+                 right ? 'R' : 'L');
+    else
+        return false;
+    return true;
+}
+
+static void
+name_fingers(struct glb *g)
+{
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        for (int j = 0; j < HD_JOINT_COUNT; ++j) {
+            char name[64];
+            if (!finger_node_name(g_finger_label, h, j, name, sizeof name))
+                return;
+            const int n = bone_node(g, hd_vrm_bone_name((enum hd_hand)h, j));
+            assert_true(n >= 0);
+            set_name(cJSON_GetArrayItem(nodes_of(g), n), name);
+        }
+}
+
+/* The plain rig, its fingers named as convention `label` names them ("none": left as
+ * "node<i>", as every node the names do not give). */
+static void
+make_plain_rig(const char *label, const char *const (*names)[2], const char *path)
+{
+    g_finger_label = label;
+    make_edited_rig(names, name_fingers, path);
+}
+
+/* Every finger of `av` is found where the VRM has it (within `tol_m`), for conventions
+ * whose finger names the map knows. */
+static void
+expect_same_fingers(const char *label, const struct av_avatar *av, const struct av_avatar *ref,
+                    float tol_m)
+{
+    char name[64];
+    if (!finger_node_name(label, 0, 0, name, sizeof name))
+        return;
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        if (av->hands[h].finger_count != HD_FINGER_COUNT)
+            fail_msg("%s: hand %d has %d fingers", label, h, av->hands[h].finger_count);
+        for (int j = 0; j < HD_JOINT_COUNT; ++j) {
+            const float d = m_vec3_distance(av->hands[h].rest_m[j], ref->hands[h].rest_m[j]);
+            if (d > tol_m)
+                fail_msg("%s: %s is %.1f mm from the VRM's", label,
+                         hd_vrm_bone_name((enum hd_hand)h, j), 1000.0 * (double)d);
+        }
+    }
 }
 
 static float
@@ -463,13 +546,14 @@ every_conventions_glb_loads_as_the_vrm_does(void **state)
     for (size_t c = 0; c < sizeof k_conventions / sizeof k_conventions[0]; ++c) {
         char path[512];
         snprintf(path, sizeof path, OUT "rig-%s.glb", k_conventions[c].label);
-        make_plain_rig(k_conventions[c].names, path);
+        make_plain_rig(k_conventions[c].label, k_conventions[c].names, path);
         struct av_avatar av;
         load_ok(path, NULL, &av);
         assert_int_equal(av.format, AV_FORMAT_GLTF);
         assert_false(av.rig_sides_swapped);
         expect_same_rig(k_conventions[c].label, &av, &ref, k_conventions[c].names,
                         SK_RIG_BY_NAME, 1e-4f);
+        expect_same_fingers(k_conventions[c].label, &av, &ref, 1e-4f);
         av_avatar_fini(&av);
     }
     av_avatar_fini(&ref);
@@ -510,7 +594,7 @@ every_conventions_fbx_loads_as_the_vrm_does(void **state)
         char glb[512], fbx[512];
         snprintf(glb, sizeof glb, OUT "rig-%s.glb", k_conventions[c].label);
         snprintf(fbx, sizeof fbx, OUT "rig-%s.fbx", k_conventions[c].label);
-        make_plain_rig(k_conventions[c].names, glb);
+        make_plain_rig(k_conventions[c].label, k_conventions[c].names, glb);
         const struct aiScene *scene = aiImportFile(glb, 0);
         assert_non_null(scene);
         if (aiExportScene(scene, "fbxa", fbx, 0) != aiReturn_SUCCESS)
@@ -521,6 +605,7 @@ every_conventions_fbx_loads_as_the_vrm_does(void **state)
         load_ok(fbx, NULL, &av);
         assert_int_equal(av.format, AV_FORMAT_FBX);
         expect_same_rig(fbx, &av, &ref, NULL, SK_RIG_BY_NAME, 2e-3f);
+        expect_same_fingers(k_conventions[c].label, &av, &ref, 2e-3f);
         for (size_t i = 0; k_conventions[c].names[i][0]; ++i) {
             const enum sk_bone b = sk_bone_from_name(k_conventions[c].names[i][0]);
             assert_int_equal(av.rig_found[b], SK_RIG_BY_NAME);
@@ -544,7 +629,7 @@ rigs_named_with_sides_swapped_are_read_by_their_rest_pose(void **state)
         if (sk_bone_mirror(b) != b) /* the other side's name: the next entry, or the last */
             swapped[i][1] = k_mixamo[b < sk_bone_mirror(b) ? i + 1 : i - 1][1];
     }
-    make_plain_rig((const char *const(*)[2])swapped, OUT "rig-swapped.glb");
+    make_plain_rig("none", (const char *const(*)[2])swapped, OUT "rig-swapped.glb");
     struct av_avatar ref, av;
     load_ok(DEFAULT_AVATAR, NULL, &ref);
     load_ok(OUT "rig-swapped.glb", NULL, &av);
@@ -652,7 +737,7 @@ rigs_without_known_names_are_read_from_their_shape(void **state)
 {
     (void)state;
     static const char *const none[][2] = {{NULL, NULL}};
-    make_plain_rig(none, OUT "rig-anonymous.glb");
+    make_plain_rig("none", none, OUT "rig-anonymous.glb");
     struct av_avatar ref, av;
     load_ok(DEFAULT_AVATAR, NULL, &ref);
     load_ok(OUT "rig-anonymous.glb", NULL, &av);
@@ -692,7 +777,7 @@ static void
 bone_map_files_name_the_nodes_of_any_rig(void **state)
 {
     (void)state;
-    make_plain_rig(k_biped, OUT "rig-biped.glb");
+    make_plain_rig("none", k_biped, OUT "rig-biped.glb");
     /* The map as JSON, bone -> node. */
     cJSON *json = cJSON_CreateObject();
     for (size_t i = 0; k_biped[i][0]; ++i)
@@ -739,6 +824,44 @@ bone_map_files_name_the_nodes_of_any_rig(void **state)
     av_avatar_fini(&ref);
 }
 
+/* Broken finger bones in a VRM's humanBones (a node index out of range, a finger bone
+ * that is not below the one before it) leave that finger out, with a warning naming it;
+ * the avatar loads and keeps its other fingers. */
+static void
+broken_finger_bones_leave_their_finger_out(void **state)
+{
+    (void)state;
+    struct glb g;
+    glb_read(DEFAULT_AVATAR, &g);
+    cJSON *hb = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(g.json, "extensions"), "VRMC_vrm"),
+            "humanoid"),
+        "humanBones");
+    assert_non_null(hb);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(hb, "leftIndexDistal"), "node",
+                              cJSON_CreateNumber(1e9));
+    /* The right middle finger's second bone on the left hand's little finger. */
+    const int elsewhere = bone_node(&g, "leftLittleIntermediate");
+    assert_true(elsewhere >= 0);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(hb, "rightMiddleIntermediate"), "node",
+                              cJSON_CreateNumber(elsewhere));
+    char path[1024];
+    snprintf(path, sizeof path, "%s", EMBODY_BINARY_DIR "/tests/avatar/broken_fingers.vrm");
+    glb_write(&g, path);
+    glb_fini(&g);
+    struct av_avatar av;
+    load_ok(path, NULL, &av);
+    assert_false(av.hands[HD_LEFT].has_finger[HD_INDEX]);
+    assert_false(av.hands[HD_RIGHT].has_finger[HD_MIDDLE]);
+    assert_int_equal(av.hands[HD_LEFT].finger_count, HD_FINGER_COUNT - 1);
+    assert_int_equal(av.hands[HD_RIGHT].finger_count, HD_FINGER_COUNT - 1);
+    assert_true(av.hands[HD_LEFT].has_finger[HD_LITTLE]);
+    av_set_hand_pose(&av, HD_RIGHT, NULL);
+    av_avatar_fini(&av);
+    remove(path);
+}
+
 int
 main(void)
 {
@@ -750,6 +873,7 @@ main(void)
         cmocka_unit_test(mmd_rigs_with_lower_and_upper_body_side_by_side_load),
         cmocka_unit_test(rigs_without_known_names_are_read_from_their_shape),
         cmocka_unit_test(bone_map_files_name_the_nodes_of_any_rig),
+        cmocka_unit_test(broken_finger_bones_leave_their_finger_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -275,6 +275,119 @@ own_head_is_hidden_from_inside_it(void **state)
     teardown(&f);
 }
 
+/* ---- Fingers (issue 44) ---- */
+
+struct hand_view {
+    int left_pixels;     /* of the left side's colour, in the whole view */
+    bool left_at_finger; /* the open index finger's middle is drawn there */
+};
+
+/* Looks down at the left hand of the avatar at rest, from 30 cm above its knuckles, and
+ * classifies what is seen: with the avatar posed `pose` (its mesh, or the capsule figure
+ * given the same pose when `figure`). `finger_m` is a point on the open index finger. */
+static struct hand_view
+look_at_left_hand(struct fixture *f, const struct hd_pose *pose, bool figure, const vec3 finger_m)
+{
+    enum { SIZE = 128 };
+    av_set_hand_pose(&f->avatar, HD_LEFT, pose);
+    f->ts.scene.avatar = figure ? NULL : &f->avatar;
+    f->ts.scene.hand_pose[HD_LEFT] = figure ? pose : NULL;
+    const float *knuckles = f->ts.pose.position_m[f->ts.skeleton.bone_joint[SK_LEFT_HAND_END]];
+    const vec3 eye = {knuckles[0], knuckles[1] + 0.3f, knuckles[2]};
+    render_make_current(f->r);
+    GLuint fb, color, depth;
+    glGenFramebuffers(1, &fb);
+    glBindFramebuffer(GL_FRAMEBUFFER, fb);
+    glGenRenderbuffers(1, &color);
+    glBindRenderbuffer(GL_RENDERBUFFER, color);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, SIZE, SIZE);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
+    glGenRenderbuffers(1, &depth);
+    glBindRenderbuffer(GL_RENDERBUFFER, depth);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, SIZE, SIZE);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, depth);
+    mat4 view, projection, vp;
+    vec3 up = {0.0f, 0.0f, -1.0f};
+    glm_lookat((float *)eye, (float *)knuckles, up, view);
+    glm_perspective(glm_rad(50.0f), 1.0f, 0.01f, 100.0f, projection);
+    render_draw_eye(f->r, &f->ts.scene, view, projection, SIZE, SIZE);
+    static uint8_t rgba[SIZE * SIZE * 4];
+    glReadPixels(0, 0, SIZE, SIZE, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fb);
+    GLuint rbs[2] = {color, depth};
+    glDeleteRenderbuffers(2, rbs);
+    struct hand_view v = {0};
+    for (int i = 0; i < SIZE * SIZE; ++i)
+        v.left_pixels += render_check_classify(rgba + i * 4) == RENDER_CHECK_AVATAR_LEFT;
+    glm_mat4_mul(projection, view, vp);
+    vec4 clip, p4 = {finger_m[0], finger_m[1], finger_m[2], 1.0f};
+    glm_mat4_mulv(vp, p4, clip);
+    const int x = (int)((clip[0] / clip[3] * 0.5f + 0.5f) * SIZE);
+    const int y = (int)((clip[1] / clip[3] * 0.5f + 0.5f) * SIZE); /* rows from the bottom */
+    int hits = 0;
+    for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+            const int px = x + dx, py = y + dy;
+            if (px >= 0 && px < SIZE && py >= 0 && py < SIZE)
+                hits += render_check_classify(rgba + ((size_t)py * SIZE + (size_t)px) * 4) ==
+                        RENDER_CHECK_AVATAR_LEFT;
+        }
+    v.left_at_finger = hits >= 5;
+    return v;
+}
+
+/* The mirror draws fingers: the open hand and the fist look different from above, and the
+ * open index finger is where the hand model puts it; for the skinned avatar and for the
+ * capsule figure alike. */
+static void
+fingers_are_drawn_open_and_closed(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup(&f);
+    sk_pose_set_rest(&f.ts.pose, &f.ts.skeleton);
+    f.ts.scene.hidden_devices = (1u << EM_DEVICE_COUNT) - 1;
+    const struct hd_model *model = av_hand_model(&f.avatar, HD_LEFT);
+    assert_non_null(model);
+    struct hd_pose open, fist;
+    struct hd_curls curls = {{0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, 0.0f};
+    hd_pose_from_curls(model, &curls, &open);
+    for (int i = 0; i < HD_FINGER_COUNT; ++i)
+        curls.curl[i] = 1.0f;
+    hd_pose_from_curls(model, &curls, &fist);
+    /* The middle of the open index finger's intermediate bone, where the skinned avatar
+     * puts it. */
+    av_set_hand_pose(&f.avatar, HD_LEFT, &open);
+    mat4 *m = calloc((size_t)f.binding.joint_count, sizeof *m);
+    assert_non_null(m);
+    av_skin_matrices(&f.binding, &f.ts.pose, m);
+    const struct av_hand *H = &f.avatar.hands[HD_LEFT];
+    const int j = HD_INDEX * HD_FINGER_JOINTS + 1; /* (not the middle finger: the floor's
+                                                    * red X axis lies under it) */
+    vec3 mid_rest, finger_m;
+    m_vec3_lerp(H->rest_m[j], H->rest_m[j + 1], 0.5f, mid_rest);
+    const struct av_vertex v = {.position_m = {mid_rest[0], mid_rest[1], mid_rest[2]},
+                                .joint = {(uint8_t)av_finger_skin_joint(&f.avatar, HD_LEFT, j)},
+                                .weight = {1.0f}};
+    av_skin_vertex(&v, (const mat4 *)m, finger_m);
+    free(m);
+    for (int figure = 0; figure < 2; ++figure) {
+        const struct hand_view o = look_at_left_hand(&f, &open, figure, finger_m);
+        const struct hand_view c = look_at_left_hand(&f, &fist, figure, finger_m);
+        printf("# %s: left-coloured pixels from above: open %d, fist %d; the open index "
+               "finger drawn: %s open, %s closed\n",
+               figure ? "capsule figure" : "skinned avatar", o.left_pixels, c.left_pixels,
+               o.left_at_finger ? "yes" : "no", c.left_at_finger ? "yes" : "no");
+        if (!(o.left_pixels > c.left_pixels + c.left_pixels / 5 && o.left_at_finger &&
+              !c.left_at_finger))
+            fail_msg("%s: the fingers do not show open and closed",
+                     figure ? "capsule figure" : "skinned avatar");
+    }
+    f.ts.scene.hand_pose[HD_LEFT] = NULL;
+    teardown(&f);
+}
+
 int
 main(void)
 {
@@ -284,6 +397,7 @@ main(void)
         cmocka_unit_test(an_avatar_that_cannot_be_drawn_leaves_the_capsule_figure),
         cmocka_unit_test(headset_eye_view_draws_the_skinned_avatar),
         cmocka_unit_test(own_head_is_hidden_from_inside_it),
+        cmocka_unit_test(fingers_are_drawn_open_and_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
