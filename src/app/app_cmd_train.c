@@ -67,9 +67,11 @@ print_help(void)
           "\n"
           "Learns the body-pose prior (pelvis, knees, feet and foot contact from the last\n"
           "0.73 s of headset and controller motion) from BVH clips named\n"
-          "cmu_SUBJECT_TRIAL.bvh, such as ../shared/mocap-train and\n"
-          "../shared/mocap-train-extra (subfolders too; a MANIFEST.tsv with columns file,\n"
-          "subject and category gives subjects and categories). Skeletons: CMU, Daz-friendly,\n"
+          "LAB_PERSON_....bvh (cmu_05_01.bvh, hdm05_bd_squat_001.bvh), such as\n"
+          "../shared/mocap-train, ../shared/mocap-train-extra and\n"
+          "../shared/mocap-train-hdm05 (subfolders too; a MANIFEST.tsv with columns file,\n"
+          "subject (a number) or actor (a name), and category gives people and\n"
+          "categories; a person is LAB:PERSON, cmu:05 or hdm05:bd). Skeletons: CMU, Daz-friendly,\n"
           "3ds Max, CC3/iClone, Mixamo names; units and T-pose or not are recognised. The\n"
           "features come from the 3-point stream each clip makes (as `embody mocap2stream`),\n"
           "the targets from its true joints; rows around a head, hand or foot faster than\n"
@@ -77,20 +79,21 @@ print_help(void)
           "(../shared/mocap).\n"
           "\n"
           "  -o, --output MODEL     the model file to write (required unless cross-validating)\n"
-          "  --cross-validate K     leave people out: deal the subjects into K folds, train\n"
-          "                         on all but one fold each time and print the errors on\n"
-          "                         the fold's people, per fold and per category (no model\n"
-          "                         written)\n"
+          "  --cross-validate K     leave people out: deal each lab's people into K folds,\n"
+          "                         train on all but one fold each time and print the\n"
+          "                         errors on the fold's people, per fold and per category\n"
+          "                         (no model written)\n"
           "  --rotation-noise DEG   turn each augmented copy's headset and controllers by a\n"
           "                         fixed random rotation of DEG deviation (default 0)\n"
           "  --keep-epoch N         keep the model of epoch N (the one cross-validation\n"
           "                         chose) rather than the best on --holdout or the last\n"
           "  --proportions X        retarget each augmented copy to legs, torso and arms\n"
           "                         each 1 -+ X times as long (default 0.06; 0 for none)\n"
-          "  --holdout LIST         subjects kept out for validation (default " PR_DEFAULT_HOLDOUT
+          "  --holdout LIST         people kept out for validation (default " PR_DEFAULT_HOLDOUT
           ";\n"
-          "                         none for none); the epoch whose pelvis + knees +\n"
-          "                         ankles error on them is lowest is kept\n"
+          "                         none for none): CMU subject numbers, HDM05 actors (bd)\n"
+          "                         or LAB:PERSON (cmu:05,hdm05:bd); the epoch whose pelvis\n"
+          "                         + knees + ankles error on them is lowest is kept\n"
           "  --dropout P            drop this share of hidden units per training sample\n"
           "                         (default 0)\n"
           "  --schedule NAME        the learning rate's course: cosine (per epoch down to\n"
@@ -266,8 +269,8 @@ cross_validate(struct train_args *a)
         char subjects[96] = "";
         for (int i = 0; i < fr->subject_count; ++i) {
             const size_t used = strlen(subjects);
-            snprintf(subjects + used, sizeof subjects - used, "%s%02d", i ? "," : "",
-                     fr->subject[i]);
+            snprintf(subjects + used, sizeof subjects - used, "%s%s", i ? "," : "",
+                     pr_person_short(fr->subject[i]));
         }
         printf("| %d: %-20s | %5d | %5.2f | %10d | %5.2f | %5.2f | %6.2f | %5.2f | %5.1f %%  | "
                "%22.2f |\n",
