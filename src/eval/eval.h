@@ -728,6 +728,21 @@ struct ev_report {
 enum em_result
 ev_run(const struct ev_options *options, struct ev_report *out, struct em_error *err);
 
+/* ---- Folds of people left out (ev_folds.c) ------------------------------------------ */
+
+/* A fold model's means over the clips of its people left out in one folder, by mode
+ * (EV_KNOWN_BODY, EV_HEIGHT_ONLY): MPJPE, the hips' error and the lower body's, cm. */
+struct ev_fold_scores {
+    int clips; /* 0: the folder has no clip of those people (the figures are 0) */
+    double mpjpe_cm[EV_DO_NOTHING], hips_cm[EV_DO_NOTHING], lower_cm[EV_DO_NOTHING];
+};
+
+/* Runs the body on `prior` (known body and height only) over the clips of `people` ("05,127",
+ * "bd"; ev_clip_of_subjects) in `dir`, into `out`; a folder without such clips gives
+ * clips 0. Fails as ev_run. */
+enum em_result ev_fold_score(const struct pr_model *prior, const char *dir, const char *people,
+                             struct ev_fold_scores *out, struct em_error *err);
+
 /* ---- Tracker setups (ev_trackers.c) ---------------------------------------------- */
 
 /* --trackers VALUE: a setup (3, 4, 6, 8, 11 or a list of tracker names) into
