@@ -91,7 +91,8 @@ print_help(void)
           "                         through the body (known body, height only) on the\n"
           "                         clips of its people in each folder: a table of MPJPE,\n"
           "                         hips and lower body per fold and folder, and the means\n"
-          "                         (\"05,127,bd/14,49,bk\"; no model written)\n"
+          "                         (\"05,127,bd/14,49,bk\"); with -o MODEL, fold N's\n"
+          "                         model is written to MODEL.N.bin\n"
           "  --rotation-noise DEG   turn each augmented copy's headset and controllers by a\n"
           "                         fixed random rotation of DEG deviation (default 0)\n"
           "  --keep-epoch N         keep the model of epoch N (the one cross-validation\n"
@@ -364,6 +365,11 @@ run_fold(const struct train_args *a, struct fold_table *t, int f, struct em_erro
     struct pr_train_report *rep = calloc(1, sizeof *rep);
     enum em_result r =
         rep ? pr_train(&o, &m, rep, err) : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (r == EM_OK && a->output) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s.%d.bin", a->output, f + 1);
+        r = pr_model_save(&m, path, err);
+    }
     for (int d = 0; d < t->dir_count && r == EM_OK; ++d)
         r = ev_fold_score(&m, t->dirs[d], t->people[f], &t->s[f][d], err);
     if (rep)

@@ -430,6 +430,40 @@ cross_validation_spreads_each_labs_people_over_the_folds(void **state)
     remove_hdm05_folder(dir);
 }
 
+static void
+a_fold_model_is_scored_through_the_body_on_its_people_left_out_only(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_hdm05_folder(dir, sizeof dir, NULL);
+    const char *const more[] = {dir};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .more_clip_dirs = more,
+                                       .more_clip_dir_count = 1,
+                                       .holdout = "bd",
+                                       .epochs = 1,
+                                       .hidden = 8,
+                                       .frame_limit = 60};
+    struct pr_model m;
+    struct pr_train_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    if (pr_train(&o, &m, rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct ev_fold_scores s;
+    assert_int_equal(ev_fold_score(&m, dir, "bd", &s, &err), EM_OK);
+    assert_int_equal(s.clips, 2); /* bd's two clips, not bk's */
+    for (int mode = 0; mode < EV_DO_NOTHING; ++mode) {
+        assert_true(s.mpjpe_cm[mode] > 0.0 && s.mpjpe_cm[mode] < 100.0);
+        assert_true(s.hips_cm[mode] > 0.0 && s.lower_cm[mode] > 0.0);
+    }
+    /* A folder without clips of the fold's people adds nothing. */
+    assert_int_equal(ev_fold_score(&m, TRAIN_DIR, "bd", &s, &err), EM_OK);
+    assert_int_equal(s.clips, 0);
+    pr_model_fini(&m);
+    free(rep);
+    remove_hdm05_folder(dir);
+}
+
 static bool
 has_subject(const char (*list)[PR_PERSON_MAX], int count, const char *person)
 {
@@ -1019,6 +1053,7 @@ main(void)
         cmocka_unit_test(a_person_named_without_the_lab_in_two_labs_is_refused),
         cmocka_unit_test(a_bad_manifest_is_refused_naming_its_file_line_and_column),
         cmocka_unit_test(cross_validation_spreads_each_labs_people_over_the_folds),
+        cmocka_unit_test(a_fold_model_is_scored_through_the_body_on_its_people_left_out_only),
         cmocka_unit_test(cross_validation_picks_the_epoch_of_the_lowest_joint_error_of_people_left_out),
         cmocka_unit_test(inference_matches_a_plain_reference),
         cmocka_unit_test(a_saved_model_loads_back_with_the_same_outputs),
