@@ -172,6 +172,8 @@ ev_transitions_main(const struct ev_options *options)
         sums[k].lowest = (double)INFINITY;
     int status = 0;
     for (int i = 0; i < count; ++i) {
+        if (!ev_clip_of_subjects(names[i]->d_name, options->subjects))
+            continue; /* --subjects: a fold model on its people left out */
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", options->clip_dir, names[i]->d_name);
         struct ev_clip clip;
