@@ -1,7 +1,8 @@
 /*
  * The trainer's corpus (`embody train`): the clip folders and their MANIFEST.tsv (person,
- * as CMU's subject number or HDM05's actor, and category of each clip), the data set of feature and target rows every clip adds, the
- * people held out, and the split of the rows into training, validation and seen rows.
+ * as CMU's subject number or HDM05's actor, and category of each clip), the data set of feature and
+ * target rows every clip adds, the people held out, and the split of the rows into training,
+ * validation and seen rows.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -168,8 +169,8 @@ row_person(const char *path, int line_no, char **field, const struct manifest_co
     const bool number = id[0] && strspn(id, "0123456789") == strlen(id);
     if (col->subject >= 0 && !number)
         return em_fail(err, EM_ERROR_PARSE,
-                       "%s:%d: column %d (subject): \"%s\" is not a subject number", path,
-                       line_no, c + 1, id);
+                       "%s:%d: column %d (subject): \"%s\" is not a subject number", path, line_no,
+                       c + 1, id);
     char from_name[PR_PERSON_MAX];
     pr_person_of_file(field[col->file], from_name, sizeof from_name);
     char *colon = strchr(from_name, ':');
@@ -194,8 +195,8 @@ read_row(const char *path, int line_no, char **field, int n, const struct manife
          struct clip_list *l, int first, struct em_error *err)
 {
     if (n != col->count)
-        return em_fail(err, EM_ERROR_PARSE, "%s:%d: %d columns; the header (line 1) has %d",
-                       path, line_no, n, col->count);
+        return em_fail(err, EM_ERROR_PARSE, "%s:%d: %d columns; the header (line 1) has %d", path,
+                       line_no, n, col->count);
     if (!field[col->file][0])
         return em_fail(err, EM_ERROR_PARSE, "%s:%d: column %d (file) is empty", path, line_no,
                        col->file + 1);
@@ -231,8 +232,8 @@ read_manifest(const char *dir, struct clip_list *l, int first, struct em_error *
         line_no++;
         const size_t len = strcspn(line, "\r\n");
         if (!line[len] && !feof(f)) {
-            r = em_fail(err, EM_ERROR_PARSE, "%s:%d: line longer than %d characters", path,
-                        line_no, (int)sizeof line - 2);
+            r = em_fail(err, EM_ERROR_PARSE, "%s:%d: line longer than %d characters", path, line_no,
+                        (int)sizeof line - 2);
             break;
         }
         line[len] = '\0';
@@ -324,8 +325,8 @@ pr_parse_holdout(const char *text, struct holdout *out, struct em_error *err)
         out->count++;
         p += len;
         if (*p == ',' && !*++p)
-            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "--holdout: \"%s\" ends with a comma", text);
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--holdout: \"%s\" ends with a comma",
+                           text);
     }
     return EM_OK;
 }
@@ -408,9 +409,9 @@ pr_load_corpus(const struct pr_train_options *o, struct rng *r, struct corpus *o
             break;
         out->glitch_rows += skipped;
         pr_report_line(o, "[%d/%d] %s: %s, %s, %.2f min, %ld samples%s%.0ld%s", i + 1,
-                       out->list.count, e->name, e->person[0] ? e->person : "person unknown", e->category, out->minutes[i],
-                       out->data.count - before, skipped ? "; left out for glitches: " : "",
-                       skipped, skipped ? " rows" : "");
+                       out->list.count, e->name, e->person[0] ? e->person : "person unknown",
+                       e->category, out->minutes[i], out->data.count - before,
+                       skipped ? "; left out for glitches: " : "", skipped, skipped ? " rows" : "");
     }
     if (res != EM_OK)
         pr_corpus_fini(out);

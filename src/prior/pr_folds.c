@@ -1,7 +1,7 @@
 /*
  * Leave-people-out cross-validation of the trainer (pr_cross_validate): each lab's people
- * dealt into folds of about the same minutes of that lab, a model trained per fold without its people, and
- * the figures on them, per category and per epoch.
+ * dealt into folds of about the same minutes of that lab, a model trained per fold without its
+ * people, and the figures on them, per category and per epoch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,8 +197,7 @@ note_trained_subjects(const struct corpus *c, const struct split *sp, struct pr_
         while (i < fr->trained_subject_count && strcmp(fr->trained_subject[i], person) != 0)
             ++i;
         if (i == fr->trained_subject_count && i < PR_MAX_SUBJECTS)
-            snprintf(fr->trained_subject[fr->trained_subject_count++], PR_PERSON_MAX, "%s",
-                     person);
+            snprintf(fr->trained_subject[fr->trained_subject_count++], PR_PERSON_MAX, "%s", person);
     }
 }
 

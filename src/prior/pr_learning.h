@@ -87,7 +87,7 @@ bool pr_dataset_reserve(struct dataset *d, long more);
 
 /* One clip file: where it is, whose motion it is and what kind (MANIFEST.tsv). */
 struct clip_entry {
-    char *path, *name; /* name: relative to its folder ("acrnn/cmu_60_01.bvh") */
+    char *path, *name;          /* name: relative to its folder ("acrnn/cmu_60_01.bvh") */
     char person[PR_PERSON_MAX]; /* "cmu:05", "hdm05:bd" (pr_person.c); "": unknown */
     char category[PR_CATEGORY_MAX];
 };

@@ -104,8 +104,8 @@ pr_person_token(const char *text, size_t len, char *out, size_t size)
     if (!colon)
         return canonical_id(text, len, out, size);
     const size_t lab_len = (size_t)(colon - text);
-    if (!lab_chars(text, lab_len) || !canonical_id(colon + 1, len - lab_len - 1, canon,
-                                                     sizeof canon))
+    if (!lab_chars(text, lab_len) ||
+        !canonical_id(colon + 1, len - lab_len - 1, canon, sizeof canon))
         return false;
     snprintf(out, size, "%.*s:%s", (int)lab_len, text, canon);
     return true;

@@ -160,9 +160,10 @@ struct pr_cv_report {
 };
 
 /* k-fold cross-validation by person: each lab's people are dealt into `folds` folds of
- * about equal minutes of that lab (so each lab's people are spread over the folds); for each fold a model is trained (the options of pr_train, its holdout
- * ignored) on every other subject and scored on the fold's own clips as recorded, and on
- * the trained people's. No subject is on both sides of a fold. */
+ * about equal minutes of that lab (so each lab's people are spread over the folds); for
+ * each fold a model is trained (the options of pr_train, its holdout ignored) on every
+ * other person and scored on the fold's own clips as recorded, and on the trained
+ * people's. No person is on both sides of a fold. */
 enum em_result pr_cross_validate(const struct pr_train_options *options, int folds,
                                  struct pr_cv_report *out_report, struct em_error *err);
 
