@@ -9,6 +9,7 @@
 #include "app/app_args.h"
 #include "app/app_commands.h"
 #include "embody/prior.h"
+#include "eval/eval.h"
 #include "prior/pr_training.h"
 #include "util/u_time.h"
 
@@ -36,6 +37,7 @@ enum {
     OPT_SCHEDULE,
     OPT_LOSS,
     OPT_ROW_STRIDE,
+    OPT_FOLDS,
     OPT_HELP
 };
 #define MAX_MORE_DIRS 7
@@ -56,6 +58,7 @@ static const struct app_arg_spec k_specs[] = {
     {OPT_SCHEDULE, "schedule", 0, APP_ARG_VALUE},
     {OPT_LOSS, "loss", 0, APP_ARG_VALUE},
     {OPT_ROW_STRIDE, "row-stride", 0, APP_ARG_VALUE},
+    {OPT_FOLDS, "folds", 0, APP_ARG_VALUE},
 };
 #define SPEC_COUNT ((int)(sizeof k_specs / sizeof k_specs[0]))
 
@@ -64,12 +67,15 @@ print_help(void)
 {
     fputs("usage: embody train CLIP_DIR [CLIP_DIR...] -o MODEL [options]\n"
           "       embody train CLIP_DIR [CLIP_DIR...] --cross-validate K [options]\n"
+          "       embody train CLIP_DIR [CLIP_DIR...] --folds LIST/LIST... [options]\n"
           "\n"
           "Learns the body-pose prior (pelvis, knees, feet and foot contact from the last\n"
           "0.73 s of headset and controller motion) from BVH clips named\n"
-          "cmu_SUBJECT_TRIAL.bvh, such as ../shared/mocap-train and\n"
-          "../shared/mocap-train-extra (subfolders too; a MANIFEST.tsv with columns file,\n"
-          "subject and category gives subjects and categories). Skeletons: CMU, Daz-friendly,\n"
+          "LAB_PERSON_....bvh (cmu_05_01.bvh, hdm05_bd_squat_001.bvh), such as\n"
+          "../shared/mocap-train, ../shared/mocap-train-extra and\n"
+          "../shared/mocap-train-hdm05 (subfolders too; a MANIFEST.tsv with columns file,\n"
+          "subject (a number) or actor (a name), and category gives people and\n"
+          "categories; a person is LAB:PERSON, cmu:05 or hdm05:bd). Skeletons: CMU, Daz-friendly,\n"
           "3ds Max, CC3/iClone, Mixamo names; units and T-pose or not are recognised. The\n"
           "features come from the 3-point stream each clip makes (as `embody mocap2stream`),\n"
           "the targets from its true joints; rows around a head, hand or foot faster than\n"
@@ -77,20 +83,27 @@ print_help(void)
           "(../shared/mocap).\n"
           "\n"
           "  -o, --output MODEL     the model file to write (required unless cross-validating)\n"
-          "  --cross-validate K     leave people out: deal the subjects into K folds, train\n"
-          "                         on all but one fold each time and print the errors on\n"
-          "                         the fold's people, per fold and per category (no model\n"
-          "                         written)\n"
+          "  --cross-validate K     leave people out: deal each lab's people into K folds,\n"
+          "                         train on all but one fold each time and print the\n"
+          "                         errors on the fold's people, per fold and per category\n"
+          "                         (no model written)\n"
+          "  --folds LIST/LIST...   a model per fold, each LIST (as --holdout) left out, run\n"
+          "                         through the body (known body, height only) on the\n"
+          "                         clips of its people in each folder: a table of MPJPE,\n"
+          "                         hips and lower body per fold and folder, and the means\n"
+          "                         (\"05,127,bd/14,49,bk\"); with -o MODEL, fold N's\n"
+          "                         model is written to MODEL.N.bin\n"
           "  --rotation-noise DEG   turn each augmented copy's headset and controllers by a\n"
           "                         fixed random rotation of DEG deviation (default 0)\n"
           "  --keep-epoch N         keep the model of epoch N (the one cross-validation\n"
           "                         chose) rather than the best on --holdout or the last\n"
           "  --proportions X        retarget each augmented copy to legs, torso and arms\n"
           "                         each 1 -+ X times as long (default 0.06; 0 for none)\n"
-          "  --holdout LIST         subjects kept out for validation (default " PR_DEFAULT_HOLDOUT
+          "  --holdout LIST         people kept out for validation (default " PR_DEFAULT_HOLDOUT
           ";\n"
-          "                         none for none); the epoch whose pelvis + knees +\n"
-          "                         ankles error on them is lowest is kept\n"
+          "                         none for none): CMU subject numbers, HDM05 actors (bd)\n"
+          "                         or LAB:PERSON (cmu:05,hdm05:bd); the epoch whose pelvis\n"
+          "                         + knees + ankles error on them is lowest is kept\n"
           "  --dropout P            drop this share of hidden units per training sample\n"
           "                         (default 0)\n"
           "  --schedule NAME        the learning rate's course: cosine (per epoch down to\n"
@@ -121,6 +134,7 @@ struct train_args {
     struct pr_train_options o;
     const char *more_dirs[MAX_MORE_DIRS];
     const char *output;
+    const char *folds;
     int cross_validate;
     bool quiet, help;
 };
@@ -196,6 +210,7 @@ apply(void *context, int id, const char *name, const char *value, struct em_erro
     case OPT_ROW_STRIDE:
         return count_value(name, value, 1, 1000, "a stride", &a->o.row_stride, err);
     case OPT_OUTPUT: a->output = value; return EM_OK;
+    case OPT_FOLDS: a->folds = value; return EM_OK;
     case OPT_SEED:
         r = app_parse_count(name, value, 1, 2147483647L, "a seed", &n, err);
         a->o.seed = (uint64_t)n;
@@ -266,8 +281,8 @@ cross_validate(struct train_args *a)
         char subjects[96] = "";
         for (int i = 0; i < fr->subject_count; ++i) {
             const size_t used = strlen(subjects);
-            snprintf(subjects + used, sizeof subjects - used, "%s%02d", i ? "," : "",
-                     fr->subject[i]);
+            snprintf(subjects + used, sizeof subjects - used, "%s%s", i ? "," : "",
+                     pr_person_short(fr->subject[i]));
         }
         printf("| %d: %-20s | %5d | %5.2f | %10d | %5.2f | %5.2f | %6.2f | %5.2f | %5.1f %%  | "
                "%22.2f |\n",
@@ -310,6 +325,157 @@ cross_validate(struct train_args *a)
     return APP_EXIT_OK;
 }
 
+/* ---- --folds: each fold's model through the body on the people it left out ---- */
+
+#define FOLDS_MAX 12
+#define FOLD_TEXT_MAX 64
+
+struct fold_table {
+    int count, dir_count;
+    char people[FOLDS_MAX][FOLD_TEXT_MAX];
+    const char *dirs[MAX_MORE_DIRS + 1];
+    struct ev_fold_scores s[FOLDS_MAX][MAX_MORE_DIRS + 1];
+};
+
+/* Splits "05,127,bd/14,49,bk" into the table's folds; an error names the option. */
+static enum em_result
+split_folds(const char *text, struct fold_table *t, struct em_error *err)
+{
+    for (const char *p = text; *p;) {
+        const size_t len = strcspn(p, "/");
+        if (len == 0 || len >= FOLD_TEXT_MAX || t->count == FOLDS_MAX)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "--folds: \"%s\": expected 1 to %d folds of people (as --holdout) "
+                           "separated by '/', each under %d characters",
+                           text, FOLDS_MAX, FOLD_TEXT_MAX);
+        snprintf(t->people[t->count++], FOLD_TEXT_MAX, "%.*s", (int)len, p);
+        p += p[len] ? len + 1 : len;
+    }
+    return t->count ? EM_OK
+                    : em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--folds: no fold given");
+}
+
+/* Fold `f`: a model trained without its people, run through the body in each folder. */
+static enum em_result
+run_fold(const struct train_args *a, struct fold_table *t, int f, struct em_error *err)
+{
+    struct pr_train_options o = a->o;
+    o.holdout = t->people[f];
+    struct pr_model m;
+    struct pr_train_report *rep = calloc(1, sizeof *rep);
+    enum em_result r =
+        rep ? pr_train(&o, &m, rep, err) : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (r == EM_OK && a->output) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s.%d.bin", a->output, f + 1);
+        r = pr_model_save(&m, path, err);
+    }
+    for (int d = 0; d < t->dir_count && r == EM_OK; ++d)
+        r = ev_fold_score(&m, t->dirs[d], t->people[f], &t->s[f][d], err);
+    if (rep)
+        pr_model_fini(&m);
+    free(rep);
+    return r;
+}
+
+static const char *
+base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+static void
+print_fold_row(const char *label, const char *dir, const struct ev_fold_scores *s)
+{
+    printf("| %-22s | %-18s | %5d | %5.2f / %5.2f | %5.2f / %5.2f | %5.2f / %5.2f |\n", label,
+           base_name(dir), s->clips, s->mpjpe_cm[EV_KNOWN_BODY], s->mpjpe_cm[EV_HEIGHT_ONLY],
+           s->hips_cm[EV_KNOWN_BODY], s->hips_cm[EV_HEIGHT_ONLY], s->lower_cm[EV_KNOWN_BODY],
+           s->lower_cm[EV_HEIGHT_ONLY]);
+}
+
+/* Folder `d`'s mean over the folds that left out people of it (each fold counts once). */
+static void
+print_fold_mean(const struct fold_table *t, int d)
+{
+    struct ev_fold_scores mean = {0};
+    int n = 0;
+    for (int f = 0; f < t->count; ++f) {
+        const struct ev_fold_scores *s = &t->s[f][d];
+        if (s->clips == 0)
+            continue;
+        n++;
+        mean.clips += s->clips;
+        for (int m = 0; m < EV_DO_NOTHING; ++m) {
+            mean.mpjpe_cm[m] += s->mpjpe_cm[m];
+            mean.hips_cm[m] += s->hips_cm[m];
+            mean.lower_cm[m] += s->lower_cm[m];
+        }
+    }
+    if (n == 0)
+        return;
+    for (int m = 0; m < EV_DO_NOTHING; ++m) {
+        mean.mpjpe_cm[m] /= n;
+        mean.hips_cm[m] /= n;
+        mean.lower_cm[m] /= n;
+    }
+    char label[32];
+    snprintf(label, sizeof label, "mean of %d folds", n);
+    print_fold_row(label, t->dirs[d], &mean);
+}
+
+static void
+print_fold_table(const struct fold_table *t)
+{
+    printf("Folds of people left out: each fold's model through the body on the clips of its "
+           "people (cm, known body / height only)\n\n");
+    printf("| fold: people left out  | folder             | clips | MPJPE         | hips        "
+           "  | lower         |\n");
+    printf("|------------------------|--------------------|-------|---------------|-------------"
+           "--|---------------|\n");
+    for (int f = 0; f < t->count; ++f)
+        for (int d = 0; d < t->dir_count; ++d) {
+            char label[FOLD_TEXT_MAX + 8];
+            snprintf(label, sizeof label, "%d: %s", f + 1, t->people[f]);
+            if (t->s[f][d].clips > 0)
+                print_fold_row(label, t->dirs[d], &t->s[f][d]);
+        }
+    for (int d = 0; d < t->dir_count; ++d)
+        print_fold_mean(t, d);
+}
+
+/* --folds: the table on standard output, progress on standard error. */
+static int
+run_folds(struct train_args *a)
+{
+    struct fold_table *t = calloc(1, sizeof *t);
+    struct em_error err = {{0}};
+    enum em_result r = t ? split_folds(a->folds, t, &err)
+                         : em_fail(&err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (t) {
+        t->dirs[t->dir_count++] = a->o.clip_dir;
+        for (int i = 0; i < a->o.more_clip_dir_count; ++i)
+            t->dirs[t->dir_count++] = a->o.more_clip_dirs[i];
+    }
+    const int64_t start = u_time_now_ns();
+    for (int f = 0; t && f < t->count && r == EM_OK; ++f) {
+        fprintf(stderr, "embody train: fold %d of %d: %s left out\n", f + 1, t->count,
+                t->people[f]);
+        r = run_fold(a, t, f, &err);
+    }
+    if (r != EM_OK) {
+        fprintf(stderr, "embody train: error: %s\n", err.message);
+        free(t);
+        return r == EM_ERROR_INVALID_ARGUMENT || r == EM_ERROR_PARSE ? APP_EXIT_USAGE
+                                                                     : APP_EXIT_FAILURE;
+    }
+    print_fold_table(t);
+    fprintf(stderr, "embody train: %d folds in %.0f s\n", t->count,
+            (double)(u_time_now_ns() - start) * 1e-9);
+    free(t);
+    return APP_EXIT_OK;
+}
+
 int
 app_cmd_train(int argc, char **argv)
 {
@@ -321,7 +487,7 @@ app_cmd_train(int argc, char **argv)
     if (r == EM_OK && !a.help && !a.o.clip_dir)
         r = em_fail(&err, EM_ERROR_INVALID_ARGUMENT, "expected a folder of clips (see %s)",
                     HELP_HINT);
-    if (r == EM_OK && !a.help && !a.output && !a.cross_validate)
+    if (r == EM_OK && !a.help && !a.output && !a.cross_validate && !a.folds)
         r = em_fail(&err, EM_ERROR_INVALID_ARGUMENT, "expected -o MODEL (see %s)", HELP_HINT);
     if (r == EM_OK && !a.help && a.output)
         r = app_check_writable("-o", a.output, &err);
@@ -337,6 +503,8 @@ app_cmd_train(int argc, char **argv)
         a.o.progress = print_line;
     if (a.cross_validate)
         return cross_validate(&a);
+    if (a.folds)
+        return run_folds(&a);
     struct pr_model model;
     struct pr_train_report *rep = calloc(1, sizeof *rep);
     if (!rep) {

@@ -14,11 +14,27 @@
 
 #include "eval/eval.h"
 #include "ev_internal.h"
+#include "prior/pr_training.h"
 #include "util/u_path.h"
 
 /* EMBODY_SHARED_DIR is set by the build (src/eval/CMakeLists.txt). */
 #define DEFAULT_VALIDATION_DIR EMBODY_SHARED_DIR "/mocap-train"
 #define JITTER_RATIO 1.5
+
+/* True when `text` is people separated by commas (pr_person_token's each). */
+static bool
+people_list(const char *text)
+{
+    char token[PR_PERSON_MAX];
+    for (const char *p = text;; ++p) {
+        const size_t len = strcspn(p, ",");
+        if (!pr_person_token(p, len, token, sizeof token))
+            return false;
+        p += len;
+        if (!*p)
+            return true;
+    }
+}
 
 enum em_result
 ev_prior_option(const char *name, const char *value, struct ev_options *out, struct em_error *err)
@@ -36,10 +52,10 @@ ev_prior_option(const char *name, const char *value, struct ev_options *out, str
         strcmp(value, "prior") != 0 && strcmp(value, "both") != 0)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "--body: expected procedural, prior or both, got \"%s\"", value);
-    if (slot == &out->subjects && strspn(value, "0123456789,") != strlen(value))
+    if (slot == &out->subjects && !people_list(value))
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "--subjects: expected subject numbers separated by commas (\"03,09\"), "
-                       "got \"%s\"",
+                       "--subjects: expected people separated by commas: subject numbers "
+                       "(\"03,09\"), names (\"bd\") or LAB:PERSON (\"hdm05:bd\"), got \"%s\"",
                        value);
     *slot = value;
     return EM_OK;

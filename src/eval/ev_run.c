@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "eval/eval.h"
+#include "prior/pr_training.h"
 #include "util/u_path.h"
 #include "util/u_text.h"
 #include "util/u_time.h"
@@ -43,23 +44,18 @@ ev_clip_of_subjects(const char *file, const char *subjects)
 {
     if (!subjects || !subjects[0])
         return true;
-    int subject = -1, trial = -1;
-    if (sscanf(file, "cmu_%d_%d", &subject, &trial) != 2)
+    char person[PR_PERSON_MAX], token[PR_PERSON_MAX];
+    pr_person_of_file(file, person, sizeof person);
+    if (!person[0])
         return false;
     for (const char *p = subjects; *p;) {
-        char *end = NULL;
-        const long v = strtol(p, &end, 10);
-        if (end == p)
-            return false;
-        if (v == subject)
+        const size_t len = strcspn(p, ",");
+        if (pr_person_token(p, len, token, sizeof token) && pr_person_matches(person, token))
             return true;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return false;
+        p += p[len] ? len + 1 : len;
     }
     return false;
 }
-
 
 struct name_list {
     int count;

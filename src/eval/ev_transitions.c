@@ -243,6 +243,8 @@ ev_transitions_main(const struct ev_options *options)
     int status = 0;
     for (int i = 0; i < count; ++i) {
         const char *file = names[i]->d_name;
+        if (!ev_clip_of_subjects(file, options->subjects))
+            continue; /* --subjects: a fold model on its people left out */
         struct ev_transition_result t;
         if (!run_clip(options, file, method, prior ? &model : NULL, &t)) {
             status = 1;

@@ -502,8 +502,9 @@ ev_clip_reconstruct_prior(const struct ev_clip *clip, enum ev_method method,
                           const struct pr_model *prior, struct ev_motion *out,
                           struct ev_timing *timing, struct em_error *err);
 
-/* True when `subjects` is NULL or empty, or names the subject of `file`
- * (cmu_SUBJECT_TRIAL.bvh; "02" and "2" are the same subject). */
+/* True when `subjects` is NULL or empty, or names the person of `file` (LAB_PERSON_...:
+ * cmu_SUBJECT_TRIAL.bvh, hdm05_ACTOR_CLASS_NNN.bvh; "02" and "2" are the same subject,
+ * "bd" or "hdm05:bd" an HDM05 actor; src/prior/pr_person.c). */
 bool
 ev_clip_of_subjects(const char *file, const char *subjects);
 
@@ -615,7 +616,8 @@ struct ev_options {
     /* The body's learned prior (include/embody/prior.h) for the known-body and height-only
      * runs; NULL: the procedural estimate. */
     const struct pr_model *prior;
-    /* Only clips cmu_SUBJECT_TRIAL.bvh of these subjects ("02,07"); NULL or "": all. */
+    /* Only clips of these people ("02,07", "bd", "05,hdm05:bd"; ev_clip_of_subjects);
+     * NULL or "": all. */
     const char *subjects;
     /* `embody eval` only (src/eval/ev_prior.c): --body procedural|prior|both (NULL: both
      * when the model loads), --prior MODEL, --validation DIR. */
@@ -725,6 +727,21 @@ struct ev_report {
  * running out of memory. `out` is the caller's to ev_report_fini (also on failure). */
 enum em_result
 ev_run(const struct ev_options *options, struct ev_report *out, struct em_error *err);
+
+/* ---- Folds of people left out (ev_folds.c) ------------------------------------------ */
+
+/* A fold model's means over the clips of its people left out in one folder, by mode
+ * (EV_KNOWN_BODY, EV_HEIGHT_ONLY): MPJPE, the hips' error and the lower body's, cm. */
+struct ev_fold_scores {
+    int clips; /* 0: the folder has no clip of those people (the figures are 0) */
+    double mpjpe_cm[EV_DO_NOTHING], hips_cm[EV_DO_NOTHING], lower_cm[EV_DO_NOTHING];
+};
+
+/* Runs the body on `prior` (known body and height only) over the clips of `people` ("05,127",
+ * "bd"; ev_clip_of_subjects) in `dir`, into `out`; a folder without such clips gives
+ * clips 0. Fails as ev_run. */
+enum em_result ev_fold_score(const struct pr_model *prior, const char *dir, const char *people,
+                             struct ev_fold_scores *out, struct em_error *err);
 
 /* ---- Tracker setups (ev_trackers.c) ---------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /*
- * The trainer's corpus (`embody train`): the clip folders and their MANIFEST.tsv (subject
- * and category of each clip), the data set of feature and target rows every clip adds, the
- * people held out, and the split of the rows into training, validation and seen rows.
+ * The trainer's corpus (`embody train`): the clip folders and their MANIFEST.tsv (person,
+ * as CMU's subject number or HDM05's actor, and category of each clip), the data set of feature and
+ * target rows every clip adds, the people held out, and the split of the rows into training,
+ * validation and seen rows.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -39,18 +40,6 @@ static int
 compare_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The subject of "cmu_SS_TT.bvh" (SS; TT may be any text), or -1. */
-static int
-clip_subject(const char *name)
-{
-    const char *base = strrchr(name, '/');
-    base = base ? base + 1 : name;
-    int subject = -1;
-    if (sscanf(base, "cmu_%d_", &subject) == 1 && subject >= 0)
-        return subject;
-    return -1;
 }
 
 /* The *.bvh names in `dir` (sorted), with `prefix` ("sub/") before each. */
@@ -107,14 +96,126 @@ clip_list_add(struct clip_list *l, const char *dir, char *name)
         return false;
     snprintf(c->path, size, "%s/%s", dir, name);
     c->name = name;
-    c->subject = clip_subject(name);
+    pr_person_of_file(name, c->person, sizeof c->person);
     snprintf(c->category, sizeof c->category, "%s", "?");
     l->count++;
     return true;
 }
 
-/* Fills subject and category from the folder's MANIFEST.tsv (columns named file,
- * subject and category in its first line), where there is one. */
+/* The columns of a MANIFEST.tsv that the trainer reads (-1: none). */
+struct manifest_columns {
+    int count, file, subject, actor, category, klass; /* klass: HDM05's "class" */
+};
+
+/* Splits `line` at its tabs in place; returns the number of fields (at most `max`). */
+static int
+split_fields(char *line, char **field, int max)
+{
+    int n = 0;
+    for (char *p = line; n < max;) {
+        field[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab)
+            break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    return n;
+}
+
+/* The header line: a "file" column, at most one of "subject" (CMU's numbers) and "actor"
+ * (HDM05's names) for the person, and "category" (or HDM05's "class"). */
+static enum em_result
+read_header(const char *path, char **field, int n, struct manifest_columns *out,
+            struct em_error *err)
+{
+    *out = (struct manifest_columns){n, -1, -1, -1, -1, -1};
+    for (int i = 0; i < n; ++i) {
+        int *slot = strcmp(field[i], "file") == 0       ? &out->file
+                    : strcmp(field[i], "subject") == 0  ? &out->subject
+                    : strcmp(field[i], "actor") == 0    ? &out->actor
+                    : strcmp(field[i], "category") == 0 ? &out->category
+                    : strcmp(field[i], "class") == 0    ? &out->klass
+                                                        : NULL;
+        if (slot && *slot >= 0)
+            return em_fail(err, EM_ERROR_PARSE, "%s:1: column %d: a second column named \"%s\"",
+                           path, i + 1, field[i]);
+        if (slot)
+            *slot = i;
+    }
+    if (out->file < 0)
+        return em_fail(err, EM_ERROR_PARSE, "%s:1: no column named \"file\"", path);
+    if (out->category < 0)
+        out->category = out->klass; /* HDM05's action classes as categories */
+    if (out->subject >= 0 && out->actor >= 0)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:1: columns \"subject\" and \"actor\" both; expected one of them "
+                       "for the person",
+                       path);
+    return EM_OK;
+}
+
+/* The person of one manifest line ("" without a person column): its lab from the clip's
+ * file name, its ID from the subject or actor column, checked. */
+static enum em_result
+row_person(const char *path, int line_no, char **field, const struct manifest_columns *col,
+           char *out, size_t size, struct em_error *err)
+{
+    out[0] = '\0';
+    const int c = col->subject >= 0 ? col->subject : col->actor;
+    if (c < 0)
+        return EM_OK;
+    const char *id = field[c];
+    const bool number = id[0] && strspn(id, "0123456789") == strlen(id);
+    if (col->subject >= 0 && !number)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:%d: column %d (subject): \"%s\" is not a subject number", path, line_no,
+                       c + 1, id);
+    char from_name[PR_PERSON_MAX];
+    pr_person_of_file(field[col->file], from_name, sizeof from_name);
+    char *colon = strchr(from_name, ':');
+    if (!colon)
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:%d: column %d (file): \"%s\" is not named LAB_PERSON_... (such as "
+                       "cmu_05_01.bvh), so its lab is not known",
+                       path, line_no, col->file + 1, field[col->file]);
+    *colon = '\0';
+    if (!pr_person_make(from_name, id, out, size))
+        return em_fail(err, EM_ERROR_PARSE,
+                       "%s:%d: column %d (%s): \"%s\" is not a person (1 to 9 letters, digits, "
+                       "'-' or '.')",
+                       path, line_no, c + 1, col->subject >= 0 ? "subject" : "actor", id);
+    return EM_OK;
+}
+
+/* One line of the manifest: checked, then its person and category given to the clip of
+ * that name (none: a clip that is not in the folder is not used). */
+static enum em_result
+read_row(const char *path, int line_no, char **field, int n, const struct manifest_columns *col,
+         struct clip_list *l, int first, struct em_error *err)
+{
+    if (n != col->count)
+        return em_fail(err, EM_ERROR_PARSE, "%s:%d: %d columns; the header (line 1) has %d", path,
+                       line_no, n, col->count);
+    if (!field[col->file][0])
+        return em_fail(err, EM_ERROR_PARSE, "%s:%d: column %d (file) is empty", path, line_no,
+                       col->file + 1);
+    char person[PR_PERSON_MAX];
+    enum em_result r = row_person(path, line_no, field, col, person, sizeof person, err);
+    for (int i = first; i < l->count && r == EM_OK; ++i) {
+        if (strcmp(l->e[i].name, field[col->file]) != 0)
+            continue;
+        if (person[0])
+            snprintf(l->e[i].person, sizeof l->e[i].person, "%s", person);
+        if (col->category >= 0 && field[col->category][0])
+            snprintf(l->e[i].category, sizeof l->e[i].category, "%s", field[col->category]);
+    }
+    return r;
+}
+
+/* Fills each clip's person and category from the folder's MANIFEST.tsv (columns named
+ * file, subject or actor, and category in its first line), where there is one; every
+ * line is checked, an error naming the file, line and column. */
 static enum em_result
 read_manifest(const char *dir, struct clip_list *l, int first, struct em_error *err)
 {
@@ -124,52 +225,24 @@ read_manifest(const char *dir, struct clip_list *l, int first, struct em_error *
     if (!f)
         return EM_OK;
     char line[4096];
-    int col_file = -1, col_subject = -1, col_category = -1, line_no = 0;
+    struct manifest_columns col = {0};
+    int line_no = 0;
     enum em_result r = EM_OK;
     while (r == EM_OK && fgets(line, sizeof line, f)) {
         line_no++;
-        line[strcspn(line, "\r\n")] = '\0';
+        const size_t len = strcspn(line, "\r\n");
+        if (!line[len] && !feof(f)) {
+            r = em_fail(err, EM_ERROR_PARSE, "%s:%d: line longer than %d characters", path, line_no,
+                        (int)sizeof line - 2);
+            break;
+        }
+        line[len] = '\0';
+        if (line_no > 1 && !line[0])
+            continue;
         char *field[32];
-        int n = 0;
-        for (char *p = line; n < 32;) {
-            field[n++] = p;
-            char *tab = strchr(p, '\t');
-            if (!tab)
-                break;
-            *tab = '\0';
-            p = tab + 1;
-        }
-        if (line_no == 1) {
-            for (int i = 0; i < n; ++i) {
-                if (strcmp(field[i], "file") == 0)
-                    col_file = i;
-                else if (strcmp(field[i], "subject") == 0)
-                    col_subject = i;
-                else if (strcmp(field[i], "category") == 0)
-                    col_category = i;
-            }
-            if (col_file < 0)
-                r = em_fail(err, EM_ERROR_PARSE, "%s:1: no column named \"file\"", path);
-            continue;
-        }
-        if (n <= col_file || !field[col_file][0])
-            continue;
-        for (int i = first; i < l->count; ++i) {
-            if (strcmp(l->e[i].name, field[col_file]) != 0)
-                continue;
-            if (col_subject >= 0 && col_subject < n) {
-                char *end = NULL;
-                const long v = strtol(field[col_subject], &end, 10);
-                if (end == field[col_subject] || *end || v < 0 || v > 100000)
-                    r = em_fail(err, EM_ERROR_PARSE,
-                                "%s:%d: subject \"%s\" is not a subject number", path, line_no,
-                                field[col_subject]);
-                else
-                    l->e[i].subject = (int)v;
-            }
-            if (col_category >= 0 && col_category < n && field[col_category][0])
-                snprintf(l->e[i].category, sizeof l->e[i].category, "%s", field[col_category]);
-        }
+        const int n = split_fields(line, field, 32);
+        r = line_no == 1 ? read_header(path, field, n, &col, err)
+                         : read_row(path, line_no, field, n, &col, l, first, err);
     }
     fclose(f);
     return r;
@@ -238,31 +311,53 @@ pr_parse_holdout(const char *text, struct holdout *out, struct em_error *err)
     memset(out, 0, sizeof *out);
     if (strcmp(text, "none") == 0)
         return EM_OK;
-    const char *p = text;
-    while (*p) {
-        char *end = NULL;
-        const long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v > 100000 || (*end && *end != ','))
+    for (const char *p = text; *p;) {
+        const size_t len = strcspn(p, ",");
+        if (out->count == PR_MAX_HOLDOUT_SUBJECTS)
+            return em_fail(err, EM_ERROR_LIMIT, "--holdout: more than %d people",
+                           PR_MAX_HOLDOUT_SUBJECTS);
+        if (!pr_person_token(p, len, out->person[out->count], PR_PERSON_MAX))
             return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                           "--holdout: expected subject numbers separated by commas (\"02,07\") "
+                           "--holdout: expected people separated by commas: subject numbers "
+                           "(\"02,07\"), names (\"bd\") or LAB:PERSON (\"cmu:05,hdm05:bd\"), "
                            "or none, got \"%s\"",
                            text);
-        if (out->count == PR_MAX_HOLDOUT_SUBJECTS)
-            return em_fail(err, EM_ERROR_LIMIT, "--holdout: more than %d subjects",
-                           PR_MAX_HOLDOUT_SUBJECTS);
-        out->subject[out->count++] = (int)v;
-        p = *end ? end + 1 : end;
+        out->count++;
+        p += len;
+        if (*p == ',' && !*++p)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT, "--holdout: \"%s\" ends with a comma",
+                           text);
     }
     return EM_OK;
 }
 
 static bool
-held_out(const struct holdout *h, int subject)
+held_out(const struct holdout *h, const char *person)
 {
     for (int i = 0; i < h->count; ++i)
-        if (h->subject[i] == subject)
+        if (pr_person_matches(person, h->person[i]))
             return true;
     return false;
+}
+
+/* Fails when a person named without the lab ("05") is a person of two labs' clips. */
+static enum em_result
+check_unambiguous(const struct clip_list *l, const struct holdout *h, struct em_error *err)
+{
+    for (int k = 0; k < h->count; ++k) {
+        const char *first = NULL;
+        for (int i = 0; i < l->count; ++i) {
+            const char *person = l->e[i].person;
+            if (!pr_person_matches(person, h->person[k]) || (first && !strcmp(first, person)))
+                continue;
+            if (first)
+                return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                               "--holdout: \"%s\" is both %s and %s; name one as LAB:PERSON",
+                               h->person[k], first, person);
+            first = person;
+        }
+    }
+    return EM_OK;
 }
 
 /* Every clip of every folder, in folder order then name order. */
@@ -313,10 +408,10 @@ pr_load_corpus(const struct pr_train_options *o, struct rng *r, struct corpus *o
         if (res != EM_OK)
             break;
         out->glitch_rows += skipped;
-        pr_report_line(o, "[%d/%d] %s: subject %d, %s, %.2f min, %ld samples%s%.0ld%s", i + 1,
-                       out->list.count, e->name, e->subject, e->category, out->minutes[i],
-                       out->data.count - before, skipped ? "; left out for glitches: " : "",
-                       skipped, skipped ? " rows" : "");
+        pr_report_line(o, "[%d/%d] %s: %s, %s, %.2f min, %ld samples%s%.0ld%s", i + 1,
+                       out->list.count, e->name, e->person[0] ? e->person : "person unknown",
+                       e->category, out->minutes[i], out->data.count - before,
+                       skipped ? "; left out for glitches: " : "", skipped, skipped ? " rows" : "");
     }
     if (res != EM_OK)
         pr_corpus_fini(out);
@@ -337,6 +432,9 @@ pr_make_split(const struct corpus *c, const struct holdout *hold, int row_stride
               struct pr_train_report *rep, struct em_error *err)
 {
     memset(out, 0, sizeof *out);
+    enum em_result r = check_unambiguous(&c->list, hold, err);
+    if (r != EM_OK)
+        return r;
     const long n = c->data.count > 0 ? c->data.count : 1;
     out->train = malloc((size_t)n * sizeof *out->train);
     out->val = malloc((size_t)n * sizeof *out->val);
@@ -348,7 +446,7 @@ pr_make_split(const struct corpus *c, const struct holdout *hold, int row_stride
     const long stride = row_stride > 1 ? row_stride : 1;
     long augmented = 0;
     for (long i = 0; i < c->data.count; ++i) {
-        const bool is_val = held_out(hold, c->list.e[c->data.clip[i]].subject);
+        const bool is_val = held_out(hold, c->list.e[c->data.clip[i]].person);
         if (is_val && c->data.plain[i])
             out->val[out->val_count++] = i;
         else if (!is_val && !c->data.plain[i]) {
@@ -358,7 +456,7 @@ pr_make_split(const struct corpus *c, const struct holdout *hold, int row_stride
             out->seen[out->seen_count++] = i;
     }
     for (int k = 0; k < c->list.count; ++k) {
-        if (held_out(hold, c->list.e[k].subject)) {
+        if (held_out(hold, c->list.e[k].person)) {
             rep->validation_clips++;
             rep->validation_minutes += c->minutes[k];
         } else {

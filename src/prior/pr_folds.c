@@ -1,7 +1,7 @@
 /*
- * Leave-people-out cross-validation of the trainer (pr_cross_validate): the subjects dealt
- * into folds of about the same minutes, a model trained per fold without its people, and
- * the figures on them, per category and per epoch.
+ * Leave-people-out cross-validation of the trainer (pr_cross_validate): each lab's people
+ * dealt into folds of about the same minutes of that lab, a model trained per fold without its
+ * people, and the figures on them, per category and per epoch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "pr_learning.h"
 
 struct subject_minutes {
-    int subject;
+    const char *person; /* "cmu:05" */
     double minutes;
 };
 
@@ -20,46 +20,91 @@ compare_subject_minutes(const void *pa, const void *pb)
     const struct subject_minutes *a = pa, *b = pb;
     if (a->minutes != b->minutes)
         return a->minutes > b->minutes ? -1 : 1;
-    return a->subject - b->subject;
+    return strcmp(a->person, b->person);
 }
 
-/* Deals the subjects into folds, most minutes first, each to the fold with the fewest
- * minutes so far, so that folds hold about the same amount of motion. */
+/* The length of a person's lab ("hdm05:bd" -> 5). */
+static size_t
+lab_length(const char *person)
+{
+    return strcspn(person, ":");
+}
+
+/* Each person's minutes, people in order of most minutes first. */
+static enum em_result
+people_minutes(const struct corpus *c, struct subject_minutes *s, int *out_n, struct em_error *err)
+{
+    int n = 0;
+    for (int i = 0; i < c->list.count; ++i) {
+        int k = 0;
+        while (k < n && strcmp(s[k].person, c->list.e[i].person) != 0)
+            ++k;
+        if (k == n) {
+            if (n == PR_MAX_SUBJECTS)
+                return em_fail(err, EM_ERROR_LIMIT, "cross-validation: more than %d people",
+                               PR_MAX_SUBJECTS);
+            s[n++] = (struct subject_minutes){c->list.e[i].person, 0.0};
+        }
+        s[k].minutes += c->minutes[i];
+    }
+    if (n > 1)
+        qsort(s, (size_t)n, sizeof *s, compare_subject_minutes);
+    *out_n = n;
+    return EM_OK;
+}
+
+/* Deals `s[i]` to the fold with the fewest minutes of its lab so far (`lab_minutes`), the
+ * fewest minutes in all breaking ties. */
+static enum em_result
+deal_one(const struct subject_minutes *s, double *lab_minutes, struct pr_cv_report *out,
+         struct em_error *err)
+{
+    int best = 0;
+    for (int f = 1; f < out->fold_count; ++f)
+        if (lab_minutes[f] < lab_minutes[best] ||
+            (lab_minutes[f] == lab_minutes[best] && out->fold[f].minutes < out->fold[best].minutes))
+            best = f;
+    struct pr_fold_report *f = &out->fold[best];
+    if (f->subject_count == PR_MAX_HOLDOUT_SUBJECTS)
+        return em_fail(err, EM_ERROR_LIMIT, "cross-validation: a fold of more than %d people",
+                       PR_MAX_HOLDOUT_SUBJECTS);
+    snprintf(f->subject[f->subject_count++], PR_PERSON_MAX, "%s", s->person);
+    f->minutes += s->minutes;
+    lab_minutes[best] += s->minutes;
+    return EM_OK;
+}
+
+/* Deals the people into folds lab by lab (the lab of the person with most minutes
+ * first), each lab's people most minutes first, each to the fold with the fewest minutes
+ * of that lab so far: folds hold about the same motion of each lab, and a lab's people
+ * are spread over the folds (four HDM05 people in four folds: one each). */
 static enum em_result
 deal_folds(const struct corpus *c, int folds, struct pr_cv_report *out, struct em_error *err)
 {
     struct subject_minutes s[PR_MAX_SUBJECTS];
     int n = 0;
-    for (int i = 0; i < c->list.count; ++i) {
-        int k = 0;
-        while (k < n && s[k].subject != c->list.e[i].subject)
-            ++k;
-        if (k == n) {
-            if (n == PR_MAX_SUBJECTS)
-                return em_fail(err, EM_ERROR_LIMIT, "cross-validation: more than %d subjects",
-                               PR_MAX_SUBJECTS);
-            s[n++] = (struct subject_minutes){c->list.e[i].subject, 0.0};
-        }
-        s[k].minutes += c->minutes[i];
-    }
+    enum em_result r = people_minutes(c, s, &n, err);
+    if (r != EM_OK)
+        return r;
     if (n < folds)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
-                       "cross-validation: %d folds but only %d subjects", folds, n);
-    qsort(s, (size_t)n, sizeof *s, compare_subject_minutes);
+                       "cross-validation: %d folds but only %d people", folds, n);
     out->fold_count = folds;
-    for (int i = 0; i < n; ++i) {
-        int best = 0;
-        for (int f = 1; f < folds; ++f)
-            if (out->fold[f].minutes < out->fold[best].minutes)
-                best = f;
-        struct pr_fold_report *f = &out->fold[best];
-        if (f->subject_count == PR_MAX_HOLDOUT_SUBJECTS)
-            return em_fail(err, EM_ERROR_LIMIT, "cross-validation: a fold of more than %d subjects",
-                           PR_MAX_HOLDOUT_SUBJECTS);
-        f->subject[f->subject_count++] = s[i].subject;
-        f->minutes += s[i].minutes;
+    bool dealt[PR_MAX_SUBJECTS] = {false};
+    for (int lab = 0; lab < n && r == EM_OK; ++lab) {
+        if (dealt[lab])
+            continue;
+        double lab_minutes[PR_MAX_FOLDS] = {0.0};
+        const size_t len = lab_length(s[lab].person);
+        for (int i = lab; i < n && r == EM_OK; ++i) {
+            if (dealt[i] || lab_length(s[i].person) != len ||
+                strncmp(s[i].person, s[lab].person, len) != 0)
+                continue;
+            dealt[i] = true;
+            r = deal_one(&s[i], lab_minutes, out, err);
+        }
     }
-    return EM_OK;
+    return r;
 }
 
 static int
@@ -129,16 +174,16 @@ add_errors(struct pr_joint_errors *sum, const struct pr_joint_errors *e, double 
     sum->contact_accuracy += w * e->contact_accuracy;
 }
 
-/* Fold `fr`'s people as a holdout, and as text ("02,07") into `text`. */
+/* Fold `fr`'s people as a holdout, and as text ("02,07,hdm05:bd") into `text`. */
 static void
 fold_holdout(const struct pr_fold_report *fr, struct holdout *out, char *text, size_t size)
 {
     *out = (struct holdout){.count = fr->subject_count};
     text[0] = '\0';
     for (int i = 0; i < fr->subject_count; ++i) {
-        out->subject[i] = fr->subject[i];
+        snprintf(out->person[i], sizeof out->person[i], "%s", fr->subject[i]);
         const size_t used = strlen(text);
-        snprintf(text + used, size - used, "%s%02d", i ? "," : "", fr->subject[i]);
+        snprintf(text + used, size - used, "%s%s", i ? "," : "", pr_person_short(fr->subject[i]));
     }
 }
 
@@ -147,12 +192,12 @@ static void
 note_trained_subjects(const struct corpus *c, const struct split *sp, struct pr_fold_report *fr)
 {
     for (long k = 0; k < sp->train_count; ++k) {
-        const int subject = c->list.e[c->data.clip[sp->train[k]]].subject;
+        const char *person = c->list.e[c->data.clip[sp->train[k]]].person;
         int i = 0;
-        while (i < fr->trained_subject_count && fr->trained_subject[i] != subject)
+        while (i < fr->trained_subject_count && strcmp(fr->trained_subject[i], person) != 0)
             ++i;
         if (i == fr->trained_subject_count && i < PR_MAX_SUBJECTS)
-            fr->trained_subject[fr->trained_subject_count++] = subject;
+            snprintf(fr->trained_subject[fr->trained_subject_count++], PR_PERSON_MAX, "%s", person);
     }
 }
 
@@ -192,7 +237,7 @@ run_fold(const struct pr_train_options *o, const struct corpus *c, int f, int fo
     enum em_result res = pr_make_split(c, &hold, o->row_stride, &sp, &rep, err);
     if (res != EM_OK)
         return res;
-    pr_report_line(o, "fold %d/%d: subjects %s left out", f + 1, folds, text);
+    pr_report_line(o, "fold %d/%d: people %s left out", f + 1, folds, text);
     res = pr_model_init(&m, o->hidden, err);
     if (res == EM_OK)
         res = pr_train_split(o, c, &sp, &m, &rep, err);

@@ -87,8 +87,8 @@ bool pr_dataset_reserve(struct dataset *d, long more);
 
 /* One clip file: where it is, whose motion it is and what kind (MANIFEST.tsv). */
 struct clip_entry {
-    char *path, *name; /* name: relative to its folder ("acrnn/cmu_60_01.bvh") */
-    int subject;       /* -1: unknown */
+    char *path, *name;          /* name: relative to its folder ("acrnn/cmu_60_01.bvh") */
+    char person[PR_PERSON_MAX]; /* "cmu:05", "hdm05:bd" (pr_person.c); "": unknown */
     char category[PR_CATEGORY_MAX];
 };
 
@@ -97,13 +97,14 @@ struct clip_list {
     struct clip_entry *e;
 };
 
-/* The subjects left out of training (--holdout). */
+/* The people left out of training (--holdout): each as pr_person_token gives it. */
 struct holdout {
     int count;
-    int subject[PR_MAX_HOLDOUT_SUBJECTS];
+    char person[PR_MAX_HOLDOUT_SUBJECTS][PR_PERSON_MAX];
 };
 
-/* Parses "02,07" (or "none") into `out`; an error names what was expected. */
+/* Parses "02,07", "05,hdm05:bd" (or "none") into `out`; an error names what was
+ * expected. */
 enum em_result pr_parse_holdout(const char *text, struct holdout *out, struct em_error *err);
 
 /* The whole corpus: every clip's plain and augmented rows, and what each clip is. */
@@ -128,7 +129,8 @@ struct split {
 };
 
 /* The rows of the corpus for a holdout (every `row_stride`-th augmented row), and the
- * split's clip and minute counts into `rep`. */
+ * split's clip and minute counts into `rep`. Fails when a person named without the lab
+ * ("05") is a person of more than one lab of the corpus. */
 enum em_result pr_make_split(const struct corpus *c, const struct holdout *hold, int row_stride,
                              struct split *out, struct pr_train_report *rep, struct em_error *err);
 void pr_split_fini(struct split *s);

@@ -7,6 +7,7 @@
 #define EMBODY_PR_TRAINING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "embody/prior.h"
@@ -116,6 +117,10 @@ enum em_result pr_train(const struct pr_train_options *options, struct pr_model 
 #define PR_MAX_FOLDS 12
 #define PR_MAX_SUBJECTS 64
 #define PR_MAX_HOLDOUT_SUBJECTS 16
+/* A person: "LAB:ID", the lab the prefix of the clip's file name ("cmu_05_01.bvh" ->
+ * cmu, "hdm05_bd_squat_001.bvh" -> hdm05), the ID the manifest's subject (a number, two
+ * digits at least: "cmu:05") or actor ("hdm05:bd"). */
+#define PR_PERSON_MAX 24
 #define PR_MAX_CATEGORIES 32
 #define PR_CATEGORY_MAX 24
 /* Training leaves out rows that see a head, hand or foot faster than this (m/s): no
@@ -124,8 +129,10 @@ enum em_result pr_train(const struct pr_train_options *options, struct pr_model 
 
 
 struct pr_fold_report {
-    int subject_count, subject[PR_MAX_HOLDOUT_SUBJECTS]; /* left out of this fold's training */
-    int trained_subject_count, trained_subject[PR_MAX_SUBJECTS]; /* its training rows' */
+    int subject_count; /* people left out of this fold's training ("cmu:05") */
+    char subject[PR_MAX_HOLDOUT_SUBJECTS][PR_PERSON_MAX];
+    int trained_subject_count; /* the people of its training rows */
+    char trained_subject[PR_MAX_SUBJECTS][PR_PERSON_MAX];
     int clips, best_epoch;
     double minutes;
     struct pr_joint_errors unseen; /* on its left-out people (clips as recorded) */
@@ -152,11 +159,32 @@ struct pr_cv_report {
     struct pr_category_score category[PR_MAX_CATEGORIES];
 };
 
-/* k-fold cross-validation by subject: the subjects are dealt into `folds` folds of about
- * equal minutes; for each fold a model is trained (the options of pr_train, its holdout
- * ignored) on every other subject and scored on the fold's own clips as recorded, and on
- * the trained people's. No subject is on both sides of a fold. */
+/* k-fold cross-validation by person: each lab's people are dealt into `folds` folds of
+ * about equal minutes of that lab (so each lab's people are spread over the folds); for
+ * each fold a model is trained (the options of pr_train, its holdout ignored) on every
+ * other person and scored on the fold's own clips as recorded, and on the trained
+ * people's. No person is on both sides of a fold. */
 enum em_result pr_cross_validate(const struct pr_train_options *options, int folds,
                                  struct pr_cv_report *out_report, struct em_error *err);
+
+/* ---- People (src/prior/pr_person.c) ---- */
+
+/* The person of a clip file named "LAB_ID_..." ("cmu_05_01.bvh" -> "cmu:05", subfolders
+ * ignored), or "" when the name has no lab and id. A numeric ID is written with two
+ * digits at least. */
+void pr_person_of_file(const char *file, char *out, size_t size);
+/* "LAB:ID" from a lab and an ID as a manifest gives it (a number: two digits at least);
+ * false when the ID is empty or not letters, digits, '-' or '.'. */
+bool pr_person_make(const char *lab, const char *id, char *out, size_t size);
+/* One person as the command line names it ("cmu:05", "hdm05:bd", or without the lab,
+ * "5", "05", "bd") in the form pr_person_matches takes: the ID canonical, the lab kept if
+ * given. False when it is not such a name. */
+bool pr_person_token(const char *text, size_t len, char *out, size_t size);
+/* True when `person` ("LAB:ID") is the one `token` (pr_person_token's) names: the same
+ * lab and ID, or, for a token without a lab, the same ID. */
+bool pr_person_matches(const char *person, const char *token);
+/* "cmu:05" -> "05" for CMU's people (their old names on the command line and in model
+ * files), else the person as is. */
+const char *pr_person_short(const char *person);
 
 #endif

@@ -246,11 +246,229 @@ a_glitch_window_is_left_out_of_training(void **state)
     free(text);
 }
 
+static bool has_subject(const char (*list)[PR_PERSON_MAX], int count, const char *person);
+
+/* Writes `text` as `dir`/`name`. */
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A scratch folder of HDM05-named clips (two of actor bd, one of bk, each a copy of a CMU
+ * test clip) and the manifest `manifest` (NULL: HDM05's columns, good). */
+static void
+make_hdm05_folder(char *dir, size_t size, const char *manifest)
+{
+    static const char *const names[] = {"hdm05_bd_squat_001.bvh", "hdm05_bd_squat_002.bvh",
+                                        "hdm05_bk_squat_001.bvh"};
+    snprintf(dir, size, "/tmp/embody-prior-XXXXXX");
+    if (!mkdtemp(dir))
+        fail_msg("cannot make a scratch folder");
+    char *text = read_text(TRAIN_DIR "/cmu_09_01.bvh");
+    for (int i = 0; i < 3; ++i)
+        write_file(dir, names[i], text);
+    free(text);
+    write_file(dir, "MANIFEST.tsv",
+               manifest ? manifest
+                        : "file\tactor\tclass\tframes\tseconds\tsource\n"
+                          "hdm05_bd_squat_001.bvh\tbd\tsquat\t1\t1\tx\n"
+                          "hdm05_bd_squat_002.bvh\tbd\tsquat\t1\t1\tx\n"
+                          "hdm05_bk_squat_001.bvh\tbk\tsquat\t1\t1\tx\n");
+}
+
+static void
+remove_hdm05_folder(const char *dir)
+{
+    remove_scratch_clip(dir, "hdm05_bd_squat_001.bvh");
+    remove_scratch_clip(dir, "hdm05_bd_squat_002.bvh");
+    remove_scratch_clip(dir, "hdm05_bk_squat_001.bvh");
+    remove_scratch_clip(dir, "MANIFEST.tsv");
+}
+
+/* Trains one epoch of a tiny model on `dir` and the CMU test clips with `holdout`. */
+static enum em_result
+train_with_holdout(const char *dir, const char *holdout, struct pr_train_report *rep,
+                   struct em_error *err)
+{
+    const char *const more[] = {dir};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .more_clip_dirs = more,
+                                       .more_clip_dir_count = 1,
+                                       .holdout = holdout,
+                                       .epochs = 1,
+                                       .hidden = 8,
+                                       .frame_limit = 60,
+                                       .proportion_spread = -1.0f};
+    struct pr_model m;
+    const enum em_result r = pr_train(&o, &m, rep, err);
+    pr_model_fini(&m);
+    return r;
+}
+
+static void
+a_manifest_of_named_actors_loads_and_holdout_leaves_out_that_person_only(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_hdm05_folder(dir, sizeof dir, NULL);
+    struct pr_train_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    /* bd's two clips are left out, bk's and CMU subject 09's two are trained on. */
+    static const char *const bd[] = {"bd", "hdm05:bd"};
+    for (int i = 0; i < 2; ++i) {
+        memset(rep, 0, sizeof *rep);
+        if (train_with_holdout(dir, bd[i], rep, &err) != EM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(rep->validation_clips, 2);
+        assert_int_equal(rep->train_clips, 3);
+    }
+    /* CMU's subjects by number as before, with or without the lab, beside an actor. */
+    memset(rep, 0, sizeof *rep);
+    assert_int_equal(train_with_holdout(dir, "9,bk", rep, &err), EM_OK);
+    assert_int_equal(rep->validation_clips, 3);
+    assert_int_equal(rep->train_clips, 2);
+    memset(rep, 0, sizeof *rep);
+    assert_int_equal(train_with_holdout(dir, "cmu:09", rep, &err), EM_OK);
+    assert_int_equal(rep->validation_clips, 2);
+    assert_int_equal(train_with_holdout(dir, "bd,", rep, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(train_with_holdout(dir, "hdm05:", rep, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "--holdout"));
+    free(rep);
+    remove_hdm05_folder(dir);
+}
+
+static void
+a_person_named_without_the_lab_in_two_labs_is_refused(void **state)
+{
+    (void)state;
+    char dir[64];
+    /* An HDM05 actor named "09", as CMU's subject 09. */
+    make_hdm05_folder(dir, sizeof dir,
+                      "file\tactor\tclass\n"
+                      "hdm05_bd_squat_001.bvh\t09\tsquat\n"
+                      "hdm05_bd_squat_002.bvh\tbd\tsquat\n"
+                      "hdm05_bk_squat_001.bvh\tbk\tsquat\n");
+    struct pr_train_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    assert_int_equal(train_with_holdout(dir, "09", rep, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "cmu:09"));
+    assert_non_null(strstr(err.message, "hdm05:09"));
+    memset(rep, 0, sizeof *rep);
+    assert_int_equal(train_with_holdout(dir, "hdm05:09", rep, &err), EM_OK);
+    assert_int_equal(rep->validation_clips, 1);
+    free(rep);
+    remove_hdm05_folder(dir);
+}
+
+static void
+a_bad_manifest_is_refused_naming_its_file_line_and_column(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *manifest, *where;
+    } bad[] = {
+        {"file\tactor\tclass\nhdm05_bd_squat_001.bvh\tbd\tsquat\n"
+         "hdm05_bk_squat_001.bvh\t\tsquat\n",
+         "MANIFEST.tsv:3: column 2 (actor)"},
+        {"file\tsubject\nhdm05_bd_squat_001.bvh\tbd\n", "MANIFEST.tsv:2: column 2 (subject)"},
+        {"file\tactor\tclass\nhdm05_bd_squat_001.bvh\tbd\n", "MANIFEST.tsv:2: 2 columns"},
+        {"actor\tclass\nbd\tsquat\n", "MANIFEST.tsv:1: no column named \"file\""},
+        {"file\tactor\nhdm05_bd_squat_001.bvh\tb d\n", "MANIFEST.tsv:2: column 2 (actor)"},
+        {"file\tactor\tsubject\nhdm05_bd_squat_001.bvh\tbd\t1\n", "MANIFEST.tsv:1:"},
+    };
+    struct pr_train_report *rep = calloc(1, sizeof *rep);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        char dir[64];
+        make_hdm05_folder(dir, sizeof dir, bad[i].manifest);
+        struct em_error err = {{0}};
+        assert_int_equal(train_with_holdout(dir, "none", rep, &err), EM_ERROR_PARSE);
+        if (!strstr(err.message, bad[i].where) || !strstr(err.message, dir))
+            fail_msg("case %zu: \"%s\" does not name \"%s\"", i, err.message, bad[i].where);
+        remove_hdm05_folder(dir);
+    }
+    free(rep);
+}
+
+static void
+cross_validation_spreads_each_labs_people_over_the_folds(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_hdm05_folder(dir, sizeof dir, NULL);
+    const char *const more[] = {EXTRA_DIR, dir};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .more_clip_dirs = more,
+                                       .more_clip_dir_count = 2,
+                                       .epochs = 1,
+                                       .hidden = 8,
+                                       .frame_limit = 90};
+    struct pr_cv_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    if (pr_cross_validate(&o, 2, rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    /* The two HDM05 people are in different folds, each fold holds CMU people too, and
+     * nobody is on both sides of a fold. */
+    for (int f = 0; f < 2; ++f) {
+        const struct pr_fold_report *fr = &rep->fold[f];
+        int hdm05 = 0, cmu = 0;
+        for (int i = 0; i < fr->subject_count; ++i) {
+            hdm05 += strncmp(fr->subject[i], "hdm05:", 6) == 0;
+            cmu += strncmp(fr->subject[i], "cmu:", 4) == 0;
+            assert_false(has_subject(fr->trained_subject, fr->trained_subject_count,
+                                     fr->subject[i]));
+        }
+        assert_int_equal(hdm05, 1);
+        assert_true(cmu >= 1);
+    }
+    free(rep);
+    remove_hdm05_folder(dir);
+}
+
+static void
+a_fold_model_is_scored_through_the_body_on_its_people_left_out_only(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_hdm05_folder(dir, sizeof dir, NULL);
+    const char *const more[] = {dir};
+    const struct pr_train_options o = {.clip_dir = TRAIN_DIR,
+                                       .more_clip_dirs = more,
+                                       .more_clip_dir_count = 1,
+                                       .holdout = "bd",
+                                       .epochs = 1,
+                                       .hidden = 8,
+                                       .frame_limit = 60};
+    struct pr_model m;
+    struct pr_train_report *rep = calloc(1, sizeof *rep);
+    struct em_error err = {{0}};
+    if (pr_train(&o, &m, rep, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct ev_fold_scores s;
+    assert_int_equal(ev_fold_score(&m, dir, "bd", &s, &err), EM_OK);
+    assert_int_equal(s.clips, 2); /* bd's two clips, not bk's */
+    for (int mode = 0; mode < EV_DO_NOTHING; ++mode) {
+        assert_true(s.mpjpe_cm[mode] > 0.0 && s.mpjpe_cm[mode] < 100.0);
+        assert_true(s.hips_cm[mode] > 0.0 && s.lower_cm[mode] > 0.0);
+    }
+    /* A folder without clips of the fold's people adds nothing. */
+    assert_int_equal(ev_fold_score(&m, TRAIN_DIR, "bd", &s, &err), EM_OK);
+    assert_int_equal(s.clips, 0);
+    pr_model_fini(&m);
+    free(rep);
+    remove_hdm05_folder(dir);
+}
+
 static bool
-has_subject(const int *list, int count, int subject)
+has_subject(const char (*list)[PR_PERSON_MAX], int count, const char *person)
 {
     for (int i = 0; i < count; ++i)
-        if (list[i] == subject)
+        if (strcmp(list[i], person) == 0)
             return true;
     return false;
 }
@@ -272,7 +490,7 @@ cross_validation_never_puts_a_subject_on_both_sides_of_a_fold(void **state)
     if (pr_cross_validate(&o, 3, rep, &err) != EM_OK)
         fail_msg("%s", err.message);
     assert_int_equal(rep->fold_count, 3);
-    const int all[] = {6, 8, 9, 131};
+    const char *const all[] = {"cmu:06", "cmu:08", "cmu:09", "cmu:131"};
     for (int s = 0; s < 4; ++s) {
         int left_out_in = 0;
         for (int f = 0; f < rep->fold_count; ++f) {
@@ -626,15 +844,15 @@ static void
 the_previous_model_file_still_loads(void **state)
 {
     (void)state;
-    /* body-prior-v1.bin to -v5.bin (the models shipped before) are of the same file
-     * format as the shipped one, with other layer sizes and output definition 1 (no
-     * torso) or 2 (v5: no back): a user who picks one with --prior gets it, not a
-     * refusal, and it runs. */
-    static const char *const older[] = {"v1", "v2", "v3", "v4", "v5"};
-    static const int older_hidden[] = {64, 128, 128, 256, 256};
+    /* body-prior-v1.bin to -v5.bin (the models shipped before) and -v7.bin (trained on
+     * HDM05 too, not the default: its card) are of the same file format as the shipped
+     * one, with other layer sizes and output definition 1 (no torso), 2 (v5: no back) or
+     * 3 (v7): a user who picks one with --prior gets it, not a refusal, and it runs. */
+    static const char *const older[] = {"v1", "v2", "v3", "v4", "v5", "v7"};
+    static const int older_hidden[] = {64, 128, 128, 256, 256, 256};
     static const int older_outputs[] = {PR_OUTPUT_COUNT_SET1, PR_OUTPUT_COUNT_SET1,
                                         PR_OUTPUT_COUNT_SET1, PR_OUTPUT_COUNT_SET1,
-                                        PR_OUTPUT_COUNT_SET2};
+                                        PR_OUTPUT_COUNT_SET2, PR_OUTPUT_COUNT};
     struct pr_model shipped;
     struct em_error err = {{0}};
     if (pr_model_load(SHIPPED, &shipped, &err) != EM_OK)
@@ -659,9 +877,10 @@ the_previous_model_file_still_loads(void **state)
         float contact[2];
         const float head[3] = {0.0f, 1.6f, 0.0f};
         pr_decode_outputs(y, m.output_count, head, 0.0f, 1.75f, 0.0f, &pose, contact);
-        /* the body keeps the seed's neck (set 1) and lets the solve bend the back */
+        /* the body keeps the seed's neck (set 1) and lets the solve bend the back (sets
+         * 1 and 2) */
         assert_true(pose.has_torso == (m.output_count >= PR_OUTPUT_COUNT_SET2));
-        assert_false(pose.has_back);
+        assert_true(pose.has_back == (m.output_count == PR_OUTPUT_COUNT));
         if (k == 0)
             assert_string_equal(m.holdout, "02,07,35");
         pr_model_fini(&m);
@@ -831,6 +1050,11 @@ main(void)
         cmocka_unit_test(training_with_dropout_and_one_cycle_repeats_bit_for_bit),
         cmocka_unit_test(training_on_the_joints_distance_lowers_it_and_repeats_bit_for_bit),
         cmocka_unit_test(cross_validation_never_puts_a_subject_on_both_sides_of_a_fold),
+        cmocka_unit_test(a_manifest_of_named_actors_loads_and_holdout_leaves_out_that_person_only),
+        cmocka_unit_test(a_person_named_without_the_lab_in_two_labs_is_refused),
+        cmocka_unit_test(a_bad_manifest_is_refused_naming_its_file_line_and_column),
+        cmocka_unit_test(cross_validation_spreads_each_labs_people_over_the_folds),
+        cmocka_unit_test(a_fold_model_is_scored_through_the_body_on_its_people_left_out_only),
         cmocka_unit_test(cross_validation_picks_the_epoch_of_the_lowest_joint_error_of_people_left_out),
         cmocka_unit_test(inference_matches_a_plain_reference),
         cmocka_unit_test(a_saved_model_loads_back_with_the_same_outputs),
