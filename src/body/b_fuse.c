@@ -89,14 +89,6 @@ keep_within_reach_of_neck(const struct body *b, const float *neck_m, float share
  * pelvis nearer the head joint than HEAD_CLEARANCE_SHARE of that leaves the head short of
  * the headset whatever the solve does (a pelvis held on the floor while the head lies back
  * past it: 33 cm off). Such a pelvis is pushed away from the head along the line between
- * them, by `share` (a tracker's pelvis stays): the legs give, not the head. */
-#define HEAD_CLEARANCE_SHARE 0.9f
-
-/* The other bound: a spine bends, but a person's head comes little nearer the hips than
- * it is standing (the HDM05 people lying down and getting up: no nearer than 0.94 of it). A
- * pelvis nearer the head joint than HEAD_CLEARANCE_SHARE of that leaves the head short of
- * the headset whatever the solve does (a pelvis held on the floor while the head lies back
- * past it: 33 cm off). Such a pelvis is pushed away from the head along the line between
  * them, by `share` (a tracker's pelvis stays): the legs give, not the head. Where that
  * would take the hips under the floor (a head low over a pelvis on the floor), it goes
  * along the floor instead, away from the head (behind the body when it is right under it).
