@@ -209,6 +209,19 @@ update_idle(struct oxr_hand *hand, double time_s, bool controller_usable,
         hand->idle = true;
 }
 
+/* Starts fading out the difference `from` less `to`. */
+static void
+set_handover(struct oxr_hand *hand, const struct em_device_pose *from,
+             const struct em_device_pose *to, double time_s)
+{
+    m_vec3_sub(from->pose.position_m, to->pose.position_m, hand->handover_offset_m);
+    float inv[4];
+    m_quat_conjugate(to->pose.orientation, inv);
+    m_quat_mul(from->pose.orientation, inv, hand->handover_rotation);
+    m_quat_normalize(hand->handover_rotation);
+    hand->handover_start_s = time_s;
+}
+
 /* The wrist: chooses its source and gives its pose, handing over smoothly. */
 static void
 update_wrist(struct oxr_hand *hand, int h, double time_s, bool controller_active,
@@ -226,18 +239,21 @@ update_wrist(struct oxr_hand *hand, int h, double time_s, bool controller_active
                 source_name(source));
         const struct em_device_pose *target =
             source == OXR_HAND_TRACKING ? tracked_grip : inout_grip;
-        /* Between two live sources: fade the difference out. After a loss the body
-         * returns the hand as it does for a controller. */
+        /* Between two live sources: fade out their difference, measured at one instant
+         * (the last frame's, or this one's when the new source was not there then), so
+         * the hand's own motion is not mistaken for it. After a loss the body returns
+         * the hand as it does for a controller. */
         hand->handing_over = source != OXR_HAND_NONE && hand->wrist_source != OXR_HAND_NONE &&
                              hand->given_valid && em_device_pose_usable(target);
         if (hand->handing_over) {
-            m_vec3_sub(hand->given.pose.position_m, target->pose.position_m,
-                       hand->handover_offset_m);
-            float inv[4];
-            m_quat_conjugate(target->pose.orientation, inv);
-            m_quat_mul(hand->given.pose.orientation, inv, hand->handover_rotation);
-            m_quat_normalize(hand->handover_rotation);
-            hand->handover_start_s = time_s;
+            const struct em_device_pose *last_new =
+                source == OXR_HAND_TRACKING ? &hand->last_tracked : &hand->last_controller;
+            if (em_device_pose_usable(last_new))
+                set_handover(hand, &hand->given, last_new, time_s);
+            else if (source == OXR_HAND_CONTROLLER && tracked)
+                set_handover(hand, tracked_grip, target, time_s);
+            else
+                set_handover(hand, &hand->given, target, time_s);
         }
         hand->wrist_source = source;
     }
@@ -267,6 +283,12 @@ update_wrist(struct oxr_hand *hand, int h, double time_s, bool controller_active
     }
     hand->given = out;
     hand->given_valid = hand->given_valid || em_device_pose_usable(&out);
+    hand->last_tracked = *tracked_grip;
+    if (!tracked)
+        hand->last_tracked.flags = 0;
+    hand->last_controller = *inout_grip;
+    if (!controller_usable)
+        hand->last_controller.flags = 0;
     *inout_grip = out;
 }
 

@@ -133,6 +133,8 @@ struct oxr_hand {
     enum oxr_hand_source wrist_source;
     struct em_device_pose given;
     bool given_valid;
+    struct em_device_pose last_tracked;    /* last frame's grip from hand tracking */
+    struct em_device_pose last_controller; /* last frame's controller grip (flags 0: none) */
     float handover_offset_m[3];
     float handover_rotation[4];
     double handover_start_s;
