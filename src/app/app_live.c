@@ -62,6 +62,8 @@ struct live {
     bool paused;
     bool have_frame;
     struct em_tracking_frame frame;
+    bool have_fingers;         /* the source gives fingers (in_source_fingers) */
+    struct st_fingers fingers; /* this frame's */
     struct body_status status;
     struct render_scene scene;
     char message[768];
@@ -755,6 +757,11 @@ send_outputs(struct live *L)
             continue;
         osc_sender_set_headset(senders[i], &L->frame.device[EM_DEVICE_HEAD]);
         osc_sender_set_devices(senders[i], &L->frame);
+        if (senders[i] == L->vmc && L->have_fingers) {
+            float rotation[OSC_VMC_FINGER_BONES][4], offset_m[OSC_VMC_FINGER_BONES][3];
+            app_source_finger_locals(&L->fingers, rotation, offset_m);
+            osc_sender_set_fingers(senders[i], rotation, offset_m);
+        }
         osc_sender_send(senders[i], skeleton, pose, L->frame.time_s);
     }
 }
@@ -779,7 +786,8 @@ process_frame(struct live *L)
     if (L->render)
         render_draw(L->render, &L->scene);
     send_outputs(L);
-    app_record_frame(&L->record, &L->frame, L->source ? app_source_tracker_mask(L->source) : 0);
+    app_record_frame(&L->record, &L->frame, L->have_fingers ? &L->fingers : NULL,
+                     L->source ? app_source_tracker_mask(L->source) : 0);
     return keep_going;
 }
 
@@ -850,6 +858,7 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
         if (L->faults)
             flt_state_apply(L->faults, &next);
         L->source_frame = next;
+        L->have_fingers = in_source_fingers(L->source, &L->fingers);
         app_lane_mask(&L->lanes.lane[0], &next, &L->frame);
         L->have_frame = true;
         if (hooks && hooks->on_frame)
