@@ -26,6 +26,7 @@
 
 #include "embody/m_math.h"
 #include "util/u_log.h"
+#include "util/u_time.h"
 #include "xr/oxr_internal.h"
 
 #define OXR_IDLE_MOVE_M 0.01f
@@ -343,8 +344,13 @@ oxr_hands_update(struct oxr_source *ox, int h, double time_s,
     memset(&joints, 0, sizeof joints);
     if (hand->tracker != XR_NULL_HANDLE && !locate_joints(ox, hand, &joints))
         return false;
-    struct hd_pose tracked_pose;
-    hd_pose_from_tracking(&hand->model, &joints, &hand->tracking, &tracked_pose, &hand->report);
+    const int64_t start_ns = u_time_now_ns();
+    struct hd_pose tracked_pose = hand->pose;
+    if (joints.active)
+        hd_pose_from_tracking(&hand->model, &joints, &hand->tracking, &tracked_pose,
+                              &hand->report);
+    else
+        memset(&hand->report, 0, sizeof hand->report); /* nothing located, nothing refused */
     const uint32_t all = (1u << HD_FINGER_COUNT) - 1u;
     const bool fingers_tracked = joints.active && hand->report.fallback_mask != all;
     struct em_device_pose tracked_grip = {.flags = 0};
@@ -359,5 +365,6 @@ oxr_hands_update(struct oxr_source *ox, int h, double time_s,
     update_wrist(hand, h, time_s, controller->grip_active, controller_usable, wrist_tracked,
                  &tracked_grip, inout_grip);
     update_fingers(ox, hand, h, time_s, controller, fingers_tracked, &tracked_pose);
+    hand->update_ns = u_time_now_ns() - start_ns;
     return true;
 }

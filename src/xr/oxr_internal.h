@@ -145,6 +145,7 @@ struct oxr_hand {
     double still_since_s;
     bool still_known;
     bool idle;
+    int64_t update_ns; /* the last frame's cost, without locating the joints */
 };
 
 /* One frame's controller for a hand, as oxr_actions reads it. */

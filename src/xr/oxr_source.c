@@ -182,5 +182,6 @@ oxr_source_get_status(const struct in_source *src, struct oxr_status *out_status
         s->hand[hand].fallback_fingers = h->report.fallback_mask;
         memcpy(s->hand[hand].joint_fault, h->report.fault, sizeof s->hand[hand].joint_fault);
         s->hand[hand].pose = h->pose;
+        s->hand[hand].update_us = (float)((double)h->update_ns * 1e-3);
     }
 }

@@ -128,6 +128,8 @@ struct oxr_status {
         uint32_t fallback_fingers; /* fingers (1 << f) that kept their last good pose */
         uint8_t joint_fault[HD_XR_JOINT_COUNT];
         struct hd_pose pose; /* the fingers given (as in_source_fingers) */
+        float update_us;     /* the last frame's cost of choosing and converting (the
+                                runtime's xrLocateHandJointsEXT not counted) */
     } hand[2];
 };
 
