@@ -235,6 +235,11 @@ oxr_instance_disconnect(struct oxr_source *ox)
     ox->system = XR_NULL_SYSTEM_ID;
     ox->get_gl_requirements = NULL;
     ox->convert_timespec = NULL;
+    /* The hand trackers went with the session; their functions go with the instance. */
+    ox->hand_tracking = false;
+    ox->create_hand_tracker = NULL;
+    ox->destroy_hand_tracker = NULL;
+    ox->locate_hand_joints = NULL;
     ox->instance_lost = false;
     ox->session_lost = false;
     ox->link = OXR_LINK_NONE;

@@ -398,6 +398,31 @@ absurd_joints_are_refused_one_by_one(void **state)
     in_source_destroy(&g_src);
 }
 
+/* A lost session takes its hand trackers with it, a lost runtime the extension's
+ * functions; the new session (and instance) makes new ones and the hand is tracked again
+ * (the runtime checks the handles). */
+static void
+hand_trackers_come_back_with_a_new_session(void **state)
+{
+    (void)state;
+    enum { M = 90 };
+    static struct em_tracking_frame rows[M], got[M];
+    static struct st_fingers fingers[M];
+    run("hand_session_loss",
+        "system_unavailable 0\nruntime_unavailable 0\nat 0 hand right fist\n"
+        "at 20 session_loss\nat 50 instance_loss\n",
+        rows, got, fingers, M);
+    struct oxr_status status;
+    oxr_source_get_status(g_src, &status);
+    assert_true(status.sessions_created >= 3);
+    assert_true(status.instances_created >= 2);
+    assert_true(status.hand_tracking);
+    assert_true(status.hand[1].tracked);
+    assert_string_equal(status.hand[1].finger_source, "hand tracking");
+    xt_assert_no_violations();
+    in_source_destroy(&g_src);
+}
+
 #define XT_TEST(test) cmocka_unit_test_teardown(test, destroy_leftover_source)
 
 int
@@ -409,6 +434,7 @@ main(void)
         XT_TEST(losing_hand_tracking_falls_back_without_a_jump),
         XT_TEST(the_tracked_wrist_drives_the_hand_while_the_controller_is_down),
         XT_TEST(absurd_joints_are_refused_one_by_one),
+        XT_TEST(hand_trackers_come_back_with_a_new_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
