@@ -26,6 +26,7 @@
 
 static struct in_source *g_src;
 static float g_cost_us[N][2]; /* each frame's cost of both hands' fingers and wrists */
+static int g_right_still_until; /* frames before this hold the right controller still */
 
 static int
 destroy_leftover_source(void **state)
@@ -52,6 +53,10 @@ smooth_frames(struct em_tracking_frame *frames, int count)
                        -0.3f);
             const float axis[3] = {0.0f, 1.0f, 0.0f};
             m_quat_from_axis_angle(axis, 0.3f * sinf(a), p->orientation);
+        }
+        if (k < g_right_still_until) { /* a controller lying on a table */
+            m_vec3_set(f->device[EM_DEVICE_RIGHT_HAND].pose.position_m, 0.3f, 0.9f, -0.4f);
+            m_quat_identity(f->device[EM_DEVICE_RIGHT_HAND].pose.orientation);
         }
         for (int d = 0; d < EM_DEVICE_COUNT; ++d)
             f->device[d].flags = EM_POSE_ALL_VALID;
@@ -363,6 +368,53 @@ the_tracked_wrist_drives_the_hand_while_the_controller_is_down(void **state)
     in_source_destroy(&g_src);
 }
 
+/* A controller put down on a table while its actions stay active (runtimes that keep
+ * reporting it): once it has lain still for a second with the tracked hand elsewhere, the
+ * tracked hand drives the wrist, with the handover faded; picked up (it moves), the
+ * controller drives it again. */
+static void
+a_controller_lying_still_away_from_the_tracked_hand_is_idle(void **state)
+{
+    (void)state;
+    static struct em_tracking_frame rows[N], got[N];
+    static struct st_fingers fingers[N];
+    g_right_still_until = 100;
+    run("hand_idle", "at 0 hand right open\nat 0 hand_at right 0.2,1.2,-0.3\n"
+                     "at 100 hand_at right controller\n",
+        rows, got, fingers, N);
+    g_right_still_until = 0;
+    const int R = EM_DEVICE_RIGHT_HAND;
+    const float table[3] = {0.3f, 0.9f, -0.4f}, held[3] = {0.2f, 1.2f, -0.3f};
+    int switched = -1;
+    for (int k = 0; k < 100 && switched < 0; ++k)
+        if (distance_mm(got[k].device[R].pose.position_m, table) > 1.0f)
+            switched = k;
+    print_message("the controller lying still became idle after %.2f s\n",
+                  switched >= 0 ? got[switched].time_s - got[0].time_s : -1.0);
+    /* Idle after the second of stillness (counted from the first frame it was seen). */
+    assert_true(switched > 0);
+    assert_true(got[switched].time_s - got[0].time_s > 0.95);
+    /* The handover over 0.33 m: faded (each frame within its share of the distance). */
+    const float apart_mm = distance_mm(table, held);
+    for (int k = switched; k < switched + 20 && k < 100; ++k) {
+        const float step = distance_mm(got[k].device[R].pose.position_m,
+                                       got[k - 1].device[R].pose.position_m);
+        const double dt = got[k].time_s - got[k - 1].time_s;
+        assert_true(step <= apart_mm * (float)(dt / (double)HD_HANDOVER_S) * 1.2f + 0.5f);
+    }
+    for (int k = switched + 20; k < 100; ++k)
+        assert_true(distance_mm(got[k].device[R].pose.position_m, held) < 10.0f);
+    /* The controller picked up (moving from frame 100): it drives the hand again. */
+    assert_true(distance_mm(got[N - 1].device[R].pose.position_m,
+                            rows[N - 1].device[R].pose.position_m) < 0.01f);
+    struct oxr_status status;
+    oxr_source_get_status(g_src, &status);
+    assert_false(status.hand[1].controller_idle);
+    assert_string_equal(status.hand[1].wrist_source, "controller");
+    xt_assert_no_violations();
+    in_source_destroy(&g_src);
+}
+
 static void
 absurd_joints_are_refused_one_by_one(void **state)
 {
@@ -433,6 +485,7 @@ main(void)
         XT_TEST(controller_values_make_the_curls),
         XT_TEST(losing_hand_tracking_falls_back_without_a_jump),
         XT_TEST(the_tracked_wrist_drives_the_hand_while_the_controller_is_down),
+        XT_TEST(a_controller_lying_still_away_from_the_tracked_hand_is_idle),
         XT_TEST(absurd_joints_are_refused_one_by_one),
         XT_TEST(hand_trackers_come_back_with_a_new_session),
     };

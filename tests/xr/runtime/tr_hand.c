@@ -119,7 +119,7 @@ scripted_joints(int h, struct hd_xr_hand *out)
     const int pose_id = tr.hand_pose[h];
     const struct tr_row *row = tr_current_row();
     const int device = h == 0 ? TR_LEFT : TR_RIGHT;
-    if (pose_id == TR_HAND_NONE || !row->valid[device])
+    if (pose_id == TR_HAND_NONE || (!row->valid[device] && !tr.hand_placed[h]))
         return false;
     struct hd_model model;
     const struct hd_model_desc desc = {.hand = h == 0 ? HD_LEFT : HD_RIGHT};
@@ -127,7 +127,11 @@ scripted_joints(int h, struct hd_xr_hand *out)
         return false;
     struct hd_pose pose;
     test_pose_make(&model, pose_id == TR_HAND_ABSURD ? POSE_FIST : pose_id, &pose);
-    const XrPosef wrist = wrist_from_grip(h, &row->pose[device], &model);
+    XrPosef grip = row->pose[device];
+    if (tr.hand_placed[h])
+        grip = (XrPosef){.orientation = {0.0f, 0.0f, 0.0f, 1.0f},
+                         .position = {tr.hand_at_m[h][0], tr.hand_at_m[h][1], tr.hand_at_m[h][2]}};
+    const XrPosef wrist = wrist_from_grip(h, &grip, &model);
     const float p[3] = {wrist.position.x, wrist.position.y, wrist.position.z};
     const float q[4] = {wrist.orientation.x, wrist.orientation.y, wrist.orientation.z,
                         wrist.orientation.w};

@@ -277,6 +277,10 @@ fire(const struct tr_scripted_event *ev)
     case TR_EV_CONTROLLER:
         tr.controller_off[ev->device] = ev->flags == 2; /* stored + 1 */
         break;
+    case TR_EV_HAND_AT:
+        tr.hand_placed[ev->device] = ev->flags == 1;
+        memcpy(tr.hand_at_m[ev->device], ev->at_m, sizeof ev->at_m);
+        break;
     case TR_EV_VALUE: {
         int i = 0;
         while (i < tr.value_count && strcmp(tr.value_path[i], ev->path) != 0)

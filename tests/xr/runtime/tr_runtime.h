@@ -88,6 +88,8 @@ enum tr_event_kind {
     TR_EV_CONTROLLER,         /* the controller of hand `device` is put down (flags 1) or
                                * picked up (flags 0) */
     TR_EV_VALUE,              /* input `path` reads `value` from now on */
+    TR_EV_HAND_AT,            /* hand `device`'s tracked grip at `at_m` (flags 1), or back
+                               * at its controller's (flags 0) */
 };
 
 /* What a tracked hand shows (XR_EXT_hand_tracking): not tracked, one of the poses of
@@ -112,6 +114,7 @@ struct tr_scripted_event {
     int device;                    /* flags */
     XrSpaceLocationFlags flags;    /* flags; hand: the pose; controller: 1 off */
     float value;                   /* value */
+    float at_m[3];                 /* hand_at */
 };
 
 struct tr_script {
@@ -266,6 +269,8 @@ struct tr_state {
     XrViveTrackerPathsHTCX tracker_paths[TR_TRACKER_ROLES]; /* what connection events point at */
     int hand_pose[2];       /* enum tr_hand_pose per hand */
     bool controller_off[2]; /* the hand's controller is put down: its actions inactive */
+    bool hand_placed[2];    /* the tracked hand is at hand_at_m, not at its controller */
+    float hand_at_m[2][3];
     char value_path[TR_MAX_VALUES][XR_MAX_PATH_LENGTH];
     float value[TR_MAX_VALUES];
     int value_count;

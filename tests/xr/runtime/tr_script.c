@@ -37,6 +37,9 @@
  *                              placed at the hand's row pose (its controller's grip)
  *       controller left|right off|on   the hand's controller is put down (its actions
  *                              and poses inactive) or picked up again
+ *       hand_at left|right X,Y,Z   the tracked hand's grip (its palm) at this STAGE
+ *                              position, axes aligned with STAGE, wherever its controller
+ *                              is; "hand_at left|right controller" puts it back in hand
  *       value PATH NUMBER      a float input (e.g. /user/hand/right/input/trigger/value)
  *                              reads NUMBER from then on
  *   hand_tracking              offer XR_EXT_hand_tracking (hands not tracked until a
@@ -199,6 +202,7 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
         {"hand", TR_EV_HAND, 2},
         {"controller", TR_EV_CONTROLLER, 2},
         {"value", TR_EV_VALUE, 2},
+        {"hand_at", TR_EV_HAND_AT, 2},
     };
     for (size_t i = 0; i < sizeof k_events / sizeof k_events[0]; ++i) {
         if (strcmp(k_events[i].name, name) != 0)
@@ -234,6 +238,17 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
                                   "thumbs_up|absurd|none"
                                 : "expected: controller left|right off|on");
             ev->flags = (XrSpaceLocationFlags)(value + 1); /* stored + 1: none is 0 */
+        }
+        if (ev->kind == TR_EV_HAND_AT) {
+            ev->device = strcmp(arg1, "left") == 0 ? 0 : strcmp(arg1, "right") == 0 ? 1 : -1;
+            const bool back = strcmp(arg2, "controller") == 0;
+            char tail = '\0';
+            if (ev->device < 0 ||
+                (!back && sscanf(arg2, "%f,%f,%f%c", &ev->at_m[0], &ev->at_m[1], &ev->at_m[2],
+                                 &tail) != 3))
+                return fail(file, line, "expected: hand_at left|right X,Y,Z|controller");
+            ev->flags = back ? 0 : 1;
+            s->hand_tracking = true;
         }
         if (ev->kind == TR_EV_VALUE) {
             char *end = NULL;
@@ -361,6 +376,7 @@ reset_world(void)
     tr.value_count = 0;
     tr.hand_pose[0] = tr.hand_pose[1] = TR_HAND_NONE;
     tr.controller_off[0] = tr.controller_off[1] = false;
+    tr.hand_placed[0] = tr.hand_placed[1] = false;
     memset(tr.flags_override, 0, sizeof tr.flags_override);
     tr.runtime_unavailable_left = 0;
     tr.system_unavailable_left = 0;
