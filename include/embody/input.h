@@ -26,6 +26,8 @@
 extern "C" {
 #endif
 
+struct st_fingers; /* include/embody/stream.h: each hand's finger pose */
+
 struct in_source {
     const char *name; /* "openxr", "replay", "demo" */
 
@@ -42,6 +44,10 @@ struct in_source {
     void (*set_paused)(struct in_source *src, bool paused);
 
     void (*destroy)(struct in_source *src);
+
+    /* Optional: the fingers of the frame the last next() returned (NULL: the source
+     * carries no fingers). See in_source_fingers. */
+    bool (*fingers)(struct in_source *src, struct st_fingers *out_fingers);
 };
 
 static inline enum em_result
@@ -67,6 +73,19 @@ in_source_set_paused(struct in_source *src, bool paused)
 {
     if (src->set_paused)
         src->set_paused(src, paused);
+}
+
+/* The fingers of the frame the last in_source_next returned with EM_OK: each hand's pose
+ * as the hand model's angles (struct st_fingers, include/embody/stream.h; st_fingers_get_pose
+ * gives the hd_pose), with valid[hand] false for a hand nothing drives (its angles are then
+ * the relaxed hand's, or zero). OpenXR gives them from hand tracking, else the
+ * controllers' finger inputs, else the relaxed hand (src/xr/oxr_hands.c); a replayed
+ * stream gives its finger columns (PROTOCOL.md section 1b). Returns false, leaving
+ * `out_fingers` as it was, when the source carries no fingers. Allocates nothing. */
+static inline bool
+in_source_fingers(struct in_source *src, struct st_fingers *out_fingers)
+{
+    return src->fingers ? src->fingers(src, out_fingers) : false;
 }
 
 /* Destroys the source (NULL is fine) and clears the caller's pointer. */

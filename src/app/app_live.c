@@ -62,6 +62,8 @@ struct live {
     bool paused;
     bool have_frame;
     struct em_tracking_frame frame;
+    bool have_fingers;         /* the source gives fingers (in_source_fingers) */
+    struct st_fingers fingers; /* this frame's */
     struct body_status status;
     struct render_scene scene;
     char message[768];
@@ -695,6 +697,21 @@ fill_lanes(struct live *L)
         app_lanes_hud(&L->lanes, i, &sc->hud.lane[i]);
 }
 
+/* The avatar's fingers: this frame's hands the source gives (hand tracking, the
+ * controllers' curls, a replayed stream's finger columns), the relaxed hand for the others. */
+static void
+set_avatar_fingers(struct live *L)
+{
+    struct hd_pose poses[HD_HAND_COUNT];
+    const struct hd_pose *given[HD_HAND_COUNT] = {NULL, NULL};
+    for (int h = 0; h < HD_HAND_COUNT; ++h)
+        if (L->have_fingers && L->fingers.valid[h]) {
+            st_fingers_get_pose(&L->fingers, (enum hd_hand)h, &poses[h]);
+            given[h] = &poses[h];
+        }
+    app_avatar_set_fingers(&L->avatar, given);
+}
+
 static void
 fill_scene(struct live *L, int64_t now_ns)
 {
@@ -702,7 +719,7 @@ fill_scene(struct live *L, int64_t now_ns)
     const struct body_status *s = &L->status;
     sc->skeleton = body_skeleton(L->body);
     sc->pose = body_pose(L->body);
-    app_avatar_set_fingers(&L->avatar, NULL); /* relaxed until the frame carries fingers */
+    set_avatar_fingers(L);
     app_avatar_scene(&L->avatar, L->body, sc);
     for (int d = 0; d < EM_DEVICE_COUNT; ++d)
         sc->device[d] = L->frame.device[d];
@@ -756,6 +773,11 @@ send_outputs(struct live *L)
             continue;
         osc_sender_set_headset(senders[i], &L->frame.device[EM_DEVICE_HEAD]);
         osc_sender_set_devices(senders[i], &L->frame);
+        if (senders[i] == L->vmc && L->have_fingers) {
+            float rotation[OSC_VMC_FINGER_BONES][4], offset_m[OSC_VMC_FINGER_BONES][3];
+            app_source_finger_locals(&L->fingers, rotation, offset_m);
+            osc_sender_set_fingers(senders[i], rotation, offset_m);
+        }
         osc_sender_send(senders[i], skeleton, pose, L->frame.time_s);
     }
 }
@@ -780,7 +802,8 @@ process_frame(struct live *L)
     if (L->render)
         render_draw(L->render, &L->scene);
     send_outputs(L);
-    app_record_frame(&L->record, &L->frame, L->source ? app_source_tracker_mask(L->source) : 0);
+    app_record_frame(&L->record, &L->frame, L->have_fingers ? &L->fingers : NULL,
+                     L->source ? app_source_tracker_mask(L->source) : 0);
     return keep_going;
 }
 
@@ -851,6 +874,7 @@ run_loop(struct live *L, const struct app_live_hooks *hooks)
         if (L->faults)
             flt_state_apply(L->faults, &next);
         L->source_frame = next;
+        L->have_fingers = in_source_fingers(L->source, &L->fingers);
         app_lane_mask(&L->lanes.lane[0], &next, &L->frame);
         L->have_frame = true;
         if (hooks && hooks->on_frame)

@@ -161,7 +161,7 @@ keep_what_is_on_disk(struct app_record *rec, const char *partial, long flushed)
 
 void
 app_record_frame(struct app_record *rec, const struct em_tracking_frame *frame,
-                 uint32_t tracker_mask)
+                 const struct st_fingers *fingers, uint32_t tracker_mask)
 {
     if (!rec->recording)
         return;
@@ -170,7 +170,7 @@ app_record_frame(struct app_record *rec, const struct em_tracking_frame *frame,
     if (rec->recorded > 0 && frame->time_s - rec->last_time_s < ST_STREAM_MIN_STEP_S)
         return;
     struct em_error err = {{0}};
-    const enum em_result r = st_stream_writer_write(&rec->writer, frame, &err);
+    const enum em_result r = st_stream_writer_write_fingers(&rec->writer, frame, fingers, &err);
     if (r == EM_ERROR_IO) { /* the disk: no further row can be trusted to land */
         U_LOG_E("--record: %s; recording stopped", err.message);
         char partial[sizeof rec->kept];

@@ -60,11 +60,13 @@ enum em_result app_record_start_dated(struct app_record *rec, struct em_error *e
 
 /* Writes `frame` as read, unless it comes less than ST_STREAM_MIN_STEP_S after the last
  * one written (a paused source repeats its frame; a headless runtime catching up gives
- * frames microseconds apart). `tracker_mask`: the source's trackers, taken for the header
- * at the first frame. A disk error stops the recording (said on stderr, kept in `failed`);
- * a frame the writer refuses is counted and the first one said. */
+ * frames microseconds apart). `fingers`: the frame's fingers (in_source_fingers), or NULL
+ * for a source without fingers; the file has the finger columns (PROTOCOL.md section 1b)
+ * when the first frame recorded has them. `tracker_mask`: the source's trackers, taken
+ * for the header at the first frame. A disk error stops the recording (said on stderr,
+ * kept in `failed`); a frame the writer refuses is counted and the first one said. */
 void app_record_frame(struct app_record *rec, const struct em_tracking_frame *frame,
-                      uint32_t tracker_mask);
+                      const struct st_fingers *fingers, uint32_t tracker_mask);
 
 /* Ends the recording under way: the partial file becomes the file. Returns APP_EXIT_OK,
  * or APP_EXIT_FAILURE when this or an earlier write failed. Safe when not recording. */

@@ -69,4 +69,17 @@ bool app_source_runtime_gone(const struct in_source *source);
  * frames). A recording keeps these columns from its first row. */
 uint32_t app_source_tracker_mask(const struct in_source *source);
 
+/* Each frame's fingers: in_source_fingers (embody/input.h) on the source app_source_open
+ * made. OpenXR gives them from hand tracking or the controllers' finger inputs; a replayed
+ * stream file with finger columns (PROTOCOL.md section 1b) gives its columns, frame by
+ * frame, looping and pausing with the replay. The demo, a clip and VMC input give none.
+ *
+ * The fingers as the VMC output (osc_sender_set_fingers) and an avatar take them: both
+ * hands' HD_JOINT_COUNT bones each (left then right), humanoid local rotations and rest
+ * offsets of the default hand (hd_pose_humanoid_locals); a hand not known
+ * (valid false) is the relaxed hand. */
+struct st_fingers;
+void app_source_finger_locals(const struct st_fingers *fingers, float (*out_rotation)[4],
+                              float (*out_offset_m)[3]);
+
 #endif

@@ -1,7 +1,12 @@
 /*
  * Phase 2 of the OpenXR source: the action set (grip and aim poses for both hands, a
- * calibrate and a recenter button), suggested bindings for the common controllers, and
+ * calibrate and a recenter button, the fingers' inputs: trigger, its touch, squeeze, its
+ * force, the thumb's touch sensors), suggested bindings for the common controllers, and
  * the per-frame action state.
+ *
+ * The fingers' inputs are suggested with the rest of a profile; a runtime that refuses
+ * the profile with them is asked again without them, so a finger path a runtime does not
+ * know never costs the controllers themselves.
  *
  * Every suggested path must be one the OpenXR 1.0 specification lists for that
  * interaction profile (a runtime refuses the whole profile otherwise, with
@@ -19,7 +24,8 @@
 static const char *const k_hand_path[OXR_HAND_COUNT] = {"/user/hand/left", "/user/hand/right"};
 static const char *const k_hand_name[OXR_HAND_COUNT] = {"left", "right"};
 
-#define OXR_BINDINGS_PER_PROFILE 8 /* grip, aim, calibrate, recenter for two hands */
+/* grip, aim, calibrate, recenter and the fingers' inputs, for two hands */
+#define OXR_BINDINGS_PER_PROFILE (2 * (8 + OXR_MAX_THUMB_TOUCHES))
 
 static enum em_result
 path_from_string(struct oxr_source *ox, const char *text, XrPath *out_path,
@@ -59,14 +65,44 @@ add_binding(struct oxr_source *ox, XrAction action, int hand, const char *input,
     return r;
 }
 
+/* The fingers' inputs of one hand that `fi` lists. */
 static enum em_result
-suggest_profile(struct oxr_source *ox, const struct oxr_controller_profile *p,
-                struct em_error *err)
+add_finger_bindings(struct oxr_source *ox, const struct oxr_finger_inputs *fi, int hand,
+                    XrActionSuggestedBinding *list, uint32_t *count, struct em_error *err)
 {
+    const struct oxr_actions *a = &ox->actions;
+    const struct {
+        XrAction action;
+        const char *input;
+    } one[] = {
+        {a->finger_trigger, fi->trigger},
+        {a->finger_trigger_touch, fi->trigger_touch},
+        {a->finger_squeeze, fi->squeeze},
+        {a->finger_squeeze_force, fi->squeeze_force},
+    };
+    enum em_result r = EM_OK;
+    for (size_t i = 0; i < sizeof one / sizeof one[0] && r == EM_OK; ++i)
+        if (one[i].input)
+            r = add_binding(ox, one[i].action, hand, one[i].input, list, count, err);
+    for (int t = 0; t < OXR_MAX_THUMB_TOUCHES && r == EM_OK; ++t)
+        if (fi->thumb_touch[hand][t])
+            r = add_binding(ox, a->finger_thumb_touch, hand, fi->thumb_touch[hand][t], list,
+                            count, err);
+    return r;
+}
+
+static enum em_result
+suggest_profile(struct oxr_source *ox, int index, bool fingers, struct em_error *err)
+{
+    const struct oxr_controller_profile *p = &oxr_controller_profiles[index];
     XrActionSuggestedBinding list[OXR_BINDINGS_PER_PROFILE];
     uint32_t count = 0;
     enum em_result r = EM_OK;
     for (int hand = 0; hand < OXR_HAND_COUNT && r == EM_OK; ++hand) {
+        if (fingers)
+            r = add_finger_bindings(ox, &oxr_finger_inputs[index], hand, list, &count, err);
+        if (r != EM_OK)
+            break;
         r = add_binding(ox, ox->actions.grip, hand, "/input/grip/pose", list, &count, err);
         if (r == EM_OK)
             r = add_binding(ox, ox->actions.aim, hand, "/input/aim/pose", list, &count, err);
@@ -87,6 +123,12 @@ suggest_profile(struct oxr_source *ox, const struct oxr_controller_profile *p,
         return r;
 
     const XrResult xr = OXR_TRY(ox, xrSuggestInteractionProfileBindings(ox->instance, &suggested));
+    if (xr == XR_ERROR_PATH_UNSUPPORTED && fingers) {
+        U_LOG_W("openxr: the runtime refuses the finger inputs of %s; its controllers work "
+                "without them (relaxed fingers)",
+                p->path);
+        return suggest_profile(ox, index, false, err);
+    }
     if (xr == XR_ERROR_PATH_UNSUPPORTED) {
         U_LOG_W("openxr: the runtime refuses bindings for %s; those controllers will not "
                 "move the avatar",
@@ -128,9 +170,24 @@ oxr_actions_create(struct oxr_source *ox, struct em_error *err)
     if (r == EM_OK)
         r = create_action(ox, "recenter", "Recenter", XR_ACTION_TYPE_BOOLEAN_INPUT,
                           &a->recenter, err);
+    if (r == EM_OK)
+        r = create_action(ox, "finger_trigger", "Index finger (trigger)",
+                          XR_ACTION_TYPE_FLOAT_INPUT, &a->finger_trigger, err);
+    if (r == EM_OK)
+        r = create_action(ox, "finger_trigger_touch", "Index finger on the trigger",
+                          XR_ACTION_TYPE_BOOLEAN_INPUT, &a->finger_trigger_touch, err);
+    if (r == EM_OK)
+        r = create_action(ox, "finger_squeeze", "Other fingers (grip)",
+                          XR_ACTION_TYPE_FLOAT_INPUT, &a->finger_squeeze, err);
+    if (r == EM_OK)
+        r = create_action(ox, "finger_squeeze_force", "Grip force", XR_ACTION_TYPE_FLOAT_INPUT,
+                          &a->finger_squeeze_force, err);
+    if (r == EM_OK)
+        r = create_action(ox, "finger_thumb_touch", "Thumb on the controller",
+                          XR_ACTION_TYPE_BOOLEAN_INPUT, &a->finger_thumb_touch, err);
     for (int i = 0; i < OXR_CONTROLLER_PROFILE_COUNT && r == EM_OK; ++i) {
         if (ox->ext.controller_profiles & (1u << i))
-            r = suggest_profile(ox, &oxr_controller_profiles[i], err);
+            r = suggest_profile(ox, i, true, err);
     }
     if (r == EM_OK && a->profiles_accepted == 0)
         U_LOG_W("openxr: the runtime accepted no controller bindings: only the head will be "
@@ -192,6 +249,56 @@ oxr_actions_pose_active(struct oxr_source *ox, XrAction action, int hand)
     if (XR_FAILED(OXR_CHECK(ox, xrGetActionStatePose(ox->session, &info, &state))))
         return false;
     return state.isActive;
+}
+
+static bool
+read_float(struct oxr_source *ox, XrAction action, int hand, float *out_value, bool *out_active)
+{
+    XrActionStateGetInfo info = {.type = XR_TYPE_ACTION_STATE_GET_INFO,
+                                 .action = action,
+                                 .subactionPath = ox->actions.hand[hand]};
+    XrActionStateFloat state = {.type = XR_TYPE_ACTION_STATE_FLOAT};
+    if (XR_FAILED(OXR_CHECK(ox, xrGetActionStateFloat(ox->session, &info, &state))))
+        return false;
+    /* From outside: hd_curls_from_controller clamps and takes a non-finite value as 0. */
+    *out_value = state.isActive ? state.currentState : 0.0f;
+    if (out_active)
+        *out_active = *out_active || state.isActive;
+    return true;
+}
+
+static bool
+read_bool(struct oxr_source *ox, XrAction action, int hand, bool *out_value, bool *out_active)
+{
+    XrActionStateGetInfo info = {.type = XR_TYPE_ACTION_STATE_GET_INFO,
+                                 .action = action,
+                                 .subactionPath = ox->actions.hand[hand]};
+    XrActionStateBoolean state = {.type = XR_TYPE_ACTION_STATE_BOOLEAN};
+    if (XR_FAILED(OXR_CHECK(ox, xrGetActionStateBoolean(ox->session, &info, &state))))
+        return false;
+    *out_value = state.isActive && state.currentState;
+    *out_active = *out_active || state.isActive;
+    return true;
+}
+
+bool
+oxr_actions_read_fingers(struct oxr_source *ox, int hand, struct oxr_hand_controller *out)
+{
+    const struct oxr_actions *a = &ox->actions;
+    struct hd_controller_input *in = &out->input;
+    memset(in, 0, sizeof *in);
+    out->fingers_active = false;
+    bool active = false;
+    bool thumb = false;
+    const bool ok = read_float(ox, a->finger_trigger, hand, &in->trigger, &active) &&
+                    read_bool(ox, a->finger_trigger_touch, hand, &in->trigger_touch, &active) &&
+                    read_float(ox, a->finger_squeeze, hand, &in->squeeze, &active) &&
+                    read_float(ox, a->finger_squeeze_force, hand, &in->squeeze_force, &active) &&
+                    read_bool(ox, a->finger_thumb_touch, hand, &thumb, &active);
+    /* One action for every thumb sensor: any touched is the thumb on the controller. */
+    in->thumbstick_touch = in->trackpad_touch = in->buttons_touch = in->thumbrest_touch = thumb;
+    out->fingers_active = ok && active;
+    return ok;
 }
 
 void

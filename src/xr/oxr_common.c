@@ -63,6 +63,62 @@ const struct oxr_controller_profile oxr_controller_profiles[OXR_CONTROLLER_PROFI
      {"/input/y/click", "/input/b/click"}},
 };
 
+#define OXR_TOUCH_THUMBS                                                                           \
+    {{"/input/thumbstick/touch", "/input/thumbrest/touch", "/input/x/touch", "/input/y/touch"},   \
+     {"/input/thumbstick/touch", "/input/thumbrest/touch", "/input/a/touch", "/input/b/touch"}}
+#define OXR_PAD_THUMB {{"/input/trackpad/touch"}, {"/input/trackpad/touch"}}
+
+const struct oxr_finger_inputs oxr_finger_inputs[OXR_CONTROLLER_PROFILE_COUNT] = {
+    /* khr/simple_controller */
+    {"/input/select/click", NULL, NULL, NULL, {{NULL}, {NULL}}},
+    /* valve/index_controller */
+    {"/input/trigger/value",
+     "/input/trigger/touch",
+     "/input/squeeze/value",
+     "/input/squeeze/force",
+     {{"/input/thumbstick/touch", "/input/trackpad/touch", "/input/a/touch", "/input/b/touch"},
+      {"/input/thumbstick/touch", "/input/trackpad/touch", "/input/a/touch", "/input/b/touch"}}},
+    /* oculus/touch_controller */
+    {"/input/trigger/value", "/input/trigger/touch", "/input/squeeze/value", NULL,
+     OXR_TOUCH_THUMBS},
+    /* htc/vive_controller */
+    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB},
+    /* microsoft/motion_controller */
+    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB},
+    /* hp/mixed_reality_controller */
+    {"/input/trigger/value", NULL, "/input/squeeze/value", NULL, {{NULL}, {NULL}}},
+    /* htc/vive_cosmos_controller */
+    {"/input/trigger/value",
+     NULL,
+     "/input/squeeze/click",
+     NULL,
+     {{"/input/thumbstick/touch"}, {"/input/thumbstick/touch"}}},
+    /* htc/vive_focus3_controller */
+    {"/input/trigger/value",
+     "/input/trigger/touch",
+     "/input/squeeze/value",
+     NULL,
+     {{"/input/thumbstick/touch", "/input/thumbrest/touch"},
+      {"/input/thumbstick/touch", "/input/thumbrest/touch"}}},
+    /* samsung/odyssey_controller */
+    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB},
+    /* huawei/controller (src/hand does not know it: a relaxed hand) */
+    {"/input/trigger/value", NULL, NULL, NULL, OXR_PAD_THUMB},
+    /* bytedance/pico4_controller */
+    {"/input/trigger/value",
+     "/input/trigger/touch",
+     "/input/squeeze/value",
+     NULL,
+     {{"/input/thumbstick/touch", "/input/x/touch", "/input/y/touch"},
+      {"/input/thumbstick/touch", "/input/a/touch", "/input/b/touch"}}},
+    /* meta/touch_pro_controller */
+    {"/input/trigger/value", "/input/trigger/touch", "/input/squeeze/value", NULL,
+     OXR_TOUCH_THUMBS},
+    /* meta/touch_plus_controller */
+    {"/input/trigger/value", "/input/trigger/touch", "/input/squeeze/value", NULL,
+     OXR_TOUCH_THUMBS},
+};
+
 const char *const oxr_tracker_roles[EM_TRACKER_COUNT] = {
     "waist",     "chest",      "left_foot",  "right_foot",
     "left_knee", "right_knee", "left_elbow", "right_elbow",

@@ -33,6 +33,22 @@ struct oxr_controller_profile {
 #define OXR_CONTROLLER_PROFILE_COUNT 13
 extern const struct oxr_controller_profile oxr_controller_profiles[OXR_CONTROLLER_PROFILE_COUNT];
 
+/* The inputs of each profile (oxr_controller_profiles' order) that say where the fingers
+ * are, below /user/hand/<side>, each one the specification lists for that profile (NULL
+ * where it has none): what src/hand's hd_curls_from_controller reads. A float action
+ * bound to a click reads 0 or 1. */
+#define OXR_MAX_THUMB_TOUCHES 4
+struct oxr_finger_inputs {
+    const char *trigger;       /* float: trigger value, or the simple controller's select */
+    const char *trigger_touch; /* boolean */
+    const char *squeeze;       /* float: squeeze value, or its click */
+    const char *squeeze_force; /* float */
+    /* boolean, per hand (0 left): any one touched is the thumb on the controller */
+    const char *thumb_touch[2][OXR_MAX_THUMB_TOUCHES];
+};
+
+extern const struct oxr_finger_inputs oxr_finger_inputs[OXR_CONTROLLER_PROFILE_COUNT];
+
 /* ---- Body trackers (XR_HTCX_vive_tracker_interaction) ---- */
 
 #define OXR_TRACKER_PROFILE "/interaction_profiles/htc/vive_tracker_htcx"

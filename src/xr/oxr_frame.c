@@ -3,6 +3,8 @@
  *
  *   next():   poll events (state machine) -> xrWaitFrame -> xrBeginFrame -> xrSyncActions
  *             -> locate head (VIEW) and hands (grip, aim) at the predicted display time
+ *             -> each hand's fingers and wrist (oxr_hands.c: hand tracking, the
+ *             controller's finger inputs, handovers), into the frame and ox->fingers
  *   submit(): draw both eyes (when the runtime says to render) -> xrEndFrame with a
  *             projection layer, or with no layer
  *
@@ -187,11 +189,16 @@ track(struct oxr_source *ox, struct em_tracking_frame *out_frame)
                      &f.device[EM_DEVICE_HEAD]);
     for (int hand = 0; hand < OXR_HAND_COUNT && ok; ++hand) {
         const int device = EM_DEVICE_LEFT_HAND + hand;
-        ok = locate(ox, ox->grip_space[hand], oxr_actions_pose_active(ox, ox->actions.grip, hand),
-                    &ox->last.device[device], &f.device[device]);
+        struct oxr_hand_controller controller = {
+            .grip_active = oxr_actions_pose_active(ox, ox->actions.grip, hand)};
+        ok = locate(ox, ox->grip_space[hand], controller.grip_active, &ox->last.device[device],
+                    &f.device[device]);
         ok = ok && locate(ox, ox->aim_space[hand],
                           oxr_actions_pose_active(ox, ox->actions.aim, hand), &ox->aim[hand],
                           &ox->aim[hand]);
+        /* The fingers, and the wrist from hand tracking when the controller is away. */
+        ok = ok && oxr_actions_read_fingers(ox, hand, &controller);
+        ok = ok && oxr_hands_update(ox, hand, f.time_s, &controller, &f.device[device]);
     }
     ok = ok && oxr_trackers_locate(ox, &f);
     if (!ok || ox->session_lost || ox->instance_lost)

@@ -50,6 +50,8 @@ read_extensions(struct oxr_source *ox, struct em_error *err)
             ox->ext.timespec = true;
         else if (strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0)
             ox->ext.vive_tracker = true;
+        else if (strcmp(name, XR_EXT_HAND_TRACKING_EXTENSION_NAME) == 0)
+            ox->ext.hand_tracking = true;
         for (int p = 0; p < OXR_CONTROLLER_PROFILE_COUNT; ++p) {
             const char *needs = oxr_controller_profiles[p].extension;
             if (needs && strcmp(name, needs) == 0)
@@ -97,7 +99,7 @@ create_failure_means_no_runtime(XrResult r)
 static enum em_result
 create_instance(struct oxr_source *ox, struct em_error *err)
 {
-    const char *enabled[3 + OXR_CONTROLLER_PROFILE_COUNT];
+    const char *enabled[4 + OXR_CONTROLLER_PROFILE_COUNT];
     uint32_t enabled_count = 0;
     if (ox->headless) {
         enabled[enabled_count++] = XR_MND_HEADLESS_EXTENSION_NAME;
@@ -110,6 +112,8 @@ create_instance(struct oxr_source *ox, struct em_error *err)
             enabled[enabled_count++] = oxr_controller_profiles[p].extension;
     if (ox->ext.vive_tracker)
         enabled[enabled_count++] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
+    if (ox->ext.hand_tracking)
+        enabled[enabled_count++] = XR_EXT_HAND_TRACKING_EXTENSION_NAME;
 
     XrInstanceCreateInfo info = {.type = XR_TYPE_INSTANCE_CREATE_INFO};
     snprintf(info.applicationInfo.applicationName, sizeof info.applicationInfo.applicationName,
@@ -203,6 +207,8 @@ oxr_instance_connect(struct oxr_source *ox, struct em_error *err)
     if (r == EM_OK)
         r = oxr_system_find(ox, err);
     if (r == EM_OK)
+        r = oxr_hands_load(ox, err);
+    if (r == EM_OK)
         r = oxr_actions_create(ox, err);
     if (r == EM_OK) /* after the other actions, before the set is attached */
         r = oxr_trackers_create_actions(ox, err);
@@ -229,6 +235,11 @@ oxr_instance_disconnect(struct oxr_source *ox)
     ox->system = XR_NULL_SYSTEM_ID;
     ox->get_gl_requirements = NULL;
     ox->convert_timespec = NULL;
+    /* The hand trackers went with the session; their functions go with the instance. */
+    ox->hand_tracking = false;
+    ox->create_hand_tracker = NULL;
+    ox->destroy_hand_tracker = NULL;
+    ox->locate_hand_joints = NULL;
     ox->instance_lost = false;
     ox->session_lost = false;
     ox->link = OXR_LINK_NONE;

@@ -7,13 +7,16 @@
  *   oxr_instance.c  extensions, instance, system (phase 1)
  *   oxr_actions.c   action set, suggested bindings, per-frame action state (phase 2)
  *   oxr_trackers.c  body trackers (XR_HTCX_vive_tracker_interaction)
+ *   oxr_hands.c     hand tracking (XR_EXT_hand_tracking) and each hand's fingers and
+ *                   wrist: which source drives them, and the handovers
  *   oxr_session.c   session, reference spaces, events and the session state machine
  *   oxr_view.c      the headset view: GLX binding, swapchains, eye matrices, layer
  *   oxr_frame.c     next()/submit(): frame timing, locating, reconnecting
  *   oxr_source.c    the public functions of xr/xr.h
  *
  * Calls run one way, down this order (a file calls only those below it):
- *   source -> frame -> session -> instance -> actions, trackers, view -> common, result
+ *   source -> frame -> session -> instance -> actions, trackers, hands, view -> common,
+ *   result
  *
  * Compiled with XR_USE_PLATFORM_XLIB, XR_USE_GRAPHICS_API_OPENGL and XR_USE_TIMESPEC.
  */
@@ -30,6 +33,8 @@
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
 
+#include "embody/hand.h"
+#include "embody/stream.h"
 #include "xr/oxr_common.h"
 #include "xr/xr.h"
 
@@ -79,6 +84,7 @@ struct oxr_extensions {
      * always set). */
     uint32_t controller_profiles;
     bool vive_tracker;  /* XR_HTCX_vive_tracker_interaction */
+    bool hand_tracking; /* XR_EXT_hand_tracking */
 };
 
 struct oxr_actions {
@@ -94,6 +100,59 @@ struct oxr_actions {
     bool trackers;
     XrAction tracker;
     XrPath tracker_role[EM_TRACKER_COUNT];
+    /* The fingers' inputs (oxr_finger_inputs), per hand. */
+    XrAction finger_trigger;       /* float */
+    XrAction finger_trigger_touch; /* boolean */
+    XrAction finger_squeeze;       /* float */
+    XrAction finger_squeeze_force; /* float */
+    XrAction finger_thumb_touch;   /* boolean: any thumb sensor */
+};
+
+/* What drives a hand's fingers or its wrist. */
+enum oxr_hand_source {
+    OXR_HAND_NONE = 0,   /* fingers: the relaxed hand; wrist: lost (flags 0, last pose) */
+    OXR_HAND_CONTROLLER, /* the controller's inputs (fingers) or grip pose (wrist) */
+    OXR_HAND_TRACKING,   /* XR_EXT_hand_tracking's joints */
+};
+
+/* One hand's state (oxr_hands.c). */
+struct oxr_hand {
+    XrHandTrackerEXT tracker; /* XR_NULL_HANDLE without the extension */
+    struct hd_model model;
+    struct hd_tracking_state tracking;
+    struct hd_tracking_report report; /* of the last frame located */
+    bool active;                      /* the runtime tracked the hand last frame */
+    /* Fingers: the source, the pose given, and the blend from the last source's. */
+    enum oxr_hand_source finger_source;
+    struct hd_pose pose;
+    struct hd_pose blend_from;
+    double finger_blend_start_s;
+    bool finger_blending;
+    /* Wrist: the source, the grip pose given last, and the handover's offset (the last
+     * pose given less the new source's, faded out over HD_HANDOVER_S). */
+    enum oxr_hand_source wrist_source;
+    struct em_device_pose given;
+    bool given_valid;
+    struct em_device_pose last_tracked;    /* last frame's grip from hand tracking */
+    struct em_device_pose last_controller; /* last frame's controller grip (flags 0: none) */
+    float handover_offset_m[3];
+    float handover_rotation[4];
+    double handover_start_s;
+    bool handing_over;
+    /* A controller put down: where it lies still since when; idle once it has lain still
+     * while the tracked hand was elsewhere, until it moves again. */
+    float still_at_m[3];
+    double still_since_s;
+    bool still_known;
+    bool idle;
+    int64_t update_ns; /* the last frame's cost, without locating the joints */
+};
+
+/* One frame's controller for a hand, as oxr_actions reads it. */
+struct oxr_hand_controller {
+    bool grip_active;    /* its grip pose action is active */
+    bool fingers_active; /* its finger inputs are bound and active */
+    struct hd_controller_input input;
 };
 
 /* One eye's swapchain and the framebuffer that draws into it. */
@@ -152,6 +211,11 @@ struct oxr_source {
     XrSpace grip_space[OXR_HAND_COUNT];
     XrSpace aim_space[OXR_HAND_COUNT];
     XrSpace tracker_space[EM_TRACKER_COUNT]; /* XR_NULL_HANDLE without the extension */
+    struct oxr_hand hand[OXR_HAND_COUNT];
+    PFN_xrCreateHandTrackerEXT create_hand_tracker; /* NULL without XR_EXT_hand_tracking */
+    PFN_xrDestroyHandTrackerEXT destroy_hand_tracker;
+    PFN_xrLocateHandJointsEXT locate_hand_joints;
+    bool hand_tracking; /* the system supports it and the functions are loaded */
     uint32_t trackers_connected; /* EM_TRACKER_BIT per role, from the runtime's events */
     struct oxr_view view;
 
@@ -185,6 +249,7 @@ struct oxr_source {
 
     /* The last frame, whose values stay for devices that lose tracking. */
     struct em_tracking_frame last;
+    struct st_fingers fingers; /* the last frame's (in_source_fingers) */
     struct em_device_pose aim[OXR_HAND_COUNT];
     char hand_profile[OXR_HAND_COUNT][XR_MAX_PATH_LENGTH];
 
@@ -223,6 +288,11 @@ oxr_actions_sync(struct oxr_source *ox, uint32_t *out_events);
 /* True when the pose action is active for `hand` this frame. */
 bool
 oxr_actions_pose_active(struct oxr_source *ox, XrAction action, int hand);
+
+/* Reads the finger inputs of `hand` this frame into `out` (its fingers_active and
+ * input); false when a call failed. */
+bool
+oxr_actions_read_fingers(struct oxr_source *ox, int hand, struct oxr_hand_controller *out);
 
 /* Reads and logs the current interaction profile of each hand. */
 void
@@ -306,5 +376,27 @@ void oxr_trackers_on_connected(struct oxr_source *ox, const XrEventDataBuffer *e
 
 /* Locates every role whose pose action is active: tracker_present and poses in `f`. */
 bool oxr_trackers_locate(struct oxr_source *ox, struct em_tracking_frame *f);
+
+/* ---- Hands (oxr_hands.c) ---------------------------------------------------------- */
+
+/* Sizes both hands' models and relaxes them (once, when the source is made). */
+void oxr_hands_init(struct oxr_source *ox);
+
+/* After the instance and system: loads XR_EXT_hand_tracking's functions and asks the
+ * system whether it tracks hands (when the runtime offers the extension). */
+enum em_result oxr_hands_load(struct oxr_source *ox, struct em_error *err);
+
+/* A hand tracker per hand (after the session is made), and their end. */
+enum em_result oxr_hands_create_trackers(struct oxr_source *ox, struct em_error *err);
+
+void oxr_hands_destroy_trackers(struct oxr_source *ox);
+
+/* One frame of hand `hand` at `time_s`: locates its joints (with a tracker), chooses what
+ * drives its fingers and its wrist, and writes the fingers into ox->fingers and the
+ * hand's grip pose into `inout_grip` (the controller's, located, on the way in). False
+ * when a call failed. */
+bool oxr_hands_update(struct oxr_source *ox, int hand, double time_s,
+                      const struct oxr_hand_controller *controller,
+                      struct em_device_pose *inout_grip);
 
 #endif

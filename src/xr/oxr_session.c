@@ -109,6 +109,8 @@ create_spaces(struct oxr_source *ox, struct em_error *err)
     }
     if (r == EM_OK)
         r = oxr_trackers_create_spaces(ox, err);
+    if (r == EM_OK)
+        r = oxr_hands_create_trackers(ox, err);
     return r;
 }
 
@@ -167,6 +169,7 @@ oxr_session_destroy(struct oxr_source *ox)
             destroy_space(ox, &ox->aim_space[hand]);
         }
         oxr_trackers_destroy_spaces(ox);
+        oxr_hands_destroy_trackers(ox);
         destroy_space(ox, &ox->view_space);
         destroy_space(ox, &ox->base_space);
         OXR_CHECK(ox, xrDestroySession(ox->session));

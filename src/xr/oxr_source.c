@@ -87,6 +87,15 @@ init_last_frame(struct oxr_source *ox)
         m_quat_identity(ox->last.device[d].pose.orientation);
     for (int hand = 0; hand < OXR_HAND_COUNT; ++hand)
         m_quat_identity(ox->aim[hand].pose.orientation);
+    oxr_hands_init(ox);
+}
+
+static bool
+oxr_source_fingers(struct in_source *src, struct st_fingers *out_fingers)
+{
+    const struct oxr_source *ox = (const struct oxr_source *)src;
+    *out_fingers = ox->fingers;
+    return true;
 }
 
 enum em_result
@@ -104,6 +113,7 @@ oxr_source_create(const struct oxr_desc *desc, struct in_source **out_source,
     ox->base.submit = oxr_frame_submit;
     ox->base.set_paused = NULL; /* live tracking does not pause */
     ox->base.destroy = oxr_source_destroy;
+    ox->base.fingers = oxr_source_fingers;
     init_last_frame(ox);
 
     enum em_result r = resolve_desc(desc, ox, err);
@@ -160,4 +170,18 @@ oxr_source_get_status(const struct in_source *src, struct oxr_status *out_status
     s->profiles_accepted = ox->actions.profiles_accepted;
     s->runtime_gone = ox->runtime_gone;
     s->trackers = ox->actions.trackers;
+    s->hand_tracking = ox->hand_tracking;
+    static const char *const k_source[] = {"none", "controller", "hand tracking"};
+    for (int hand = 0; hand < OXR_HAND_COUNT; ++hand) {
+        const struct oxr_hand *h = &ox->hand[hand];
+        s->hand[hand].tracked = h->active;
+        s->hand[hand].finger_source = k_source[h->finger_source];
+        s->hand[hand].wrist_source = k_source[h->wrist_source];
+        s->hand[hand].controller_idle = h->idle;
+        s->hand[hand].refused_joints = h->report.refused_count;
+        s->hand[hand].fallback_fingers = h->report.fallback_mask;
+        memcpy(s->hand[hand].joint_fault, h->report.fault, sizeof s->hand[hand].joint_fault);
+        s->hand[hand].pose = h->pose;
+        s->hand[hand].update_us = (float)((double)h->update_ns * 1e-3);
+    }
 }

@@ -10,6 +10,14 @@
  * itself went away (for a while), and ends the stream (EM_END_OF_STREAM) when the runtime
  * asks the application to exit.
  *
+ * Fingers and hands: with XR_EXT_hand_tracking (when the runtime offers it and the headset
+ * tracks hands) both hands' joints are read each frame; the controllers' finger inputs
+ * (trigger, its touch, squeeze, the thumb's touch sensors, per interaction profile) are
+ * bound too. Each hand's fingers come from hand tracking while it tracks the hand, else
+ * from the controller, else relaxed, blended over HD_HANDOVER_S on a change; a hand's
+ * wrist (the frame's hand pose) comes from hand tracking while its controller is away or
+ * put down. in_source_fingers (embody/input.h) gives each frame's fingers.
+ *
  * Buttons (suggested bindings; both hands unless a hand is named):
  *
  *     interaction profile              calibrate               recenter
@@ -29,6 +37,7 @@
 
 #include <cglm/types.h>
 
+#include "embody/hand.h"
 #include "embody/input.h"
 #include "embody/result.h"
 
@@ -108,6 +117,20 @@ struct oxr_status {
     /* Aim poses (pointing rays: -Z forward) of the last frame, same space and flags as
      * the grip poses in the frame. Index 0 left, 1 right. */
     struct em_device_pose aim[2];
+    bool hand_tracking; /* XR_EXT_hand_tracking in use (hand trackers made) */
+    /* Each hand (0 left) as of the last frame. */
+    struct {
+        bool tracked;              /* hand tracking saw the hand */
+        const char *finger_source; /* "hand tracking", "controller" or "none" (relaxed) */
+        const char *wrist_source;  /* "controller", "hand tracking" or "none" (lost) */
+        bool controller_idle;      /* its controller was put down */
+        int refused_joints;        /* of hand tracking's 26 (enum hd_joint_fault each) */
+        uint32_t fallback_fingers; /* fingers (1 << f) that kept their last good pose */
+        uint8_t joint_fault[HD_XR_JOINT_COUNT];
+        struct hd_pose pose; /* the fingers given (as in_source_fingers) */
+        float update_us;     /* the last frame's cost of choosing and converting (the
+                                runtime's xrLocateHandJointsEXT not counted) */
+    } hand[2];
 };
 
 void

@@ -18,6 +18,7 @@
 #include "app_run.h"
 #include "osc/osc.h"
 #include "embody/skeleton.h"
+#include "embody/stream.h"
 #include "oscdump_capture.h"
 
 #define TIMEOUT_MS 60000
@@ -150,6 +151,69 @@ vmc_to_a_port_nobody_listens_on_neither_stalls_nor_repeats_warnings(void **state
     app_run_result_fini(&r);
 }
 
+/* A replayed stream with finger columns sends the 30 finger bones over VMC, the left
+ * hand's as recorded; one without them sends none (the frames are as they were). */
+static void
+vmc_carries_the_fingers_a_stream_has(void **state)
+{
+    (void)state;
+    struct st_stream stream = {0};
+    struct em_error err = {{0}};
+    if (st_stream_load(g_stream, &stream, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    char with_fingers[1024];
+    app_run_scratch_path("osc-fingers", "csv", with_fingers, sizeof with_fingers);
+    struct st_stream_writer w;
+    if (st_stream_writer_open(with_fingers, &w, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct hd_model model;
+    const struct hd_model_desc desc = {.hand = HD_LEFT};
+    assert_int_equal(hd_model_init(&desc, &model, NULL), EM_OK);
+    const struct hd_curls fist = {{1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f};
+    struct hd_pose pose;
+    hd_pose_from_curls(&model, &fist, &pose);
+    struct st_fingers fingers;
+    memset(&fingers, 0, sizeof fingers);
+    st_fingers_set_pose(&fingers, HD_LEFT, &pose); /* the right hand not known */
+    for (int k = 0; k < 60 && k < stream.frame_count; ++k)
+        if (st_stream_writer_write_fingers(&w, &stream.frames[k], &fingers, &err) != EM_OK)
+            fail_msg("%s", err.message);
+    if (st_stream_writer_close(&w, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    st_stream_fini(&stream);
+
+    struct oscdump_capture cap;
+    start_capture(&cap);
+    char dest[64];
+    snprintf(dest, sizeof dest, "127.0.0.1:%d", cap.port);
+    struct app_run_result r;
+    app_run((const char *[]){"--replay", with_fingers, "--no-window", "--frames", "30", "--vmc",
+                             dest, NULL},
+            k_env, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_result_fini(&r);
+    oscdump_poll(&cap, 500);
+    for (int i = 0; i < OSC_VMC_FINGER_BONES; ++i) {
+        const int at = oscdump_find(&cap, 0, "/VMC/Ext/Bone/Pos", osc_unity_finger_bone_name(i));
+        if (at < 0)
+            fail_msg("no /VMC/Ext/Bone/Pos for %s", osc_unity_finger_bone_name(i));
+        expect_finite_args(&cap.messages[at]);
+    }
+    /* The left index's middle joint bent (a fist), not the rest pose's identity. */
+    const int bent = oscdump_find(&cap, 0, "/VMC/Ext/Bone/Pos", "LeftIndexIntermediate");
+    assert_true(fabs(cap.messages[bent].arg[7].number) < 0.95);
+    oscdump_stop(&cap);
+
+    start_capture(&cap);
+    run_to_port("--vmc", cap.port, "30", &r);
+    app_run_result_fini(&r);
+    oscdump_poll(&cap, 500);
+    assert_true(oscdump_find(&cap, 0, "/VMC/Ext/Bone/Pos", "Hips") >= 0);
+    assert_int_equal(oscdump_find(&cap, 0, "/VMC/Ext/Bone/Pos", "LeftIndexIntermediate"), -1);
+    oscdump_stop(&cap);
+    remove(with_fingers);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -158,6 +222,7 @@ main(int argc, char **argv)
     app_run_source_path("tests/data/streams/cmu_14_04.csv", g_stream, sizeof g_stream);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(vmc_carries_every_bone_of_the_avatar),
+        cmocka_unit_test(vmc_carries_the_fingers_a_stream_has),
         cmocka_unit_test(vrchat_osc_carries_the_trackers_and_the_head),
         cmocka_unit_test(vmc_to_a_port_nobody_listens_on_neither_stalls_nor_repeats_warnings),
     };

@@ -85,7 +85,7 @@ record_one_frame(struct app_record *rec)
         frame.device[d].pose.position_m[1] = 1.0f;
         frame.device[d].flags = EM_POSE_ORIENTATION_VALID | EM_POSE_POSITION_VALID;
     }
-    app_record_frame(rec, &frame, 0);
+    app_record_frame(rec, &frame, NULL, 0);
     assert_int_equal(rec->recorded, 1);
     assert_int_equal(app_record_close(rec), APP_EXIT_OK);
 }

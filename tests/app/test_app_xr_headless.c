@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "app_run.h"
+#include "embody/stream.h"
 
 #define TIMEOUT_MS 60000
 #define VIOLATION "test runtime: violation"
@@ -121,6 +123,68 @@ a_runtime_gone_for_good_ends_openxr_with_status_1(void **state)
     remove(script);
 }
 
+/* The fingers hand tracking gives are recorded (--record) and a replay of the recording
+ * gives the same fingers back to the program, which records them again identically. */
+static void
+recorded_fingers_replay_to_the_same_fingers(void **state)
+{
+    (void)state;
+    char script[1024], first[1024], second[1024];
+    write_script("fingers", "cmu_14_04.csv",
+                 "at 0 hand right point\nat 60 hand right fist\nat 100 hand left open\n"
+                 "at 130 hand right none\n",
+                 script, sizeof script);
+    app_run_scratch_path("fingers-live", "csv", first, sizeof first);
+    app_run_scratch_path("fingers-replayed", "csv", second, sizeof second);
+    remove(first);
+    remove(second);
+    struct app_run_result r;
+    run_with_runtime(script,
+                     (const char *[]){"--openxr", "--no-window", "--frames", "160", "--record",
+                                      first, NULL},
+                     &r);
+    app_run_expect_exit(&r, 0);
+    assert_int_equal(app_run_count_text(r.err, VIOLATION), 0);
+    app_run_result_fini(&r);
+
+    struct st_stream live = {0}, replayed = {0};
+    struct em_error err = {{0}};
+    if (st_stream_load(first, &live, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(live.finger_mask, ST_FINGERS_ALL);
+    assert_non_null(live.fingers);
+    /* The right hand points (its index straight, the others curled) once tracked. */
+    const struct st_fingers *mid = &live.fingers[40];
+    assert_true(mid->valid[1]);
+    assert_true(fabsf(mid->angle_deg[1][HD_INDEX][1]) < 5.0f);
+    assert_true(mid->angle_deg[1][HD_MIDDLE][1] > 60.0f);
+
+    app_run((const char *[]){"--replay", first, "--fast", "--no-window", "--record", second,
+                             NULL},
+            NULL, TIMEOUT_MS, &r);
+    app_run_expect_exit(&r, 0);
+    app_run_result_fini(&r);
+    if (st_stream_load(second, &replayed, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(replayed.frame_count, live.frame_count);
+    assert_non_null(replayed.fingers);
+    for (int k = 0; k < live.frame_count; ++k) {
+        for (int h = 0; h < HD_HAND_COUNT; ++h) {
+            assert_int_equal(replayed.fingers[k].valid[h], live.fingers[k].valid[h]);
+            if (!live.fingers[k].valid[h])
+                continue;
+            if (memcmp(replayed.fingers[k].angle_deg[h], live.fingers[k].angle_deg[h],
+                       sizeof live.fingers[k].angle_deg[h]) != 0)
+                fail_msg("frame %d, hand %d: the replayed fingers differ", k, h);
+        }
+    }
+    st_stream_fini(&live);
+    st_stream_fini(&replayed);
+    remove(first);
+    remove(second);
+    remove(script);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -130,6 +194,7 @@ main(int argc, char **argv)
         cmocka_unit_test(headless_openxr_calibrates_the_height_by_itself),
         cmocka_unit_test(special_successes_are_logged_once_per_kind),
         cmocka_unit_test(a_runtime_gone_for_good_ends_openxr_with_status_1),
+        cmocka_unit_test(recorded_fingers_replay_to_the_same_fingers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,9 +8,9 @@ set -eu
 lib="$1"
 nm -A "$lib" | awk '
 BEGIN {
-    split("oxr_source oxr_frame oxr_session oxr_instance oxr_actions oxr_trackers oxr_view oxr_common oxr_result", order, " ")
+    split("oxr_source oxr_frame oxr_session oxr_instance oxr_actions oxr_trackers oxr_hands oxr_view oxr_common oxr_result", order, " ")
     rank["oxr_source"] = 7; rank["oxr_frame"] = 6; rank["oxr_session"] = 5; rank["oxr_instance"] = 4
-    rank["oxr_actions"] = 3; rank["oxr_trackers"] = 3; rank["oxr_view"] = 3
+    rank["oxr_actions"] = 3; rank["oxr_trackers"] = 3; rank["oxr_hands"] = 3; rank["oxr_view"] = 3
     rank["oxr_common"] = 1; rank["oxr_result"] = 1
 }
 {

@@ -373,6 +373,26 @@ pressed(const char *binding)
     return false;
 }
 
+float
+tr_scripted_value(const char *path)
+{
+    for (int i = 0; i < tr.value_count; ++i)
+        if (strcmp(tr.value_path[i], path) == 0)
+            return tr.value[i];
+    return -1.0f;
+}
+
+/* A float input's value: the scripted one, else 1 while pressed (a click bound to a
+ * float action), else 0. */
+static float
+input_value(const char *binding)
+{
+    const float v = tr_scripted_value(binding);
+    if (v >= 0.0f)
+        return v;
+    return pressed(binding) ? 1.0f : 0.0f;
+}
+
 static XrSpaceLocationFlags
 device_flags(int device, const struct tr_row *row)
 {
@@ -425,7 +445,8 @@ tr_space_pose(const struct tr_space *space, XrPosef *out_pose)
             }
             break;
         }
-        if (tr_lookup(space->action, TR_KIND_ACTION) && space->hand >= 0 && session_focused())
+        if (tr_lookup(space->action, TR_KIND_ACTION) && space->hand >= 0 && session_focused() &&
+            !tr.controller_off[space->hand])
             path = bound_path(space->action, space->hand, 0);
         if (path) {
             const int device = space->hand == 0 ? TR_LEFT : TR_RIGHT;
@@ -728,9 +749,15 @@ update_action(struct tr_action *a, bool focused)
         bool now = false;
         const char *path = NULL;
         a->active[hand] = false;
-        for (int n = 0; focused && (path = bound_path(a, hand, n)) != NULL; ++n) {
+        a->value[hand] = 0.0f;
+        const bool present = focused && !tr.controller_off[hand];
+        for (int n = 0; present && (path = bound_path(a, hand, n)) != NULL; ++n) {
             a->active[hand] = true;
             now = now || pressed(path);
+            /* Several bindings: the largest value (the specification's rule). */
+            const float v = input_value(path);
+            if (v > a->value[hand])
+                a->value[hand] = v;
         }
         a->changed[hand] = a->active[hand] && now != a->state[hand];
         a->state[hand] = a->active[hand] && now;
@@ -832,6 +859,33 @@ tr_get_action_state_boolean(XrSession handle, const XrActionStateGetInfo *info,
         state->changedSinceLastSync = a->changed[hand];
     }
     state->lastChangeTime = tr_frame_time(tr.frame);
+    return XR_SUCCESS;
+}
+
+static XrResult XRAPI_CALL
+tr_get_action_state_float(XrSession handle, const XrActionStateGetInfo *info,
+                          XrActionStateFloat *state)
+{
+    TR_LOCKED();
+    struct tr_action *a = NULL;
+    int hand = -1;
+    XrResult r = check_state_query(handle, info, XR_ACTION_TYPE_FLOAT_INPUT, &a, &hand);
+    if (XR_FAILED(r))
+        return r;
+    if (!state || state->type != XR_TYPE_ACTION_STATE_FLOAT)
+        return tr_violation(XR_ERROR_VALIDATION_FAILURE, "xrGetActionStateFloat: bad type");
+    state->changedSinceLastSync = XR_FALSE;
+    state->lastChangeTime = tr_frame_time(tr.frame);
+    if (hand >= 2) {
+        state->isActive = XR_FALSE;
+        state->currentState = 0.0f;
+    } else if (hand < 0) {
+        state->isActive = a->active[0] || a->active[1];
+        state->currentState = a->value[0] > a->value[1] ? a->value[0] : a->value[1];
+    } else {
+        state->isActive = a->active[hand];
+        state->currentState = a->value[hand];
+    }
     return XR_SUCCESS;
 }
 
@@ -1080,6 +1134,7 @@ tr_input_function(const char *name)
         {"xrSyncActions", (PFN_xrVoidFunction)tr_sync_actions},
         {"xrGetActionStateBoolean", (PFN_xrVoidFunction)tr_get_action_state_boolean},
         {"xrGetActionStatePose", (PFN_xrVoidFunction)tr_get_action_state_pose},
+        {"xrGetActionStateFloat", (PFN_xrVoidFunction)tr_get_action_state_float},
         {"xrGetCurrentInteractionProfile", (PFN_xrVoidFunction)tr_get_current_interaction_profile},
         {"xrEnumerateReferenceSpaces", (PFN_xrVoidFunction)tr_enumerate_reference_spaces},
         {"xrCreateReferenceSpace", (PFN_xrVoidFunction)tr_create_reference_space},

@@ -271,6 +271,28 @@ fire(const struct tr_scripted_event *ev)
     case TR_EV_FLAGS:
         tr.flags_override[ev->device] = ev->flags;
         break;
+    case TR_EV_HAND:
+        tr.hand_pose[ev->device] = (int)ev->flags - 1;
+        break;
+    case TR_EV_CONTROLLER:
+        tr.controller_off[ev->device] = ev->flags == 2; /* stored + 1 */
+        break;
+    case TR_EV_HAND_AT:
+        tr.hand_placed[ev->device] = ev->flags == 1;
+        memcpy(tr.hand_at_m[ev->device], ev->at_m, sizeof ev->at_m);
+        break;
+    case TR_EV_VALUE: {
+        int i = 0;
+        while (i < tr.value_count && strcmp(tr.value_path[i], ev->path) != 0)
+            ++i;
+        if (i == TR_MAX_VALUES)
+            break;
+        memcpy(tr.value_path[i], ev->path, XR_MAX_PATH_LENGTH);
+        tr.value[i] = ev->value;
+        if (i == tr.value_count)
+            tr.value_count++;
+        break;
+    }
     case TR_EV_TRACKER_CONNECT:
     case TR_EV_TRACKER_DISCONNECT:
         tr_tracker_set_connected(ev->device, ev->kind == TR_EV_TRACKER_CONNECT);
@@ -308,6 +330,7 @@ static const char *const k_extensions[] = {
     XR_KHR_CONVERT_TIMESPEC_TIME_EXTENSION_NAME,
     XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME,
     XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME,
+    XR_EXT_HAND_TRACKING_EXTENSION_NAME,
 };
 #define TR_EXTENSION_COUNT ((int)(sizeof k_extensions / sizeof k_extensions[0]))
 
@@ -325,6 +348,9 @@ extension_offered(const char *name)
      * they were: a runtime without the extension). */
     if (strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0 &&
         !tr.script.vive_trackers)
+        return false;
+    /* Hand tracking likewise, for scripts that track hands. */
+    if (strcmp(name, XR_EXT_HAND_TRACKING_EXTENSION_NAME) == 0 && !tr.script.hand_tracking)
         return false;
     return known;
 }
@@ -391,6 +417,7 @@ tr_create_instance(const XrInstanceCreateInfo *info, XrInstance *out)
         inst->hp_enabled |= strcmp(name, XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME) == 0;
         inst->vive_tracker_enabled |=
             strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0;
+        inst->hand_tracking_enabled |= strcmp(name, XR_EXT_HAND_TRACKING_EXTENSION_NAME) == 0;
     }
     tr_register(&inst->obj, TR_KIND_INSTANCE, NULL);
     tr.instance = inst;
@@ -552,6 +579,7 @@ tr_get_system_properties(XrInstance handle, XrSystemId system, XrSystemPropertie
     props->graphicsProperties.maxSwapchainImageHeight = 1024;
     props->trackingProperties.orientationTracking = XR_TRUE;
     props->trackingProperties.positionTracking = XR_TRUE;
+    tr_hand_system_properties(props);
     return XR_SUCCESS;
 }
 
@@ -694,6 +722,14 @@ tr_get_instance_proc_addr(XrInstance instance, const char *name, PFN_xrVoidFunct
             *function = tr_session_function(name);
         if (!*function)
             *function = tr_gl_function(name);
+        if (!*function) {
+            *function = tr_hand_function(name);
+            const struct tr_instance *inst = tr_lookup(instance, TR_KIND_INSTANCE);
+            if (*function && (!inst || !inst->hand_tracking_enabled)) {
+                *function = NULL; /* the extension's functions only when it is enabled */
+                return XR_ERROR_FUNCTION_UNSUPPORTED;
+            }
+        }
     }
     return *function ? XR_SUCCESS : XR_ERROR_FUNCTION_UNSUPPORTED;
 }

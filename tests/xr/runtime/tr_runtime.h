@@ -11,6 +11,8 @@
  *                 specification's path lists), action state, spaces, locating
  *   tr_session.c  sessions, the state machine, frames, views, composition layers
  *   tr_gl.c       the OpenGL (Xlib/GLX) binding and swapchains
+ *   tr_hand.c     XR_EXT_hand_tracking: hand trackers and their scripted joints, made
+ *                 from the hand model (src/hand) in the poses tests/hand knows
  *
  * One instance at a time (as the loader allows). Its internal functions are static or
  * hidden: only the negotiation entry point and the report are exported.
@@ -81,14 +83,38 @@ enum tr_event_kind {
     TR_EV_TRACKER_CONNECT,    /* a body tracker (role in `device`) connects */
     TR_EV_TRACKER_DISCONNECT, /* and goes */
     TR_EV_RECENTER,           /* the player recentres: STAGE changes (an event) */
+    TR_EV_HAND,               /* hand tracking: hand `device` (0 left, 1 right) shows `flags`
+                               * (enum tr_hand_pose) */
+    TR_EV_CONTROLLER,         /* the controller of hand `device` is put down (flags 1) or
+                               * picked up (flags 0) */
+    TR_EV_VALUE,              /* input `path` reads `value` from now on */
+    TR_EV_HAND_AT,            /* hand `device`'s tracked grip at `at_m` (flags 1), or back
+                               * at its controller's (flags 0) */
 };
+
+/* What a tracked hand shows (XR_EXT_hand_tracking): not tracked, one of the poses of
+ * tests/hand/hand_poses.h, or a fist with absurd joints (one joint each far away, NaN, of
+ * a bad radius, on top of its neighbour), to be refused joint by joint. */
+enum tr_hand_pose {
+    TR_HAND_NONE = -1,
+    TR_HAND_POINT = 0,
+    TR_HAND_PINCH,
+    TR_HAND_FIST,
+    TR_HAND_OPEN,
+    TR_HAND_THUMBS_UP,
+    TR_HAND_ABSURD,
+};
+
+#define TR_MAX_VALUES 32
 
 struct tr_scripted_event {
     long frame;
     enum tr_event_kind kind;
     char path[XR_MAX_PATH_LENGTH]; /* profile, press, release */
     int device;                    /* flags */
-    XrSpaceLocationFlags flags;    /* flags */
+    XrSpaceLocationFlags flags;    /* flags; hand: the pose; controller: 1 off */
+    float value;                   /* value */
+    float at_m[3];                 /* hand_at */
 };
 
 struct tr_script {
@@ -111,6 +137,7 @@ struct tr_script {
     float tracker_position_m[TR_TRACKER_ROLES][3];
     unsigned trackers_at_start;
     bool vive_trackers; /* any tracker directive: XR_HTCX_vive_tracker_interaction offered */
+    bool hand_tracking; /* "hand_tracking" or any hand event: XR_EXT_hand_tracking offered */
 };
 
 /* Loads the script named by $EMBODY_TEST_RUNTIME_SCRIPT (again only when it changed).
@@ -127,6 +154,7 @@ enum tr_kind {
     TR_KIND_ACTION_SET,
     TR_KIND_ACTION,
     TR_KIND_SWAPCHAIN,
+    TR_KIND_HAND_TRACKER,
 };
 
 /* Every handle points at one of these (first member of each object). */
@@ -142,6 +170,7 @@ struct tr_instance {
     bool timespec_enabled;
     bool hp_enabled;
     bool vive_tracker_enabled;
+    bool hand_tracking_enabled;
     bool gl_requirements_called;
     bool attached_any; /* some session has had action sets attached */
 };
@@ -163,6 +192,7 @@ struct tr_action {
     bool combined;
     bool combined_changed;
     bool active[2];
+    float value[2]; /* float actions, as of the last sync */
 };
 
 struct tr_binding {
@@ -237,6 +267,13 @@ struct tr_state {
     int binding_count;
     unsigned trackers_connected;                            /* bit per role */
     XrViveTrackerPathsHTCX tracker_paths[TR_TRACKER_ROLES]; /* what connection events point at */
+    int hand_pose[2];       /* enum tr_hand_pose per hand */
+    bool controller_off[2]; /* the hand's controller is put down: its actions inactive */
+    bool hand_placed[2];    /* the tracked hand is at hand_at_m, not at its controller */
+    float hand_at_m[2][3];
+    char value_path[TR_MAX_VALUES][XR_MAX_PATH_LENGTH];
+    float value[TR_MAX_VALUES];
+    int value_count;
     XrEventDataBuffer queue[TR_EVENT_QUEUE];
     int queue_head;
     int queue_count;
@@ -322,6 +359,19 @@ tr_pose_is_unit(const XrPosef *pose);
 /* Queues an interaction profile change for every session with attached actions. */
 void
 tr_input_profile_changed(void);
+
+/* The scripted value of input `path` (/user/hand/right/input/trigger/value), or -1 when
+ * none was scripted. */
+float tr_scripted_value(const char *path);
+
+/* ---- Hand tracking (tr_hand.c) ------------------------------------------------------ */
+
+PFN_xrVoidFunction
+tr_hand_function(const char *name);
+
+/* Fills XrSystemHandTrackingPropertiesEXT when it is chained to `props`. */
+void
+tr_hand_system_properties(XrSystemProperties *props);
 
 /* ---- Session (tr_session.c) ---------------------------------------------------------- */
 

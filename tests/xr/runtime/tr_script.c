@@ -31,6 +31,19 @@
  *       tracker_connect ROLE, tracker_disconnect ROLE   a body tracker comes or goes
  *       recenter               XrEventDataReferenceSpaceChangePending for STAGE (the
  *                              poses themselves stay as the stream has them)
+ *       hand left|right POSE   hand tracking (offers XR_EXT_hand_tracking) shows POSE:
+ *                              point, pinch, fist, open, thumbs_up, absurd (a fist with
+ *                              four absurd joints) or none (not tracked); the wrist is
+ *                              placed at the hand's row pose (its controller's grip)
+ *       controller left|right off|on   the hand's controller is put down (its actions
+ *                              and poses inactive) or picked up again
+ *       hand_at left|right X,Y,Z   the tracked hand's grip (its palm) at this STAGE
+ *                              position, axes aligned with STAGE, wherever its controller
+ *                              is; "hand_at left|right controller" puts it back in hand
+ *       value PATH NUMBER      a float input (e.g. /user/hand/right/input/trigger/value)
+ *                              reads NUMBER from then on
+ *   hand_tracking              offer XR_EXT_hand_tracking (hands not tracked until a
+ *                              hand event)
  *   tracker ROLE X Y Z         a body tracker (XR_HTCX_vive_tracker_interaction; ROLE
  *                              waist, chest, left_foot, ..., right_elbow) at this STAGE
  *                              position, axes aligned, connected from the start
@@ -186,6 +199,10 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
         {"tracker_connect", TR_EV_TRACKER_CONNECT, 1},
         {"tracker_disconnect", TR_EV_TRACKER_DISCONNECT, 1},
         {"recenter", TR_EV_RECENTER, 0},
+        {"hand", TR_EV_HAND, 2},
+        {"controller", TR_EV_CONTROLLER, 2},
+        {"value", TR_EV_VALUE, 2},
+        {"hand_at", TR_EV_HAND_AT, 2},
     };
     for (size_t i = 0; i < sizeof k_events / sizeof k_events[0]; ++i) {
         if (strcmp(k_events[i].name, name) != 0)
@@ -199,6 +216,45 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
             s->vive_trackers = true;
             if (ev->device < 0)
                 return fail(file, line, "expected a tracker role (waist, chest, left_foot, ...)");
+        }
+        if (ev->kind == TR_EV_HAND || ev->kind == TR_EV_CONTROLLER) {
+            static const char *const poses[] = {"point", "pinch", "fist",
+                                                "open",  "thumbs_up", "absurd"};
+            ev->device = strcmp(arg1, "left") == 0 ? 0 : strcmp(arg1, "right") == 0 ? 1 : -1;
+            int value = -2;
+            if (ev->kind == TR_EV_CONTROLLER) {
+                value = strcmp(arg2, "off") == 0 ? 1 : strcmp(arg2, "on") == 0 ? 0 : -2;
+            } else {
+                s->hand_tracking = true;
+                value = strcmp(arg2, "none") == 0 ? TR_HAND_NONE : -2;
+                for (int p = 0; p < (int)(sizeof poses / sizeof poses[0]); ++p)
+                    if (strcmp(arg2, poses[p]) == 0)
+                        value = p;
+            }
+            if (ev->device < 0 || value == -2)
+                return fail(file, line,
+                            ev->kind == TR_EV_HAND
+                                ? "expected: hand left|right point|pinch|fist|open|"
+                                  "thumbs_up|absurd|none"
+                                : "expected: controller left|right off|on");
+            ev->flags = (XrSpaceLocationFlags)(value + 1); /* stored + 1: none is 0 */
+        }
+        if (ev->kind == TR_EV_HAND_AT) {
+            ev->device = strcmp(arg1, "left") == 0 ? 0 : strcmp(arg1, "right") == 0 ? 1 : -1;
+            const bool back = strcmp(arg2, "controller") == 0;
+            char tail = '\0';
+            if (ev->device < 0 ||
+                (!back && sscanf(arg2, "%f,%f,%f%c", &ev->at_m[0], &ev->at_m[1], &ev->at_m[2],
+                                 &tail) != 3))
+                return fail(file, line, "expected: hand_at left|right X,Y,Z|controller");
+            ev->flags = back ? 0 : 1;
+            s->hand_tracking = true;
+        }
+        if (ev->kind == TR_EV_VALUE) {
+            char *end = NULL;
+            ev->value = strtof(arg2, &end);
+            if (*end != '\0' || !isfinite(ev->value))
+                return fail(file, line, "expected: value PATH NUMBER");
         }
         if (ev->kind == TR_EV_FLAGS) {
             ev->device = device_from_name(arg1);
@@ -252,6 +308,8 @@ parse_directive(struct tr_script *s, const char *file, int line, char *text, cha
         memcpy(s->hidden_extension[s->hidden_count++], arg, strlen(arg) + 1);
         return true;
     }
+    if (strcmp(word, "hand_tracking") == 0)
+        return s->hand_tracking = true;
     if (strcmp(word, "no_hmd") == 0)
         return s->no_hmd = true;
     if (strcmp(word, "no_stage") == 0)
@@ -315,6 +373,10 @@ reset_world(void)
     tr.frame = -1;
     tr.next_event = 0;
     tr.pressed_count = 0;
+    tr.value_count = 0;
+    tr.hand_pose[0] = tr.hand_pose[1] = TR_HAND_NONE;
+    tr.controller_off[0] = tr.controller_off[1] = false;
+    tr.hand_placed[0] = tr.hand_placed[1] = false;
     memset(tr.flags_override, 0, sizeof tr.flags_override);
     tr.runtime_unavailable_left = 0;
     tr.system_unavailable_left = 0;
