@@ -230,7 +230,6 @@ parse_osc(struct app_osc_option *osc, const char *name, const char *value, int d
                                  err);
 }
 
-/* Applies one option with its value. */
 /* --compare A,B: two items, each a tracker setup, a body or a prior model file. */
 static enum em_result
 parse_compare(struct app_options *o, const char *name, const char *value, struct em_error *err)
@@ -255,6 +254,7 @@ parse_compare(struct app_options *o, const char *name, const char *value, struct
     return EM_OK;
 }
 
+/* Applies one option with its value (a flat switch, one case per option). */
 static enum em_result
 apply(struct app_options *o, int id, const char *name, const char *value, struct em_error *err)
 {

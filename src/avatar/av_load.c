@@ -646,6 +646,77 @@ check_size(struct loader *L, struct em_error *err)
 }
 
 /* Appends mesh `m` as drawn by flat node `ni`. */
+/* Vertex i of mesh m, of node ni, into v: skinned by the bones' matrices (bone_m, whose
+ * joints bone_joint gives) with its weights `cand`, or moved with its node (no bones). */
+static void
+add_vertex(const struct loader *L, const struct aiMesh *m, unsigned i, int ni, mat4 *bone_m,
+           const int *bone_joint, const struct candidates *cand, struct av_vertex *v)
+{
+    const int node_joint = L->nodes[ni].joint;
+    vec4 p = {m->mVertices[i].x, m->mVertices[i].y, m->mVertices[i].z, 1.0f};
+    vec4 nrm = {0.0f, 1.0f, 0.0f, 0.0f};
+    if (m->mNormals)
+        glm_vec4_copy((vec4){m->mNormals[i].x, m->mNormals[i].y, m->mNormals[i].z, 0.0f}, nrm);
+    vec4 pw = {0}, nw = {0};
+    if (bone_m) {
+        struct candidates joints = {0};
+        float total = 0.0f;
+        for (int k = 0; k < cand[i].count; ++k) {
+            const int b = cand[i].joint[k];
+            const float w = cand[i].weight[k];
+            vec4 t;
+            glm_mat4_mulv(bone_m[b], p, t);
+            glm_vec4_muladds(t, w, pw);
+            glm_mat4_mulv(bone_m[b], nrm, t);
+            glm_vec4_muladds(t, w, nw);
+            total += w;
+            candidate_add(&joints, bone_joint[b], w);
+        }
+        if (total > 1e-6f) {
+            glm_vec4_scale(pw, 1.0f / total, pw);
+        } else {
+            glm_mat4_mulv(L->nodes[ni].global, p, pw);
+            glm_mat4_mulv(L->nodes[ni].global, nrm, nw);
+        }
+        candidates_to_vertex(&joints, node_joint, v);
+    } else {
+        glm_mat4_mulv(L->nodes[ni].global, p, pw);
+        glm_mat4_mulv(L->nodes[ni].global, nrm, nw);
+        struct candidates one = {0};
+        candidates_to_vertex(&one, node_joint, v);
+    }
+    glm_vec3_copy(pw, v->position_m);
+    vec3 n3 = {nw[0], nw[1], nw[2]};
+    const vec3 up = {0.0f, 1.0f, 0.0f};
+    m_vec3_normalize_or(n3, up, v->normal);
+    v->uv[0] = m->mTextureCoords[0] ? m->mTextureCoords[0][i].x : 0.0f;
+    /* assimp turns glTF's v (0 at the top) over; turn it back. */
+    v->uv[1] = m->mTextureCoords[0] ? 1.0f - m->mTextureCoords[0][i].y : 0.0f;
+}
+
+/* Mesh m's triangles (vertices from `base` on) as one primitive of its material; faces
+ * that are not triangles or name a vertex the mesh does not have are left out. */
+static void
+add_faces(const struct aiMesh *m, uint32_t base, struct av_avatar *out)
+{
+    struct av_primitive *prim = &out->primitives[out->primitive_count++];
+    prim->material = (int)m->mMaterialIndex;
+    prim->first_index = out->index_count;
+    for (unsigned f = 0; f < m->mNumFaces; ++f) {
+        const struct aiFace *face = &m->mFaces[f];
+        if (face->mNumIndices != 3)
+            continue;
+        bool ok = true;
+        for (int k = 0; k < 3; ++k)
+            ok = ok && face->mIndices[k] < m->mNumVertices;
+        if (!ok)
+            continue;
+        for (int k = 0; k < 3; ++k)
+            out->indices[out->index_count++] = base + face->mIndices[k];
+    }
+    prim->index_count = out->index_count - prim->first_index;
+}
+
 static enum em_result
 add_mesh(struct loader *L, const struct aiMesh *m, int ni, struct av_avatar *out,
          struct candidates *cand, struct em_error *err)
@@ -678,66 +749,11 @@ add_mesh(struct loader *L, const struct aiMesh *m, int ni, struct av_avatar *out
             }
         }
     }
-    for (unsigned i = 0; i < m->mNumVertices; ++i) {
-        struct av_vertex *v = &out->vertices[out->vertex_count++];
-        vec4 p = {m->mVertices[i].x, m->mVertices[i].y, m->mVertices[i].z, 1.0f};
-        vec4 nrm = {0.0f, 1.0f, 0.0f, 0.0f};
-        if (m->mNormals)
-            glm_vec4_copy((vec4){m->mNormals[i].x, m->mNormals[i].y, m->mNormals[i].z, 0.0f}, nrm);
-        vec4 pw = {0}, nw = {0};
-        if (bone_m) {
-            struct candidates joints = {0};
-            float total = 0.0f;
-            for (int k = 0; k < cand[i].count; ++k) {
-                const int b = cand[i].joint[k];
-                const float w = cand[i].weight[k];
-                vec4 t;
-                glm_mat4_mulv(bone_m[b], p, t);
-                glm_vec4_muladds(t, w, pw);
-                glm_mat4_mulv(bone_m[b], nrm, t);
-                glm_vec4_muladds(t, w, nw);
-                total += w;
-                candidate_add(&joints, bone_joint[b], w);
-            }
-            if (total > 1e-6f) {
-                glm_vec4_scale(pw, 1.0f / total, pw);
-            } else {
-                glm_mat4_mulv(L->nodes[ni].global, p, pw);
-                glm_mat4_mulv(L->nodes[ni].global, nrm, nw);
-            }
-            candidates_to_vertex(&joints, node_joint, v);
-        } else {
-            glm_mat4_mulv(L->nodes[ni].global, p, pw);
-            glm_mat4_mulv(L->nodes[ni].global, nrm, nw);
-            struct candidates one = {0};
-            candidates_to_vertex(&one, node_joint, v);
-        }
-        glm_vec3_copy(pw, v->position_m);
-        vec3 n3 = {nw[0], nw[1], nw[2]};
-        const vec3 up = {0.0f, 1.0f, 0.0f};
-        m_vec3_normalize_or(n3, up, v->normal);
-        v->uv[0] = m->mTextureCoords[0] ? m->mTextureCoords[0][i].x : 0.0f;
-        /* assimp turns glTF's v (0 at the top) over; turn it back. */
-        v->uv[1] = m->mTextureCoords[0] ? 1.0f - m->mTextureCoords[0][i].y : 0.0f;
-    }
+    for (unsigned i = 0; i < m->mNumVertices; ++i)
+        add_vertex(L, m, i, ni, bone_m, bone_joint, cand, &out->vertices[out->vertex_count++]);
     free(bone_m);
     free(bone_joint);
-    struct av_primitive *prim = &out->primitives[out->primitive_count++];
-    prim->material = (int)m->mMaterialIndex;
-    prim->first_index = out->index_count;
-    for (unsigned f = 0; f < m->mNumFaces; ++f) {
-        const struct aiFace *face = &m->mFaces[f];
-        if (face->mNumIndices != 3)
-            continue;
-        bool ok = true;
-        for (int k = 0; k < 3; ++k)
-            ok = ok && face->mIndices[k] < m->mNumVertices;
-        if (!ok)
-            continue;
-        for (int k = 0; k < 3; ++k)
-            out->indices[out->index_count++] = base + face->mIndices[k];
-    }
-    prim->index_count = out->index_count - prim->first_index;
+    add_faces(m, base, out);
     return EM_OK;
 }
 
