@@ -385,6 +385,38 @@ fail(const char *message, int code)
     return code;
 }
 
+/* Solves every row of `stream` with `body` into the BVH at a->output (the body's skeleton,
+ * with each hand's finger joints when the stream has finger columns); on failure what was
+ * at -o stays as it was. The time spent in body_update, summed, into *out_update_s. */
+static enum em_result
+write_bvh(const struct solve_args *a, const struct st_stream *stream, struct body *body,
+          double *out_update_s, struct em_error *err)
+{
+    /* The writer keeps the skeleton: a copy of the fitted one, which stays put. */
+    struct sk_skeleton skeleton = {0};
+    struct st_bvh_writer writer = {0};
+    struct finger_rig rig;
+    memset(&rig, 0, sizeof rig);
+    enum em_result r =
+        stream->fingers && stream->finger_mask
+            ? finger_skeleton(body_skeleton(body), stream->finger_mask, &skeleton, &rig, err)
+        : sk_skeleton_copy(body_skeleton(body), &skeleton) == EM_OK
+            ? EM_OK
+            : em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (r == EM_OK)
+        r = st_bvh_writer_open(a->output, &skeleton, stream_period_s(stream), &writer, err);
+    if (r == EM_OK)
+        r = solve_all(a, stream, body, &rig, &writer, out_update_s, err);
+    if (r == EM_OK)
+        r = st_bvh_writer_close(&writer, err);
+    else
+        st_bvh_writer_abort(&writer); /* what was at -o stays as it was */
+    sk_pose_fini(&rig.pose);
+    free(rig.body_joint);
+    sk_skeleton_fini(&skeleton);
+    return r;
+}
+
 int
 app_cmd_solve(int argc, char **argv)
 {
@@ -429,35 +461,14 @@ app_cmd_solve(int argc, char **argv)
     if (!a.quiet && !a.avatar && a.height_m <= 0.0)
         fprintf(stderr, "embody solve: height %.2f m: %s\n", (double)app_avatar_height_m(&avatar),
                 avatar.height_source);
-    /* The writer keeps the skeleton: a copy of the fitted one, which stays put. */
-    struct sk_skeleton skeleton = {0};
-    struct st_bvh_writer writer = {0};
     double update_s = 0.0;
-    struct finger_rig rig;
-    memset(&rig, 0, sizeof rig);
-    enum em_result r =
-        stream.fingers && stream.finger_mask
-            ? finger_skeleton(body_skeleton(body), stream.finger_mask, &skeleton, &rig, &err)
-        : sk_skeleton_copy(body_skeleton(body), &skeleton) == EM_OK
-            ? EM_OK
-            : em_fail(&err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
-    if (r == EM_OK)
-        r = st_bvh_writer_open(a.output, &skeleton, stream_period_s(&stream), &writer, &err);
-    if (r == EM_OK)
-        r = solve_all(&a, &stream, body, &rig, &writer, &update_s, &err);
-    if (r == EM_OK)
-        r = st_bvh_writer_close(&writer, &err);
-    else
-        st_bvh_writer_abort(&writer); /* what was at -o stays as it was */
+    const enum em_result r = write_bvh(&a, &stream, body, &update_s, &err);
     const int frames = stream.frame_count;
     char body_name[APP_PATH_MAX + 32];
     if (avatar.has_prior)
         snprintf(body_name, sizeof body_name, "learned prior %s", avatar.prior_path);
     else
         snprintf(body_name, sizeof body_name, "procedural");
-    sk_pose_fini(&rig.pose);
-    free(rig.body_joint);
-    sk_skeleton_fini(&skeleton);
     body_destroy(&body);
     app_avatar_fini(&avatar);
     st_stream_fini(&stream);
