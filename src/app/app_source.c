@@ -101,92 +101,6 @@ stream_from_clip(const char *path, uint32_t trackers, struct st_stream *out, str
     return r;
 }
 
-/* A replayed stream with finger columns: src/input's replay plays its frames and this
- * source around it gives each frame's fingers (in_source_fingers). The frame is found by
- * counting, which the replay allows: it delivers every frame in order (none skipped, a
- * loop starting again at the first), and a paused one repeats its frame with the same
- * time. */
-struct finger_replay {
-    struct in_source base;
-    struct in_source *inner;
-    struct st_fingers *fingers; /* one per frame, owned */
-    int count;
-    int at; /* the frame delivered last */
-    double last_time_s;
-    bool started;
-};
-
-static enum em_result
-finger_replay_next(struct in_source *src, struct em_tracking_frame *out_frame)
-{
-    struct finger_replay *fr = (struct finger_replay *)src;
-    const enum em_result r = in_source_next(fr->inner, out_frame);
-    if (r != EM_OK)
-        return r;
-    if (!fr->started || out_frame->time_s != fr->last_time_s)
-        fr->at = fr->started ? (fr->at + 1) % fr->count : 0;
-    fr->started = true;
-    fr->last_time_s = out_frame->time_s;
-    return EM_OK;
-}
-
-static enum em_result
-finger_replay_submit(struct in_source *src)
-{
-    return in_source_submit(((struct finger_replay *)src)->inner);
-}
-
-static void
-finger_replay_set_paused(struct in_source *src, bool paused)
-{
-    in_source_set_paused(((struct finger_replay *)src)->inner, paused);
-}
-
-static bool
-finger_replay_fingers(struct in_source *src, struct st_fingers *out_fingers)
-{
-    const struct finger_replay *fr = (const struct finger_replay *)src;
-    if (!fr->started)
-        return false;
-    *out_fingers = fr->fingers[fr->at];
-    return true;
-}
-
-static void
-finger_replay_destroy(struct in_source *src)
-{
-    struct finger_replay *fr = (struct finger_replay *)src;
-    in_source_destroy(&fr->inner);
-    free(fr->fingers);
-    free(fr);
-}
-
-/* Wraps `*inout_source` (made from `stream`) to give the stream's fingers, taking them
- * from `stream`. Nothing changes for a stream without fingers. */
-static enum em_result
-wrap_fingers(struct st_stream *stream, struct in_source **inout_source, struct em_error *err)
-{
-    if (!stream->fingers)
-        return EM_OK;
-    struct finger_replay *fr = calloc(1, sizeof *fr);
-    if (!fr) {
-        in_source_destroy(inout_source);
-        return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory for the replay's fingers");
-    }
-    fr->inner = *inout_source;
-    fr->fingers = stream->fingers;
-    fr->count = stream->frame_count;
-    stream->fingers = NULL;
-    fr->base.name = fr->inner->name;
-    fr->base.next = finger_replay_next;
-    fr->base.submit = finger_replay_submit;
-    fr->base.set_paused = in_source_can_pause(fr->inner) ? finger_replay_set_paused : NULL;
-    fr->base.destroy = finger_replay_destroy;
-    fr->base.fingers = finger_replay_fingers;
-    *inout_source = &fr->base;
-    return EM_OK;
-}
-
 static enum em_result
 open_replay(const struct app_options *o, struct in_source **out_source,
             struct app_source_info *info, struct em_error *err)
@@ -204,17 +118,9 @@ open_replay(const struct app_options *o, struct in_source **out_source,
         app_error_prefix(err, "--replay");
         return r;
     }
-    /* A stream file is read here (as the replay would read it), so its finger columns
-     * reach the program too. */
-    if (!clip && (r = st_stream_load(o->replay_path, &made, err)) != EM_OK) {
-        app_error_prefix(err, "--replay");
-        return r;
-    }
-    if (made.cut_line)
-        tell_cut_row((void *)o->replay_path, made.cut_line);
     const struct in_replay_desc desc = {
         .path = o->replay_path,
-        .stream = &made,
+        .stream = clip ? &made : NULL,
         .as_fast_as_possible = o->fast,
         .loop = o->loop,
         .on_gap = tell_replay_gap,
@@ -222,8 +128,6 @@ open_replay(const struct app_options *o, struct in_source **out_source,
         .on_cut_row = tell_cut_row,
     };
     r = in_replay_create(&desc, out_source, err);
-    if (r == EM_OK)
-        r = wrap_fingers(&made, out_source, err);
     st_stream_fini(&made);
     if (r != EM_OK)
         app_error_prefix(err, "--replay");

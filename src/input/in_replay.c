@@ -1,5 +1,6 @@
 /*
- * Replaying a 3-point stream file as an input source (include/embody/input.h).
+ * Replaying a 3-point stream file as an input source (include/embody/input.h), with the
+ * file's finger columns for each frame it delivers (in_source_fingers).
  *
  * The whole file is read at creation, so next() only copies a frame and, in real time,
  * sleeps until the frame is due on the monotonic clock: it never allocates. Frame k is
@@ -33,6 +34,7 @@ struct replay {
     bool loop;
     bool paused;
     int next_index;     /* the frame next() delivers next */
+    int current_index;  /* the frame delivered last (its fingers: replay_fingers) */
     bool have_current;  /* `current` holds the last delivered frame */
     double period_s;    /* mean interval between frames */
     double loop_offset_s; /* added to the file's t: grows by one play length per loop */
@@ -115,6 +117,7 @@ deliver_next(struct replay *r, struct em_tracking_frame *out_frame)
         r->loop_offset_s += f[r->stream.frame_count - 1].time_s - f[0].time_s + r->period_s;
         r->next_index = 0;
     }
+    r->current_index = r->next_index;
     r->current = r->stream.frames[r->next_index++];
     r->current.time_s += r->loop_offset_s;
     r->have_current = true;
@@ -152,6 +155,17 @@ replay_set_paused(struct in_source *src, bool paused)
     r->paused = paused;
 }
 
+/* The finger columns of the frame delivered last (a paused replay's too). */
+static bool
+replay_fingers(struct in_source *src, struct st_fingers *out_fingers)
+{
+    const struct replay *r = replay_of(src);
+    if (!r->stream.fingers || !r->have_current)
+        return false;
+    *out_fingers = r->stream.fingers[r->current_index];
+    return true;
+}
+
 static void
 replay_destroy(struct in_source *src)
 {
@@ -173,6 +187,16 @@ take_stream(const struct st_stream *from, struct st_stream *out, struct em_error
         return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "replay: out of memory");
     memcpy(out->frames, from->frames, bytes);
     out->frame_count = out->capacity = from->frame_count;
+    if (from->fingers) {
+        const size_t finger_bytes = (size_t)from->frame_count * sizeof *out->fingers;
+        out->fingers = malloc(finger_bytes);
+        if (!out->fingers) {
+            st_stream_fini(out);
+            return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "replay: out of memory");
+        }
+        memcpy(out->fingers, from->fingers, finger_bytes);
+        out->finger_mask = from->finger_mask;
+    }
     return EM_OK;
 }
 
@@ -212,6 +236,7 @@ in_replay_create(const struct in_replay_desc *desc, struct in_source **out_sourc
     r->base.submit = NULL;
     r->base.set_paused = replay_set_paused;
     r->base.destroy = replay_destroy;
+    r->base.fingers = replay_fingers;
     *out_source = &r->base;
     return EM_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * Input sources: a replayed stream file gives the file's frames, never early in real time,
- * holds still while paused, keeps time increasing when it loops and says when it ends;
- * the bundled demo is found and plays.
+ * holds still while paused, keeps time increasing when it loops and says when it ends,
+ * and gives each frame's finger columns (in a loop and paused too); the bundled demo is
+ * found and plays.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "embody/hand.h"
 #include "embody/input.h"
 #include "embody/m_math.h"
 #include "embody/skeleton.h"
@@ -150,6 +152,86 @@ pausing_holds_the_current_frame_and_time(void **state)
         assert_same_poses(&f, &file.frames[2]);
         in_source_destroy(&src);
     }
+    st_stream_fini(&file);
+    remove(path);
+}
+
+/* A stream file with finger columns: each frame the replay gives comes with that row's
+ * fingers, paused (the same row's again), after a loop, and from a stream made in memory;
+ * a file without them gives none. */
+static void
+a_replay_gives_each_frames_fingers(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/input-fingers-%ld.csv", EMBODY_BINARY_DIR,
+             (long)getpid());
+    struct hd_model model;
+    const struct hd_model_desc hand = {.hand = HD_RIGHT};
+    struct em_error err = {{0}};
+    assert_int_equal(hd_model_init(&hand, &model, &err), EM_OK);
+    struct st_stream s = {0};
+    enum { ROWS = 6 };
+    for (int i = 0; i < ROWS; ++i) {
+        struct em_tracking_frame f;
+        memset(&f, 0, sizeof f);
+        f.time_s = 0.01 * i;
+        for (int d = 0; d < EM_DEVICE_COUNT; ++d) {
+            m_vec3_set(f.device[d].pose.position_m, 0.0f, 1.0f, 0.0f);
+            m_quat_identity(f.device[d].pose.orientation);
+            f.device[d].flags = (uint32_t)EM_POSE_ALL_VALID;
+        }
+        /* Row i closes the right hand by i / (ROWS - 1); the left hand is not known. */
+        struct hd_curls curls = {.splay = 0.0f};
+        for (int k = 0; k < HD_FINGER_COUNT; ++k)
+            curls.curl[k] = (float)i / (ROWS - 1);
+        struct hd_pose pose;
+        hd_pose_from_curls(&model, &curls, &pose);
+        struct st_fingers fingers;
+        memset(&fingers, 0, sizeof fingers);
+        st_fingers_set_pose(&fingers, HD_RIGHT, &pose);
+        assert_int_equal(st_stream_append_fingers(&s, &f, &fingers), EM_OK);
+    }
+    assert_int_equal(st_stream_save(path, &s, &err), EM_OK);
+    struct st_stream file;
+    assert_int_equal(st_stream_load(path, &file, &err), EM_OK);
+    assert_non_null(file.fingers);
+    for (int from_memory = 0; from_memory < 2; ++from_memory) {
+        const struct in_replay_desc desc = {.path = path, .stream = from_memory ? &s : NULL,
+                                            .as_fast_as_possible = true, .loop = true};
+        struct in_source *src = NULL;
+        assert_int_equal(in_replay_create(&desc, &src, &err), EM_OK);
+        struct st_fingers got;
+        assert_false(in_source_fingers(src, &got)); /* no frame yet */
+        struct em_tracking_frame f;
+        for (int k = 0; k < 2 * ROWS + 2; ++k) {
+            if (k == ROWS + 1)
+                in_source_set_paused(src, true);
+            if (k == ROWS + 3)
+                in_source_set_paused(src, false);
+            assert_int_equal(in_source_next(src, &f), EM_OK);
+            /* Paused at k = ROWS + 1 and ROWS + 2: the frame of k = ROWS again. */
+            const int repeats = k <= ROWS ? 0 : (k - ROWS < 2 ? k - ROWS : 2);
+            const int row = (k - repeats) % ROWS;
+            assert_true(in_source_fingers(src, &got));
+            const struct st_fingers *want = from_memory ? &s.fingers[row] : &file.fingers[row];
+            assert_false(got.valid[HD_LEFT]);
+            assert_true(got.valid[HD_RIGHT]);
+            assert_memory_equal(got.angle_deg, want->angle_deg, sizeof got.angle_deg);
+        }
+        in_source_destroy(&src);
+    }
+    st_stream_fini(&file);
+    st_stream_fini(&s);
+    remove(path);
+    /* Without finger columns: none. */
+    write_stream("nofingers", 3, 0.0, 0.01, path, sizeof path, &file);
+    struct in_source *src = replay(path, true, false);
+    struct em_tracking_frame f;
+    struct st_fingers got;
+    assert_int_equal(in_source_next(src, &f), EM_OK);
+    assert_false(in_source_fingers(src, &got));
+    in_source_destroy(&src);
     st_stream_fini(&file);
     remove(path);
 }
@@ -406,6 +488,7 @@ main(void)
         cmocka_unit_test(pausing_holds_the_current_frame_and_time),
         cmocka_unit_test(a_looping_replay_keeps_time_increasing),
         cmocka_unit_test(a_bad_stream_file_is_reported_with_its_line),
+        cmocka_unit_test(a_replay_gives_each_frames_fingers),
         cmocka_unit_test(the_demo_is_found_and_plays_its_stream_in_a_loop),
         cmocka_unit_test(a_long_gap_in_a_real_time_replay_is_shortened_and_told_once),
         cmocka_unit_test(the_height_comes_from_where_the_head_is_held_still),
