@@ -4,8 +4,10 @@
  * and moved on the floor so that it starts where and facing how the one before ended, and
  * the devices' remaining differences fade out over DEMO_BLEND_S, so nothing jumps. The
  * whole is then turned and moved so the last frame faces the mirror camera (+Z view
- * direction of the clips' own start) at the origin. make_demo writes it; the stream test
- * checks the shipped file is what this makes.
+ * direction of the clips' own start) at the origin. The hands get fingers (demo_hands):
+ * relaxed while walking, the right one pointing the way, open reaching up and gripping at
+ * the top, gripping at the bottom of the squat, then a thumbs-up and an open left hand.
+ * make_demo writes it; the stream test checks the shipped file is what this makes.
  */
 #include "demo_recipe.h"
 
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "embody/hand.h"
 #include "embody/m_math.h"
 
 #define CMU_METRES_PER_UNIT 0.056444
@@ -105,6 +108,83 @@ clip_stream(const char *clip_dir, const char *name, struct st_stream *out, struc
     return r;
 }
 
+/* ---- The hands ---- */
+
+/* A hand's key: from `time_s` on, these curls (thumb, index, middle, ring, little) and
+ * splay, eased in over DEMO_HAND_EASE_S. */
+struct demo_hand_key {
+    double time_s;
+    float curl[HD_FINGER_COUNT];
+    float splay;
+};
+
+#define DEMO_HAND_EASE_S 0.25
+#define RELAXED {0.3f, 0.25f, 0.3f, 0.35f, 0.4f}, 0.3f
+#define OPEN {0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, 0.8f
+#define FIST {0.8f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f
+#define POINT {0.7f, 0.0f, 1.0f, 1.0f, 1.0f}, 0.0f
+#define THUMBS_UP {0.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f
+
+/* The cuts' times in the demo: walk 0 to 4.5 s, reach 4.5 to 6.5, squat 6.5 to 8.9, stand
+ * 8.9 to 10. */
+static const struct demo_hand_key k_left[] = {
+    {0.0, RELAXED}, {4.6, OPEN}, {5.5, FIST}, {6.4, RELAXED}, {7.6, FIST}, {8.4, RELAXED},
+    {9.0, OPEN},
+};
+static const struct demo_hand_key k_right[] = {
+    {0.0, RELAXED}, {1.8, POINT}, {3.4, RELAXED}, {4.6, OPEN}, {5.5, FIST}, {6.4, RELAXED},
+    {7.6, FIST}, {8.4, RELAXED}, {9.0, THUMBS_UP},
+};
+
+/* The curls at time t: the last key's, eased in from the one before (smoothstep). */
+static void
+curls_at(const struct demo_hand_key *keys, int count, double t, struct hd_curls *out)
+{
+    int k = 0;
+    while (k + 1 < count && keys[k + 1].time_s <= t)
+        ++k;
+    const struct demo_hand_key *to = &keys[k], *from = k > 0 ? &keys[k - 1] : &keys[k];
+    const double x = fmin(1.0, (t - to->time_s) / DEMO_HAND_EASE_S);
+    const float s = (float)(x * x * (3.0 - 2.0 * x));
+    for (int f = 0; f < HD_FINGER_COUNT; ++f)
+        out->curl[f] = from->curl[f] + s * (to->curl[f] - from->curl[f]);
+    out->splay = from->splay + s * (to->splay - from->splay);
+}
+
+/* Every frame of `stream` with both hands' fingers from the keys, on the default hand. */
+static enum em_result
+demo_hands(struct st_stream *stream, struct em_error *err)
+{
+    const struct demo_hand_key *keys[HD_HAND_COUNT] = {k_left, k_right};
+    const int counts[HD_HAND_COUNT] = {(int)(sizeof k_left / sizeof k_left[0]),
+                                       (int)(sizeof k_right / sizeof k_right[0])};
+    struct hd_model model[HD_HAND_COUNT];
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        const struct hd_model_desc desc = {.hand = (enum hd_hand)h};
+        if (hd_model_init(&desc, &model[h], err) != EM_OK)
+            return EM_ERROR_INVALID_ARGUMENT;
+    }
+    struct st_stream with = {0};
+    for (int i = 0; i < stream->frame_count; ++i) {
+        struct st_fingers fingers;
+        memset(&fingers, 0, sizeof fingers);
+        for (int h = 0; h < HD_HAND_COUNT; ++h) {
+            struct hd_curls curls;
+            struct hd_pose pose;
+            curls_at(keys[h], counts[h], stream->frames[i].time_s, &curls);
+            hd_pose_from_curls(&model[h], &curls, &pose);
+            st_fingers_set_pose(&fingers, (enum hd_hand)h, &pose);
+        }
+        if (st_stream_append_fingers(&with, &stream->frames[i], &fingers) != EM_OK) {
+            st_stream_fini(&with);
+            return em_fail(err, EM_ERROR_OUT_OF_MEMORY, "out of memory");
+        }
+    }
+    st_stream_fini(stream);
+    *stream = with;
+    return EM_OK;
+}
+
 enum em_result
 demo_make(const char *clip_dir, struct st_stream *out, struct em_error *err)
 {
@@ -162,5 +242,8 @@ demo_make(const char *clip_dir, struct st_stream *out, struct em_error *err)
     m_vec3_set(shift, -pivot[0], 0.0f, -pivot[2]);
     for (int i = 0; i < out->frame_count; ++i)
         place_frame(&out->frames[i], yaw, pivot, shift);
-    return EM_OK;
+    const enum em_result r = demo_hands(out, err);
+    if (r != EM_OK)
+        st_stream_fini(out);
+    return r;
 }

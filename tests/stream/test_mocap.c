@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "demo_recipe.h"
+#include "embody/hand.h"
 #include "embody/m_math.h"
 #include "embody/skeleton.h"
 #include "embody/stream.h"
@@ -98,7 +99,78 @@ the_demo_stream_is_what_make_demo_makes(void **state)
     const double worst = stream_difference(&made, &demo, "demo.csv");
     if (!(worst <= 1e-6))
         fail_msg("config/demo/demo.csv differs from what make_demo makes by %g: remake it", worst);
+    assert_non_null(made.fingers);
+    assert_non_null(demo.fingers);
+    for (int i = 0; i < made.frame_count; ++i)
+        for (int h = 0; h < HD_HAND_COUNT; ++h)
+            for (int f = 0; f < HD_FINGER_COUNT; ++f)
+                for (int a = 0; a < ST_FINGER_ANGLES; ++a)
+                    if (!(fabsf(made.fingers[i].angle_deg[h][f][a] -
+                                demo.fingers[i].angle_deg[h][f][a]) <= 1e-3f))
+                        fail_msg("demo.csv row %d: fingers differ from what make_demo makes", i);
     st_stream_fini(&made);
+    st_stream_fini(&demo);
+}
+
+/* How far hand h of row `fingers` is from `curls` on the default hand: the largest angle
+ * difference, degrees. */
+static float
+fingers_from_curls_deg(const struct st_fingers *fingers, enum hd_hand h, const struct hd_curls *curls)
+{
+    struct hd_model model;
+    const struct hd_model_desc desc = {.hand = h};
+    struct em_error err = {{0}};
+    if (hd_model_init(&desc, &model, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    struct hd_pose want, got;
+    hd_pose_from_curls(&model, curls, &want);
+    st_fingers_get_pose(fingers, h, &got);
+    float worst = 0.0f;
+    for (int f = 0; f < HD_FINGER_COUNT; ++f) {
+        for (int j = 0; j < HD_FINGER_JOINTS; ++j)
+            worst = fmaxf(worst, fabsf(got.flex_rad[f][j] - want.flex_rad[f][j]));
+        worst = fmaxf(worst, fabsf(got.abduct_rad[f] - want.abduct_rad[f]));
+    }
+    return worst * M_RAD_TO_DEG;
+}
+
+/* The demo's hands: both known on every row, a fist in each hand, the right one pointing,
+ * a thumbs-up at the end; no finger angle jumps from row to row (eased over a quarter
+ * second). */
+static void
+the_demo_grips_points_and_ends_with_a_thumbs_up(void **state)
+{
+    (void)state;
+    struct st_stream demo;
+    struct em_error err = {{0}};
+    if (st_stream_load(EMBODY_SOURCE_DIR "/config/demo/demo.csv", &demo, &err) != EM_OK)
+        fail_msg("%s", err.message);
+    assert_non_null(demo.fingers);
+    const struct hd_curls fist = {{0.8f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f};
+    const struct hd_curls point = {{0.7f, 0.0f, 1.0f, 1.0f, 1.0f}, 0.0f};
+    const struct hd_curls thumbs_up = {{0.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f};
+    bool fist_seen[HD_HAND_COUNT] = {false, false}, point_seen = false;
+    float steepest = 0.0f;
+    for (int i = 0; i < demo.frame_count; ++i) {
+        for (int h = 0; h < HD_HAND_COUNT; ++h) {
+            assert_true(demo.fingers[i].valid[h]);
+            fist_seen[h] |= fingers_from_curls_deg(&demo.fingers[i], (enum hd_hand)h, &fist) < 1.0f;
+            if (i == 0)
+                continue;
+            for (int f = 0; f < HD_FINGER_COUNT; ++f)
+                for (int a = 0; a < ST_FINGER_ANGLES; ++a)
+                    steepest = fmaxf(steepest, fabsf(demo.fingers[i].angle_deg[h][f][a] -
+                                                     demo.fingers[i - 1].angle_deg[h][f][a]));
+        }
+        point_seen |= fingers_from_curls_deg(&demo.fingers[i], HD_RIGHT, &point) < 1.0f;
+    }
+    print_message("demo: largest change of a finger angle from one row to the next %.2f deg\n",
+                  (double)steepest);
+    assert_true(fist_seen[HD_LEFT] && fist_seen[HD_RIGHT]);
+    assert_true(point_seen);
+    assert_true(fingers_from_curls_deg(&demo.fingers[demo.frame_count - 1], HD_RIGHT,
+                                       &thumbs_up) < 1.0f);
+    assert_true(steepest <= 15.0f);
     st_stream_fini(&demo);
 }
 
@@ -378,6 +450,7 @@ mocap_tests(size_t *out_count)
         cmocka_unit_test(every_reference_stream_is_reproduced_from_its_clip),
         cmocka_unit_test(the_demo_stream_is_what_make_demo_makes),
         cmocka_unit_test(the_demo_walks_turns_reaches_crouches_and_ends_standing),
+        cmocka_unit_test(the_demo_grips_points_and_ends_with_a_thumbs_up),
         cmocka_unit_test(a_60_fps_clip_keeps_every_frame),
         cmocka_unit_test(a_clip_without_the_tracked_joints_is_refused_naming_them),
         cmocka_unit_test(clips_on_other_skeletons_read_with_a_persons_size_and_proportions),
