@@ -11,7 +11,8 @@
  *   lyr_tracker.c  xrCreateBodyTrackerFB, xrLocateBodyJointsFB, xrGetBodySkeletonFB,
  *                  xrDestroyBodyTrackerFB; calibration
  *   lyr_settings.c the settings: config/layer.json, the environment, the body's data
- *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand
+ *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand or the
+ *                  hand model's pose (hand tracking)
  *   lyr_joint_frames.c  the joints' axes each API's apps expect (Meta's for FB / META)
  *   lyr_bd.c       XR_BD_body_tracking on top of a META full-body tracker, in the frames
  *                  its specification gives
@@ -30,7 +31,10 @@
  * user of it holds the lock), the sync's flag. A handle the layer owns is destroyed only
  * under that lock. The records (lyr_records.c) have their own lock, taken before a
  * session's, never after; each instance's lock guards only the profiles the application
- * suggested. Calls the application makes through the layer to the runtime (its own
+ * suggested. The hand trackers (lyr_session::hand_tracker) and each body tracker's
+ * hand state (lyr_tracker.c: model, last good finger poses, handover weight) are the
+ * session's state like the rest: created, used and destroyed under its lock. Calls the
+ * application makes through the layer to the runtime (its own
  * xrSyncActions) run outside the session's lock. lyr_bd.c's table lock and a BD
  * tracker's lock are taken before the records' and a session's, never under them
  * (session_free marks a session's BD trackers before it takes the session's lock).
