@@ -9,6 +9,7 @@
  *   - when hand tracking is lost, the fingers go back to the relaxed hand, a bounded
  *     change per frame (the handover, HD_HANDOVER_S), and end there;
  *   - without the extension, the relaxed hand as before: rigid, the same on every frame.
+ *   - an application that enables XR_EXT_hand_tracking itself keeps its own hand trackers.
  *
  * The measure is frame-free: at each finger joint, the angle between the bone that ends
  * there and the bone that starts there, from the joints' positions (a rigid move of the
@@ -165,13 +166,13 @@ struct run {
 };
 
 static void
-run_start(struct run *r, const char *name, const char *extra)
+run_start_with(struct run *r, const char *name, const char *extra, const char *extension)
 {
     char script[PATH_LEN];
     g_app = &r->app;
     la_use_layer(write_script(name, extra, script, sizeof script));
     setenv("EMBODY_LAYER_HEIGHT_M", HEIGHT, 1);
-    la_create(&r->app, true, true);
+    la_create_with(&r->app, true, true, extension);
     la_start_session(&r->app);
     la_pump(&r->app);
     assert_true(r->app.running);
@@ -183,6 +184,12 @@ run_start(struct run *r, const char *name, const char *extra)
                                             .bodyJointSet = XR_BODY_JOINT_SET_FULL_BODY_META};
     assert_int_equal(r->app.create_body_tracker(r->app.session, &info, &r->tracker), XR_SUCCESS);
     r->k = 0;
+}
+
+static void
+run_start(struct run *r, const char *name, const char *extra)
+{
+    run_start_with(r, name, extra, NULL);
 }
 
 /* One frame: the runtime advances, the application asks for the body at the frame's
@@ -318,6 +325,53 @@ without_hand_tracking_the_fingers_are_the_rigid_relaxed_hand(void **state)
     run_end(&r);
 }
 
+/* An application that enables XR_EXT_hand_tracking itself keeps it: its own hand tracker
+ * works beside the layer's, and the body's fingers follow the hand. */
+static void
+an_application_with_its_own_hand_tracking_keeps_it(void **state)
+{
+    (void)state;
+    struct run r;
+    run_start_with(&r, "layer_hands_app.script", "at 0 hand left fist\nat 0 hand right open\n",
+                   XR_EXT_HAND_TRACKING_EXTENSION_NAME);
+    PFN_xrCreateHandTrackerEXT create = NULL;
+    PFN_xrDestroyHandTrackerEXT destroy = NULL;
+    PFN_xrLocateHandJointsEXT locate = NULL;
+    assert_int_equal(xrGetInstanceProcAddr(r.app.instance, "xrCreateHandTrackerEXT",
+                                           (PFN_xrVoidFunction *)&create),
+                     XR_SUCCESS);
+    assert_int_equal(xrGetInstanceProcAddr(r.app.instance, "xrDestroyHandTrackerEXT",
+                                           (PFN_xrVoidFunction *)&destroy),
+                     XR_SUCCESS);
+    assert_int_equal(xrGetInstanceProcAddr(r.app.instance, "xrLocateHandJointsEXT",
+                                           (PFN_xrVoidFunction *)&locate),
+                     XR_SUCCESS);
+    const XrHandTrackerCreateInfoEXT info = {.type = XR_TYPE_HAND_TRACKER_CREATE_INFO_EXT,
+                                             .hand = XR_HAND_LEFT_EXT,
+                                             .handJointSet = XR_HAND_JOINT_SET_DEFAULT_EXT};
+    XrHandTrackerEXT hand = XR_NULL_HANDLE;
+    assert_int_equal(create(r.app.session, &info, &hand), XR_SUCCESS);
+    double want[BENDS], got[BENDS];
+    expected_bends(HD_LEFT, POSE_FIST, want);
+    for (int f = 0; f < SETTLE_FRAMES; ++f)
+        run_frame(&r);
+    XrHandJointLocationEXT joints[XR_HAND_JOINT_COUNT_EXT];
+    const XrHandJointsLocateInfoEXT at = {.type = XR_TYPE_HAND_JOINTS_LOCATE_INFO_EXT,
+                                          .baseSpace = r.app.stage,
+                                          .time = la_time_of(r.stream.frames[r.k - 1].time_s)};
+    XrHandJointLocationsEXT located = {.type = XR_TYPE_HAND_JOINT_LOCATIONS_EXT,
+                                       .jointCount = XR_HAND_JOINT_COUNT_EXT,
+                                       .jointLocations = joints};
+    assert_int_equal(locate(hand, &at, &located), XR_SUCCESS);
+    assert_true(located.isActive);
+    layer_bends(r.joints, HD_LEFT, got);
+    const double d = max_difference(got, want);
+    printf("the application's own hand tracking: the body's left fingers %.3f degrees off\n", d);
+    assert_true(d <= LIMIT_DEG);
+    assert_int_equal(destroy(hand), XR_SUCCESS);
+    run_end(&r);
+}
+
 int
 main(void)
 {
@@ -326,6 +380,7 @@ main(void)
         cmocka_unit_test_teardown(losing_hand_tracking_blends_back_to_the_relaxed_hand, teardown),
         cmocka_unit_test_teardown(without_hand_tracking_the_fingers_are_the_rigid_relaxed_hand,
                                   teardown),
+        cmocka_unit_test_teardown(an_application_with_its_own_hand_tracking_keeps_it, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
