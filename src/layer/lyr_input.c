@@ -316,8 +316,51 @@ create_spaces(struct lyr_session *s)
                                               .poseInActionSpace = {.orientation.w = 1.0f}};
         r = s->instance->next.create_action_space(s->handle, &info, &s->body_tracker[t]);
     }
+    /* The hand trackers: optional (a runtime may refuse them, e.g. no hand tracking on
+     * this system): the fingers then stay relaxed. */
+    for (int h = 0; h < LYR_HAND_COUNT && XR_SUCCEEDED(r) && s->instance->hands; ++h) {
+        const XrHandTrackerCreateInfoEXT info = {.type = XR_TYPE_HAND_TRACKER_CREATE_INFO_EXT,
+                                                 .hand = h == 0 ? XR_HAND_LEFT_EXT
+                                                                : XR_HAND_RIGHT_EXT,
+                                                 .handJointSet = XR_HAND_JOINT_SET_DEFAULT_EXT};
+        if (XR_FAILED(s->instance->next.create_hand_tracker(s->handle, &info,
+                                                            &s->hand_tracker[h])))
+            s->hand_tracker[h] = XR_NULL_HANDLE;
+    }
     s->spaces_made = true; /* what was made is destroyed with the rest */
     return r;
+}
+
+bool
+lyr_input_locate_hand(struct lyr_session *s, int h, XrTime time, struct hd_xr_hand *out)
+{
+    if (h < 0 || h >= LYR_HAND_COUNT || s->hand_tracker[h] == XR_NULL_HANDLE ||
+        s->reference == XR_NULL_HANDLE)
+        return false;
+    XrHandJointLocationEXT joints[XR_HAND_JOINT_COUNT_EXT];
+    memset(joints, 0, sizeof joints);
+    const XrHandJointsLocateInfoEXT info = {
+        .type = XR_TYPE_HAND_JOINTS_LOCATE_INFO_EXT, .baseSpace = s->reference, .time = time};
+    XrHandJointLocationsEXT locations = {.type = XR_TYPE_HAND_JOINT_LOCATIONS_EXT,
+                                         .jointCount = XR_HAND_JOINT_COUNT_EXT,
+                                         .jointLocations = joints};
+    if (XR_FAILED(s->instance->next.locate_hand_joints(s->hand_tracker[h], &info, &locations)))
+        return false;
+    out->active = locations.isActive == XR_TRUE;
+    for (int j = 0; j < HD_XR_JOINT_COUNT; ++j) { /* field by field */
+        const XrHandJointLocationEXT *in = &joints[j];
+        struct hd_xr_joint_location *o = &out->joint[j];
+        o->flags = (uint32_t)(in->locationFlags & EM_POSE_ALL_VALID);
+        o->position_m[0] = in->pose.position.x;
+        o->position_m[1] = in->pose.position.y;
+        o->position_m[2] = in->pose.position.z;
+        o->orientation[0] = in->pose.orientation.x;
+        o->orientation[1] = in->pose.orientation.y;
+        o->orientation[2] = in->pose.orientation.z;
+        o->orientation[3] = in->pose.orientation.w;
+        o->radius_m = in->radius;
+    }
+    return true;
 }
 
 bool
@@ -353,6 +396,11 @@ lyr_input_destroy_spaces(struct lyr_session *s)
         if (*spaces[i] != XR_NULL_HANDLE)
             (void)s->instance->next.destroy_space(*spaces[i]);
         *spaces[i] = XR_NULL_HANDLE;
+    }
+    for (int h = 0; h < LYR_HAND_COUNT; ++h) {
+        if (s->hand_tracker[h] != XR_NULL_HANDLE)
+            (void)s->instance->next.destroy_hand_tracker(s->hand_tracker[h]);
+        s->hand_tracker[h] = XR_NULL_HANDLE;
     }
     s->spaces_made = false;
 }

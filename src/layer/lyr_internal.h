@@ -11,7 +11,8 @@
  *   lyr_tracker.c  xrCreateBodyTrackerFB, xrLocateBodyJointsFB, xrGetBodySkeletonFB,
  *                  xrDestroyBodyTrackerFB; calibration
  *   lyr_settings.c the settings: config/layer.json, the environment, the body's data
- *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand
+ *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand or the
+ *                  hand model's pose (hand tracking)
  *   lyr_joint_frames.c  the joints' axes each API's apps expect (Meta's for FB / META)
  *   lyr_bd.c       XR_BD_body_tracking on top of a META full-body tracker, in the frames
  *                  its specification gives
@@ -30,7 +31,10 @@
  * user of it holds the lock), the sync's flag. A handle the layer owns is destroyed only
  * under that lock. The records (lyr_records.c) have their own lock, taken before a
  * session's, never after; each instance's lock guards only the profiles the application
- * suggested. Calls the application makes through the layer to the runtime (its own
+ * suggested. The hand trackers (lyr_session::hand_tracker) and each body tracker's
+ * hand state (lyr_tracker.c: model, last good finger poses, handover weight) are the
+ * session's state like the rest: created, used and destroyed under its lock. Calls the
+ * application makes through the layer to the runtime (its own
  * xrSyncActions) run outside the session's lock. lyr_bd.c's table lock and a BD
  * tracker's lock are taken before the records' and a session's, never under them
  * (session_free marks a session's BD trackers before it takes the session's lock).
@@ -45,6 +49,7 @@
 #include <openxr/openxr.h>
 
 #include "embody/body.h"
+#include "embody/hand.h"
 #include "embody/input.h"
 #include "embody/openxr_ext.h"
 #include "embody/prior.h"
@@ -77,6 +82,10 @@ struct lyr_next {
     PFN_xrCreateActionSpace create_action_space;
     PFN_xrDestroySpace destroy_space;
     PFN_xrLocateSpace locate_space;
+    /* XR_EXT_hand_tracking, when the instance below has it (lyr_instance::hands). */
+    PFN_xrCreateHandTrackerEXT create_hand_tracker;
+    PFN_xrDestroyHandTrackerEXT destroy_hand_tracker;
+    PFN_xrLocateHandJointsEXT locate_hand_joints;
 };
 
 struct lyr_tracker;
@@ -99,6 +108,9 @@ struct lyr_session {
     XrSpace grip[LYR_HAND_COUNT];
     XrSpace body_tracker[EM_TRACKER_COUNT]; /* XR_NULL_HANDLE without trackers */
     struct lyr_tracker *trackers[LYR_MAX_TRACKERS];
+    /* The layer's own hand trackers (lyr_instance::hands), made with the spaces and
+     * destroyed with them; XR_NULL_HANDLE without. Indexed by enum hd_hand. */
+    XrHandTrackerEXT hand_tracker[LYR_HAND_COUNT];
 };
 
 /* The body's settings, resolved once per instance from the environment and the data. */
@@ -120,6 +132,9 @@ struct lyr_instance {
      * or by the layer for itself when the runtime offers it. */
     bool trackers;
     bool app_trackers; /* the application enabled it: it sees the tracker events */
+    /* XR_EXT_hand_tracking below (the application's, or enabled by the layer for itself):
+     * the fingers come from the hand model fitted to the tracked joints. */
+    bool hands;
     struct lyr_settings settings;
     bool settings_loaded;
 
@@ -206,6 +221,9 @@ XrResult lyr_input_locate(struct lyr_session *s, XrTime time, const struct em_tr
  * (a new space replaces the old one, destroyed: every user of it holds the lock). */
 XrResult lyr_input_set_floor(struct lyr_session *s, float floor_local_m);
 
+/* Locates hand `h`'s 26 joints in the layer's reference space at `time` (the session's
+ * lock held); false when the session has no hand tracker or the call failed. */
+bool lyr_input_locate_hand(struct lyr_session *s, int h, XrTime time, struct hd_xr_hand *out);
 /* Destroys the layer's spaces of the session (before the session goes). */
 void lyr_input_destroy_spaces(struct lyr_session *s);
 
@@ -243,9 +261,18 @@ struct lyr_joint_pose {
     vec3 position_m;
     versor rotation;
 };
+/* A hand's fingers from the hand model (src/hand) instead of the relaxed hand: `pose` in
+ * `model`, weighted by `weight` (0 the relaxed hand, 1 the pose; between, each joint is
+ * interpolated, so a handover never jumps). The pose's wrist is put at the body's wrist. */
+struct lyr_hand_shape {
+    const struct hd_model *model;
+    const struct hd_pose *pose;
+    float weight;
+};
+/* `hands` (NULL: both relaxed) is indexed by enum hd_hand. */
 void lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_pose *pose,
                           float heading_rad, float floor_y_m, uint32_t count,
-                          struct lyr_joint_pose *out);
+                          const struct lyr_hand_shape *hands, struct lyr_joint_pose *out);
 
 /* The parent of each joint of the set (XR_BODY_JOINT_NONE_FB for the root). */
 int32_t lyr_joint_parent(uint32_t joint);

@@ -8,7 +8,8 @@
  * the rotation of the bone they lie on. The root is on the floor under the hips, turned
  * with the body's heading. Fingers come from a relaxed hand at rest (slightly curled, the
  * thumb forward of the palm), sized by the hand (wrist to knuckles) and carried by the
- * hand joint: no device measures them.
+ * hand joint, unless hand tracking gives the hand model's pose (lyr_hand_shape): then the
+ * model's joints, placed at the hand joint, blended over the relaxed hand.
  *
  * Frames: the joints are placed and turned in embody's frames (world-aligned at rest, the
  * T-pose facing +Z), then handed out in Meta's (lyr_joint_frames.c), at every pose and in
@@ -233,8 +234,84 @@ set_between(struct lyr_joint_pose *out, const struct body_view *v, int a, int b,
     glm_quat_copy(v->pose->rotation[a], out->rotation);
 }
 
+/* The turn from a hand frame (hand.h: XR_EXT_hand_tracking's wrist axes) to the T-pose's
+ * hand in embody's frames: -Z (to the fingers) along the arm, +Y the back of the hand up,
+ * the thumb forward (+Z). Left: -90 degrees about +Y; right: +90. */
 static void
-set_hand(struct lyr_joint_pose *out, const struct body_view *v, bool left)
+hand_frame_turn(bool left, versor out_q)
+{
+    glm_quatv(out_q, glm_rad(left ? -90.0f : 90.0f), (vec3){0.0f, 1.0f, 0.0f});
+}
+
+/* A joint's pose in its parent's frame: the local rotation and offset. */
+static void
+joint_local(const struct lyr_joint_pose *parent, const struct lyr_joint_pose *joint,
+            versor out_rotation, vec3 out_offset_m)
+{
+    versor inv;
+    glm_quat_inv((float *)parent->rotation, inv);
+    glm_quat_mul(inv, (float *)joint->rotation, out_rotation);
+    vec3 d;
+    glm_vec3_sub((float *)joint->position_m, (float *)parent->position_m, d);
+    glm_quat_rotatev(inv, d, out_offset_m);
+}
+
+/* The hand model's 26 joints over the relaxed ones in `out`, by `shape->weight`: each
+ * joint's local rotation (slerp) and offset from its parent (lerp) blended, then placed
+ * from the wrist down, so the fingers bend smoothly from one hand to the other (blending
+ * the joints' positions would bend a finger fastest where it passes straight). */
+static void
+set_hand_from_model(struct lyr_joint_pose *out, const struct body_view *v, bool left,
+                    const struct lyr_hand_shape *shape)
+{
+    const int hand = bone(v, left ? SK_LEFT_HAND : SK_RIGHT_HAND);
+    versor turn, turn_inv, wrist_q;
+    hand_frame_turn(left, turn);
+    glm_quat_inv(turn, turn_inv);
+    glm_quat_mul(v->pose->rotation[hand], turn, wrist_q);
+    const float wrist_xyzw[4] = {wrist_q[0], wrist_q[1], wrist_q[2], wrist_q[3]};
+    const float wrist_p[3] = {v->pose->position_m[hand][0], v->pose->position_m[hand][1],
+                              v->pose->position_m[hand][2]};
+    struct hd_xr_hand joints;
+    hd_pose_to_tracking(shape->model, shape->pose, wrist_p, wrist_xyzw, &joints);
+    struct lyr_joint_pose model[HAND_JOINTS], blended[HAND_JOINTS];
+    for (int k = 0; k < HAND_JOINTS; ++k) {
+        const struct hd_xr_joint_location *j = &joints.joint[k];
+        model[k].position_m[0] = j->position_m[0];
+        model[k].position_m[1] = j->position_m[1];
+        model[k].position_m[2] = j->position_m[2];
+        versor q = {j->orientation[0], j->orientation[1], j->orientation[2], j->orientation[3]};
+        glm_quat_mul(q, turn_inv, model[k].rotation); /* as embody's (identity at rest) */
+    }
+    const float w = glm_clamp(shape->weight, 0.0f, 1.0f);
+    /* The wrist is the body's hand joint in both; then the palm and the fingers, each
+     * after its parent (the palm's parent is the wrist, every other's comes before it). */
+    blended[1] = out[1];
+    for (int i = 0; i < HAND_JOINTS; ++i) {
+        const int k = i == 0 ? 0 : (i == 1 ? 2 : i + 1); /* 0, 2, 3, ..., 25 */
+        if (k >= HAND_JOINTS)
+            break;
+        const int p = hand_parent(k);
+        versor la, lb, l;
+        vec3 oa, ob, o;
+        joint_local(&out[p], &out[k], la, oa);
+        joint_local(&model[p], &model[k], lb, ob);
+        if (glm_quat_dot(la, lb) < 0.0f)
+            glm_vec4_negate(lb);
+        glm_quat_slerp(la, lb, w, l);
+        glm_quat_normalize(l);
+        glm_vec3_lerp(oa, ob, w, o);
+        glm_quat_mul(blended[p].rotation, l, blended[k].rotation);
+        glm_quat_normalize(blended[k].rotation);
+        glm_quat_rotatev(blended[p].rotation, o, o);
+        glm_vec3_add(blended[p].position_m, o, blended[k].position_m);
+    }
+    memcpy(out, blended, sizeof blended);
+}
+
+static void
+set_hand(struct lyr_joint_pose *out, const struct body_view *v, bool left,
+         const struct lyr_hand_shape *shape)
 {
     const int hand = bone(v, left ? SK_LEFT_HAND : SK_RIGHT_HAND);
     const int end = bone(v, left ? SK_LEFT_HAND_END : SK_RIGHT_HAND_END);
@@ -257,6 +334,8 @@ set_hand(struct lyr_joint_pose *out, const struct body_view *v, bool left)
         glm_vec3_add(v->pose->position_m[hand], local, out[k].position_m);
         glm_quat_mul(hand_rot, rest, out[k].rotation);
     }
+    if (shape && shape->model && shape->pose && shape->weight > 0.0f)
+        set_hand_from_model(out, v, left, shape);
 }
 
 static void
@@ -286,7 +365,8 @@ set_leg(struct lyr_joint_pose *out, const struct body_view *v, bool left)
 
 void
 lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_pose *pose,
-                     float heading_rad, float floor_y_m, uint32_t count, struct lyr_joint_pose *out)
+                     float heading_rad, float floor_y_m, uint32_t count,
+                     const struct lyr_hand_shape *hands, struct lyr_joint_pose *out)
 {
     pthread_once(&g_hand_once, make_left_hand);
     const struct body_view v = {skeleton, pose};
@@ -319,7 +399,8 @@ lyr_joints_from_pose(const struct sk_skeleton *skeleton, const struct sk_pose *p
         set_joint(&arm[2], &v, upper);
         set_joint(&arm[3], &v, lower);
         set_between(&arm[4], &v, lower, hand, 0.8f); /* wrist twist */
-        set_hand(&out[left ? LEFT_HAND_FIRST : RIGHT_HAND_FIRST], &v, left);
+        set_hand(&out[left ? LEFT_HAND_FIRST : RIGHT_HAND_FIRST], &v, left,
+                 hands ? &hands[left ? HD_LEFT : HD_RIGHT] : NULL);
     }
     if (count >= XR_FULL_BODY_JOINT_COUNT_META) {
         set_leg(&out[LEGS_FIRST], &v, true);

@@ -364,6 +364,11 @@ is_ours(const char *extension)
          XR_SUCCEEDED(gipa((inst)->handle, name, (PFN_xrVoidFunction *)&(inst)->next.field)) &&    \
          (inst)->next.field != NULL
 
+#define NEXT_HAND_FN(field, name)                                                                  \
+    hands = hands &&                                                                               \
+            XR_SUCCEEDED(gipa(inst->handle, name, (PFN_xrVoidFunction *)&inst->next.field)) &&    \
+            inst->next.field != NULL
+
 static bool
 load_next(struct lyr_instance *inst, PFN_xrGetInstanceProcAddr gipa)
 {
@@ -386,6 +391,13 @@ load_next(struct lyr_instance *inst, PFN_xrGetInstanceProcAddr gipa)
     NEXT_FN(inst, gipa, create_action_space, "xrCreateActionSpace");
     NEXT_FN(inst, gipa, destroy_space, "xrDestroySpace");
     NEXT_FN(inst, gipa, locate_space, "xrLocateSpace");
+    if (inst->hands) { /* optional: without them the layer keeps the relaxed hand */
+        bool hands = true;
+        NEXT_HAND_FN(create_hand_tracker, "xrCreateHandTrackerEXT");
+        NEXT_HAND_FN(destroy_hand_tracker, "xrDestroyHandTrackerEXT");
+        NEXT_HAND_FN(locate_hand_joints, "xrLocateHandJointsEXT");
+        inst->hands = hands;
+    }
     return ok;
 }
 
@@ -413,6 +425,8 @@ struct layer_request {
     bool serving;      /* the layer answers them */
     bool app_trackers; /* XR_HTCX_vive_tracker_interaction asked for */
     bool trackers;     /* the instance below has it (asked for, or added for the layer) */
+    bool app_hands;    /* XR_EXT_hand_tracking asked for */
+    bool hands;        /* the instance below has it (asked for, or added for the layer) */
 };
 
 /* The instance below. Serve when the application asks for body tracking and the runtime
@@ -446,8 +460,12 @@ create_below(const XrInstanceCreateInfo *info, const XrApiLayerCreateInfo *layer
     const bool add_trackers =
         !has_body && !q->app_trackers && count < MAX_EXTENSIONS &&
         offered_below(gipa, *out_instance, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME);
+    const bool hands_below =
+        !has_body && offered_below(gipa, *out_instance, XR_EXT_HAND_TRACKING_EXTENSION_NAME);
+    q->hands = hands_below && q->app_hands;
+    const bool add_hands = hands_below && !q->app_hands && count + 1 < MAX_EXTENSIONS;
     PFN_xrDestroyInstance destroy = NULL;
-    if (!(has_body || add_trackers) ||
+    if (!(has_body || add_trackers || add_hands) ||
         XR_FAILED(gipa(*out_instance, "xrDestroyInstance", (PFN_xrVoidFunction *)&destroy)) ||
         !destroy)
         return r;
@@ -456,10 +474,16 @@ create_below(const XrInstanceCreateInfo *info, const XrApiLayerCreateInfo *layer
         q->serving = false;
         return mine->nextCreateApiLayerInstance(info, &next_info, out_instance);
     }
-    names[count] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
-    below.enabledExtensionCount = count + 1;
+    if (add_trackers) {
+        names[count++] = XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME;
+        q->trackers = true;
+    }
+    if (add_hands) {
+        names[count++] = XR_EXT_HAND_TRACKING_EXTENSION_NAME;
+        q->hands = true;
+    }
+    below.enabledExtensionCount = count;
     below.enabledExtensionNames = names;
-    q->trackers = true;
     return mine->nextCreateApiLayerInstance(&below, &next_info, out_instance);
 }
 
@@ -507,6 +531,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         .meta = requested(info, XR_META_BODY_TRACKING_FULL_BODY_EXTENSION_NAME),
         .bd = requested(info, XR_BD_BODY_TRACKING_EXTENSION_NAME),
         .app_trackers = requested(info, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME),
+        .app_hands = requested(info, XR_EXT_HAND_TRACKING_EXTENSION_NAME),
     };
     q.serving = q.fb || q.meta || q.bd;
     q.trackers = q.app_trackers;
@@ -521,6 +546,7 @@ lyr_create_api_layer_instance(const XrInstanceCreateInfo *info,
         inst->full_body = q.serving && (q.meta || q.bd); /* a BD tracker stands on the full body */
         inst->trackers = q.serving && q.trackers;
         inst->app_trackers = q.app_trackers;
+        inst->hands = q.serving && q.hands;
         r = set_up(inst, layer_info->nextInfo->nextGetInstanceProcAddr);
     }
     if (XR_FAILED(r)) {

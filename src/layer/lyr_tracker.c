@@ -41,6 +41,15 @@ struct lyr_tracker {
     uint32_t skeleton_changed;
     struct in_height_estimator *estimator; /* while calibrating from the headset */
     double estimate_start_s;               /* the first frame the estimator was given */
+    /* The fingers (enum hd_hand), under the session's lock like the rest: the hand model,
+     * its last good finger poses, the pose of the last tracked frame (held while it blends
+     * out) and its weight over the relaxed hand (0 .. 1, moved by 1 / HD_HANDOVER_S a
+     * second of application time towards 1 while tracked, towards 0 while not). */
+    struct hd_model hand_model[HD_HAND_COUNT];
+    struct hd_tracking_state hand_state[HD_HAND_COUNT];
+    struct hd_pose hand_pose[HD_HAND_COUNT];
+    float hand_weight[HD_HAND_COUNT];
+    bool hand_has_pose[HD_HAND_COUNT];
 };
 
 /* The longest the layer gathers the headset's height before it calibrates. */
@@ -121,6 +130,14 @@ create_body_tracker(struct lyr_session *s, const XrBodyTrackerCreateInfoFB *info
         r = XR_ERROR_RUNTIME_FAILURE;
     } else if (sk_pose_init(&t->rest, body_skeleton(t->body)) != EM_OK)
         r = XR_ERROR_OUT_OF_MEMORY;
+    for (int h = 0; h < HD_HAND_COUNT && XR_SUCCEEDED(r); ++h) {
+        const struct hd_model_desc hand = {.hand = (enum hd_hand)h};
+        if (hd_model_init(&hand, &t->hand_model[h], &err) != EM_OK) {
+            U_LOG_E("openxr layer: %s", err.message);
+            r = XR_ERROR_RUNTIME_FAILURE;
+        }
+        hd_tracking_state_init(&t->hand_state[h]);
+    }
     if (XR_FAILED(r)) {
         lyr_tracker_free(t);
         return r;
@@ -290,6 +307,42 @@ update_flags(struct lyr_tracker *t)
     }
 }
 
+/* The fingers at `time` (the session's lock held): each hand's 26 tracked joints through
+ * the hand model (hd_pose_from_tracking refuses absurd joints one by one; a finger with
+ * one keeps its last good pose), weighted over the relaxed hand; a hand not tracked (no
+ * hand tracking, the hand inactive, its wrist or knuckles refused) blends back to the
+ * relaxed hand over HD_HANDOVER_S. */
+static void
+update_hands(struct lyr_tracker *t, XrTime time, struct lyr_hand_shape *out_hands)
+{
+    const float dt_s = t->updated ? (float)((double)(time - t->last_time) * 1e-9) : 0.0f;
+    for (int h = 0; h < HD_HAND_COUNT; ++h) {
+        const bool had_pose = t->hand_has_pose[h];
+        struct hd_xr_hand joints;
+        bool tracked = lyr_input_locate_hand(t->session, h, time, &joints) && joints.active;
+        if (tracked) {
+            struct hd_tracking_report report;
+            struct hd_pose pose;
+            hd_pose_from_tracking(&t->hand_model[h], &joints, &t->hand_state[h], &pose,
+                                  &report);
+            /* Every finger fell back: the hand's frame itself was refused. */
+            tracked = report.fallback_mask != (1u << HD_FINGER_COUNT) - 1u;
+            if (tracked) {
+                t->hand_pose[h] = pose;
+                t->hand_has_pose[h] = true;
+            }
+        }
+        const float step = dt_s / HD_HANDOVER_S;
+        float w = t->hand_weight[h] + (tracked ? step : -step);
+        w = w < 0.0f ? 0.0f : (w > 1.0f ? 1.0f : w);
+        if (tracked && !t->updated && !had_pose)
+            w = 1.0f; /* tracked from the first frame: nothing to blend from */
+        t->hand_weight[h] = t->hand_has_pose[h] ? w : 0.0f;
+        out_hands[h] = (struct lyr_hand_shape){
+            .model = &t->hand_model[h], .pose = &t->hand_pose[h], .weight = t->hand_weight[h]};
+    }
+}
+
 /* Brings the body to `time` (once per new time; an older or equal time keeps the body). */
 static XrResult
 update(struct lyr_tracker *t, XrTime time)
@@ -311,8 +364,10 @@ update(struct lyr_tracker *t, XrTime time)
     body_update(t->body, &frame);
     struct body_status status;
     body_get_status(t->body, &status);
+    struct lyr_hand_shape hands[HD_HAND_COUNT];
+    update_hands(t, time, hands);
     lyr_joints_from_pose(body_skeleton(t->body), body_pose(t->body), status.heading_rad, floor_y(t),
-                         t->joint_count, t->joints);
+                         t->joint_count, hands, t->joints);
     t->last_frame = frame;
     t->last_time = time;
     t->updated = true;
@@ -419,7 +474,7 @@ get_body_skeleton(struct lyr_tracker *t, XrBodySkeletonFB *skeleton)
     struct lyr_joint_pose *rest = calloc(t->joint_count, sizeof *rest);
     if (!rest)
         return XR_ERROR_OUT_OF_MEMORY;
-    lyr_joints_from_pose(body_skeleton(t->body), &t->rest, 0.0f, 0.0f, t->joint_count, rest);
+    lyr_joints_from_pose(body_skeleton(t->body), &t->rest, 0.0f, 0.0f, t->joint_count, NULL, rest);
     const XrPosef identity = {.orientation.w = 1.0f};
     const vec3 root = {rest[0].position_m[0], 0.0f, rest[0].position_m[2]};
     for (uint32_t i = 0; i < t->joint_count; ++i) {

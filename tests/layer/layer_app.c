@@ -80,9 +80,17 @@ lookup(struct la_app *app, const char *name, PFN_xrVoidFunction *out)
 void
 la_create(struct la_app *app, bool body, bool full_body)
 {
+    la_create_with(app, body, full_body, NULL);
+}
+
+void
+la_create_with(struct la_app *app, bool body, bool full_body, const char *extension)
+{
     memset(app, 0, sizeof *app);
-    const char *ext[3] = {XR_MND_HEADLESS_EXTENSION_NAME};
+    const char *ext[4] = {XR_MND_HEADLESS_EXTENSION_NAME};
     uint32_t n = 1;
+    if (extension)
+        ext[n++] = extension;
     if (body)
         ext[n++] = XR_FB_BODY_TRACKING_EXTENSION_NAME;
     if (full_body)

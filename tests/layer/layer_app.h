@@ -45,6 +45,8 @@ bool la_extension_offered(const char *extension);
  * XR_META_body_tracking_full_body when `full_body`) and finds the system; fails the test
  * on error. The body-tracking functions are looked up (NULL when not given). */
 void la_create(struct la_app *app, bool body, bool full_body);
+/* The same, with one more extension the application enables itself (NULL: none). */
+void la_create_with(struct la_app *app, bool body, bool full_body, const char *extension);
 
 /* Actions (the first time), headless session, STAGE space, attach: fails the test on
  * error. */

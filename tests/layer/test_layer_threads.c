@@ -357,6 +357,16 @@ without_stage_two_trackers_place_the_floor_meanwhile(void **state)
                  THIRD_SECOND_TRACKER);
 }
 
+/* Hand tracking (XR_EXT_hand_tracking): the layer's own hand trackers are located and
+ * their joints converted at every body update, from two threads, through recentres. */
+static void
+tracked_hands_are_located_from_two_threads(void **state)
+{
+    (void)state;
+    run_scenario("threads-hands.script", "at 0 hand left fist\nat 0 hand right point\n", false,
+                 THIRD_SECOND_TRACKER);
+}
+
 int
 main(void)
 {
@@ -368,6 +378,7 @@ main(void)
         cmocka_unit_test_teardown(trackers_are_created_and_destroyed_meanwhile, teardown),
         cmocka_unit_test_teardown(the_skeleton_is_read_meanwhile, teardown),
         cmocka_unit_test_teardown(the_same_tracker_is_located_from_two_threads, teardown),
+        cmocka_unit_test_teardown(tracked_hands_are_located_from_two_threads, teardown),
         cmocka_unit_test_teardown(without_stage_two_trackers_place_the_floor_meanwhile, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
