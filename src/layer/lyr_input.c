@@ -346,20 +346,7 @@ lyr_input_locate_hand(struct lyr_session *s, int h, XrTime time, struct hd_xr_ha
                                          .jointLocations = joints};
     if (XR_FAILED(s->instance->next.locate_hand_joints(s->hand_tracker[h], &info, &locations)))
         return false;
-    out->active = locations.isActive == XR_TRUE;
-    for (int j = 0; j < HD_XR_JOINT_COUNT; ++j) { /* field by field */
-        const XrHandJointLocationEXT *in = &joints[j];
-        struct hd_xr_joint_location *o = &out->joint[j];
-        o->flags = (uint32_t)(in->locationFlags & EM_POSE_ALL_VALID);
-        o->position_m[0] = in->pose.position.x;
-        o->position_m[1] = in->pose.position.y;
-        o->position_m[2] = in->pose.position.z;
-        o->orientation[0] = in->pose.orientation.x;
-        o->orientation[1] = in->pose.orientation.y;
-        o->orientation[2] = in->pose.orientation.z;
-        o->orientation[3] = in->pose.orientation.w;
-        o->radius_m = in->radius;
-    }
+    oxr_hand_joints_from_locations(&locations, out);
     return true;
 }
 

@@ -169,3 +169,23 @@ oxr_location_to_pose(const XrSpaceLocation *location, const struct em_device_pos
     }
     *out = d;
 }
+
+void
+oxr_hand_joints_from_locations(const XrHandJointLocationsEXT *locations, struct hd_xr_hand *out)
+{
+    out->active = locations->isActive == XR_TRUE;
+    for (int j = 0; j < HD_XR_JOINT_COUNT; ++j) {
+        const XrHandJointLocationEXT *in = &locations->jointLocations[j];
+        struct hd_xr_joint_location *o = &out->joint[j];
+        /* XrSpaceLocationFlags' bits are enum em_pose_flags'. */
+        o->flags = (uint32_t)(in->locationFlags & EM_POSE_ALL_VALID);
+        o->position_m[0] = in->pose.position.x;
+        o->position_m[1] = in->pose.position.y;
+        o->position_m[2] = in->pose.position.z;
+        o->orientation[0] = in->pose.orientation.x;
+        o->orientation[1] = in->pose.orientation.y;
+        o->orientation[2] = in->pose.orientation.z;
+        o->orientation[3] = in->pose.orientation.w;
+        o->radius_m = in->radius;
+    }
+}

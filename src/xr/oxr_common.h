@@ -14,6 +14,7 @@
 
 #include <openxr/openxr.h>
 
+#include "embody/hand.h"
 #include "embody/tracking.h"
 
 /* ---- Controller interaction profiles ---- */
@@ -67,5 +68,11 @@ extern const char *const oxr_tracker_roles[EM_TRACKER_COUNT];
  * `keep`. */
 void oxr_location_to_pose(const XrSpaceLocation *location, const struct em_device_pose *keep,
                           struct em_device_pose *out);
+
+/* A hand's joints as xrLocateHandJointsEXT gave them (`locations`, its jointCount
+ * XR_HAND_JOINT_COUNT_EXT), field by field, into the hand model's struct; the checks are
+ * hd_pose_from_tracking's. */
+void oxr_hand_joints_from_locations(const XrHandJointLocationsEXT *locations,
+                                    struct hd_xr_hand *out);
 
 #endif

@@ -133,21 +133,7 @@ locate_joints(struct oxr_source *ox, struct oxr_hand *hand, struct hd_xr_hand *o
                                          .jointLocations = joints};
     if (XR_FAILED(OXR_CHECK(ox, ox->locate_hand_joints(hand->tracker, &info, &locations))))
         return false;
-    out->active = locations.isActive == XR_TRUE;
-    for (int j = 0; j < HD_XR_JOINT_COUNT; ++j) {
-        const XrHandJointLocationEXT *in = &joints[j];
-        struct hd_xr_joint_location *o = &out->joint[j];
-        /* XrSpaceLocationFlags' bits are enum em_pose_flags'. */
-        o->flags = (uint32_t)(in->locationFlags & EM_POSE_ALL_VALID);
-        o->position_m[0] = in->pose.position.x;
-        o->position_m[1] = in->pose.position.y;
-        o->position_m[2] = in->pose.position.z;
-        o->orientation[0] = in->pose.orientation.x;
-        o->orientation[1] = in->pose.orientation.y;
-        o->orientation[2] = in->pose.orientation.z;
-        o->orientation[3] = in->pose.orientation.w;
-        o->radius_m = in->radius;
-    }
+    oxr_hand_joints_from_locations(&locations, out);
     return true;
 }
 
