@@ -295,6 +295,13 @@ m_clampf(float x, float lo, float hi)
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
+/* a at t = 0, b at t = 1, on the line between and beyond. */
+static inline float
+m_lerpf(float a, float b, float t)
+{
+    return a + (b - a) * t;
+}
+
 /* t clamped to [0, 1], eased: 3t^2 - 2t^3 (0 at 0, 1 at 1, flat at both ends). */
 static inline float
 m_ease(float t)

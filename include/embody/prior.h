@@ -220,7 +220,7 @@ EMBODY_API enum em_result pr_model_parse(const unsigned char *bytes, long size, 
 EMBODY_API uint32_t pr_crc32(uint32_t crc, const unsigned char *bytes, long size);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v6.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v7.bin"
 
 #ifdef __cplusplus
 }

@@ -370,7 +370,8 @@ struct body {
     struct b_foot foot[2]; /* the seed's feet: planted or stepping (b_seed.c) */
     bool feet_started;
     struct b_leg_targets legs; /* this frame's fused leg targets */
-    float neck_target_m[3];    /* this frame's fused neck (the torso) */
+    float neck_target_m[3];    /* this frame's fused neck (the torso), pulled by neck_weight */
+    float neck_weight;
     float back_target_m[3];    /* and chest joint, pulled by back_weight */
     float back_weight;
     int last_stepped; /* which foot stepped last (0 left, 1 right) */

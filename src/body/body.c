@@ -451,6 +451,7 @@ set_targets(struct body *b, struct b_leg_targets *legs)
 {
     ik_solver_set_target(b->ik, b->effector_head, b->head_position_m, b->head_rotation);
     ik_solver_set_target(b->ik, b->effector_neck, b->neck_target_m, NULL);
+    ik_solver_set_weight(b->ik, b->effector_neck, b->neck_weight);
     if (!b->trackers.full_solver_in_use) { /* (its chest effector is the chest tracker's) */
         ik_solver_set_target(b->ik, b->effector_back, b->back_target_m, NULL);
         ik_solver_set_weight(b->ik, b->effector_back, b->back_weight);

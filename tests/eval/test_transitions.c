@@ -1,14 +1,12 @@
 /*
- * Real transitions frame by frame (issue 43): short clips of one HDM05 person (a lab and a
- * person the shipped prior never saw; tests/data/hdm05) lying down on the floor and getting
- * up, putting something on the floor, squatting, kicking and jogging, through the known body
- * with the shipped learned prior, as `embody eval --transitions` plays them. The head and
- * hands are contracts on every frame whatever the motion: the head joint where the headset
- * puts it, the hands on their controllers; nothing under the floor; no shaking beyond the
- * person's own. What is not met yet is said at each test (docs/accuracy.md). Lying down and
- * getting up (hdm05_bd_lieDownFloor_001) is not checked here: no contract holds on it yet
- * (the head up to 34 cm off its headset, 39 before; `embody eval --transitions
- * tests/data/hdm05` prints it).
+ * Real transitions frame by frame (issue 43): short clips of one HDM05 person (tests/data/hdm05)
+ * lying down on the floor and getting up, putting something on the floor, squatting, kicking
+ * and jogging, through the known body with a learned prior that never saw this person (fold
+ * 1 of the shipped model's recipe, which left bd out: tests/data/hdm05/README.md), as
+ * `embody eval --transitions tests/data/hdm05 --prior FOLD` plays them. The head and hands
+ * are contracts on every frame whatever the motion: the head joint where the headset puts
+ * it, the hands on their controllers; nothing under the floor; no shaking beyond the
+ * person's own. What is not met yet is said at each test (docs/accuracy.md).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -28,7 +26,7 @@
 #include "embody/prior.h"
 
 #define CLIPS EMBODY_SOURCE_DIR "/tests/data/hdm05/"
-#define SHIPPED EMBODY_SOURCE_DIR "/" PR_DEFAULT_MODEL
+#define FOLD CLIPS "body-prior-v7-fold-05-127-bd.bin"
 
 /* The contracts (issue 43). */
 #define HEAD_CM 2.0
@@ -57,7 +55,7 @@ play(const char *file, struct run *out)
     struct pr_model model;
     if (ev_clip_load(path, 0, &clip, &err) != EM_OK ||
         ev_trackers_select(&clip, 0, &err) != EM_OK ||
-        pr_model_load(SHIPPED, &model, &err) != EM_OK)
+        pr_model_load(FOLD, &model, &err) != EM_OK)
         fail_msg("%s", err.message);
     struct body *body = NULL;
     if (ev_clip_make_body(&clip, EV_KNOWN_BODY, &model, &body, &err) != EM_OK)
@@ -108,17 +106,16 @@ play(const char *file, struct run *out)
     ev_clip_fini(&clip);
 }
 
-/* Kneeling to put something on the floor and standing up: the head, the hands, the floor and
- * the jitter (before: the head up to 3.7 cm off, more than 2 cm on 17 % of frames; now every
- * frame within 3 cm, 93 % within 2, held to 90 %). */
+/* Kneeling to put something on the floor and standing up: every contract on every frame
+ * (before the pelvis was kept 0.95 of its standing distance from the head and the network's
+ * neck gave way to the head: the head up to 2.6 cm off, more than 2 cm on 30 % of frames). */
 static void
-putting_something_on_the_floor_keeps_head_hands_and_floor(void **state)
+putting_something_on_the_floor_keeps_every_contract(void **state)
 {
     (void)state;
     struct run r;
     play("hdm05_bd_depositFloorR_001.bvh", &r);
-    assert_true(r.head_max_cm <= 1.5 * HEAD_CM);
-    assert_true(r.head_over_share <= 0.10);
+    assert_true(r.head_max_cm <= HEAD_CM);
     assert_true(r.angle_over_share <= 0.05);
     assert_true(r.hands_off_share <= HANDS_OFF_SHARE);
     assert_true(r.lowest_cm >= -UNDER_FLOOR_CM);
@@ -126,7 +123,7 @@ putting_something_on_the_floor_keeps_head_hands_and_floor(void **state)
 }
 
 /* A squat, a kick and a jog: every contract on every frame; a jog's jitter within 1.5x the
- * person's. (The squat's jitter is 3.2x the person's: held to 4x here, the 3x not met yet.) */
+ * person's. */
 static void
 squat_kick_and_jog_keep_every_contract(void **state)
 {
@@ -134,7 +131,7 @@ squat_kick_and_jog_keep_every_contract(void **state)
     static const char *const files[] = {"hdm05_bd_squat1Reps_001.bvh",
                                         "hdm05_bd_kickLFront1Reps_001.bvh",
                                         "hdm05_bd_jogLeftCircle4StepsRstart_001.bvh"};
-    static const double jitter[] = {4.0, 3.0, 1.5};
+    static const double jitter[] = {3.0, 3.0, 1.5};
     for (int c = 0; c < 3; ++c) {
         struct run r;
         play(files[c], &r);
@@ -146,12 +143,31 @@ squat_kick_and_jog_keep_every_contract(void **state)
     }
 }
 
+/* Lying down on the back and getting up: the head stays within 5 cm of its headset on every
+ * frame (it was 30 to 34 cm off as the body rolled onto the floor, the pelvis laid within
+ * 26 cm of the head). Not met yet, and held where they are: the head within 2 cm (4.7
+ * now), turned more than 10 degrees on 5.1 % of frames and the hands off their controllers
+ * on 5.4 % (the contracts 5 %), a joint 4.2 cm under the floor, jitter 63x the person's. */
+static void
+lying_down_and_getting_up_keeps_the_head_near_its_headset(void **state)
+{
+    (void)state;
+    struct run r;
+    play("hdm05_bd_lieDownFloor_001.bvh", &r);
+    assert_true(r.head_max_cm <= 5.0);
+    assert_true(r.angle_over_share <= 0.06);
+    assert_true(r.hands_off_share <= 0.06);
+    assert_true(r.lowest_cm >= -5.0);
+    assert_true(r.jitter_ratio <= 70.0);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(putting_something_on_the_floor_keeps_head_hands_and_floor),
+        cmocka_unit_test(putting_something_on_the_floor_keeps_every_contract),
         cmocka_unit_test(squat_kick_and_jog_keep_every_contract),
+        cmocka_unit_test(lying_down_and_getting_up_keeps_the_head_near_its_headset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
