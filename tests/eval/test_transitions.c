@@ -147,7 +147,7 @@ squat_kick_and_jog_keep_every_contract(void **state)
  * frame (it was 30 to 34 cm off as the body rolled onto the floor, the pelvis laid within
  * 26 cm of the head). Not met yet, and held where they are: the head within 2 cm (4.7
  * now), turned more than 10 degrees on 5.1 % of frames and the hands off their controllers
- * on 5.4 % (the contracts 5 %), a joint 4.2 cm under the floor, jitter 63x the person's. */
+ * on 5.4 % (the contracts 5 %), a joint 4.2 cm under the floor, jitter 59x the person's. */
 static void
 lying_down_and_getting_up_keeps_the_head_near_its_headset(void **state)
 {
