@@ -447,6 +447,13 @@ ev_stages_main(const struct ev_options *given)
                         "compare; leave out --body procedural\n");
         return 2;
     }
+    /* Faults: the body coasts over a lost device and cleans the frame its prior is given
+     * (b_prior.c, clean_frame), the network here is given the frame as it is: they would
+     * not see the same input. */
+    if (options->faults.count > 0 || options->plot_dir || options->tracker_setups) {
+        fprintf(stderr, "embody eval: --stages: not with --fault, --plot or --trackers all\n");
+        return 2;
+    }
     struct pr_model model;
     char model_path[1024];
     if (!ev_prior_load(options, &model, model_path, sizeof model_path))
