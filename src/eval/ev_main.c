@@ -70,6 +70,10 @@ ev_print_usage(FILE *out)
             "  --transitions     the clips of DIR named as transitions (lieDown, depositFloor,\n"
             "                    squat, kick) and jogs, frame by frame: head and hands against their\n"
             "                    devices, the floor, jitter (known body unless --mode height)\n"
+            "  --stages          per joint group the network predicts (hips, knees, ankles,\n"
+            "                    toes, neck), its raw output against the truth next to the\n"
+            "                    body's final joints (after fusion and the solve), same rows,\n"
+            "                    one table per mode; --json PATH writes it too (none without)\n"
             "  --fault-table     every named setup x the typical faults, one table, and the\n"
             "                    graceful-degradation checks\n"
             "  -q, --quiet       no progress on stderr\n"
@@ -149,7 +153,7 @@ apply_help(const char *name, const char *v, struct ev_options *out, bool *out_he
 }
 
 /* A flag that sets one field of the options: --quiet, --postures, --transitions,
- * --fault-table. */
+ * --stages, --fault-table. */
 static enum em_result
 apply_flag(const char *name, const char *v, struct ev_options *out, bool *out_help,
            struct em_error *err)
@@ -161,6 +165,8 @@ apply_flag(const char *name, const char *v, struct ev_options *out, bool *out_he
         out->postures = true;
     else if (strcmp(name, "--transitions") == 0)
         out->transitions = true;
+    else if (strcmp(name, "--stages") == 0)
+        out->stages = true;
     else
         out->fault_table = true;
     return EM_OK;
@@ -224,6 +230,7 @@ static const struct option_spec options_table[] = {
     {"--quiet", "-q", NULL, true, apply_flag},
     {"--postures", NULL, NULL, false, apply_flag},
     {"--transitions", NULL, NULL, false, apply_flag},
+    {"--stages", NULL, NULL, false, apply_flag},
     {"--fault-table", NULL, NULL, false, apply_flag},
     {"--json", NULL, "a file path (or - for none)", true, apply_path},
     {"--plot", NULL, "a folder", false, apply_path},
@@ -461,6 +468,8 @@ ev_main_observed(int argc, char **argv, const struct ev_observer *observer)
         return ev_postures_main(&options);
     if (options.transitions)
         return ev_transitions_main(&options);
+    if (options.stages)
+        return ev_stages_main(&options);
     if (options.fault_table)
         return ev_faults_main(&options);
     if (ev_faults_check_setup(&options, &err) != EM_OK) {

@@ -630,6 +630,7 @@ struct ev_options {
     bool fault_table; /* --fault-table: every named setup x the typical faults (ev_faults.c) */
     bool postures;    /* --postures: the synthetic postures' table alone (ev_postures.c) */
     bool transitions; /* --transitions: real transitions frame by frame (ev_transitions.c) */
+    bool stages;      /* --stages: the network's joints against the body's (ev_stages.c) */
     /* --plot DIR: the observer (a program's plots, src/plot/plot.h) is told of each
      * figure the run makes and draws it into that folder; NULL: no plots. */
     const char *plot_dir;
@@ -766,6 +767,55 @@ void ev_trackers_known_mounts(const struct ev_clip *clip, void *out_mounts);
  * and mode (MPJPE, lower body, feet, foot skate, jitter against the truth's, the worst
  * clip's jitter ratio, update time) and the targets. Returns the exit status as ev_main. */
 int ev_trackers_main(const struct ev_options *options);
+
+/* ---- Stages: the network against the body (ev_stages.c) ---------------------------- */
+
+/* The joint groups the learned prior's network predicts (include/embody/prior.h), as
+ * scored joints: the hips (CMU's Hips), both knees (LeftLeg, RightLeg), ankles (LeftFoot,
+ * RightFoot), toes (LeftToeBase, RightToeBase), the neck (Neck; models of output set 2 and
+ * up), and all of them together. The trainer's targets are these same joints
+ * (src/prior/pr_truth.c), so the network is scored against what it learned. */
+enum ev_stage_group {
+    EV_STAGE_HIPS = 0,
+    EV_STAGE_KNEES,
+    EV_STAGE_ANKLES,
+    EV_STAGE_TOES,
+    EV_STAGE_NECK,
+    EV_STAGE_PREDICTED,
+    EV_STAGE_COUNT,
+};
+
+const char *
+ev_stage_group_name(enum ev_stage_group group);
+
+/* The stage group of a scored joint, or -1 when the network does not predict it. */
+int
+ev_stage_group_of(enum ev_joint joint);
+
+/* One clip in one mode: per group, the mean over rows and the group's joints of the
+ * distance from the truth (cm) of the network's raw output (run from the stream alone,
+ * unfiltered, as the body runs it) and of the body's final joints (after fusion and the
+ * solve), on the same rows; NaN for the neck when the model predicts none. */
+struct ev_stage_result {
+    int rows;           /* rows counted: every row the network had a prediction for */
+    int dropped;        /* rows whose network output was not finite (the last one stood) */
+    bool has_neck;
+    double network_cm[EV_STAGE_COUNT];
+    double body_cm[EV_STAGE_COUNT];
+    double body_mpjpe_cm; /* the body over all 17 scored joints and every row, as ev_run */
+};
+
+/* Runs the body of `method` (ev_clip_make_body) with `prior` over the clip's rows and,
+ * beside it, the prior's network alone on the same frames (pr_history_push, pr_features,
+ * pr_model_infer, pr_decode_outputs with the body's own height and floor). */
+enum em_result
+ev_stage_run(const struct ev_clip *clip, enum ev_method method, const struct pr_model *prior,
+             struct ev_stage_result *out, struct em_error *err);
+
+/* `embody eval --stages`: the table per mode over the folder's clips (means over rows, then
+ * over clips); --json PATH gets it too. Returns the exit status as ev_main. */
+int
+ev_stages_main(const struct ev_options *options);
 
 /* ---- Faults (ev_faults.c) ---------------------------------------------------------- */
 
