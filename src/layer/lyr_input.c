@@ -1,11 +1,16 @@
 /*
- * The layer's own input: one action set ("embody_layer") with a grip-pose action for both
- * hands, so the body needs nothing of the application's actions.
+ * The layer's own input: one action set ("embody_layer") with a grip-pose action and the
+ * fingers' inputs (trigger, its touch, squeeze, its force, the thumb's touch sensors, as
+ * the program reads them: oxr_finger_inputs) for both hands, so the body and its fingers
+ * need nothing of the application's actions.
  *
  * The runtime takes one set of suggested bindings per interaction profile (a second
  * suggestion replaces the first), and chooses the profile from those the application
- * suggested. So the layer's grip bindings are added to each of the application's own
- * suggestions (for the controller profiles whose grip path it knows), never suggested
+ * suggested. So the layer's grip and finger bindings are added to each of the
+ * application's own suggestions (for the controller profiles it knows, only the paths
+ * oxr_finger_inputs lists for that profile: one path the profile lacks and the runtime
+ * refuses the whole suggestion; a runtime that refuses the fingers anyway is asked again
+ * with the grips alone, then with the application's bindings alone), never suggested
  * alone for a profile the application left out: that could make the runtime pick a
  * profile the application has no bindings for. Only an application that suggests nothing
  * (it has no actions) gets the layer's suggestions for the common profiles. The layer's
@@ -22,11 +27,48 @@
 #include "xr/oxr_common.h"
 
 #define MAX_BINDINGS 512
+/* The layer's bindings in one profile: two grips, and per hand four finger inputs and
+ * the thumb's sensors. */
+#define MAX_OURS (LYR_HAND_COUNT * (1 + 4 + OXR_MAX_THUMB_TOUCHES))
 
 static XrResult
 path(struct lyr_instance *inst, const char *text, XrPath *out)
 {
     return inst->next.string_to_path(inst->handle, text, out);
+}
+
+/* The finger actions, one per input kind, with both hands' subaction paths. */
+static XrResult
+create_finger_actions(struct lyr_instance *inst)
+{
+    static const struct {
+        const char *name, *localized;
+        XrActionType type;
+    } k_finger[LYR_FINGER_ACTION_COUNT] = {
+        [LYR_FINGER_TRIGGER] = {"embody_layer_trigger", "embody index finger (trigger)",
+                                XR_ACTION_TYPE_FLOAT_INPUT},
+        [LYR_FINGER_TRIGGER_TOUCH] = {"embody_layer_trigger_touch",
+                                      "embody index finger on the trigger",
+                                      XR_ACTION_TYPE_BOOLEAN_INPUT},
+        [LYR_FINGER_SQUEEZE] = {"embody_layer_squeeze", "embody other fingers (grip)",
+                                XR_ACTION_TYPE_FLOAT_INPUT},
+        [LYR_FINGER_SQUEEZE_FORCE] = {"embody_layer_squeeze_force", "embody grip force",
+                                      XR_ACTION_TYPE_FLOAT_INPUT},
+        [LYR_FINGER_THUMB_TOUCH] = {"embody_layer_thumb_touch", "embody thumb on the controller",
+                                    XR_ACTION_TYPE_BOOLEAN_INPUT},
+    };
+    XrResult r = XR_SUCCESS;
+    for (int i = 0; i < LYR_FINGER_ACTION_COUNT && XR_SUCCEEDED(r); ++i) {
+        XrActionCreateInfo info = {.type = XR_TYPE_ACTION_CREATE_INFO,
+                                   .actionType = k_finger[i].type,
+                                   .countSubactionPaths = LYR_HAND_COUNT,
+                                   .subactionPaths = inst->hand};
+        snprintf(info.actionName, sizeof info.actionName, "%s", k_finger[i].name);
+        snprintf(info.localizedActionName, sizeof info.localizedActionName, "%s",
+                 k_finger[i].localized);
+        r = inst->next.create_action(inst->set, &info, &inst->finger[i]);
+    }
+    return r;
 }
 
 XrResult
@@ -52,6 +94,8 @@ lyr_input_create(struct lyr_instance *inst)
     strcpy(action_info.actionName, "embody_layer_grip");
     strcpy(action_info.localizedActionName, "embody grip pose");
     r = inst->next.create_action(inst->set, &action_info, &inst->grip);
+    if (XR_SUCCEEDED(r))
+        r = create_finger_actions(inst);
     if (XR_FAILED(r)) {
         U_LOG_E("openxr layer: xrCreateAction failed (%d)", (int)r);
         return r;
@@ -129,6 +173,86 @@ add_grips(struct lyr_instance *inst, XrActionSuggestedBinding *bindings, uint32_
     return XR_SUCCESS;
 }
 
+/* One binding "<hand><input>" of `action` at `*count`, counted. */
+static XrResult
+add_one(struct lyr_instance *inst, XrAction action, int h, const char *input,
+        XrActionSuggestedBinding *bindings, uint32_t *count)
+{
+    static const char *const k_hand[LYR_HAND_COUNT] = {"/user/hand/left", "/user/hand/right"};
+    char text[XR_MAX_PATH_LENGTH];
+    snprintf(text, sizeof text, "%s%s", k_hand[h], input);
+    bindings[*count].action = action;
+    const XrResult r = path(inst, text, &bindings[*count].binding);
+    if (XR_SUCCEEDED(r))
+        ++*count;
+    return r;
+}
+
+/* The layer's finger bindings for profile `index` (only the inputs oxr_finger_inputs
+ * lists for it), appended to `bindings` at `*count`. */
+static XrResult
+add_fingers(struct lyr_instance *inst, int index, XrActionSuggestedBinding *bindings,
+            uint32_t *count)
+{
+    const struct oxr_finger_inputs *fi = &oxr_finger_inputs[index];
+    const char *const input[LYR_FINGER_THUMB_TOUCH] = {
+        [LYR_FINGER_TRIGGER] = fi->trigger,
+        [LYR_FINGER_TRIGGER_TOUCH] = fi->trigger_touch,
+        [LYR_FINGER_SQUEEZE] = fi->squeeze,
+        [LYR_FINGER_SQUEEZE_FORCE] = fi->squeeze_force,
+    };
+    XrResult r = XR_SUCCESS;
+    for (int h = 0; h < LYR_HAND_COUNT && XR_SUCCEEDED(r); ++h) {
+        for (int i = 0; i < LYR_FINGER_THUMB_TOUCH && XR_SUCCEEDED(r); ++i)
+            if (input[i])
+                r = add_one(inst, inst->finger[i], h, input[i], bindings, count);
+        for (int t = 0; t < OXR_MAX_THUMB_TOUCHES && XR_SUCCEEDED(r); ++t)
+            if (fi->thumb_touch[h][t])
+                r = add_one(inst, inst->finger[LYR_FINGER_THUMB_TOUCH], h, fi->thumb_touch[h][t],
+                            bindings, count);
+    }
+    return r;
+}
+
+/* The layer's bindings for a controller profile: the grips, and the fingers when
+ * `fingers`; appended at `at`. Returns how many, 0 on failure. */
+static uint32_t
+add_controller(struct lyr_instance *inst, int index, bool fingers,
+               XrActionSuggestedBinding *bindings, uint32_t at)
+{
+    uint32_t count = at + LYR_HAND_COUNT;
+    XrResult r = add_grips(inst, bindings, at);
+    if (XR_SUCCEEDED(r) && fingers)
+        r = add_fingers(inst, index, bindings, &count);
+    return XR_SUCCEEDED(r) ? count - at : 0;
+}
+
+/* The application's suggestion with ours added (`index` the controller profile, or -1
+ * for the tracker profile), passed down; a refusal is the caller's to retry. */
+static XrResult
+suggest_with_ours(struct lyr_instance *inst, const XrInteractionProfileSuggestedBinding *suggested,
+                  int index, bool fingers)
+{
+    const uint32_t n = suggested->countSuggestedBindings;
+    XrActionSuggestedBinding *merged = calloc(n + MAX_OURS + EM_TRACKER_COUNT, sizeof *merged);
+    if (!merged)
+        return XR_ERROR_OUT_OF_MEMORY;
+    memcpy(merged, suggested->suggestedBindings, n * sizeof *merged);
+    XrResult r = XR_SUCCESS;
+    uint32_t ours = EM_TRACKER_COUNT;
+    if (index < 0)
+        r = add_trackers(inst, merged, n);
+    else if ((ours = add_controller(inst, index, fingers, merged, n)) == 0)
+        r = XR_ERROR_PATH_INVALID;
+    XrInteractionProfileSuggestedBinding with_ours = *suggested;
+    with_ours.countSuggestedBindings = n + ours;
+    with_ours.suggestedBindings = merged;
+    if (XR_SUCCEEDED(r))
+        r = inst->next.suggest_bindings(inst->handle, &with_ours);
+    free(merged);
+    return r;
+}
+
 XrResult
 lyr_input_suggest(struct lyr_instance *inst, const XrInteractionProfileSuggestedBinding *suggested)
 {
@@ -136,21 +260,16 @@ lyr_input_suggest(struct lyr_instance *inst, const XrInteractionProfileSuggested
         suggested->countSuggestedBindings > MAX_BINDINGS || !suggested->suggestedBindings)
         return inst->next.suggest_bindings(inst->handle, suggested);
     const bool trackers = is_tracker_profile(inst, suggested->interactionProfile);
-    if (!trackers && known_profile(inst, suggested->interactionProfile) < 0)
+    const int index = trackers ? -1 : known_profile(inst, suggested->interactionProfile);
+    if (!trackers && index < 0)
         return inst->next.suggest_bindings(inst->handle, suggested);
-    const uint32_t n = suggested->countSuggestedBindings;
-    const uint32_t ours = trackers ? EM_TRACKER_COUNT : LYR_HAND_COUNT;
-    XrActionSuggestedBinding *merged = calloc(n + ours, sizeof *merged);
-    if (!merged)
-        return XR_ERROR_OUT_OF_MEMORY;
-    memcpy(merged, suggested->suggestedBindings, n * sizeof *merged);
-    XrResult r = trackers ? add_trackers(inst, merged, n) : add_grips(inst, merged, n);
-    XrInteractionProfileSuggestedBinding with_ours = *suggested;
-    with_ours.countSuggestedBindings = n + ours;
-    with_ours.suggestedBindings = merged;
-    if (XR_SUCCEEDED(r))
-        r = inst->next.suggest_bindings(inst->handle, &with_ours);
-    free(merged);
+    XrResult r = suggest_with_ours(inst, suggested, index, true);
+    if (XR_FAILED(r) && r != XR_ERROR_OUT_OF_MEMORY && !trackers) {
+        U_LOG_W("openxr layer: the runtime refuses a profile with the layer's finger inputs "
+                "(%d): asked again without them",
+                (int)r);
+        r = suggest_with_ours(inst, suggested, index, false);
+    }
     if (XR_FAILED(r)) /* the application's own error, as the runtime would give it */
         return inst->next.suggest_bindings(inst->handle, suggested);
     pthread_mutex_lock(&inst->profiles_lock);
@@ -190,13 +309,16 @@ suggest_own(struct lyr_instance *inst)
     for (int i = 0; i < OXR_CONTROLLER_PROFILE_COUNT; ++i) {
         if (oxr_controller_profiles[i].extension)
             continue;
-        XrActionSuggestedBinding bindings[LYR_HAND_COUNT];
-        XrInteractionProfileSuggestedBinding s = {.type =
-                                                      XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
-                                                  .countSuggestedBindings = LYR_HAND_COUNT,
-                                                  .suggestedBindings = bindings};
-        if (XR_SUCCEEDED(path(inst, oxr_controller_profiles[i].path, &s.interactionProfile)) &&
-            XR_SUCCEEDED(add_grips(inst, bindings, 0)))
+        XrActionSuggestedBinding bindings[MAX_OURS];
+        XrInteractionProfileSuggestedBinding s = {
+            .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING, .suggestedBindings = bindings};
+        if (XR_FAILED(path(inst, oxr_controller_profiles[i].path, &s.interactionProfile)))
+            continue;
+        s.countSuggestedBindings = add_controller(inst, i, true, bindings, 0);
+        if (s.countSuggestedBindings && XR_SUCCEEDED(inst->next.suggest_bindings(inst->handle, &s)))
+            continue;
+        s.countSuggestedBindings = add_controller(inst, i, false, bindings, 0); /* grips alone */
+        if (s.countSuggestedBindings)
             (void)inst->next.suggest_bindings(inst->handle, &s);
     }
 }
@@ -348,6 +470,80 @@ lyr_input_locate_hand(struct lyr_session *s, int h, XrTime time, struct hd_xr_ha
         return false;
     oxr_hand_joints_from_locations(&locations, out);
     return true;
+}
+
+/* Each hand's current profile, as an index in oxr_controller_profiles (-1: none). */
+static void
+read_profiles(struct lyr_session *s)
+{
+    struct lyr_instance *inst = s->instance;
+    bool ok = true;
+    for (int h = 0; h < LYR_HAND_COUNT; ++h) {
+        XrInteractionProfileState state = {.type = XR_TYPE_INTERACTION_PROFILE_STATE};
+        const bool read =
+            XR_SUCCEEDED(inst->next.get_current_interaction_profile(s->handle, inst->hand[h],
+                                                                    &state));
+        s->hand_profile[h] = read && state.interactionProfile != XR_NULL_PATH
+                                 ? known_profile(inst, state.interactionProfile)
+                                 : -1;
+        ok = ok && read;
+    }
+    s->profiles_known = ok; /* a failed read is tried again at the next */
+}
+
+static bool
+read_float(struct lyr_session *s, XrAction action, int h, float *out, bool *active)
+{
+    const XrActionStateGetInfo info = {.type = XR_TYPE_ACTION_STATE_GET_INFO,
+                                       .action = action,
+                                       .subactionPath = s->instance->hand[h]};
+    XrActionStateFloat state = {.type = XR_TYPE_ACTION_STATE_FLOAT};
+    if (XR_FAILED(s->instance->next.get_action_state_float(s->handle, &info, &state)))
+        return false;
+    /* From outside: hd_curls_from_controller clamps and takes a non-finite value as 0. */
+    *out = state.isActive ? state.currentState : 0.0f;
+    *active = *active || state.isActive;
+    return true;
+}
+
+static bool
+read_bool(struct lyr_session *s, XrAction action, int h, bool *out, bool *active)
+{
+    const XrActionStateGetInfo info = {.type = XR_TYPE_ACTION_STATE_GET_INFO,
+                                       .action = action,
+                                       .subactionPath = s->instance->hand[h]};
+    XrActionStateBoolean state = {.type = XR_TYPE_ACTION_STATE_BOOLEAN};
+    if (XR_FAILED(s->instance->next.get_action_state_boolean(s->handle, &info, &state)))
+        return false;
+    *out = state.isActive && state.currentState;
+    *active = *active || state.isActive;
+    return true;
+}
+
+bool
+lyr_input_read_fingers(struct lyr_session *s, int h, struct hd_controller_input *out,
+                       const struct hd_profile **out_profile)
+{
+    const XrAction *a = s->instance->finger;
+    memset(out, 0, sizeof *out);
+    *out_profile = NULL;
+    if (h < 0 || h >= LYR_HAND_COUNT || !s->attached)
+        return false;
+    if (!s->profiles_known)
+        read_profiles(s);
+    bool active = false, thumb = false;
+    const bool ok =
+        read_float(s, a[LYR_FINGER_TRIGGER], h, &out->trigger, &active) &&
+        read_bool(s, a[LYR_FINGER_TRIGGER_TOUCH], h, &out->trigger_touch, &active) &&
+        read_float(s, a[LYR_FINGER_SQUEEZE], h, &out->squeeze, &active) &&
+        read_float(s, a[LYR_FINGER_SQUEEZE_FORCE], h, &out->squeeze_force, &active) &&
+        read_bool(s, a[LYR_FINGER_THUMB_TOUCH], h, &thumb, &active);
+    /* One action for every thumb sensor: any touched is the thumb on the controller. */
+    out->thumbstick_touch = out->trackpad_touch = out->buttons_touch = out->thumbrest_touch =
+        thumb;
+    const int p = s->hand_profile[h];
+    *out_profile = p >= 0 ? hd_profile_find(oxr_controller_profiles[p].path) : NULL;
+    return ok && active && *out_profile; /* a profile src/hand does not know: nothing */
 }
 
 bool

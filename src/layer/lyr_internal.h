@@ -7,12 +7,13 @@
  *   lyr_layer.c    negotiation with the loader, xrCreateApiLayerInstance, the dispatch
  *                  table, xrGetInstanceProcAddr, instance and session bookkeeping, events
  *   lyr_input.c    the layer's own action set: bindings merged into the application's,
- *                  attached and synced with its sets; the spaces it locates devices with
+ *                  attached and synced with its sets; the spaces it locates devices with;
+ *                  the controllers' finger inputs
  *   lyr_tracker.c  xrCreateBodyTrackerFB, xrLocateBodyJointsFB, xrGetBodySkeletonFB,
  *                  xrDestroyBodyTrackerFB; calibration
  *   lyr_settings.c the settings: config/layer.json, the environment, the body's data
  *   lyr_joints.c   embody's skeleton -> the FB / META joint sets, the relaxed hand or the
- *                  hand model's pose (hand tracking)
+ *                  hand model's pose (hand tracking, the controllers' inputs)
  *   lyr_joint_frames.c  the joints' axes each API's apps expect (Meta's for FB / META)
  *   lyr_bd.c       XR_BD_body_tracking on top of a META full-body tracker, in the frames
  *                  its specification gives
@@ -28,7 +29,8 @@
  * that touches the session's state: a tracker's body update, calibration and skeleton
  * read, recalibration on a recentre, tracker creation and destruction, the lazy attach
  * and space creation, the floor's placement (which replaces the reference space: every
- * user of it holds the lock), the sync's flag. A handle the layer owns is destroyed only
+ * user of it holds the lock), the sync's flag, the hands' interaction profiles (marked
+ * stale by the application's xrPollEvent, read again by the next finger read). A handle the layer owns is destroyed only
  * under that lock. The records (lyr_records.c) have their own lock, taken before a
  * session's, never after; each instance's lock guards only the profiles the application
  * suggested. The hand trackers (lyr_session::hand_tracker) and each body tracker's
@@ -62,6 +64,16 @@
 #define LYR_MAX_TRACKERS 8
 #define LYR_MAX_SETS 64 /* action sets in one attach or sync, the layer's included */
 
+/* The layer's finger actions, bound per profile from oxr_finger_inputs. */
+enum lyr_finger_action {
+    LYR_FINGER_TRIGGER = 0,   /* float */
+    LYR_FINGER_TRIGGER_TOUCH, /* boolean */
+    LYR_FINGER_SQUEEZE,       /* float */
+    LYR_FINGER_SQUEEZE_FORCE, /* float */
+    LYR_FINGER_THUMB_TOUCH,   /* boolean, every thumb sensor of the profile */
+    LYR_FINGER_ACTION_COUNT,
+};
+
 /* The functions of the layer below that the layer calls or wraps. */
 struct lyr_next {
     PFN_xrGetInstanceProcAddr get_instance_proc_addr;
@@ -82,6 +94,9 @@ struct lyr_next {
     PFN_xrCreateActionSpace create_action_space;
     PFN_xrDestroySpace destroy_space;
     PFN_xrLocateSpace locate_space;
+    PFN_xrGetActionStateFloat get_action_state_float;
+    PFN_xrGetActionStateBoolean get_action_state_boolean;
+    PFN_xrGetCurrentInteractionProfile get_current_interaction_profile;
     /* XR_EXT_hand_tracking, when the instance below has it (lyr_instance::hands). */
     PFN_xrCreateHandTrackerEXT create_hand_tracker;
     PFN_xrDestroyHandTrackerEXT destroy_hand_tracker;
@@ -111,6 +126,11 @@ struct lyr_session {
     /* The layer's own hand trackers (lyr_instance::hands), made with the spaces and
      * destroyed with them; XR_NULL_HANDLE without. Indexed by enum hd_hand. */
     XrHandTrackerEXT hand_tracker[LYR_HAND_COUNT];
+    /* Each hand's interaction profile as an index in oxr_controller_profiles (-1: none
+     * or one the layer does not know), read again after an interaction profile change
+     * (profiles_known false). */
+    bool profiles_known;
+    int hand_profile[LYR_HAND_COUNT];
 };
 
 /* The body's settings, resolved once per instance from the environment and the data. */
@@ -142,7 +162,8 @@ struct lyr_instance {
     XrActionSet set;
     XrAction grip;
     XrPath hand[LYR_HAND_COUNT];
-    XrAction tracker; /* pose, one subaction path per role */
+    XrAction finger[LYR_FINGER_ACTION_COUNT]; /* enum lyr_finger_action, both hands */
+    XrAction tracker;                         /* pose, one subaction path per role */
     XrPath tracker_role[EM_TRACKER_COUNT];
     pthread_mutex_t profiles_lock;         /* guards the two below */
     XrPath app_profiles[LYR_MAX_PROFILES]; /* profiles the application suggested */
@@ -179,11 +200,11 @@ const struct lyr_next *lyr_any_next(void);
 
 /* ---- lyr_input.c ----------------------------------------------------------------- */
 
-/* Creates the layer's action set and grip action (after the instance is made). */
+/* Creates the layer's action set, grip and finger actions (after the instance is made). */
 XrResult lyr_input_create(struct lyr_instance *inst);
 
-/* The application's suggestion, with the layer's grip bindings added for the controller
- * profiles it knows; other profiles pass unchanged. */
+/* The application's suggestion, with the layer's grip and finger bindings added for the
+ * controller profiles it knows; other profiles pass unchanged. */
 XrResult lyr_input_suggest(struct lyr_instance *inst,
                            const XrInteractionProfileSuggestedBinding *suggested);
 
@@ -224,6 +245,11 @@ XrResult lyr_input_set_floor(struct lyr_session *s, float floor_local_m);
 /* Locates hand `h`'s 26 joints in the layer's reference space at `time` (the session's
  * lock held); false when the session has no hand tracker or the call failed. */
 bool lyr_input_locate_hand(struct lyr_session *s, int h, XrTime time, struct hd_xr_hand *out);
+/* Hand `h`'s finger inputs as the last sync left them, and its controller's profile.
+ * False when there are none to use: the inputs not active (no controller, nothing bound,
+ * the session not focused) or a profile src/hand does not know. */
+bool lyr_input_read_fingers(struct lyr_session *s, int h, struct hd_controller_input *out,
+                            const struct hd_profile **out_profile);
 /* Destroys the layer's spaces of the session (before the session goes). */
 void lyr_input_destroy_spaces(struct lyr_session *s);
 

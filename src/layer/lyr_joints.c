@@ -8,8 +8,9 @@
  * the rotation of the bone they lie on. The root is on the floor under the hips, turned
  * with the body's heading. Fingers come from a relaxed hand at rest (slightly curled, the
  * thumb forward of the palm), sized by the hand (wrist to knuckles) and carried by the
- * hand joint, unless hand tracking gives the hand model's pose (lyr_hand_shape): then the
- * model's joints, placed at the hand joint, blended over the relaxed hand.
+ * hand joint, unless hand tracking or the controller's finger inputs give the hand model's
+ * pose (lyr_hand_shape): then the model's joints, placed at the hand joint, blended over
+ * the relaxed hand.
  *
  * Frames: the joints are placed and turned in embody's frames (world-aligned at rest, the
  * T-pose facing +Z), then handed out in Meta's (lyr_joint_frames.c), at every pose and in

@@ -216,7 +216,8 @@ lyr_sync_actions(XrSession session, const XrActionsSyncInfo *info)
     return next->sync_actions(session, down);
 }
 
-/* Session states and recentring, as the application reads its events. */
+/* Session states, interaction profile changes and recentring, as the application reads
+ * its events. */
 static XrResult XRAPI_CALL
 lyr_poll_event(XrInstance instance, XrEventDataBuffer *event)
 {
@@ -238,6 +239,14 @@ lyr_poll_event(XrInstance instance, XrEventDataBuffer *event)
         struct lyr_session *s = lyr_session_lock(ev->session);
         if (s) {
             s->state = ev->state;
+            lyr_session_unlock(s);
+        }
+    } else if (event->type == XR_TYPE_EVENT_DATA_INTERACTION_PROFILE_CHANGED) {
+        const XrEventDataInteractionProfileChanged *ev =
+            (const XrEventDataInteractionProfileChanged *)event;
+        struct lyr_session *s = lyr_session_lock(ev->session);
+        if (s) {
+            s->profiles_known = false; /* read again at the next finger read */
             lyr_session_unlock(s);
         }
     } else if (event->type == XR_TYPE_EVENT_DATA_REFERENCE_SPACE_CHANGE_PENDING) {
@@ -391,6 +400,9 @@ load_next(struct lyr_instance *inst, PFN_xrGetInstanceProcAddr gipa)
     NEXT_FN(inst, gipa, create_action_space, "xrCreateActionSpace");
     NEXT_FN(inst, gipa, destroy_space, "xrDestroySpace");
     NEXT_FN(inst, gipa, locate_space, "xrLocateSpace");
+    NEXT_FN(inst, gipa, get_action_state_float, "xrGetActionStateFloat");
+    NEXT_FN(inst, gipa, get_action_state_boolean, "xrGetActionStateBoolean");
+    NEXT_FN(inst, gipa, get_current_interaction_profile, "xrGetCurrentInteractionProfile");
     if (inst->hands) { /* optional: without them the layer keeps the relaxed hand */
         bool hands = true;
         NEXT_HAND_FN(create_hand_tracker, "xrCreateHandTrackerEXT");

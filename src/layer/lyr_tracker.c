@@ -27,6 +27,13 @@
 #define DEFAULT_HEIGHT_M 1.75f
 #define PATH_MAX_LEN 4096
 
+/* Where a hand's fingers come from. */
+enum finger_source {
+    FINGERS_RELAXED = 0,
+    FINGERS_TRACKED,    /* hand tracking through the hand model */
+    FINGERS_CONTROLLER, /* the controller's inputs, as curls */
+};
+
 struct lyr_tracker {
     struct lyr_session *session;
     uint32_t joint_count;
@@ -42,14 +49,14 @@ struct lyr_tracker {
     struct in_height_estimator *estimator; /* while calibrating from the headset */
     double estimate_start_s;               /* the first frame the estimator was given */
     /* The fingers (enum hd_hand), under the session's lock like the rest: the hand model,
-     * its last good finger poses, the pose of the last tracked frame (held while it blends
-     * out) and its weight over the relaxed hand (0 .. 1, moved by 1 / HD_HANDOVER_S a
-     * second of application time towards 1 while tracked, towards 0 while not). */
+     * its last good tracked finger poses, the pose last given (held while it blends out),
+     * its source (enum finger_source; relaxed until one gives a pose) and its weight over
+     * the relaxed hand (update_hands). */
     struct hd_model hand_model[HD_HAND_COUNT];
     struct hd_tracking_state hand_state[HD_HAND_COUNT];
     struct hd_pose hand_pose[HD_HAND_COUNT];
+    enum finger_source hand_source[HD_HAND_COUNT];
     float hand_weight[HD_HAND_COUNT];
-    bool hand_has_pose[HD_HAND_COUNT];
 };
 
 /* The longest the layer gathers the headset's height before it calibrates. */
@@ -307,37 +314,70 @@ update_flags(struct lyr_tracker *t)
     }
 }
 
-/* The fingers at `time` (the session's lock held): each hand's 26 tracked joints through
- * the hand model (hd_pose_from_tracking refuses absurd joints one by one; a finger with
- * one keeps its last good pose), weighted over the relaxed hand; a hand not tracked (no
- * hand tracking, the hand inactive, its wrist or knuckles refused) blends back to the
- * relaxed hand over HD_HANDOVER_S. */
+/* Hand `h`'s tracked joints through the hand model (hd_pose_from_tracking refuses absurd
+ * joints one by one; a finger with one keeps its last good pose): false when the hand is
+ * not tracked (no hand tracking, the hand inactive, its wrist or knuckles refused). */
+static bool
+tracked_pose(struct lyr_tracker *t, int h, XrTime time, struct hd_pose *out)
+{
+    struct hd_xr_hand joints;
+    if (!lyr_input_locate_hand(t->session, h, time, &joints) || !joints.active)
+        return false;
+    struct hd_tracking_report report;
+    hd_pose_from_tracking(&t->hand_model[h], &joints, &t->hand_state[h], out, &report);
+    /* Every finger fell back: the hand's frame itself was refused. */
+    return report.fallback_mask != (1u << HD_FINGER_COUNT) - 1u;
+}
+
+/* Hand `h`'s fingers from its controller's inputs (as the program makes them): false
+ * while they are not active or its grip is not tracked (a controller put down). */
+static bool
+controller_pose(struct lyr_tracker *t, int h, const struct em_tracking_frame *frame,
+                struct hd_pose *out)
+{
+    struct hd_controller_input input;
+    const struct hd_profile *profile = NULL;
+    const struct em_device_pose *grip = &frame->device[EM_DEVICE_LEFT_HAND + h];
+    if (!em_device_pose_usable(grip) || !(grip->flags & EM_POSE_POSITION_TRACKED) ||
+        !lyr_input_read_fingers(t->session, h, &input, &profile))
+        return false;
+    struct hd_curls curls;
+    hd_curls_from_controller(profile, &input, &curls);
+    hd_pose_from_curls(&t->hand_model[h], &curls, out);
+    return true;
+}
+
+/* The fingers at `time` (the session's lock held), each hand from the first source that
+ * has them: hand tracking, else the controller's inputs, else the relaxed hand. One
+ * blend carries every change of source, the weight of the shown pose over the relaxed
+ * hand (moved by 1 / HD_HANDOVER_S a second of application time): it rises while the
+ * pose's source gives it, falls (the last pose held) while it does not. A change from
+ * one source straight to the other waits until the old pose has blended out, then the
+ * new one blends in: the fingers pass through the relaxed hand, never jump. */
 static void
-update_hands(struct lyr_tracker *t, XrTime time, struct lyr_hand_shape *out_hands)
+update_hands(struct lyr_tracker *t, XrTime time, const struct em_tracking_frame *frame,
+             struct lyr_hand_shape *out_hands)
 {
     const float dt_s = t->updated ? (float)((double)(time - t->last_time) * 1e-9) : 0.0f;
     for (int h = 0; h < HD_HAND_COUNT; ++h) {
-        const bool had_pose = t->hand_has_pose[h];
-        struct hd_xr_hand joints;
-        bool tracked = lyr_input_locate_hand(t->session, h, time, &joints) && joints.active;
-        if (tracked) {
-            struct hd_tracking_report report;
-            struct hd_pose pose;
-            hd_pose_from_tracking(&t->hand_model[h], &joints, &t->hand_state[h], &pose,
-                                  &report);
-            /* Every finger fell back: the hand's frame itself was refused. */
-            tracked = report.fallback_mask != (1u << HD_FINGER_COUNT) - 1u;
-            if (tracked) {
-                t->hand_pose[h] = pose;
-                t->hand_has_pose[h] = true;
-            }
+        struct hd_pose pose;
+        enum finger_source source = FINGERS_RELAXED;
+        if (tracked_pose(t, h, time, &pose))
+            source = FINGERS_TRACKED;
+        else if (controller_pose(t, h, frame, &pose))
+            source = FINGERS_CONTROLLER;
+        const bool takes_over =
+            source != FINGERS_RELAXED && (source == t->hand_source[h] || t->hand_weight[h] <= 0.0f);
+        if (takes_over) {
+            t->hand_pose[h] = pose;
+            t->hand_source[h] = source;
         }
         const float step = dt_s / HD_HANDOVER_S;
-        float w = t->hand_weight[h] + (tracked ? step : -step);
+        float w = t->hand_weight[h] + (takes_over ? step : -step);
         w = w < 0.0f ? 0.0f : (w > 1.0f ? 1.0f : w);
-        if (tracked && !t->updated && !had_pose)
-            w = 1.0f; /* tracked from the first frame: nothing to blend from */
-        t->hand_weight[h] = t->hand_has_pose[h] ? w : 0.0f;
+        if (takes_over && !t->updated)
+            w = 1.0f; /* given from the first frame: nothing to blend from */
+        t->hand_weight[h] = t->hand_source[h] != FINGERS_RELAXED ? w : 0.0f;
         out_hands[h] = (struct lyr_hand_shape){
             .model = &t->hand_model[h], .pose = &t->hand_pose[h], .weight = t->hand_weight[h]};
     }
@@ -365,7 +405,7 @@ update(struct lyr_tracker *t, XrTime time)
     struct body_status status;
     body_get_status(t->body, &status);
     struct lyr_hand_shape hands[HD_HAND_COUNT];
-    update_hands(t, time, hands);
+    update_hands(t, time, &frame, hands);
     lyr_joints_from_pose(body_skeleton(t->body), body_pose(t->body), status.heading_rad, floor_y(t),
                          t->joint_count, hands, t->joints);
     t->last_frame = frame;

@@ -145,6 +145,23 @@ make_actions(struct la_app *app)
     CHECK_XR(xrCreateActionSet(app->instance, &set_info, &app->set));
     app->trigger = make_action(app, "trigger", XR_ACTION_TYPE_BOOLEAN_INPUT);
     app->grip = make_action(app, "grip", XR_ACTION_TYPE_POSE_INPUT);
+    if (app->touch) {
+        app->squeeze = make_action(app, "squeeze", XR_ACTION_TYPE_FLOAT_INPUT);
+        const XrActionSuggestedBinding touch[] = {
+            {app->trigger, path(app, "/user/hand/right/input/a/click")},
+            {app->grip, path(app, "/user/hand/left/input/grip/pose")},
+            {app->grip, path(app, "/user/hand/right/input/grip/pose")},
+            {app->squeeze, path(app, "/user/hand/left/input/squeeze/value")},
+            {app->squeeze, path(app, "/user/hand/right/input/squeeze/value")},
+        };
+        const XrInteractionProfileSuggestedBinding suggested = {
+            .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
+            .interactionProfile = path(app, "/interaction_profiles/oculus/touch_controller"),
+            .countSuggestedBindings = 5,
+            .suggestedBindings = touch};
+        CHECK_XR(xrSuggestInteractionProfileBindings(app->instance, &suggested));
+        return;
+    }
     const XrActionSuggestedBinding bindings[] = {
         {app->trigger, path(app, "/user/hand/right/input/select/click")},
         {app->grip, path(app, "/user/hand/left/input/grip/pose")},

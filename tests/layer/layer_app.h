@@ -4,7 +4,9 @@
  * (XR_API_LAYER_PATH at the build tree's manifest, XR_ENABLE_API_LAYERS), in a headless
  * session (XR_MND_headless: each xrSyncActions is one frame of the runtime's stream).
  * It has its own actions, as any application does: a trigger (the right hand's
- * select/click) and grip poses, bound for khr/simple_controller.
+ * select/click) and grip poses, bound for khr/simple_controller; or, with `touch`, for
+ * oculus/touch_controller: the trigger on the right hand's a/click, the grips, and a
+ * squeeze (float) on both hands' squeeze/value.
  */
 #ifndef EMBODY_LAYER_APP_H
 #define EMBODY_LAYER_APP_H
@@ -25,7 +27,9 @@ struct la_app {
     XrActionSet set;
     XrAction trigger;
     XrAction grip;
+    XrAction squeeze; /* with `touch` */
     XrPath hand[2];
+    bool touch; /* set before la_start_session: bindings for Oculus Touch instead */
     bool local_base; /* set before la_start_session: LOCAL instead of STAGE */
     XrSpace stage;   /* the application's base space: STAGE (or LOCAL) */
     XrSpace grip_space[2];

@@ -6,10 +6,16 @@
  *     (point, fist, open, thumbs-up), the layer's finger joints bend as the hand model's
  *     joints of that pose (converted by hd_pose_from_tracking as the layer does), within
  *     LIMIT_DEG at every joint;
- *   - when hand tracking is lost, the fingers go back to the relaxed hand, a bounded
+ *   - when hand tracking is lost, the fingers go back to the hand they had before (the
+ *     simple controller's, which senses no finger: src/hand's relaxed curls), a bounded
  *     change per frame (the handover, HD_HANDOVER_S), and end there;
- *   - without the extension, the relaxed hand as before: rigid, the same on every frame.
- *   - an application that enables XR_EXT_hand_tracking itself keeps its own hand trackers.
+ *   - without the extension and with nothing pressed, the fingers hold still: rigid, the
+ *     same on every frame;
+ *   - an application that enables XR_EXT_hand_tracking itself keeps its own hand trackers;
+ *   - without the extension, an application bound for Oculus Touch: the controller's
+ *     finger inputs make the hand model's pose of their curls (fist, point, thumbs-up),
+ *     putting the controller down and picking it up blend (the relaxed hand between),
+ *     and the application's own actions still read their inputs.
  *
  * The measure is frame-free: at each finger joint, the angle between the bone that ends
  * there and the bone that starts there, from the joints' positions (a rigid move of the
@@ -165,14 +171,17 @@ struct run {
     XrBodyJointLocationFB joints[FULL];
 };
 
+/* `touch`: the application binds Oculus Touch (layer_app.h), not the simple controller. */
 static void
-run_start_with(struct run *r, const char *name, const char *extra, const char *extension)
+run_start_with(struct run *r, const char *name, const char *extra, const char *extension,
+               bool touch)
 {
     char script[PATH_LEN];
     g_app = &r->app;
     la_use_layer(write_script(name, extra, script, sizeof script));
     setenv("EMBODY_LAYER_HEIGHT_M", HEIGHT, 1);
     la_create_with(&r->app, true, true, extension);
+    r->app.touch = touch;
     la_start_session(&r->app);
     la_pump(&r->app);
     assert_true(r->app.running);
@@ -189,7 +198,7 @@ run_start_with(struct run *r, const char *name, const char *extra, const char *e
 static void
 run_start(struct run *r, const char *name, const char *extra)
 {
-    run_start_with(r, name, extra, NULL);
+    run_start_with(r, name, extra, NULL, false);
 }
 
 /* One frame: the runtime advances, the application asks for the body at the frame's
@@ -262,7 +271,7 @@ fingers_bend_as_the_hand_model_in_each_tracked_pose(void **state)
 }
 
 static void
-losing_hand_tracking_blends_back_to_the_relaxed_hand(void **state)
+losing_hand_tracking_blends_back(void **state)
 {
     (void)state;
     enum { TRACKED_AT = 30, LOST_AT = 90, END = 150 };
@@ -278,11 +287,11 @@ losing_hand_tracking_blends_back_to_the_relaxed_hand(void **state)
         run_frame(&r);
         layer_bends(r.joints, HD_LEFT, now);
         if (f == TRACKED_AT - 1)
-            memcpy(relaxed, now, sizeof relaxed); /* offered, not tracked: relaxed */
+            memcpy(relaxed, now, sizeof relaxed); /* not tracked: the controller's hand */
         if (f == LOST_AT - 1)
             assert_true(max_difference(now, fist) <= LIMIT_DEG);
         if (f >= LOST_AT) {
-            /* The whole way from the fist to the relaxed hand, spread over the handover:
+            /* The whole way from the fist to the hand before, spread over the handover:
              * the frame's share, with room for the blend not being linear in angle. */
             const double dt_s = r.stream.frames[r.k - 1].time_s - r.stream.frames[r.k - 2].time_s;
             bound = 1.5 * max_difference(fist, relaxed) * dt_s / (double)HD_HANDOVER_S + 0.5;
@@ -296,7 +305,7 @@ losing_hand_tracking_blends_back_to_the_relaxed_hand(void **state)
     const double jump = max_difference(fist, relaxed);
     const double end = max_difference(now, relaxed);
     printf("lost: the largest change %.2f degrees a frame (bound %.2f; a jump would be %.2f); "
-           "%.4f degrees from the relaxed hand at the end\n",
+           "%.4f degrees from the hand before at the end\n",
            worst_step, bound, jump, end);
     assert_true(jump > 4.0 * bound); /* the test can tell a blend from a jump */
     assert_true(end <= 0.01);
@@ -304,7 +313,7 @@ losing_hand_tracking_blends_back_to_the_relaxed_hand(void **state)
 }
 
 static void
-without_hand_tracking_the_fingers_are_the_rigid_relaxed_hand(void **state)
+without_hand_tracking_or_inputs_the_fingers_hold_still(void **state)
 {
     (void)state;
     struct run r;
@@ -333,7 +342,7 @@ an_application_with_its_own_hand_tracking_keeps_it(void **state)
     (void)state;
     struct run r;
     run_start_with(&r, "layer_hands_app.script", "at 0 hand left fist\nat 0 hand right open\n",
-                   XR_EXT_HAND_TRACKING_EXTENSION_NAME);
+                   XR_EXT_HAND_TRACKING_EXTENSION_NAME, false);
     PFN_xrCreateHandTrackerEXT create = NULL;
     PFN_xrDestroyHandTrackerEXT destroy = NULL;
     PFN_xrLocateHandJointsEXT locate = NULL;
@@ -372,15 +381,155 @@ an_application_with_its_own_hand_tracking_keeps_it(void **state)
     run_end(&r);
 }
 
+
+/* ---- The controllers' finger inputs (no hand tracking) ---- */
+
+/* What the layer should show for `curls`: the hand model's pose of them, as joints. */
+static void
+curl_bends(int hand, const struct hd_curls *curls, double *out)
+{
+    struct hd_model model;
+    const struct hd_model_desc desc = {.hand = (enum hd_hand)hand};
+    struct em_error err = {{0}};
+    assert_int_equal(hd_model_init(&desc, &model, &err), EM_OK);
+    struct hd_pose pose;
+    hd_pose_from_curls(&model, curls, &pose);
+    const float origin[3] = {0.0f, 0.0f, 0.0f}, identity[4] = {0.0f, 0.0f, 0.0f, 1.0f};
+    struct hd_xr_hand joints;
+    hd_pose_to_tracking(&model, &pose, origin, identity, &joints);
+    float p[HD_XR_JOINT_COUNT][3];
+    for (int k = 0; k < HD_XR_JOINT_COUNT; ++k)
+        memcpy(p[k], joints.joint[k].position_m, sizeof p[k]);
+    bends_of(p, out);
+}
+
+static float
+app_float(struct la_app *app, XrAction action, int hand, XrBool32 *out_active)
+{
+    const XrActionStateGetInfo info = {
+        .type = XR_TYPE_ACTION_STATE_GET_INFO, .action = action, .subactionPath = app->hand[hand]};
+    XrActionStateFloat state = {.type = XR_TYPE_ACTION_STATE_FLOAT};
+    assert_int_equal(xrGetActionStateFloat(app->session, &info, &state), XR_SUCCESS);
+    *out_active = state.isActive;
+    return state.currentState;
+}
+
+static bool
+app_bool(struct la_app *app, XrAction action, int hand)
+{
+    const XrActionStateGetInfo info = {
+        .type = XR_TYPE_ACTION_STATE_GET_INFO, .action = action, .subactionPath = app->hand[hand]};
+    XrActionStateBoolean state = {.type = XR_TYPE_ACTION_STATE_BOOLEAN};
+    assert_int_equal(xrGetActionStateBoolean(app->session, &info, &state), XR_SUCCESS);
+    return state.isActive && state.currentState;
+}
+
+#define RIGHT "/user/hand/right/input/"
+/* The right hand's phases, PHASE frames each: fist, point, thumbs-up from the inputs; the
+ * controller put down (the relaxed hand); picked up again (thumbs-up). The application
+ * presses its own a/click at A_AT and reads its squeeze. */
+#define PHASE 60
+#define A_AT 130
+static const char k_controller_script[] =
+    "profile /interaction_profiles/oculus/touch_controller\n"
+    "at 0 value " RIGHT "trigger/value 1\n"
+    "at 0 press " RIGHT "trigger/touch\n"
+    "at 0 value " RIGHT "squeeze/value 1\n"
+    "at 0 press " RIGHT "thumbstick/touch\n"
+    "at 60 release " RIGHT "trigger/touch\n"
+    "at 60 value " RIGHT "trigger/value 0\n"
+    "at 120 value " RIGHT "trigger/value 1\n"
+    "at 120 press " RIGHT "trigger/touch\n"
+    "at 120 release " RIGHT "thumbstick/touch\n"
+    "at 130 press " RIGHT "a/click\n"
+    "at 180 controller right off\n"
+    "at 240 controller right on\n";
+
+/* Without hand tracking, an application bound for Oculus Touch: the layer's own finger
+ * actions (bound beside the application's) give the right hand the curls of its inputs
+ * (src/hand: the thumb on a sensor 0.5, off them 0; the index on the trigger follows it,
+ * off its touch sensor it points; the squeeze closes the other three), within LIMIT_DEG
+ * of the hand model's pose of them at every bend; putting the controller down and
+ * picking it up again change the source without a jump; the application's own actions
+ * read their inputs all along. */
+static void
+the_controllers_inputs_shape_the_fingers(void **state)
+{
+    (void)state;
+    enum { FIST, POINT, THUMBS_UP, PUT_DOWN, PICKED_UP, PHASES };
+    static const char *k_names[PHASES] = {"fist", "point", "thumbs-up", "put down",
+                                          "picked up"};
+    static const struct hd_curls k_curls[PHASES] = {
+        [FIST] = {{0.5f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f},
+        [POINT] = {{0.5f, 0.0f, 1.0f, 1.0f, 1.0f}, 0.0f},
+        [THUMBS_UP] = {{0.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f},
+        [PICKED_UP] = {{0.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0.0f},
+    };
+    struct run r;
+    run_start_with(&r, "layer_hands_controller.script", k_controller_script, NULL, true);
+    assert_false(la_extension_offered(XR_EXT_HAND_TRACKING_EXTENSION_NAME));
+    double want[PHASES][BENDS], now[BENDS], prev[BENDS], relaxed[BENDS];
+    for (int p = 0; p < PHASES; ++p)
+        if (p != PUT_DOWN)
+            curl_bends(HD_RIGHT, &k_curls[p], want[p]);
+    double worst = 0.0, step[PHASES * PHASE] = {0}, dt_s = 0.0;
+    bool app_read = false;
+    for (int f = 0; f < PHASES * PHASE; ++f) {
+        run_frame(&r);
+        const int p = f / PHASE;
+        layer_bends(r.joints, HD_RIGHT, now);
+        if (f == PUT_DOWN * PHASE + PHASE - 1)
+            memcpy(relaxed, now, sizeof relaxed);
+        if (f >= PUT_DOWN * PHASE) { /* the changes of source */
+            dt_s = fmax(dt_s, r.stream.frames[r.k - 1].time_s - r.stream.frames[r.k - 2].time_s);
+            step[f] = max_difference(now, prev);
+        }
+        if (f % PHASE >= SETTLE_FRAMES && p != PUT_DOWN) {
+            const double d = max_difference(now, want[p]);
+            worst = fmax(worst, d);
+            if (d > LIMIT_DEG)
+                fail_msg("frame %d, %s: a bend %.2f degrees off the curls' pose (limit %.1f)", f,
+                         k_names[p], d, LIMIT_DEG);
+        }
+        if (f == A_AT + 10) { /* the application's own bindings still work */
+            XrBool32 active = XR_FALSE;
+            assert_true(app_bool(&r.app, r.app.trigger, HD_RIGHT));
+            assert_true(app_float(&r.app, r.app.squeeze, HD_RIGHT, &active) == 1.0f);
+            assert_true(active);
+            assert_true(app_float(&r.app, r.app.squeeze, HD_LEFT, &active) == 0.0f);
+            assert_true(active);
+            app_read = true;
+        }
+        memcpy(prev, now, sizeof prev);
+    }
+    assert_true(app_read);
+    /* The way between the thumbs-up and the relaxed hand spread over the handover, with
+     * room for the blend not being linear in angle (as the tracked hand's test). */
+    const double jump = max_difference(want[THUMBS_UP], relaxed);
+    const double bound = 1.5 * jump * dt_s / (double)HD_HANDOVER_S + 0.5;
+    double worst_step = 0.0;
+    for (int f = PUT_DOWN * PHASE; f < PHASES * PHASE; ++f) {
+        worst_step = fmax(worst_step, step[f]);
+        if (step[f] > bound)
+            fail_msg("frame %d: the fingers moved %.2f degrees (bound %.2f)", f, step[f], bound);
+    }
+    printf("controller: fingers within %.3f degrees of the curls' pose; putting it down and "
+           "up, the largest change %.2f degrees a frame (bound %.2f; a jump would be %.2f)\n",
+           worst, worst_step, bound, jump);
+    assert_true(jump > 4.0 * bound); /* the test can tell a blend from a jump */
+    run_end(&r);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(fingers_bend_as_the_hand_model_in_each_tracked_pose, teardown),
-        cmocka_unit_test_teardown(losing_hand_tracking_blends_back_to_the_relaxed_hand, teardown),
-        cmocka_unit_test_teardown(without_hand_tracking_the_fingers_are_the_rigid_relaxed_hand,
+        cmocka_unit_test_teardown(losing_hand_tracking_blends_back, teardown),
+        cmocka_unit_test_teardown(without_hand_tracking_or_inputs_the_fingers_hold_still,
                                   teardown),
         cmocka_unit_test_teardown(an_application_with_its_own_hand_tracking_keeps_it, teardown),
+        cmocka_unit_test_teardown(the_controllers_inputs_shape_the_fingers, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
