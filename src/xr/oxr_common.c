@@ -102,7 +102,7 @@ const struct oxr_finger_inputs oxr_finger_inputs[OXR_CONTROLLER_PROFILE_COUNT] =
       {"/input/thumbstick/touch", "/input/thumbrest/touch"}}},
     /* samsung/odyssey_controller */
     {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB},
-    /* huawei/controller (src/hand does not know it: a relaxed hand) */
+    /* huawei/controller */
     {"/input/trigger/value", NULL, NULL, NULL, OXR_PAD_THUMB},
     /* bytedance/pico4_controller */
     {"/input/trigger/value",

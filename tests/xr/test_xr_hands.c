@@ -18,6 +18,7 @@
 #include "embody/m_math.h"
 #include "embody/stream.h"
 #include "hand_poses.h"
+#include "xr/oxr_common.h"
 #include "xr/xr.h"
 #include "xr_test_util.h"
 
@@ -475,12 +476,49 @@ hand_trackers_come_back_with_a_new_session(void **state)
     in_source_destroy(&g_src);
 }
 
+/* Every finger input a hand profile (src/hand) reads is one the bindings (xr_common's
+ * oxr_finger_inputs, which the program and the layer bind) give: a profile that claimed an
+ * input nobody binds read zeros (Index's claimed per-finger curls: its fingers straight
+ * whatever the grip; Touch Pro's trigger curl: its index curled on a trigger it had left).
+ * And every profile the bindings know has a hand profile. */
+static void
+every_input_a_hand_profile_reads_is_bound(void **state)
+{
+    (void)state;
+    for (int i = 0; i < OXR_CONTROLLER_PROFILE_COUNT; ++i) {
+        const char *path = oxr_controller_profiles[i].path;
+        const struct hd_profile *hp = hd_profile_find(path);
+        if (!hp)
+            fail_msg("%s: no hand profile", path);
+        const struct oxr_finger_inputs *fi = &oxr_finger_inputs[i];
+        const uint32_t in = hp->inputs;
+        bool thumb_bound = false;
+        for (int t = 0; t < OXR_MAX_THUMB_TOUCHES; ++t)
+            thumb_bound = thumb_bound || (fi->thumb_touch[0][t] && fi->thumb_touch[1][t]);
+        char why[160];
+        snprintf(why, sizeof why, "%s (inputs 0x%x)", path, (unsigned)in);
+        if ((in & (HD_IN_TRIGGER_VALUE | HD_IN_SELECT_CLICK)) && !fi->trigger)
+            fail_msg("%s: reads a trigger nobody binds", why);
+        if ((in & HD_IN_TRIGGER_TOUCH) && !fi->trigger_touch)
+            fail_msg("%s: reads a trigger touch nobody binds", why);
+        if ((in & (HD_IN_SQUEEZE_VALUE | HD_IN_SQUEEZE_CLICK)) && !fi->squeeze)
+            fail_msg("%s: reads a squeeze nobody binds", why);
+        if ((in & HD_IN_SQUEEZE_FORCE) && !fi->squeeze_force)
+            fail_msg("%s: reads a squeeze force nobody binds", why);
+        if ((in & HD_IN_THUMB_TOUCHES) && !thumb_bound)
+            fail_msg("%s: reads thumb touches nobody binds", why);
+        if (in & (HD_IN_TRIGGER_CURL | HD_IN_FINGER_CURL))
+            fail_msg("%s: reads curl sensors nobody binds", why);
+    }
+}
+
 #define XT_TEST(test) cmocka_unit_test_teardown(test, destroy_leftover_source)
 
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_input_a_hand_profile_reads_is_bound),
         XT_TEST(each_scripted_pose_reaches_the_fingers),
         XT_TEST(controller_values_make_the_curls),
         XT_TEST(losing_hand_tracking_falls_back_without_a_jump),
