@@ -18,12 +18,10 @@
 static const struct hd_profile profiles[] = {
     {"/interaction_profiles/khr/simple_controller", "Khronos simple controller",
      HD_IN_SELECT_CLICK},
-    /* Index's per-finger curls and Touch Pro's and Touch Plus's trigger curl are not
-     * claimed: no core path gives the first (SteamVR gives Index's fingers as
-     * XR_EXT_hand_tracking's joints, which come first), and nothing binds the second yet. A
-     * profile that claimed them read zeros: Index's fingers straight whatever the grip, the
-     * Pro's index curled on a trigger it had left (tests/xr/test_xr_hands checks every input
-     * read here is bound). */
+    /* Index's per-finger curls are not claimed: no core path gives them (SteamVR gives
+     * Index's fingers as XR_EXT_hand_tracking's joints, which come first). A profile that
+     * claimed them read zeros: Index's fingers straight whatever the grip
+     * (tests/xr/test_xr_hands checks every input read here is bound). */
     {"/interaction_profiles/valve/index_controller", "Valve Index",
      HD_IN_TRIGGER_VALUE | HD_IN_TRIGGER_TOUCH | HD_IN_SQUEEZE_VALUE | HD_IN_SQUEEZE_FORCE |
          HD_IN_THUMBSTICK_TOUCH | HD_IN_TRACKPAD_TOUCH | HD_IN_BUTTONS_TOUCH},
@@ -31,10 +29,10 @@ static const struct hd_profile profiles[] = {
      HD_IN_TRIGGER_VALUE | HD_IN_TRIGGER_TOUCH | HD_IN_SQUEEZE_VALUE | HD_IN_THUMBSTICK_TOUCH |
          HD_IN_BUTTONS_TOUCH | HD_IN_THUMBREST_TOUCH},
     {"/interaction_profiles/meta/touch_pro_controller", "Meta Quest Touch Pro",
-     HD_IN_TRIGGER_VALUE | HD_IN_TRIGGER_TOUCH | HD_IN_SQUEEZE_VALUE |
+     HD_IN_TRIGGER_VALUE | HD_IN_TRIGGER_TOUCH | HD_IN_TRIGGER_CURL | HD_IN_SQUEEZE_VALUE |
          HD_IN_THUMBSTICK_TOUCH | HD_IN_BUTTONS_TOUCH | HD_IN_THUMBREST_TOUCH},
     {"/interaction_profiles/meta/touch_plus_controller", "Meta Quest Touch Plus",
-     HD_IN_TRIGGER_VALUE | HD_IN_TRIGGER_TOUCH | HD_IN_SQUEEZE_VALUE |
+     HD_IN_TRIGGER_VALUE | HD_IN_TRIGGER_TOUCH | HD_IN_TRIGGER_CURL | HD_IN_SQUEEZE_VALUE |
          HD_IN_THUMBSTICK_TOUCH | HD_IN_BUTTONS_TOUCH | HD_IN_THUMBREST_TOUCH},
     {"/interaction_profiles/bytedance/pico4_controller", "PICO 4",
      HD_IN_TRIGGER_VALUE | HD_IN_TRIGGER_TOUCH | HD_IN_SQUEEZE_VALUE | HD_IN_THUMBSTICK_TOUCH |

@@ -1,8 +1,8 @@
 /*
  * The layer's own input: one action set ("embody_layer") with a grip-pose action and the
- * fingers' inputs (trigger, its touch, squeeze, its force, the thumb's touch sensors, as
- * the program reads them: oxr_finger_inputs) for both hands, so the body and its fingers
- * need nothing of the application's actions.
+ * fingers' inputs (trigger, its touch, its curl sensor, squeeze, its force, the thumb's
+ * touch sensors, as the program reads them: oxr_finger_inputs) for both hands, so the body
+ * and its fingers need nothing of the application's actions.
  *
  * The runtime takes one set of suggested bindings per interaction profile (a second
  * suggestion replaces the first), and chooses the profile from those the application
@@ -27,9 +27,9 @@
 #include "xr/oxr_common.h"
 
 #define MAX_BINDINGS 512
-/* The layer's bindings in one profile: two grips, and per hand four finger inputs and
+/* The layer's bindings in one profile: two grips, and per hand five finger inputs and
  * the thumb's sensors. */
-#define MAX_OURS (LYR_HAND_COUNT * (1 + 4 + OXR_MAX_THUMB_TOUCHES))
+#define MAX_OURS (LYR_HAND_COUNT * (1 + 5 + OXR_MAX_THUMB_TOUCHES))
 
 static XrResult
 path(struct lyr_instance *inst, const char *text, XrPath *out)
@@ -54,6 +54,9 @@ create_finger_actions(struct lyr_instance *inst)
                                 XR_ACTION_TYPE_FLOAT_INPUT},
         [LYR_FINGER_SQUEEZE_FORCE] = {"embody_layer_squeeze_force", "embody grip force",
                                       XR_ACTION_TYPE_FLOAT_INPUT},
+        [LYR_FINGER_TRIGGER_CURL] = {"embody_layer_trigger_curl",
+                                     "embody index finger near the trigger",
+                                     XR_ACTION_TYPE_FLOAT_INPUT},
         [LYR_FINGER_THUMB_TOUCH] = {"embody_layer_thumb_touch", "embody thumb on the controller",
                                     XR_ACTION_TYPE_BOOLEAN_INPUT},
     };
@@ -200,6 +203,7 @@ add_fingers(struct lyr_instance *inst, int index, XrActionSuggestedBinding *bind
         [LYR_FINGER_TRIGGER_TOUCH] = fi->trigger_touch,
         [LYR_FINGER_SQUEEZE] = fi->squeeze,
         [LYR_FINGER_SQUEEZE_FORCE] = fi->squeeze_force,
+        [LYR_FINGER_TRIGGER_CURL] = fi->trigger_curl,
     };
     XrResult r = XR_SUCCESS;
     for (int h = 0; h < LYR_HAND_COUNT && XR_SUCCEEDED(r); ++h) {
@@ -531,13 +535,18 @@ lyr_input_read_fingers(struct lyr_session *s, int h, struct hd_controller_input 
         return false;
     if (!s->profiles_known)
         read_profiles(s);
-    bool active = false, thumb = false;
+    bool active = false, thumb = false, curl_active = false;
+    float curl = 0.0f;
     const bool ok =
         read_float(s, a[LYR_FINGER_TRIGGER], h, &out->trigger, &active) &&
         read_bool(s, a[LYR_FINGER_TRIGGER_TOUCH], h, &out->trigger_touch, &active) &&
         read_float(s, a[LYR_FINGER_SQUEEZE], h, &out->squeeze, &active) &&
         read_float(s, a[LYR_FINGER_SQUEEZE_FORCE], h, &out->squeeze_force, &active) &&
-        read_bool(s, a[LYR_FINGER_THUMB_TOUCH], h, &thumb, &active);
+        read_bool(s, a[LYR_FINGER_THUMB_TOUCH], h, &thumb, &active) &&
+        read_float(s, a[LYR_FINGER_TRIGGER_CURL], h, &curl, &curl_active);
+    /* The runtime's curl is 1 with the finger flat on the trigger; ours is the distance from
+     * it. Without the sensor the index is far from the trigger, as before it was bound. */
+    out->trigger_curl = curl_active ? 1.0f - curl : 1.0f;
     /* One action for every thumb sensor: any touched is the thumb on the controller. */
     out->thumbstick_touch = out->trackpad_touch = out->buttons_touch = out->thumbrest_touch =
         thumb;

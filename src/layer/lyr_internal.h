@@ -70,7 +70,8 @@ enum lyr_finger_action {
     LYR_FINGER_TRIGGER_TOUCH, /* boolean */
     LYR_FINGER_SQUEEZE,       /* float */
     LYR_FINGER_SQUEEZE_FORCE, /* float */
-    LYR_FINGER_THUMB_TOUCH,   /* boolean, every thumb sensor of the profile */
+    LYR_FINGER_TRIGGER_CURL,  /* float: 0 pointed away .. 1 flat on the trigger */
+    LYR_FINGER_THUMB_TOUCH,   /* boolean, every thumb sensor of the profile (last) */
     LYR_FINGER_ACTION_COUNT,
 };
 

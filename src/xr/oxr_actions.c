@@ -25,7 +25,7 @@ static const char *const k_hand_path[OXR_HAND_COUNT] = {"/user/hand/left", "/use
 static const char *const k_hand_name[OXR_HAND_COUNT] = {"left", "right"};
 
 /* grip, aim, calibrate, recenter and the fingers' inputs, for two hands */
-#define OXR_BINDINGS_PER_PROFILE (2 * (8 + OXR_MAX_THUMB_TOUCHES))
+#define OXR_BINDINGS_PER_PROFILE (2 * (9 + OXR_MAX_THUMB_TOUCHES))
 
 static enum em_result
 path_from_string(struct oxr_source *ox, const char *text, XrPath *out_path,
@@ -79,6 +79,7 @@ add_finger_bindings(struct oxr_source *ox, const struct oxr_finger_inputs *fi, i
         {a->finger_trigger_touch, fi->trigger_touch},
         {a->finger_squeeze, fi->squeeze},
         {a->finger_squeeze_force, fi->squeeze_force},
+        {a->finger_trigger_curl, fi->trigger_curl},
     };
     enum em_result r = EM_OK;
     for (size_t i = 0; i < sizeof one / sizeof one[0] && r == EM_OK; ++i)
@@ -185,6 +186,9 @@ oxr_actions_create(struct oxr_source *ox, struct em_error *err)
     if (r == EM_OK)
         r = create_action(ox, "finger_thumb_touch", "Thumb on the controller",
                           XR_ACTION_TYPE_BOOLEAN_INPUT, &a->finger_thumb_touch, err);
+    if (r == EM_OK)
+        r = create_action(ox, "finger_trigger_curl", "Index finger near the trigger",
+                          XR_ACTION_TYPE_FLOAT_INPUT, &a->finger_trigger_curl, err);
     for (int i = 0; i < OXR_CONTROLLER_PROFILE_COUNT && r == EM_OK; ++i) {
         if (ox->ext.controller_profiles & (1u << i))
             r = suggest_profile(ox, i, true, err);
@@ -290,11 +294,17 @@ oxr_actions_read_fingers(struct oxr_source *ox, int hand, struct oxr_hand_contro
     out->fingers_active = false;
     bool active = false;
     bool thumb = false;
+    bool curl_active = false;
+    float curl = 0.0f;
     const bool ok = read_float(ox, a->finger_trigger, hand, &in->trigger, &active) &&
                     read_bool(ox, a->finger_trigger_touch, hand, &in->trigger_touch, &active) &&
                     read_float(ox, a->finger_squeeze, hand, &in->squeeze, &active) &&
                     read_float(ox, a->finger_squeeze_force, hand, &in->squeeze_force, &active) &&
-                    read_bool(ox, a->finger_thumb_touch, hand, &thumb, &active);
+                    read_bool(ox, a->finger_thumb_touch, hand, &thumb, &active) &&
+                    read_float(ox, a->finger_trigger_curl, hand, &curl, &curl_active);
+    /* The runtime's curl is 1 with the finger flat on the trigger; ours is the distance from
+     * it. Without the sensor the index is far from the trigger, as before it was bound. */
+    in->trigger_curl = curl_active ? 1.0f - curl : 1.0f;
     /* One action for every thumb sensor: any touched is the thumb on the controller. */
     in->thumbstick_touch = in->trackpad_touch = in->buttons_touch = in->thumbrest_touch = thumb;
     out->fingers_active = ok && active;

@@ -70,53 +70,54 @@ const struct oxr_controller_profile oxr_controller_profiles[OXR_CONTROLLER_PROFI
 
 const struct oxr_finger_inputs oxr_finger_inputs[OXR_CONTROLLER_PROFILE_COUNT] = {
     /* khr/simple_controller */
-    {"/input/select/click", NULL, NULL, NULL, {{NULL}, {NULL}}},
+    {"/input/select/click", NULL, NULL, NULL, {{NULL}, {NULL}}, NULL},
     /* valve/index_controller */
     {"/input/trigger/value",
      "/input/trigger/touch",
      "/input/squeeze/value",
      "/input/squeeze/force",
      {{"/input/thumbstick/touch", "/input/trackpad/touch", "/input/a/touch", "/input/b/touch"},
-      {"/input/thumbstick/touch", "/input/trackpad/touch", "/input/a/touch", "/input/b/touch"}}},
+      {"/input/thumbstick/touch", "/input/trackpad/touch", "/input/a/touch", "/input/b/touch"}},
+     NULL},
     /* oculus/touch_controller */
     {"/input/trigger/value", "/input/trigger/touch", "/input/squeeze/value", NULL,
-     OXR_TOUCH_THUMBS},
+     OXR_TOUCH_THUMBS, NULL},
     /* htc/vive_controller */
-    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB},
+    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB, NULL},
     /* microsoft/motion_controller */
-    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB},
+    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB, NULL},
     /* hp/mixed_reality_controller */
-    {"/input/trigger/value", NULL, "/input/squeeze/value", NULL, {{NULL}, {NULL}}},
+    {"/input/trigger/value", NULL, "/input/squeeze/value", NULL, {{NULL}, {NULL}}, NULL},
     /* htc/vive_cosmos_controller */
     {"/input/trigger/value",
      NULL,
      "/input/squeeze/click",
      NULL,
-     {{"/input/thumbstick/touch"}, {"/input/thumbstick/touch"}}},
+     {{"/input/thumbstick/touch"}, {"/input/thumbstick/touch"}}, NULL},
     /* htc/vive_focus3_controller */
     {"/input/trigger/value",
      "/input/trigger/touch",
      "/input/squeeze/value",
      NULL,
      {{"/input/thumbstick/touch", "/input/thumbrest/touch"},
-      {"/input/thumbstick/touch", "/input/thumbrest/touch"}}},
+      {"/input/thumbstick/touch", "/input/thumbrest/touch"}}, NULL},
     /* samsung/odyssey_controller */
-    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB},
+    {"/input/trigger/value", NULL, "/input/squeeze/click", NULL, OXR_PAD_THUMB, NULL},
     /* huawei/controller */
-    {"/input/trigger/value", NULL, NULL, NULL, OXR_PAD_THUMB},
+    {"/input/trigger/value", NULL, NULL, NULL, OXR_PAD_THUMB, NULL},
     /* bytedance/pico4_controller */
     {"/input/trigger/value",
      "/input/trigger/touch",
      "/input/squeeze/value",
      NULL,
      {{"/input/thumbstick/touch", "/input/x/touch", "/input/y/touch"},
-      {"/input/thumbstick/touch", "/input/a/touch", "/input/b/touch"}}},
+      {"/input/thumbstick/touch", "/input/a/touch", "/input/b/touch"}}, NULL},
     /* meta/touch_pro_controller */
     {"/input/trigger/value", "/input/trigger/touch", "/input/squeeze/value", NULL,
-     OXR_TOUCH_THUMBS},
+     OXR_TOUCH_THUMBS, "/input/trigger/curl_fb"},
     /* meta/touch_plus_controller */
     {"/input/trigger/value", "/input/trigger/touch", "/input/squeeze/value", NULL,
-     OXR_TOUCH_THUMBS},
+     OXR_TOUCH_THUMBS, "/input/trigger/curl_meta"},
 };
 
 const char *const oxr_tracker_roles[EM_TRACKER_COUNT] = {

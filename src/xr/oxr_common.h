@@ -46,6 +46,7 @@ struct oxr_finger_inputs {
     const char *squeeze_force; /* float */
     /* boolean, per hand (0 left): any one touched is the thumb on the controller */
     const char *thumb_touch[2][OXR_MAX_THUMB_TOUCHES];
+    const char *trigger_curl; /* float: 0 index pointed away .. 1 flat on the trigger */
 };
 
 extern const struct oxr_finger_inputs oxr_finger_inputs[OXR_CONTROLLER_PROFILE_COUNT];

@@ -106,6 +106,7 @@ struct oxr_actions {
     XrAction finger_squeeze;       /* float */
     XrAction finger_squeeze_force; /* float */
     XrAction finger_thumb_touch;   /* boolean: any thumb sensor */
+    XrAction finger_trigger_curl;  /* float: 0 pointed away .. 1 flat on the trigger */
 };
 
 /* What drives a hand's fingers or its wrist. */

@@ -156,7 +156,9 @@ make_actions(struct la_app *app)
         };
         const XrInteractionProfileSuggestedBinding suggested = {
             .type = XR_TYPE_INTERACTION_PROFILE_SUGGESTED_BINDING,
-            .interactionProfile = path(app, "/interaction_profiles/oculus/touch_controller"),
+            .interactionProfile =
+                path(app, app->touch_profile ? app->touch_profile
+                                             : "/interaction_profiles/oculus/touch_controller"),
             .countSuggestedBindings = 5,
             .suggestedBindings = touch};
         CHECK_XR(xrSuggestInteractionProfileBindings(app->instance, &suggested));

@@ -30,6 +30,8 @@ struct la_app {
     XrAction squeeze; /* with `touch` */
     XrPath hand[2];
     bool touch; /* set before la_start_session: bindings for Oculus Touch instead */
+    const char *touch_profile; /* with `touch`, set before: that profile (NULL: Oculus Touch),
+                                * one with Touch's paths (the instance enables its extension) */
     bool local_base; /* set before la_start_session: LOCAL instead of STAGE */
     XrSpace stage;   /* the application's base space: STAGE (or LOCAL) */
     XrSpace grip_space[2];

@@ -171,10 +171,11 @@ struct run {
     XrBodyJointLocationFB joints[FULL];
 };
 
-/* `touch`: the application binds Oculus Touch (layer_app.h), not the simple controller. */
+/* `touch`: the application binds Oculus Touch (layer_app.h), not the simple controller;
+ * or `touch_profile`, one with Touch's paths, when not NULL. */
 static void
-run_start_with(struct run *r, const char *name, const char *extra, const char *extension,
-               bool touch)
+run_start_profile(struct run *r, const char *name, const char *extra, const char *extension,
+                  bool touch, const char *touch_profile)
 {
     char script[PATH_LEN];
     g_app = &r->app;
@@ -182,6 +183,7 @@ run_start_with(struct run *r, const char *name, const char *extra, const char *e
     setenv("EMBODY_LAYER_HEIGHT_M", HEIGHT, 1);
     la_create_with(&r->app, true, true, extension);
     r->app.touch = touch;
+    r->app.touch_profile = touch_profile;
     la_start_session(&r->app);
     la_pump(&r->app);
     assert_true(r->app.running);
@@ -193,6 +195,13 @@ run_start_with(struct run *r, const char *name, const char *extra, const char *e
                                             .bodyJointSet = XR_BODY_JOINT_SET_FULL_BODY_META};
     assert_int_equal(r->app.create_body_tracker(r->app.session, &info, &r->tracker), XR_SUCCESS);
     r->k = 0;
+}
+
+static void
+run_start_with(struct run *r, const char *name, const char *extra, const char *extension,
+               bool touch)
+{
+    run_start_profile(r, name, extra, extension, touch, NULL);
 }
 
 static void
@@ -520,6 +529,46 @@ the_controllers_inputs_shape_the_fingers(void **state)
     run_end(&r);
 }
 
+#define PRO "/interaction_profiles/meta/touch_pro_controller"
+static const char k_touch_pro_script[] = "profile " PRO "\n"
+                                         "at 0 value " RIGHT "trigger/curl_fb 0.5\n"
+                                         "at 60 value " RIGHT "trigger/curl_fb 0\n";
+
+/* Touch Pro, the trigger untouched: the layer's curl action bends the right index as far
+ * as the sensor says (the runtime's 1 flat on the trigger): at 0.5 between straight and
+ * its curl on the trigger, at 0 straight; within LIMIT_DEG of the hand model's pose. */
+static void
+the_touch_pro_curl_sensor_bends_the_index(void **state)
+{
+    (void)state;
+    const struct hd_profile *pro = hd_profile_find(PRO);
+    assert_non_null(pro);
+    struct hd_curls on_trigger, curls[2];
+    hd_curls_from_controller(pro, &(struct hd_controller_input){.trigger_touch = true},
+                             &on_trigger);
+    hd_curls_from_controller(pro, &(struct hd_controller_input){.trigger_curl = 0.5f}, &curls[0]);
+    hd_curls_from_controller(pro, &(struct hd_controller_input){.trigger_curl = 1.0f}, &curls[1]);
+    assert_true(curls[0].curl[HD_INDEX] > 0.05f &&
+                curls[0].curl[HD_INDEX] < on_trigger.curl[HD_INDEX] - 0.05f);
+    assert_true(curls[1].curl[HD_INDEX] < 0.01f);
+    double want[2][BENDS], now[BENDS];
+    for (int p = 0; p < 2; ++p)
+        curl_bends(HD_RIGHT, &curls[p], want[p]);
+    assert_true(max_difference(want[0], want[1]) > 4.0 * LIMIT_DEG); /* the test can tell */
+    struct run r;
+    run_start_profile(&r, "layer_hands_touch_pro.script", k_touch_pro_script,
+                      "XR_FB_touch_controller_pro", true, PRO);
+    for (int f = 0; f < 2 * PHASE; ++f) {
+        run_frame(&r);
+        layer_bends(r.joints, HD_RIGHT, now);
+        const double d = max_difference(now, want[f / PHASE]);
+        if (f % PHASE >= SETTLE_FRAMES && d > LIMIT_DEG)
+            fail_msg("frame %d: a bend %.2f degrees off the curls' pose (limit %.1f)", f, d,
+                     LIMIT_DEG);
+    }
+    run_end(&r);
+}
+
 int
 main(void)
 {
@@ -530,6 +579,7 @@ main(void)
                                   teardown),
         cmocka_unit_test_teardown(an_application_with_its_own_hand_tracking_keeps_it, teardown),
         cmocka_unit_test_teardown(the_controllers_inputs_shape_the_fingers, teardown),
+        cmocka_unit_test_teardown(the_touch_pro_curl_sensor_bends_the_index, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

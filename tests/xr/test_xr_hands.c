@@ -245,6 +245,59 @@ controller_values_make_the_curls(void **state)
     in_source_destroy(&g_src);
 }
 
+/* Touch Pro: with the trigger untouched, the index hovers as far as the trigger's curl
+ * sensor says (the runtime's 1 flat on the trigger, 0 pointed away): 0-29 at 0.5, between
+ * straight and its curl on the trigger; 30-59 at 0, straight. */
+static void
+the_touch_pro_curl_sensor_bends_the_index_off_the_trigger(void **state)
+{
+    (void)state;
+    static struct em_tracking_frame rows[N], got[N];
+    static struct st_fingers fingers[N];
+    run("hand_touch_pro_curl",
+        "profile /interaction_profiles/meta/touch_pro_controller\n"
+        "at 0 value /user/hand/right/input/trigger/curl_fb 0.5\n"
+        "at 30 value /user/hand/right/input/trigger/curl_fb 0\n",
+        rows, got, fingers, N);
+    const struct hd_model model = default_model(1);
+    const struct hd_profile *pro =
+        hd_profile_find("/interaction_profiles/meta/touch_pro_controller");
+    assert_non_null(pro);
+    assert_true(pro->inputs & HD_IN_TRIGGER_CURL);
+    struct hd_curls on_trigger;
+    hd_curls_from_controller(pro, &(struct hd_controller_input){.trigger_touch = true},
+                             &on_trigger);
+    assert_true(on_trigger.curl[HD_INDEX] > 0.1f);
+    const struct hd_controller_input inputs[2] = {{.trigger_curl = 0.5f}, {.trigger_curl = 1.0f}};
+    for (int s = 0; s < 2; ++s) {
+        struct hd_curls curls;
+        hd_curls_from_controller(pro, &inputs[s], &curls);
+        struct hd_pose want;
+        hd_pose_from_curls(&model, &curls, &want);
+        for (int k = s * 30 + 20; k < s * 30 + 30; ++k) {
+            assert_true(fingers[k].valid[1]);
+            const struct hd_pose p = pose_of(&fingers[k], 1);
+            const float worst = worst_deg(&p, &want);
+            if (!(worst < 0.01f))
+                fail_msg("curl %d, frame %d: %.3f deg from the controller's curls", s, k,
+                         (double)worst);
+            struct hd_curls c;
+            hd_curls_from_pose(&model, &p, &c);
+            const float index = c.curl[HD_INDEX];
+            if (s == 0 && !(index > 0.05f && index < on_trigger.curl[HD_INDEX] - 0.05f))
+                fail_msg("frame %d: index curl %.3f, not between 0 and %.3f", k, (double)index,
+                         (double)on_trigger.curl[HD_INDEX]);
+            if (s == 1 && !(index < 0.05f))
+                fail_msg("frame %d: index curl %.3f, not straight", k, (double)index);
+        }
+    }
+    struct oxr_status status;
+    oxr_source_get_status(g_src, &status);
+    assert_string_equal(status.hand[1].finger_source, "controller");
+    xt_assert_no_violations();
+    in_source_destroy(&g_src);
+}
+
 /* The largest per-frame change of any angle over frames [from, to), against what a
  * blend over HD_HANDOVER_S from the pose at `from - 1` to the one at `to - 1` allows in
  * each frame's step (with 20 % and 0.05 degrees for rounding). */
@@ -479,7 +532,8 @@ hand_trackers_come_back_with_a_new_session(void **state)
 /* Every finger input a hand profile (src/hand) reads is one the bindings (xr_common's
  * oxr_finger_inputs, which the program and the layer bind) give: a profile that claimed an
  * input nobody binds read zeros (Index's claimed per-finger curls: its fingers straight
- * whatever the grip; Touch Pro's trigger curl: its index curled on a trigger it had left).
+ * whatever the grip; Touch Pro's trigger curl, before it was bound: its index curled on a
+ * trigger it had left).
  * And every profile the bindings know has a hand profile. */
 static void
 every_input_a_hand_profile_reads_is_bound(void **state)
@@ -507,8 +561,10 @@ every_input_a_hand_profile_reads_is_bound(void **state)
             fail_msg("%s: reads a squeeze force nobody binds", why);
         if ((in & HD_IN_THUMB_TOUCHES) && !thumb_bound)
             fail_msg("%s: reads thumb touches nobody binds", why);
-        if (in & (HD_IN_TRIGGER_CURL | HD_IN_FINGER_CURL))
-            fail_msg("%s: reads curl sensors nobody binds", why);
+        if ((in & HD_IN_TRIGGER_CURL) && !fi->trigger_curl)
+            fail_msg("%s: reads a trigger curl nobody binds", why);
+        if (in & HD_IN_FINGER_CURL)
+            fail_msg("%s: reads per-finger curls nobody binds", why);
     }
 }
 
@@ -521,6 +577,7 @@ main(void)
         cmocka_unit_test(every_input_a_hand_profile_reads_is_bound),
         XT_TEST(each_scripted_pose_reaches_the_fingers),
         XT_TEST(controller_values_make_the_curls),
+        XT_TEST(the_touch_pro_curl_sensor_bends_the_index_off_the_trigger),
         XT_TEST(losing_hand_tracking_falls_back_without_a_jump),
         XT_TEST(the_tracked_wrist_drives_the_hand_while_the_controller_is_down),
         XT_TEST(a_controller_lying_still_away_from_the_tracked_hand_is_idle),

@@ -43,6 +43,24 @@ static const char *const k_touch_right[] = {"/input/a/click", "/input/a/touch",
                                             "/input/b/click", "/input/b/touch",
                                             "/input/system/click", NULL};
 
+/* Touch Pro (XR_FB_touch_controller_pro) and Touch Plus (XR_META_touch_controller_plus):
+ * Touch's paths (k_touch_left, k_touch_right) and these. */
+static const char *const k_touch_pro_both[] = {
+    "/input/squeeze/value",      "/input/trigger/value",        "/input/trigger/touch",
+    "/input/thumbstick/x",       "/input/thumbstick/y",         "/input/thumbstick/click",
+    "/input/thumbstick/touch",   "/input/thumbrest/touch",      "/input/grip/pose",
+    "/input/aim/pose",           "/output/haptic",              "/input/thumbrest/force",
+    "/input/stylus_fb/force",    "/input/trigger/curl_fb",      "/input/trigger/slide_fb",
+    "/input/trigger/proximity_fb", "/input/thumb_fb/proximity_fb", "/output/haptic_trigger_fb",
+    "/output/haptic_thumb_fb",   NULL};
+static const char *const k_touch_plus_both[] = {
+    "/input/squeeze/value",        "/input/trigger/value",          "/input/trigger/touch",
+    "/input/thumbstick/x",         "/input/thumbstick/y",           "/input/thumbstick/click",
+    "/input/thumbstick/touch",     "/input/thumbrest/touch",        "/input/grip/pose",
+    "/input/aim/pose",             "/output/haptic",                "/input/trigger/force",
+    "/input/trigger/curl_meta",    "/input/trigger/slide_meta",     "/input/trigger/proximity_meta",
+    "/input/thumb_meta/proximity_meta", NULL};
+
 static const char *const k_vive[] = {
     "/input/system/click", "/input/squeeze/click", "/input/menu/click",
     "/input/trigger/click", "/input/trigger/value", "/input/trackpad/x",
@@ -69,22 +87,39 @@ static const char *const k_none[] = {NULL};
 
 struct tr_profile {
     const char *path;
-    bool needs_hp_extension;
+    const char *extension; /* that the instance must enable, or NULL */
     const char *const *both;
     const char *const *left;
     const char *const *right;
 };
 
 static const struct tr_profile k_profiles[] = {
-    {"/interaction_profiles/khr/simple_controller", false, k_simple, k_none, k_none},
-    {"/interaction_profiles/valve/index_controller", false, k_index, k_none, k_none},
-    {"/interaction_profiles/oculus/touch_controller", false, k_touch_both, k_touch_left,
+    {"/interaction_profiles/khr/simple_controller", NULL, k_simple, k_none, k_none},
+    {"/interaction_profiles/valve/index_controller", NULL, k_index, k_none, k_none},
+    {"/interaction_profiles/oculus/touch_controller", NULL, k_touch_both, k_touch_left,
      k_touch_right},
-    {"/interaction_profiles/htc/vive_controller", false, k_vive, k_none, k_none},
-    {"/interaction_profiles/microsoft/motion_controller", false, k_motion, k_none, k_none},
-    {"/interaction_profiles/hp/mixed_reality_controller", true, k_hp_both, k_hp_left,
-     k_hp_right},
+    {"/interaction_profiles/htc/vive_controller", NULL, k_vive, k_none, k_none},
+    {"/interaction_profiles/microsoft/motion_controller", NULL, k_motion, k_none, k_none},
+    {"/interaction_profiles/hp/mixed_reality_controller",
+     XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME, k_hp_both, k_hp_left, k_hp_right},
+    {"/interaction_profiles/meta/touch_pro_controller", TR_TOUCH_PRO_EXTENSION,
+     k_touch_pro_both, k_touch_left, k_touch_right},
+    {"/interaction_profiles/meta/touch_plus_controller", TR_TOUCH_PLUS_EXTENSION,
+     k_touch_plus_both, k_touch_left, k_touch_right},
 };
+
+/* Whether the instance enabled the extension that adds profile `p`. */
+static bool
+profile_enabled(const struct tr_instance *inst, const struct tr_profile *p)
+{
+    if (!p->extension)
+        return true;
+    if (strcmp(p->extension, TR_TOUCH_PRO_EXTENSION) == 0)
+        return inst->touch_pro_enabled;
+    if (strcmp(p->extension, TR_TOUCH_PLUS_EXTENSION) == 0)
+        return inst->touch_plus_enabled;
+    return inst->hp_enabled;
+}
 
 static const char *const k_hand_path[2] = {"/user/hand/left", "/user/hand/right"};
 
@@ -680,9 +715,9 @@ tr_suggest_bindings(XrInstance handle, const XrInteractionProfileSuggestedBindin
     if (!p)
         return tr_violation(XR_ERROR_PATH_UNSUPPORTED, "unknown interaction profile %s",
                             profile_path ? profile_path : "(invalid path)");
-    if (p->needs_hp_extension && !inst->hp_enabled)
-        return tr_violation(XR_ERROR_PATH_UNSUPPORTED,
-                            "%s needs XR_EXT_hp_mixed_reality_controller enabled", p->path);
+    if (!profile_enabled(inst, p))
+        return tr_violation(XR_ERROR_PATH_UNSUPPORTED, "%s needs %s enabled", p->path,
+                            p->extension);
     for (uint32_t i = 0; i < info->countSuggestedBindings; ++i) {
         r = check_binding(p, &info->suggestedBindings[i]);
         if (XR_FAILED(r))

@@ -331,6 +331,8 @@ static const char *const k_extensions[] = {
     XR_EXT_HP_MIXED_REALITY_CONTROLLER_EXTENSION_NAME,
     XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME,
     XR_EXT_HAND_TRACKING_EXTENSION_NAME,
+    TR_TOUCH_PRO_EXTENSION,
+    TR_TOUCH_PLUS_EXTENSION,
 };
 #define TR_EXTENSION_COUNT ((int)(sizeof k_extensions / sizeof k_extensions[0]))
 
@@ -351,6 +353,10 @@ extension_offered(const char *name)
         return false;
     /* Hand tracking likewise, for scripts that track hands. */
     if (strcmp(name, XR_EXT_HAND_TRACKING_EXTENSION_NAME) == 0 && !tr.script.hand_tracking)
+        return false;
+    /* The Touch Pro and Plus profiles likewise, for scripts that use one. */
+    if ((strcmp(name, TR_TOUCH_PRO_EXTENSION) == 0 || strcmp(name, TR_TOUCH_PLUS_EXTENSION) == 0) &&
+        !tr.script.meta_touch)
         return false;
     return known;
 }
@@ -418,6 +424,8 @@ tr_create_instance(const XrInstanceCreateInfo *info, XrInstance *out)
         inst->vive_tracker_enabled |=
             strcmp(name, XR_HTCX_VIVE_TRACKER_INTERACTION_EXTENSION_NAME) == 0;
         inst->hand_tracking_enabled |= strcmp(name, XR_EXT_HAND_TRACKING_EXTENSION_NAME) == 0;
+        inst->touch_pro_enabled |= strcmp(name, TR_TOUCH_PRO_EXTENSION) == 0;
+        inst->touch_plus_enabled |= strcmp(name, TR_TOUCH_PLUS_EXTENSION) == 0;
     }
     tr_register(&inst->obj, TR_KIND_INSTANCE, NULL);
     tr.instance = inst;

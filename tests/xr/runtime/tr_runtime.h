@@ -138,6 +138,7 @@ struct tr_script {
     unsigned trackers_at_start;
     bool vive_trackers; /* any tracker directive: XR_HTCX_vive_tracker_interaction offered */
     bool hand_tracking; /* "hand_tracking" or any hand event: XR_EXT_hand_tracking offered */
+    bool meta_touch;    /* a meta/ profile named: the Touch Pro and Plus extensions offered */
 };
 
 /* Loads the script named by $EMBODY_TEST_RUNTIME_SCRIPT (again only when it changed).
@@ -157,6 +158,10 @@ enum tr_kind {
     TR_KIND_HAND_TRACKER,
 };
 
+/* Extensions that add controller profiles, newer than Debian's OpenXR headers. */
+#define TR_TOUCH_PRO_EXTENSION "XR_FB_touch_controller_pro"
+#define TR_TOUCH_PLUS_EXTENSION "XR_META_touch_controller_plus"
+
 /* Every handle points at one of these (first member of each object). */
 struct tr_object {
     enum tr_kind kind;
@@ -171,6 +176,8 @@ struct tr_instance {
     bool hp_enabled;
     bool vive_tracker_enabled;
     bool hand_tracking_enabled;
+    bool touch_pro_enabled;  /* TR_TOUCH_PRO_EXTENSION */
+    bool touch_plus_enabled; /* TR_TOUCH_PLUS_EXTENSION */
     bool gl_requirements_called;
     bool attached_any; /* some session has had action sets attached */
 };

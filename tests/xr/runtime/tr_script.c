@@ -6,7 +6,9 @@
  *                              section 1), path relative to the script; row k is served
  *                              at frame k, the last row after the end
  *   profile PATH               the controllers' interaction profile (default
- *                              /interaction_profiles/khr/simple_controller)
+ *                              /interaction_profiles/khr/simple_controller); a meta/
+ *                              profile named here or in an event offers
+ *                              XR_FB_touch_controller_pro and XR_META_touch_controller_plus
  *   hide_extension NAME        the runtime does not offer NAME
  *   no_hmd                     xrGetSystem: XR_ERROR_FORM_FACTOR_UNAVAILABLE
  *   no_stage                   no STAGE reference space
@@ -168,6 +170,14 @@ device_from_name(const char *name)
     return -1;
 }
 
+/* Touch Pro and Touch Plus: their extensions are offered to scripts that use them (the
+ * other scripts' runtimes are as they were). */
+static bool
+names_meta_profile(const char *path)
+{
+    return strncmp(path, "/interaction_profiles/meta/", strlen("/interaction_profiles/meta/")) == 0;
+}
+
 static bool
 parse_event(struct tr_script *s, const char *file, int line, char *rest)
 {
@@ -211,6 +221,8 @@ parse_event(struct tr_script *s, const char *file, int line, char *rest)
             return fail(file, line, "wrong number of event arguments");
         ev->kind = k_events[i].kind;
         snprintf(ev->path, sizeof ev->path, "%s", arg1);
+        if (ev->kind == TR_EV_PROFILE)
+            s->meta_touch |= names_meta_profile(arg1);
         if (ev->kind == TR_EV_TRACKER_CONNECT || ev->kind == TR_EV_TRACKER_DISCONNECT) {
             ev->device = tr_tracker_role_find(arg1);
             s->vive_trackers = true;
@@ -300,6 +312,7 @@ parse_directive(struct tr_script *s, const char *file, int line, char *text, cha
         if (strlen(arg) >= sizeof s->profile)
             return fail(file, line, "profile path too long");
         memcpy(s->profile, arg, strlen(arg) + 1);
+        s->meta_touch |= names_meta_profile(arg);
         return true;
     }
     if (strcmp(word, "hide_extension") == 0 && s->hidden_count < 4) {
