@@ -101,4 +101,10 @@ ev_transition_run(const struct ev_clip *clip, enum ev_method method, const struc
 int
 ev_transitions_main(const struct ev_options *options);
 
+/* Prints `root` as JSON to `path` when `made` (root built whole) and deletes it; says why
+ * not on stderr ("embody eval: ..."). Returns whether the file was written. */
+struct cJSON;
+bool
+ev_json_write(struct cJSON *root, bool made, const char *path);
+
 #endif

@@ -25,7 +25,6 @@
 #include "embody/prior.h"
 #include "eval/eval.h"
 #include "ev_internal.h"
-#include "util/u_file.h"
 
 static const char *const STAGE_NAMES[EV_STAGE_COUNT] = {"hips", "knees", "ankles",
                                                         "toes", "neck", "all predicted"};
@@ -373,14 +372,7 @@ write_json(const struct ev_options *options, const char *model_path, unsigned mo
     for (int m = 0; by_mode && ok && m < STAGE_MODES; ++m)
         if (modes & (1u << m))
             ok = add_mode_json(by_mode, clips, count, m);
-    char *text = ok && by_mode ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    struct em_error err = {{0}};
-    ok = text && u_file_write_all(path, text, strlen(text), &err) == EM_OK;
-    if (!ok)
-        fprintf(stderr, "embody eval: %s\n", text ? err.message : "out of memory");
-    cJSON_free(text);
-    return ok;
+    return ev_json_write(root, ok && by_mode, path);
 }
 
 /* The tables and the JSON (only when --json names a file); the exit status. */

@@ -17,7 +17,6 @@
 #include "embody/prior.h"
 #include "embody/stream.h"
 #include "ev_internal.h"
-#include "util/u_file.h"
 
 /* ---- the table of setups ---------------------------------------------------------- */
 
@@ -208,14 +207,7 @@ write_setups_json(const struct setup_row *rows, const struct ev_options *o, cons
                 ok = add_setup_scores(row, ev_method_key((enum ev_method)m), &rows[s],
                                       (enum ev_method)m);
     }
-    char *text = ok ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    struct em_error err = {{0}};
-    ok = text && u_file_write_all(path, text, strlen(text), &err) == EM_OK;
-    if (!ok)
-        fprintf(stderr, "embody eval: %s\n", text ? err.message : "out of memory");
-    cJSON_free(text);
-    return ok;
+    return ev_json_write(root, ok, path);
 }
 
 /* The setups' means to the observer (--plot). */
