@@ -62,6 +62,25 @@ struct body_tracker_mount {
 
 #define BODY_ARM_STRETCH_MAX 0.3f
 
+/* The stages after the learned prior's network that each give up some accuracy for a
+ * property they name (docs/accuracy.md, "What each stage after the network costs"). The
+ * evaluation switches them off to measure the trade (`embody eval --without NAME`); a
+ * player's body keeps them all (body_desc.stages_off 0). */
+enum body_stage_flags {
+    BODY_STAGE_SMOOTHING = 1u << 0, /* a planted leg's predictions steadied: jitter */
+    BODY_STAGE_FILTERS = 1u << 1,   /* One-Euro filters on the predicted legs: jitter */
+    BODY_STAGE_PLANTING = 1u << 2,  /* a planted foot held where it was set down: skate */
+    BODY_STAGE_REACH = 1u << 3,     /* ankles eased within the leg's reach: knee snaps */
+    BODY_STAGE_FLOOR = 1u << 4,     /* feet and knees kept above the floor: the floor */
+    BODY_STAGE_COUNT = 5,
+    BODY_STAGE_ALL = (1u << BODY_STAGE_COUNT) - 1u,
+};
+
+/* A stage's name ("smoothing", "filters", "planting", "reach", "floor"), or NULL for a
+ * value that is not a single stage. */
+EMBODY_API const char *
+body_stage_name(unsigned stage);
+
 struct body_desc {
     /* The avatar: a humanoid skeleton (copied), or NULL for config/humanoid.json. */
     const struct sk_skeleton *skeleton;
@@ -88,6 +107,8 @@ struct body_desc {
      * and feet, or NULL for the procedural estimate. Not copied: it must outlive the body.
      * Load it with pr_model_load (a refused file leaves NULL: the procedural estimate). */
     const struct pr_model *prior;
+    /* enum body_stage_flags switched off, for measuring what each costs; 0: all on. */
+    unsigned stages_off;
 };
 
 enum body_posture {

@@ -372,7 +372,8 @@ build_legs(struct body *b, const float (*ankle_target)[3], const float (*foot_ro
     }
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     for (int s = 0; s < 2; ++s)
-        if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f) /* a foot tracker knows */
+        if (b->trackers.weight[EM_TRACKER_LEFT_FOOT + s] <= 0.0f && /* a foot tracker knows */
+            !(b->desc.stages_off & BODY_STAGE_FLOOR))
             keep_foot_above_floor(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
     turn_tracked_feet(b);
 }

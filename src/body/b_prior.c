@@ -281,17 +281,19 @@ b_prior_move(struct body *b, const float *offset_m)
  * OUTPUT_SMOOTHING_LEGS and FRESH_HISTORY_KEEP); started afresh after a reset
  * (p->predicted false). */
 static void
-smooth_outputs(struct b_prior_state *p, const float *out)
+smooth_outputs(const struct body *b, struct b_prior_state *p, const float *out)
 {
     const float fresh =
         FRESH_HISTORY_KEEP * (1.0f - fminf(1.0f, (float)p->history.count / FRESH_HISTORY_FRAMES));
+    const float legs_keep = b->desc.stages_off & BODY_STAGE_SMOOTHING ? 0.0f
+                                                                       : OUTPUT_SMOOTHING_LEGS;
     for (int i = 0; i < PR_OUTPUT_COUNT; ++i) {
         float keep = 0.0f; /* the torso's outputs */
         if (i >= PR_OUT_CONTACT && i < PR_OUT_CONTACT + 2)
             keep = OUTPUT_SMOOTHING_CONTACT;
         else if (i >= PR_OUT_LEG && i < PR_OUT_CONTACT) {
             const float contact = p->contact[(i - PR_OUT_LEG) / PR_OUT_PER_LEG];
-            keep = fmaxf(fresh, OUTPUT_SMOOTHING_LEGS * m_clampf(contact, 0.0f, 1.0f));
+            keep = fmaxf(fresh, legs_keep * m_clampf(contact, 0.0f, 1.0f));
         }
         else if (i < PR_OUT_LEG)
             keep = fresh; /* the pelvis's */
@@ -312,7 +314,7 @@ predict(struct body *b)
     for (int i = 0; i < b->desc.prior->output_count; ++i)
         finite = finite && isfinite(out[i]);
     if (finite) /* else the last prediction stands (or none: procedural) */
-        smooth_outputs(p, out);
+        smooth_outputs(b, p, out);
     else
         b->prior_dropped++; /* said by the program (body_status.prior_dropped) */
     p->predicted = p->predicted || finite;
@@ -330,6 +332,18 @@ filter_from_head(struct b_one_euro *f, const float *head_m, float dt_s, float mi
     m_vec3_sub(io_point, head_m, offset);
     b_filter_position_capped(f, offset, dt_s, min_cutoff_hz, beta, max_cutoff_hz);
     m_vec3_add(head_m, offset, io_point);
+}
+
+/* Leg s's predicted points, filtered from the head. */
+static void
+filter_leg(struct b_prior_state *p, int s, float dt_s, struct pr_truth *io_pose)
+{
+    filter_from_head(&p->filter_ankle[s], p->head_m, dt_s, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
+                     FOOT_MAX_CUTOFF_HZ, io_pose->ankle_m[s]);
+    filter_from_head(&p->filter_toes[s], p->head_m, dt_s, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
+                     FOOT_MAX_CUTOFF_HZ, io_pose->toes_m[s]);
+    filter_from_head(&p->filter_knee[s], p->head_m, dt_s, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
+                     FOOT_MAX_CUTOFF_HZ, io_pose->knee_m[s]);
 }
 
 /* Decodes the last prediction and filters it. */
@@ -367,13 +381,10 @@ decode(struct body *b, float dt_s)
                          INFINITY, pose.back_m[k]);
         m_vec3_copy(pose.back_m[k], p->back_m[k]);
     }
+    const bool legs_filtered = !(b->desc.stages_off & BODY_STAGE_FILTERS);
     for (int s = 0; s < 2; ++s) {
-        filter_from_head(&p->filter_ankle[s], p->head_m, filter_dt, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
-                         FOOT_MAX_CUTOFF_HZ, pose.ankle_m[s]);
-        filter_from_head(&p->filter_toes[s], p->head_m, filter_dt, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
-                         FOOT_MAX_CUTOFF_HZ, pose.toes_m[s]);
-        filter_from_head(&p->filter_knee[s], p->head_m, filter_dt, FOOT_MIN_CUTOFF_HZ, FOOT_BETA,
-                         FOOT_MAX_CUTOFF_HZ, pose.knee_m[s]);
+        if (legs_filtered)
+            filter_leg(p, s, filter_dt, &pose);
         m_vec3_copy(pose.ankle_m[s], p->ankle_m[s]);
         m_vec3_copy(pose.toes_m[s], p->toes_m[s]);
         m_vec3_copy(pose.knee_m[s], p->knee_m[s]);
@@ -480,7 +491,8 @@ place_foot(struct body *b, int s, float dt_s)
     const float turn_start = TURN_START_RAD + settled * (SETTLE_TURN_RAD - TURN_START_RAD);
     const float turned =
         m_smoothstep(turn_start, turn_start + TURN_RELEASE_SPAN_RAD, turned_from_prediction(p, s));
-    const float follow = fmaxf(fmaxf(lifted, drift), fmaxf(out_of_reach, turned));
+        const bool holds = !(b->desc.stages_off & BODY_STAGE_PLANTING);
+    const float follow = holds ? fmaxf(fmaxf(lifted, drift), fmaxf(out_of_reach, turned)) : 1.0f;
     const float keep = expf(-dt_s / RELEASE_S);
     blend_point(p->ankle_m[s], p->foot_ankle_m[s], p->release_offset_m[s], follow, keep);
     blend_point(p->toes_m[s], p->foot_toes_m[s], p->release_toes_offset_m[s], follow, keep);
@@ -524,7 +536,7 @@ soften_reach(const struct body *b, int s, float *ankle)
     m_vec3_sub(ankle, hip, d);
     const float dist = m_vec3_length(d), leg = b->m.leg_length_m;
     const float soft = SOFT_REACH_SHARE * leg, rest = leg - soft;
-    if (dist <= soft || rest <= 0.0f)
+    if (dist <= soft || rest <= 0.0f || (b->desc.stages_off & BODY_STAGE_REACH))
         return;
     const float reach = soft + rest * (1.0f - expf(-(dist - soft) / rest));
     m_vec3_muladd(hip, d, reach / dist, ankle);

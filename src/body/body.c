@@ -101,6 +101,10 @@ resolve_desc(const struct body_desc *in, struct body_desc *out, struct em_error 
         in->filter_beta < 0.0f)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "body: height, arm span, loss blend time and filter beta must be >= 0");
+    if (in->stages_off & ~BODY_STAGE_ALL)
+        return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                       "body: stages off 0x%x: expected flags of enum body_stage_flags (0x%x)",
+                       in->stages_off, BODY_STAGE_ALL);
     resolve_offsets(&out->offsets);
     b_trackers_resolve_mounts(out);
     if (out->filter_min_cutoff_hz == 0.0f)
@@ -431,6 +435,10 @@ reachable_foot(const struct body *b, int side, const float *ankle_m, float *out_
 {
     const float *hip = b->pose.position_m[b->j.upper_leg[side]];
     const float leg = b->m.leg_length_m;
+    if (b->desc.stages_off & BODY_STAGE_REACH) {
+        m_vec3_copy(ankle_m, out_m);
+        return;
+    }
     const float soft_from = SOFT_REACH_START * leg, soft_span = leg - soft_from;
     float d[3];
     m_vec3_sub(ankle_m, hip, d);
@@ -588,6 +596,17 @@ body_get_status(const struct body *b, struct body_status *out)
     }
     for (int e = 5; e < IK_MAX_EFFECTORS; ++e)
         out->ik.residual_m[e] = 0.0f;
+}
+
+const char *
+body_stage_name(unsigned stage)
+{
+    static const char *const names[BODY_STAGE_COUNT] = {"smoothing", "filters", "planting",
+                                                        "reach", "floor"};
+    for (int i = 0; i < BODY_STAGE_COUNT; ++i)
+        if (stage == 1u << i)
+            return names[i];
+    return NULL;
 }
 
 const char *

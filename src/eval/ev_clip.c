@@ -151,6 +151,16 @@ ev_clip_load(const char *path, int frame_limit, struct ev_clip *out, struct em_e
     return r;
 }
 
+enum em_result
+ev_clip_load_for(const char *path, const struct ev_options *options, struct ev_clip *out,
+                 struct em_error *err)
+{
+    const enum em_result r = ev_clip_load(path, options->frame_limit, out, err);
+    if (r == EM_OK)
+        out->body_stages_off = options->stages_off;
+    return r;
+}
+
 void
 ev_clip_fini(struct ev_clip *clip)
 {
@@ -201,6 +211,7 @@ ev_clip_make_body(const struct ev_clip *clip, enum ev_method method,
     struct body_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.prior = prior;
+    desc.stages_off = clip->body_stages_off;
     if (method == EV_KNOWN_BODY) {
         desc.skeleton = &clip->skeleton;
         ev_trackers_known_mounts(clip, desc.tracker_mount);

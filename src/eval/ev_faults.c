@@ -365,7 +365,7 @@ run_clip(const char *path, const char *file, const struct ev_options *o,
          const struct pr_model *prior, struct table *t, struct em_error *err)
 {
     struct ev_clip clip;
-    enum em_result r = ev_clip_load(path, o->frame_limit, &clip, err);
+    enum em_result r = ev_clip_load_for(path, o, &clip, err);
     if (r != EM_OK)
         return r;
     struct st_stream work = {0};

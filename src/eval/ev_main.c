@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "embody/body.h"
 #include "eval/eval.h"
 #include "embody/prior.h"
 #include "ev_internal.h"
@@ -74,6 +75,9 @@ ev_print_usage(FILE *out)
             "                    toes, neck), its raw output against the truth next to the\n"
             "                    body's final joints (after fusion and the solve), same rows,\n"
             "                    one table per mode; --json PATH writes it too (none without)\n"
+            "  --without STAGES  the body with these stages after the network switched off, to\n"
+            "                    measure what each costs (docs/accuracy.md): a list of\n"
+            "                    smoothing, filters, planting, reach, floor, or all\n"
             "  --fault-table     every named setup x the typical faults, one table, and the\n"
             "                    graceful-degradation checks\n"
             "  -q, --quiet       no progress on stderr\n"
@@ -143,6 +147,35 @@ parse_bound(const char *v, double *out, struct em_error *err)
     return EM_OK;
 }
 
+/* --without: names of enum body_stage_flags, comma-separated, or "all". */
+static enum em_result
+parse_stages_off(const char *v, unsigned *out, struct em_error *err)
+{
+    *out = 0;
+    if (strcmp(v, "all") == 0) {
+        *out = BODY_STAGE_ALL;
+        return EM_OK;
+    }
+    for (const char *p = v;;) {
+        const size_t len = strcspn(p, ",");
+        unsigned stage = 0;
+        for (int i = 0; i < BODY_STAGE_COUNT && !stage; ++i) {
+            const char *name = body_stage_name(1u << i);
+            if (strlen(name) == len && strncmp(p, name, len) == 0)
+                stage = 1u << i;
+        }
+        if (!stage)
+            return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
+                           "--without: expected smoothing, filters, planting, reach, floor "
+                           "(a comma-separated list) or all, got \"%.*s\"",
+                           (int)len, p);
+        *out |= stage;
+        if (!p[len])
+            return EM_OK;
+        p += len + 1;
+    }
+}
+
 static enum em_result
 apply_help(const char *name, const char *v, struct ev_options *out, bool *out_help,
            struct em_error *err)
@@ -198,6 +231,8 @@ apply_number(const char *name, const char *v, struct ev_options *out, bool *out_
         return parse_mode(v, &out->modes, err);
     if (strcmp(name, "--frames") == 0)
         return parse_frames(v, &out->frame_limit, err);
+    if (strcmp(name, "--without") == 0)
+        return parse_stages_off(v, &out->stages_off, err);
     return parse_bound(v, &out->max_mean_mpjpe_cm, err);
 }
 
@@ -237,6 +272,7 @@ static const struct option_spec options_table[] = {
     {"--mode", NULL, "known, height or both", true, apply_number},
     {"--frames", NULL, "a number of rows", true, apply_number},
     {"--max-mpjpe", NULL, "a number of centimetres", true, apply_number},
+    {"--without", NULL, "a list of stages", true, apply_number},
     {"--trackers", NULL, "a tracker setup", false, apply_trackers},
     {"--fault", NULL, "KIND:DEVICE:AMOUNT", false, apply_fault},
     {"--seed", NULL, "a whole number", false, apply_fault},

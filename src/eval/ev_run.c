@@ -298,7 +298,7 @@ run_clip(const char *path, const struct ev_options *opt, struct ev_timing *timin
 {
     struct em_error err = {{0}};
     struct ev_clip clip;
-    if (ev_clip_load(path, opt->frame_limit, &clip, &err) != EM_OK) {
+    if (ev_clip_load_for(path, opt, &clip, &err) != EM_OK) {
         clip_failed(out, &err);
         return;
     }

@@ -242,7 +242,7 @@ run_clip(const struct ev_options *options, unsigned modes, const struct pr_model
     snprintf(path, sizeof path, "%s/%s", options->clip_dir, out->file);
     struct ev_clip clip;
     struct em_error err = {{0}};
-    if (ev_clip_load(path, options->frame_limit, &clip, &err) != EM_OK) {
+    if (ev_clip_load_for(path, options, &clip, &err) != EM_OK) {
         fprintf(stderr, "embody eval: %s\n", err.message);
         return false;
     }

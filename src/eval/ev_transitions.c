@@ -172,7 +172,7 @@ run_clip(const struct ev_options *options, const char *file, enum ev_method meth
     snprintf(path, sizeof path, "%s/%s", options->clip_dir, file);
     struct ev_clip clip;
     struct em_error err = {{0}};
-    if (ev_clip_load(path, options->frame_limit, &clip, &err) != EM_OK) {
+    if (ev_clip_load_for(path, options, &clip, &err) != EM_OK) {
         fprintf(stderr, "embody eval: %s\n", err.message);
         return false;
     }

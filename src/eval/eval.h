@@ -236,6 +236,9 @@ struct ev_clip {
      * rest pose gave the limb (st_bvh_to_humanoid straightens the legs and arms), identity
      * elsewhere (ev_trackers.c). */
     float tracker_axes[EM_TRACKER_COUNT][4];
+    /* The bodies it is run through switch these stages off (body_desc.stages_off;
+     * ev_clip_load_for gives it the options'). */
+    unsigned body_stages_off;
 };
 
 /* Loads a CMU-style BVH clip: its unit scale (st_bvh_guess_unit_scale), its stream
@@ -246,6 +249,14 @@ struct ev_clip {
  * ev_clip_fini; zeroed on failure. */
 enum em_result
 ev_clip_load(const char *path, int frame_limit, struct ev_clip *out, struct em_error *err);
+
+struct ev_options;
+
+/* ev_clip_load with the options' frame limit, its bodies set up as the options say
+ * (--without). */
+enum em_result
+ev_clip_load_for(const char *path, const struct ev_options *options, struct ev_clip *out,
+                 struct em_error *err);
 
 void
 ev_clip_fini(struct ev_clip *clip);
@@ -631,6 +642,9 @@ struct ev_options {
     bool postures;    /* --postures: the synthetic postures' table alone (ev_postures.c) */
     bool transitions; /* --transitions: real transitions frame by frame (ev_transitions.c) */
     bool stages;      /* --stages: the network's joints against the body's (ev_stages.c) */
+    /* --without: enum body_stage_flags switched off in every body the run makes (to
+     * measure what each stage after the network costs); 0: none. */
+    unsigned stages_off;
     /* --plot DIR: the observer (a program's plots, src/plot/plot.h) is told of each
      * figure the run makes and draws it into that folder; NULL: no plots. */
     const char *plot_dir;

@@ -698,6 +698,15 @@ bad_settings_are_refused(void **state)
     assert_non_null(strstr(err.message, "height"));
     d = (struct body_desc){.loss_blend_s = -1.0f};
     assert_int_equal(body_create(&d, &b, &err), EM_ERROR_INVALID_ARGUMENT);
+    d = (struct body_desc){.stages_off = BODY_STAGE_ALL + 1u};
+    assert_int_equal(body_create(&d, &b, &err), EM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "stages off"));
+    d = (struct body_desc){.stages_off = BODY_STAGE_ALL}; /* every stage may be off */
+    assert_int_equal(body_create(&d, &b, &err), EM_OK);
+    body_destroy(&b);
+    for (int i = 0; i < BODY_STAGE_COUNT; ++i)
+        assert_non_null(body_stage_name(1u << i));
+    assert_null(body_stage_name(BODY_STAGE_PLANTING | BODY_STAGE_FLOOR));
     /* A skeleton that is not a humanoid. */
     const struct sk_joint_desc jd[] = {{.name = "hips", .offset_m = {0, 1, 0}},
                                        {.name = "tail", .parent = "hips", .offset_m = {0, 0, -1}}};

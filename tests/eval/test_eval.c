@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "embody/body.h"
 #include "eval/eval.h"
 #include "embody/stream.h"
 
@@ -613,6 +614,11 @@ options_take_values_after_a_space_or_an_equals_sign(void **state)
     assert_near(o.max_mean_mpjpe_cm, 12.5, 0.0);
     assert_int_equal(o.modes, EV_MODE_KNOWN_BODY);
     assert_string_equal(o.clip_dir, "-odd");
+    assert_int_equal(o.stages_off, 0u); /* the body as players get it */
+    assert_int_equal(parse(&o, &help, &err, "--without", "planting,floor", NULL), EM_OK);
+    assert_int_equal(o.stages_off, BODY_STAGE_PLANTING | BODY_STAGE_FLOOR);
+    assert_int_equal(parse(&o, &help, &err, "--without=all", NULL), EM_OK);
+    assert_int_equal(o.stages_off, BODY_STAGE_ALL);
     assert_int_equal(parse(&o, &help, &err, "--help", NULL), EM_OK);
     assert_true(help);
 }
@@ -652,6 +658,8 @@ bad_options_are_rejected_naming_the_option_and_what_was_expected(void **state)
                     NULL);
     expect_rejected("--mode", "more than once", "--mode", "known", "--mode", "both", NULL);
     expect_rejected("--quiet", "no value", "--quiet=yes", NULL);
+    expect_rejected("--without", "\"plant\"", "--without", "smoothing,plant", NULL);
+    expect_rejected("--without", "\"\"", "--without", "floor,", NULL);
     expect_rejected("unexpected argument \"b\"", "\"a\"", "a", "b", NULL);
 }
 
