@@ -25,6 +25,10 @@
 #define FLOOR_SOLE_SHARE 0.5f
 /* Builds of a leg to keep its foot above the floor: a pitch, then the ankle raised. */
 #define FLOOR_PASSES 8
+/* Rounds of the last pitch of toes under the floor (pitch_toes_to_floor). */
+#define TOE_PITCH_ROUNDS 3
+/* The floor's share (b_floor_share) from which an ankle rises by its toes' depth too. */
+#define FLOOR_TOES_RAISE_FROM 0.5f
 /* Bisection steps turning a knee that crossed the midline back out. */
 #define KNEE_SIDE_STEPS 10
 /* Each build with the knee under the floor raises its pole this much. */
@@ -190,6 +194,28 @@ foot_lowest(const struct body *b, int s, float *out_reach_dir, float *out_reach_
     return lowest;
 }
 
+/* The lowest of foot s's toe joints (the toes and their end) as built, and its offset from
+ * the ankle as a direction and a distance; the ankle's own height when it has none. */
+static float
+lowest_toe(const struct body *b, int s, float *out_dir, float *out_dist_m)
+{
+    const struct sk_pose *pose = &b->pose;
+    const float *ankle = pose->position_m[b->j.foot[s]];
+    float lowest = ankle[1];
+    *out_dist_m = 0.0f;
+    for (int j = b->j.foot[s] + 1; j < pose->joint_count; ++j) {
+        const int parent = b->skeleton.parent[j];
+        if (parent != b->j.foot[s] && (parent != b->j.toes[s] || b->j.toes[s] < 0))
+            continue;
+        if (pose->position_m[j][1] < lowest) {
+            lowest = pose->position_m[j][1];
+            m_vec3_sub(pose->position_m[j], ankle, out_dir);
+            *out_dist_m = m_vec3_length(out_dir);
+        }
+    }
+    return lowest;
+}
+
 /* The world frames of joint `top` (its rotation: its position hangs on its parent alone)
  * and of every joint below it from their local rotations, the rest of the pose left as it
  * is: between the builds below only one leg changes, and these are the operations
@@ -237,14 +263,18 @@ foot_pitched_to_floor(const struct body *b, int s, const float *reach_dir, float
 static void
 pitch_toes_to_floor(struct body *b, int s)
 {
-    float reach_dir[3] = {0, 0, 1}, reach_m, world[4], parent_inv[4];
-    if (b->desc.floor_height_m - foot_lowest(b, s, reach_dir, &reach_m) <= 0.0f ||
-        !foot_pitched_to_floor(b, s, reach_dir, reach_m, 1.0f, world))
-        return;
-    m_quat_conjugate(b->pose.rotation[b->skeleton.parent[b->j.foot[s]]], parent_inv);
-    m_quat_mul(parent_inv, world, b->pose.local_rotation[b->j.foot[s]]);
-    m_quat_normalize(b->pose.local_rotation[b->j.foot[s]]);
-    forward_kinematics_from(b, b->j.foot[s]);
+    /* Each round lifts the lowest point of the toes to the floor; another (the toes joint
+     * below the line to the toe end) may then be the lowest, a few millimetres under. */
+    for (int round = 0; round < TOE_PITCH_ROUNDS; ++round) {
+        float dir[3] = {0, 0, 1}, dist, world[4], parent_inv[4];
+        if (b->desc.floor_height_m - lowest_toe(b, s, dir, &dist) <= 0.0f ||
+            !foot_pitched_to_floor(b, s, dir, dist, 1.0f, world))
+            return;
+        m_quat_conjugate(b->pose.rotation[b->skeleton.parent[b->j.foot[s]]], parent_inv);
+        m_quat_mul(parent_inv, world, b->pose.local_rotation[b->j.foot[s]]);
+        m_quat_normalize(b->pose.local_rotation[b->j.foot[s]]);
+        forward_kinematics_from(b, b->j.foot[s]);
+    }
 }
 
 /* Whether a build of leg s toward these targets is the one it last had: then it gives the
@@ -256,6 +286,14 @@ same_build(const float *target, const float *rotation, const float *pole, const 
     return memcmp(target, last_target, 3 * sizeof *target) == 0 &&
            memcmp(rotation, last_rotation, 4 * sizeof *rotation) == 0 &&
            memcmp(pole, last_pole, 3 * sizeof *pole) == 0;
+}
+
+/* How far the sole under foot s's ankle as built is under the floor (<= 0: not under it). */
+static float
+sole_depth(const struct body *b, int s)
+{
+    const float sole = b->pose.position_m[b->j.foot[s]][1] - FLOOR_SOLE_SHARE * b->m.ankle_height_m;
+    return b->desc.floor_height_m - sole;
 }
 
 /* How far leg s's foot (its lowest part, foot_lowest's reach out) and knee are under the
@@ -270,10 +308,18 @@ leg_depths(const struct body *b, int s, float *out_reach_dir, float *out_reach_m
 }
 
 /* No part of a foot under the floor (a kneeling player's toes went 16 cm through it): a
- * foot whose toes would go under is pitched up about its ankle just enough, and a leg
- * whose ankle is too low for any pitch (or whose limit keeps the toes down) has its ankle
- * target raised by what is left; a knee under the floor has its pole raised; the leg is
- * then built again. Expects the pose's world frames up to date and leaves them so.
+ * foot whose toes would go under is pitched up about its ankle just enough, within its
+ * limit; a leg whose ankle's own sole is under the floor has its ankle target raised by
+ * that much; a knee under the floor has its pole raised; the leg is then built again.
+ * Toes the foot's limit still keeps under are pitched up beyond it at the end
+ * (pitch_toes_to_floor), not lifted by raising the ankle: a squat's shin leans further
+ * than the ankle bends within its limit, and raising the ankle by the toes' depth lifted
+ * the heel by an amount that changed with the lean every frame (HDM05's people left out,
+ * the transitions through v8's fold models, jitter over the person's: squats 9.0x -> 1.8x,
+ * clips over 3x 8 -> 1 of 40; deposits 4.7x -> 2.5x; no joint under the floor either way).
+ * On the floor (FLOOR_TOES_RAISE_FROM) the ankle still rises by the toes' depth: lying on
+ * the front, the shins and toes carry the legs (a knee went 1.1 cm under without it).
+ * Expects the pose's world frames up to date and leaves them so.
  *
  * A foot resting on the floor often ends a hair under it (the depth a float's rounding
  * leaves, 1e-9 m) with nothing left to change: the passes after a build that repeats the
@@ -311,9 +357,13 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
                 m_quat_normalize(world);
                 m_quat_copy(world, rotation);
             }
-            if (pass > 0)
-                target[1] += depth; /* the pitch was not enough: the ankle rises */
         }
+        /* What the pitch did not lift: the ankle rises by its own sole's depth, and by the
+         * toes' as far as the body is on the floor (lying on the front, the shins and toes
+         * carry the legs). */
+        if (pass > 0 && depth > 0.0f)
+            target[1] += m_lerpf(fmaxf(0.0f, sole_depth(b, s)), depth,
+                                 m_smoothstep(FLOOR_TOES_RAISE_FROM, 1.0f, b_floor_share(b)));
         if (built && same_build(target, rotation, pole, built_target, built_rotation, built_pole))
             break;
         build_leg(b, s, target, rotation, pole);
