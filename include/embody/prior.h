@@ -56,9 +56,9 @@ extern "C" {
 /* Ids of the definitions a model file was trained for (bump when they change). */
 #define PR_FEATURE_SET_ID 1u
 /* Output set 2 adds the torso (neck and shoulders) to set 1's pelvis and legs, set 3 the
- * back (spine and chest); models of sets 1 and 2 (PR_OUTPUT_COUNT_SET1, _SET2 outputs)
- * still load and drive what they predict. */
-#define PR_OUTPUT_SET_ID 3u
+ * back (spine and chest), set 4 the elbows; models of sets 1 to 3 (PR_OUTPUT_COUNT_SET1,
+ * _SET2, _SET3 outputs) still load and drive what they predict. */
+#define PR_OUTPUT_SET_ID 4u
 
 /* What the prior keeps of the past: the devices at 60 Hz. Zeroed = empty. */
 struct pr_device_sample {
@@ -112,7 +112,9 @@ enum pr_output {
      * pelvis to the neck, measured along the rig's own spine joints: the same places on
      * every rig, however many spine bones it has */
     PR_OUT_BACK = 37,
-    PR_OUTPUT_COUNT = 43,
+    PR_OUTPUT_COUNT_SET3 = 43,
+    PR_OUT_LOWER_ARM = 43, /* left x, y, z, then right: the elbow joints */
+    PR_OUTPUT_COUNT = 49,
 };
 #define PR_LEG_ANKLE 0
 #define PR_LEG_TOES 3
@@ -127,10 +129,12 @@ struct pr_truth {
     float knee_m[2][3];
     float neck_m[3];         /* the torso: output set 2 only */
     float upper_arm_m[2][3];
-    float back_m[2][3]; /* spine, chest (PR_OUT_BACK): output set 3 only */
+    float back_m[2][3]; /* spine, chest (PR_OUT_BACK): output set 3 on */
+    float lower_arm_m[2][3]; /* the elbows: output set 4 on */
     bool contact[2];
     bool has_torso; /* pr_decode_outputs: the model predicts neck and shoulders */
     bool has_back;  /* and the back */
+    bool has_elbows; /* and the elbows */
 };
 
 /* The targets (PR_OUTPUT_COUNT floats) for `truth` in the heading frame of the latest
@@ -142,7 +146,8 @@ EMBODY_API void pr_encode_targets(const struct pr_truth *truth, const float *hea
 /* Back to the world frame: the inverse of pr_encode_targets for positions (the contact
  * probabilities are copied; the pelvis rotation is rebuilt from its yaw and up axis).
  * `output_count` is the model's: PR_OUTPUT_COUNT_SET1 decodes no torso (has_torso false),
- * PR_OUTPUT_COUNT_SET2 no back (has_back false). */
+ * PR_OUTPUT_COUNT_SET2 no back (has_back false), PR_OUTPUT_COUNT_SET3 no elbows
+ * (has_elbows false). */
 EMBODY_API void pr_decode_outputs(const float *outputs, int output_count,
                                   const float *head_position_m, float yaw_rad, float height_m,
                                   float floor_y_m, struct pr_truth *out_pose, float out_contact[2]);
@@ -220,7 +225,7 @@ EMBODY_API enum em_result pr_model_parse(const unsigned char *bytes, long size, 
 EMBODY_API uint32_t pr_crc32(uint32_t crc, const unsigned char *bytes, long size);
 
 /* The shipped model's path relative to the data folder (u_path_find_data). */
-#define PR_DEFAULT_MODEL "config/prior/body-prior-v7.bin"
+#define PR_DEFAULT_MODEL "config/prior/body-prior-v8.bin"
 
 #ifdef __cplusplus
 }

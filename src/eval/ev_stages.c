@@ -26,10 +26,19 @@
 #include "eval/eval.h"
 #include "ev_internal.h"
 
-static const char *const STAGE_NAMES[EV_STAGE_COUNT] = {"hips", "knees", "ankles",
-                                                        "toes", "neck", "all predicted"};
-static const char *const STAGE_KEYS[EV_STAGE_COUNT] = {"hips", "knees", "ankles",
-                                                       "toes", "neck", "all_predicted"};
+static const char *const STAGE_NAMES[EV_STAGE_COUNT] = {
+    "hips", "knees", "ankles", "toes", "neck", "shoulders", "elbows", "all predicted"};
+static const char *const STAGE_KEYS[EV_STAGE_COUNT] = {
+    "hips", "knees", "ankles", "toes", "neck", "shoulders", "elbows", "all_predicted"};
+
+/* Whether a model whose decoded pose says `pose` predicts group g's joints. */
+static bool
+predicts_group(const struct pr_truth *pose, int g)
+{
+    if (g == EV_STAGE_NECK || g == EV_STAGE_SHOULDERS)
+        return pose->has_torso;
+    return g != EV_STAGE_ELBOWS || pose->has_elbows;
+}
 
 const char *
 ev_stage_group_name(enum ev_stage_group group)
@@ -49,6 +58,10 @@ ev_stage_group_of(enum ev_joint joint)
     case EV_LEFT_TOES:
     case EV_RIGHT_TOES: return EV_STAGE_TOES;
     case EV_NECK: return EV_STAGE_NECK;
+    case EV_LEFT_UPPER_ARM:
+    case EV_RIGHT_UPPER_ARM: return EV_STAGE_SHOULDERS;
+    case EV_LEFT_LOWER_ARM:
+    case EV_RIGHT_LOWER_ARM: return EV_STAGE_ELBOWS;
     default: return -1;
     }
 }
@@ -90,10 +103,19 @@ network_joints(const struct pr_model *model, const struct pr_history *history,
         put3(pose.ankle_m[s], out_m[ankle[s]]);
         put3(pose.toes_m[s], out_m[toes[s]]);
     }
-    if (pose.has_torso)
+    static const enum ev_joint shoulder[2] = {EV_LEFT_UPPER_ARM, EV_RIGHT_UPPER_ARM};
+    static const enum ev_joint elbow[2] = {EV_LEFT_LOWER_ARM, EV_RIGHT_LOWER_ARM};
+    if (pose.has_torso) {
         put3(pose.neck_m, out_m[EV_NECK]);
-    for (int j = 0; j < EV_JOINT_COUNT; ++j)
-        out_has[j] = ev_stage_group_of((enum ev_joint)j) >= 0 && (j != EV_NECK || pose.has_torso);
+        for (int s = 0; s < 2; ++s)
+            put3(pose.upper_arm_m[s], out_m[shoulder[s]]);
+    }
+    for (int s = 0; s < 2 && pose.has_elbows; ++s)
+        put3(pose.lower_arm_m[s], out_m[elbow[s]]);
+    for (int j = 0; j < EV_JOINT_COUNT; ++j) {
+        const int g = ev_stage_group_of((enum ev_joint)j);
+        out_has[j] = g >= 0 && predicts_group(&pose, g);
+    }
     return true;
 }
 
@@ -140,7 +162,8 @@ finish_groups(const struct stage_sums *sums, const bool has[EV_JOINT_COUNT],
         out->network_cm[g] = joints[g] > 0 && out->rows > 0 ? net[g] / joints[g] : (double)NAN;
         out->body_cm[g] = joints[g] > 0 && out->rows > 0 ? body[g] / joints[g] : (double)NAN;
     }
-    out->has_neck = has[EV_NECK];
+    for (int g = 0; g < EV_STAGE_COUNT; ++g)
+        out->has_group[g] = joints[g] > 0;
 }
 
 /* The two runs row by row into `ours` (the body's joints) and `sums`. */
@@ -271,29 +294,28 @@ static int
 mode_means(const struct stage_clip *clips, int count, int m, struct ev_stage_result *out)
 {
     memset(out, 0, sizeof *out);
-    int n = 0, neck = 0;
+    int n = 0, with[EV_STAGE_COUNT] = {0}; /* clips, and clips with each group */
     for (int i = 0; i < count; ++i) {
         if (!clips[i].ran[m])
             continue;
         const struct ev_stage_result *c = &clips[i].result[m];
         n++;
-        neck += c->has_neck;
         out->rows += c->rows;
         out->dropped += c->dropped;
         out->body_mpjpe_cm += c->body_mpjpe_cm;
         for (int g = 0; g < EV_STAGE_COUNT; ++g)
-            if (g != EV_STAGE_NECK || c->has_neck) {
+            if (c->has_group[g]) {
+                with[g]++;
                 out->network_cm[g] += c->network_cm[g];
                 out->body_cm[g] += c->body_cm[g];
             }
     }
     for (int g = 0; g < EV_STAGE_COUNT; ++g) {
-        const int k = g == EV_STAGE_NECK ? neck : n;
-        out->network_cm[g] = k > 0 ? out->network_cm[g] / k : (double)NAN;
-        out->body_cm[g] = k > 0 ? out->body_cm[g] / k : (double)NAN;
+        out->network_cm[g] = with[g] > 0 ? out->network_cm[g] / with[g] : (double)NAN;
+        out->body_cm[g] = with[g] > 0 ? out->body_cm[g] / with[g] : (double)NAN;
+        out->has_group[g] = with[g] > 0;
     }
     out->body_mpjpe_cm = n > 0 ? out->body_mpjpe_cm / n : (double)NAN;
-    out->has_neck = neck > 0;
     return n;
 }
 

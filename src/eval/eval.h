@@ -786,8 +786,9 @@ int ev_trackers_main(const struct ev_options *options);
 
 /* The joint groups the learned prior's network predicts (include/embody/prior.h), as
  * scored joints: the hips (CMU's Hips), both knees (LeftLeg, RightLeg), ankles (LeftFoot,
- * RightFoot), toes (LeftToeBase, RightToeBase), the neck (Neck; models of output set 2 and
- * up), and all of them together. The trainer's targets are these same joints
+ * RightFoot), toes (LeftToeBase, RightToeBase), the neck (Neck) and the shoulders
+ * (LeftArm, RightArm; both the torso's, models of output set 2 and up), the elbows
+ * (LeftForeArm, RightForeArm; set 4 and up), and all of them together. The trainer's targets are these same joints
  * (src/prior/pr_truth.c), so the network is scored against what it learned. */
 enum ev_stage_group {
     EV_STAGE_HIPS = 0,
@@ -795,6 +796,8 @@ enum ev_stage_group {
     EV_STAGE_ANKLES,
     EV_STAGE_TOES,
     EV_STAGE_NECK,
+    EV_STAGE_SHOULDERS,
+    EV_STAGE_ELBOWS,
     EV_STAGE_PREDICTED,
     EV_STAGE_COUNT,
 };
@@ -809,11 +812,12 @@ ev_stage_group_of(enum ev_joint joint);
 /* One clip in one mode: per group, the mean over rows and the group's joints of the
  * distance from the truth (cm) of the network's raw output (run from the stream alone,
  * unfiltered, as the body runs it) and of the body's final joints (after fusion and the
- * solve), on the same rows; NaN for the neck when the model predicts none. */
+ * solve), on the same rows; NaN for a group the model does not predict (the torso's
+ * before output set 2, the elbows before set 4). */
 struct ev_stage_result {
     int rows;           /* rows counted: every row the network had a prediction for */
     int dropped;        /* rows whose network output was not finite (the last one stood) */
-    bool has_neck;
+    bool has_group[EV_STAGE_COUNT]; /* the groups the model predicts */
     double network_cm[EV_STAGE_COUNT];
     double body_cm[EV_STAGE_COUNT];
     double body_mpjpe_cm; /* the body over all 17 scored joints and every row, as ev_run */

@@ -59,6 +59,7 @@ mirror_frame(struct em_tracking_frame *f, struct pr_truth *t)
         mirror_vec(t->toes_m[s]);
         mirror_vec(t->knee_m[s]);
         mirror_vec(t->upper_arm_m[s]);
+        mirror_vec(t->lower_arm_m[s]);
     }
     mirror_vec(t->neck_m);
     mirror_vec(t->back_m[0]);
@@ -67,6 +68,7 @@ mirror_frame(struct em_tracking_frame *f, struct pr_truth *t)
     swap3(t->toes_m[0], t->toes_m[1]);
     swap3(t->knee_m[0], t->knee_m[1]);
     swap3(t->upper_arm_m[0], t->upper_arm_m[1]);
+    swap3(t->lower_arm_m[0], t->lower_arm_m[1]);
     const bool c = t->contact[0];
     t->contact[0] = t->contact[1];
     t->contact[1] = c;
@@ -139,6 +141,7 @@ sample_clip(const struct clip *c, double x, struct em_tracking_frame *f, struct 
         lerp3(ta->toes_m[s], tb->toes_m[s], w, t->toes_m[s]);
         lerp3(ta->knee_m[s], tb->knee_m[s], w, t->knee_m[s]);
         lerp3(ta->upper_arm_m[s], tb->upper_arm_m[s], w, t->upper_arm_m[s]);
+        lerp3(ta->lower_arm_m[s], tb->lower_arm_m[s], w, t->lower_arm_m[s]);
     }
     lerp3(ta->neck_m, tb->neck_m, w, t->neck_m);
     for (int k = 0; k < 2; ++k)

@@ -108,9 +108,11 @@ pr_model_check(const struct pr_model *m, const char *source, struct em_error *er
                   {pose.upper_arm_m[0], "left shoulder"},
                   {pose.upper_arm_m[1], "right shoulder"},
                   {pose.back_m[0], "spine"}, /* the back's: sets 1 and 2 have none */
-                  {pose.back_m[1], "chest"}};
-    const size_t checked =
-        sizeof joints / sizeof joints[0] - (pose.has_back ? 0 : 2) - (pose.has_torso ? 0 : 3);
+                  {pose.back_m[1], "chest"},
+                  {pose.lower_arm_m[0], "left elbow"}, /* sets 1 to 3 have none */
+                  {pose.lower_arm_m[1], "right elbow"}};
+    const size_t checked = sizeof joints / sizeof joints[0] - (pose.has_elbows ? 0 : 2) -
+                           (pose.has_back ? 0 : 2) - (pose.has_torso ? 0 : 3);
     for (size_t j = 0; j < checked; ++j)
         if (!joint_plausible(joints[j].p, head))
             return em_fail(err, EM_ERROR_PARSE,

@@ -236,6 +236,8 @@ pr_encode_targets(const struct pr_truth *t, const float *head, float yaw, float 
         out[PR_OUT_CONTACT + side] = t->contact[side] ? 1.0f : 0.0f;
         encode_point(t->upper_arm_m[side], head, c, s, floor_y, inv,
                      out + PR_OUT_UPPER_ARM + 3 * side);
+        encode_point(t->lower_arm_m[side], head, c, s, floor_y, inv,
+                     out + PR_OUT_LOWER_ARM + 3 * side);
     }
     encode_point(t->neck_m, head, c, s, floor_y, inv, out + PR_OUT_NECK);
     for (int k = 0; k < 2; ++k)
@@ -268,7 +270,11 @@ pr_decode_outputs(const float *o, int output_count, const float *head, float yaw
 {
     const float c = cosf(yaw), s = sinf(yaw), scale = length_scale(height_m);
     out->has_torso = output_count >= PR_OUTPUT_COUNT_SET2;
-    out->has_back = output_count >= PR_OUTPUT_COUNT;
+    out->has_back = output_count >= PR_OUTPUT_COUNT_SET3;
+    out->has_elbows = output_count >= PR_OUTPUT_COUNT;
+    for (int side = 0; side < 2 && out->has_elbows; ++side)
+        decode_point(o + PR_OUT_LOWER_ARM + 3 * side, head, c, s, floor_y, scale,
+                     out->lower_arm_m[side]);
     for (int k = 0; k < 2 && out->has_back; ++k)
         decode_point(o + PR_OUT_BACK + 3 * k, head, c, s, floor_y, scale, out->back_m[k]);
     if (out->has_torso) {

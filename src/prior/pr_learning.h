@@ -202,6 +202,7 @@ struct validation {
     double loss, hips_cm, knee_cm, ankle_cm, toes_cm, contact_accuracy;
     double torso_cm; /* neck and shoulders */
     double back_cm;  /* spine and chest */
+    double elbows_cm;
 };
 
 void pr_keep_all(struct activations *a);

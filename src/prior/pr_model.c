@@ -412,8 +412,9 @@ get_f32(const unsigned char *p)
 
 /* The whole file in memory, checksum filled in. */
 /* The outputs of each output definition this program reads (set 1 had no torso, set 2
- * no back), from set 1. */
-static const int outputs_of_set[] = {PR_OUTPUT_COUNT_SET1, PR_OUTPUT_COUNT_SET2, PR_OUTPUT_COUNT};
+ * no back, set 3 no elbows), from set 1. */
+static const int outputs_of_set[] = {PR_OUTPUT_COUNT_SET1, PR_OUTPUT_COUNT_SET2,
+                                     PR_OUTPUT_COUNT_SET3, PR_OUTPUT_COUNT};
 #define OUTPUT_SETS ((uint32_t)(sizeof outputs_of_set / sizeof outputs_of_set[0]))
 
 /* The output definition a model of `output_count` outputs was trained for. */

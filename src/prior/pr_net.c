@@ -116,6 +116,8 @@ static const int joint_output[] = {
     PR_OUT_UPPER_ARM + 3,
     PR_OUT_BACK,
     PR_OUT_BACK + 3,
+    PR_OUT_LOWER_ARM,
+    PR_OUT_LOWER_ARM + 3,
 };
 #define JOINT_OUTPUTS ((int)(sizeof joint_output / sizeof joint_output[0]))
 
@@ -428,6 +430,8 @@ pr_score_row(const struct pr_model *m, const struct dataset *d, long i, struct a
             0.5 * ((y[PR_OUT_CONTACT + s] >= 0.5f) == (t[PR_OUT_CONTACT + s] >= 0.5f));
         const int arm = PR_OUT_UPPER_ARM + 3 * s;
         v->torso_cm += cm * point_error(y + arm, t + arm) / 3.0;
+        const int elbow = PR_OUT_LOWER_ARM + 3 * s;
+        v->elbows_cm += 0.5 * cm * point_error(y + elbow, t + elbow);
     }
     v->torso_cm += cm * point_error(y + PR_OUT_NECK, t + PR_OUT_NECK) / 3.0;
     for (int b = 0; b < 2; ++b)
@@ -444,6 +448,7 @@ pr_validation_divide(struct validation *v, double n)
     v->toes_cm /= n;
     v->torso_cm /= n;
     v->back_cm /= n;
+    v->elbows_cm /= n;
     v->contact_accuracy /= n;
 }
 

@@ -122,10 +122,11 @@ report_epoch(const struct pr_train_options *o, const struct pr_train_report *rep
         pr_report_line(o,
                        "epoch %3d/%d  train %.4f  validation %.4f  (hips %.2f, knees %.2f, "
                        "ankles %.2f: sum %.2f; toes %.2f, neck and shoulders %.2f, spine and "
-                       "chest %.2f cm; contact %.0f %%)  %.1f s",
+                       "chest %.2f, elbows %.2f cm; contact %.0f %%)  %.1f s",
                        e + 1, o->epochs, rep->train_loss[e], v->loss, v->hips_cm, v->knee_cm,
                        v->ankle_cm, pr_joint_sum_cm(&rep->validation_by_epoch[e]), v->toes_cm,
-                       v->torso_cm, v->back_cm, 100.0 * v->contact_accuracy, seconds);
+                       v->torso_cm, v->back_cm, v->elbows_cm, 100.0 * v->contact_accuracy,
+                       seconds);
 }
 
 /* The epochs: each trained, validated and reported; the parameters of the one kept are

@@ -39,11 +39,13 @@ enum {
     J_KNEE = J_TOES + 2,
     J_NECK = J_KNEE + 2,
     J_UPPER_ARM,
-    J_COUNT = J_UPPER_ARM + 2
+    J_LOWER_ARM = J_UPPER_ARM + 2,
+    J_COUNT = J_LOWER_ARM + 2
 };
 static const enum sk_bone joint_bones[J_COUNT] = {
     SK_HIPS,           SK_LEFT_FOOT,       SK_RIGHT_FOOT, SK_LEFT_TOES,      SK_RIGHT_TOES,
-    SK_LEFT_LOWER_LEG, SK_RIGHT_LOWER_LEG, SK_NECK,       SK_LEFT_UPPER_ARM, SK_RIGHT_UPPER_ARM};
+    SK_LEFT_LOWER_LEG, SK_RIGHT_LOWER_LEG, SK_NECK,       SK_LEFT_UPPER_ARM, SK_RIGHT_UPPER_ARM,
+    SK_LEFT_LOWER_ARM, SK_RIGHT_LOWER_ARM};
 
 void
 pr_clip_fini(struct clip *c)
@@ -193,6 +195,7 @@ fill_truth(const struct st_bvh *bvh, const struct st_mocap_rig *rig, double unit
                 t->toes_m[s][k] = (float)(pos[joint[J_TOES + s]][k] * unit);
                 t->knee_m[s][k] = (float)(pos[joint[J_KNEE + s]][k] * unit);
                 t->upper_arm_m[s][k] = (float)(pos[joint[J_UPPER_ARM + s]][k] * unit);
+                t->lower_arm_m[s][k] = (float)(pos[joint[J_LOWER_ARM + s]][k] * unit);
             }
             t->neck_m[k] = (float)(pos[joint[J_NECK]][k] * unit);
         }

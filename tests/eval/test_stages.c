@@ -69,6 +69,9 @@ groups_are_the_predicted_joints(void **state)
     assert_int_equal(ev_stage_group_of(EV_RIGHT_FOOT), EV_STAGE_ANKLES);
     assert_int_equal(ev_stage_group_of(EV_LEFT_TOES), EV_STAGE_TOES);
     assert_int_equal(ev_stage_group_of(EV_NECK), EV_STAGE_NECK);
+    assert_int_equal(ev_stage_group_of(EV_RIGHT_UPPER_ARM), EV_STAGE_SHOULDERS);
+    assert_int_equal(ev_stage_group_of(EV_LEFT_LOWER_ARM), EV_STAGE_ELBOWS);
+    assert_int_equal(ev_stage_group_of(EV_RIGHT_HAND), -1); /* the controller's */
     assert_int_equal(ev_stage_group_of(EV_LEFT_UPPER_LEG), -1); /* the hip joint: not predicted */
     assert_int_equal(ev_stage_group_of(EV_HEAD), -1);
     assert_string_equal(ev_stage_group_name(EV_STAGE_PREDICTED), "all predicted");
@@ -83,13 +86,15 @@ network_error_is_finite_and_sane(void **state)
     assert_int_equal(ev_stage_run(&f->clip, EV_KNOWN_BODY, &f->model, &r, &err), EM_OK);
     assert_int_equal(r.rows, f->clip.truth.frame_count); /* every row, as the body */
     assert_int_equal(r.dropped, 0);
-    assert_true(r.has_neck); /* the shipped model predicts the torso */
+    for (int g = 0; g < EV_STAGE_COUNT; ++g) /* the shipped model predicts every group */
+        assert_true(r.has_group[g]);
     for (int g = 0; g < EV_STAGE_COUNT; ++g) {
         assert_true(isfinite(r.network_cm[g]) && r.network_cm[g] > 0.0);
         assert_true(isfinite(r.body_cm[g]) && r.body_cm[g] > 0.0);
     }
     assert_true(r.network_cm[EV_STAGE_HIPS] < HIPS_MAX_CM);
     assert_true(r.network_cm[EV_STAGE_NECK] < NECK_MAX_CM);
+    assert_true(r.network_cm[EV_STAGE_SHOULDERS] < NECK_MAX_CM);
     assert_true(r.network_cm[EV_STAGE_PREDICTED] < 2.0 * HIPS_MAX_CM);
 }
 

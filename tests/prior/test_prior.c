@@ -844,15 +844,16 @@ static void
 the_previous_model_file_still_loads(void **state)
 {
     (void)state;
-    /* body-prior-v1.bin to -v5.bin (the models shipped before) and -v7.bin (trained on
-     * HDM05 too, not the default: its card) are of the same file format as the shipped
-     * one, with other layer sizes and output definition 1 (no torso), 2 (v5: no back) or
-     * 3 (v7): a user who picks one with --prior gets it, not a refusal, and it runs. */
-    static const char *const older[] = {"v1", "v2", "v3", "v4", "v5", "v7"};
-    static const int older_hidden[] = {64, 128, 128, 256, 256, 256};
+    /* body-prior-v1.bin to -v7.bin (the models shipped before) are of the same file
+     * format as the shipped one, with other layer sizes and output definition 1 (no
+     * torso), 2 (v5: no back) or 3 (v6, v7: no elbows): a user who picks one with --prior
+     * gets it, not a refusal, and it runs. */
+    static const char *const older[] = {"v1", "v2", "v3", "v4", "v5", "v6", "v7"};
+    static const int older_hidden[] = {64, 128, 128, 256, 256, 256, 256};
     static const int older_outputs[] = {PR_OUTPUT_COUNT_SET1, PR_OUTPUT_COUNT_SET1,
                                         PR_OUTPUT_COUNT_SET1, PR_OUTPUT_COUNT_SET1,
-                                        PR_OUTPUT_COUNT_SET2, PR_OUTPUT_COUNT};
+                                        PR_OUTPUT_COUNT_SET2, PR_OUTPUT_COUNT_SET3,
+                                        PR_OUTPUT_COUNT_SET3};
     struct pr_model shipped;
     struct em_error err = {{0}};
     if (pr_model_load(SHIPPED, &shipped, &err) != EM_OK)
@@ -880,7 +881,8 @@ the_previous_model_file_still_loads(void **state)
         /* the body keeps the seed's neck (set 1) and lets the solve bend the back (sets
          * 1 and 2) */
         assert_true(pose.has_torso == (m.output_count >= PR_OUTPUT_COUNT_SET2));
-        assert_true(pose.has_back == (m.output_count == PR_OUTPUT_COUNT));
+        assert_true(pose.has_back == (m.output_count >= PR_OUTPUT_COUNT_SET3));
+        assert_false(pose.has_elbows);
         if (k == 0)
             assert_string_equal(m.holdout, "02,07,35");
         pr_model_fini(&m);
