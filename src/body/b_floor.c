@@ -89,6 +89,12 @@ b_floor_share(const struct body *b)
     return b->floor.share;
 }
 
+float
+b_floor_lying(const struct body *b)
+{
+    return b->floor.lying;
+}
+
 /* The share this frame's head asks for (before smoothing). */
 static float
 share_from_head(const struct body *b)

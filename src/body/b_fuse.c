@@ -218,6 +218,51 @@ keep_hips_above_floor(const struct body *b, const float *rotation, float *io_pos
     }
 }
 
+/* A source's pelvis rotation fused as its turn about the vertical and the tilt after it,
+ * each by its own confidence. */
+static void
+fuse_yaw_and_tilt(const struct b_pelvis_estimate *e, float *io_yaw_rad, float *io_tilt)
+{
+    float e_yaw, e_tilt[4];
+    split_yaw(e->rotation, &e_yaw, e_tilt);
+    if (e->yaw_confidence > 0.0f)
+        *io_yaw_rad = fuse_angle(*io_yaw_rad, e_yaw, e->yaw_confidence);
+    if (e->tilt_confidence > 0.0f)
+        fuse_rotation(io_tilt, e_tilt, e->tilt_confidence);
+}
+
+/* The floor's pelvis (b_floor.c): as the others' while the torso is up, and as one
+ * rotation (slerped by its confidence from the rotation fused so far) as far as it lies
+ * (b_floor_lying). A pelvis lying on its back or front has its front along the vertical,
+ * where its turn about the vertical (split_yaw) is undefined and jumps with every wobble:
+ * the floor's yaw and tilt blended apart from the network's, each split at such a jump,
+ * rolled the fused pelvis onto its side and over (hdm05_bk_lieDownFloor_008, fold 2: its
+ * left axis from -0.98 to +0.96 up in one frame while the floor's lay flat, a shoulder
+ * 14 cm under the floor). A torso that is up has no such jump, and there the split keeps
+ * the squats as they were (fused as one rotation at every share, a deep squat's floor
+ * share shook hdm05_tr_squat1Reps_045 half as much again: jitter 21.6 -> 31.2x). */
+static void
+fuse_floor_rotation(const struct body *b, const struct b_pelvis_estimate *floor,
+                    float *io_yaw_rad, float *io_tilt)
+{
+    if (!(b_floor_lying(b) > 0.0f)) {
+        fuse_yaw_and_tilt(floor, io_yaw_rad, io_tilt);
+        return;
+    }
+    float before[4], upright[4], lying[4];
+    b_quat_from_yaw(*io_yaw_rad, before);
+    m_quat_mul(before, io_tilt, before);
+    fuse_yaw_and_tilt(floor, io_yaw_rad, io_tilt);
+    b_quat_from_yaw(*io_yaw_rad, upright);
+    m_quat_mul(upright, io_tilt, upright);
+    m_quat_copy(before, lying);
+    fuse_rotation(lying, floor->rotation, floor->tilt_confidence);
+    if (m_quat_dot(upright, lying) < 0.0f)
+        m_quat_set(lying, -lying[0], -lying[1], -lying[2], -lying[3]);
+    fuse_rotation(upright, lying, b_floor_lying(b));
+    split_yaw(upright, io_yaw_rad, io_tilt);
+}
+
 /* The sources' pelvis estimates, from the seed up, into the body's pelvis, heading and
  * velocity; the pelvis within reach of the seed's neck (`out_seed_torso`, made here once
  * the heading is known). */
@@ -234,14 +279,10 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
         const struct b_pelvis_estimate *e = &est[src];
         if (e->position_confidence > 0.0f)
             m_vec3_lerp(position, e->position_m, e->position_confidence, position);
-        if (e->yaw_confidence > 0.0f || e->tilt_confidence > 0.0f) {
-            float e_yaw, e_tilt[4];
-            split_yaw(e->rotation, &e_yaw, e_tilt);
-            if (e->yaw_confidence > 0.0f)
-                yaw_rad = fuse_angle(yaw_rad, e_yaw, e->yaw_confidence);
-            if (e->tilt_confidence > 0.0f)
-                fuse_rotation(tilt, e_tilt, e->tilt_confidence);
-        }
+        if (src == B_SOURCE_FLOOR && e->tilt_confidence > 0.0f)
+            fuse_floor_rotation(b, e, &yaw_rad, tilt);
+        else if (e->yaw_confidence > 0.0f || e->tilt_confidence > 0.0f)
+            fuse_yaw_and_tilt(e, &yaw_rad, tilt);
         if (e->heading_confidence > 0.0f)
             heading_rad = fuse_angle(heading_rad, e->heading_rad, e->heading_confidence);
     }

@@ -430,6 +430,10 @@ b_floor_reset(struct body *body);
 float
 b_floor_share(const struct body *body);
 
+/* 0..1: of the floor share, how much the torso lies along the floor rather than up. */
+float
+b_floor_lying(const struct body *body);
+
 /* For the fusion: updates the floor share and the torso's frame on the floor, and says
  * the pelvis on the floor with that share as its confidence. */
 void
