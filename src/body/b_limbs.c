@@ -140,6 +140,69 @@ keep_elbows_up(struct body *b)
     }
 }
 
+/* ---- the hands over the floor -------------------------------------------------- */
+
+/* A hand's end (the fingertips) kept this far above the floor. */
+#define HAND_END_CLEARANCE_M 0.005f
+
+/* A hand whose end would go under the floor (a controller held low, turned down: the
+ * fingers of a hand resting on the floor went through it on 281 frames of the folds'
+ * lying down, 2 to 8 cm; none now) is pitched up about its joint, which stays on its controller, until the end
+ * rests on the floor. The hand's turn is the controller's but for that pitch: a hand
+ * pressed on the floor lies flat on it. Expects the arm's local rotations set and the
+ * world frames of the joints above the hand up to date; leaves the hand's and its
+ * children's world frames so. */
+static void
+keep_hand_end_up(struct body *b, int s)
+{
+    const int hand = b->j.hand[s], end = b->j.hand_end[s];
+    struct sk_pose *pose = &b->pose;
+    const float clear = b->ground_height_m + HAND_END_CLEARANCE_M;
+    if (pose->position_m[end][1] >= clear)
+        return;
+    const float *at = pose->position_m[hand];
+    float reach[3], axis[3];
+    const float up[3] = {0, 1, 0};
+    m_vec3_sub(pose->position_m[end], at, reach);
+    const float length = m_vec3_length(reach);
+    m_vec3_cross(reach, up, axis);
+    const float axis_len = m_vec3_length(axis);
+    if (length <= 1e-4f || axis_len <= 1e-4f)
+        return;
+    const float now = asinf(m_clampf(reach[1] / length, -1.0f, 1.0f));
+    const float want = asinf(m_clampf((clear - at[1]) / length, -1.0f, 1.0f));
+    if (!(want > now))
+        return;
+    float turn[4], world[4], parent_inv[4];
+    m_vec3_scale(axis, 1.0f / axis_len, axis);
+    m_quat_from_axis_angle(axis, want - now, turn);
+    m_quat_mul(turn, pose->rotation[hand], world);
+    m_quat_conjugate(pose->rotation[b->skeleton.parent[hand]], parent_inv);
+    m_quat_mul(parent_inv, world, pose->local_rotation[hand]);
+    m_quat_normalize(pose->local_rotation[hand]);
+    m_quat_mul(pose->rotation[b->skeleton.parent[hand]], pose->local_rotation[hand],
+               pose->rotation[hand]);
+    sk_pose_forward_kinematics_below(pose, &b->skeleton, hand);
+}
+
+/* Both hands' ends kept above the floor (keep_hand_end_up), for a hand whose target is
+ * within its length of the floor (the only ones that can reach it: the others cost
+ * nothing). */
+static void
+keep_hand_ends_up(struct body *b)
+{
+    bool updated = false;
+    for (int s = 0; s < 2; ++s) {
+        if (b->j.hand_end[s] < 0 ||
+            b->hand_position_m[s][1] - b->ground_height_m > b->m.palm_m + HAND_END_CLEARANCE_M)
+            continue;
+        if (!updated)
+            sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+        updated = true;
+        keep_hand_end_up(b, s);
+    }
+}
+
 /* ---- legs -------------------------------------------------------------------------- */
 
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
@@ -382,6 +445,7 @@ b_limbs_build(struct body *b, const struct b_leg_targets *legs)
 {
     b_arms_solve(b);
     keep_elbows_up(b);
+    keep_hand_ends_up(b);
     build_legs(b, (const float(*)[3])legs->ankle_m, (const float(*)[4])legs->foot_rotation,
                (const float(*)[3])legs->knee_pole_m);
     b_arms_finish(b); /* wants the world frames build_legs brought up to date */
