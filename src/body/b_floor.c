@@ -277,6 +277,28 @@ b_floor_arm_pole(const struct body *b, float *io_pole)
         io_pole[1] += (lift_to - io_pole[1]) * b->floor.share;
 }
 
+/* The ankle `t` of the way from `from` to `to` (both on the floor) around the hip: its turn
+ * about the vertical through the hip and its reach from it each blended, so a leg going
+ * from crossed before the pelvis to lying beyond it swings out around the hip. Blended
+ * straight, the ankle passed under the hip when the two lie on either side of it (a body
+ * rolling from sitting onto its front) and the leg folded through the floor for a frame:
+ * a shin 25 cm under it (hdm05_bk_lieDownFloor_005, fold 2). */
+static void
+blend_about_hip(const float *hip, const float *from, const float *to, float t, float *out)
+{
+    if (!(t > 0.0f) || !(t < 1.0f)) { /* the ends as they are, to the bit */
+        m_vec3_copy(t > 0.0f ? to : from, out);
+        return;
+    }
+    const float fx = from[0] - hip[0], fz = from[2] - hip[2];
+    const float tx = to[0] - hip[0], tz = to[2] - hip[2];
+    const float from_rad = atan2f(fx, fz), to_rad = atan2f(tx, tz);
+    const float angle = from_rad + t * m_angle_wrap(to_rad - from_rad);
+    const float reach = m_lerpf(sqrtf(fx * fx + fz * fz), sqrtf(tx * tx + tz * tz), t);
+    m_vec3_set(out, hip[0] + reach * sinf(angle), m_lerpf(from[1], to[1], t),
+               hip[2] + reach * cosf(angle));
+}
+
 /* Leg s on the floor: lying along it beyond the pelvis, or folded cross-legged before it. */
 static void
 floor_leg(const struct body *b, int s, float *out_ankle, float *out_rotation, float *out_pole)
@@ -312,7 +334,7 @@ floor_leg(const struct body *b, int s, float *out_ankle, float *out_rotation, fl
     sit[1] = ankle_y;
     m_vec3_muladd(hip, across, out_sign * POLE_M, sit_pole);
     m_vec3_muladd(sit_pole, ahead, 0.2f, sit_pole);
-    m_vec3_lerp(sit, lie, f->lying, out_ankle);
+    blend_about_hip(hip, sit, lie, f->lying, out_ankle);
     m_vec3_lerp(sit_pole, lie_pole, f->lying, out_pole);
     /* The foot: as at rest under the torso lying; sitting, turned in across the body. */
     float turn[4], sit_rot[4], yaw_rot[4];
