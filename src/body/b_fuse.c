@@ -419,9 +419,10 @@ fuse_back(struct body *b, const struct b_torso_estimate *prior)
  * reach (draw_neck_toward_hands). On the floor the seed's
  * neck (laid along the floor's frame, b_floor_upright) is the floor's too: the prior
  * never saw a body there. Body trackers place the chest themselves (b_trackers.c). */
-/* The neck's target speaks in the solve with weight 1 while the seed and the floor make
- * it (they hang it from the head by the skeleton's own neck: it never pulls against the
- * head), and with NETWORK_NECK_WEIGHT as far as the network moves it: a network's neck an
+/* The neck's target speaks in the solve with weight 1 while the seed makes it (it hangs
+ * it from the head by the skeleton's own neck: it never pulls against the head upright),
+ * with FLOOR_NECK_WEIGHT as far as the floor does, and with NETWORK_NECK_WEIGHT as far as
+ * the network moves it: a network's neck an
  * average person's distance from the head pulled the head joint off the headset by half
  * the difference (FABRIK averages the two pulls). The head is the contract; the neck gives.
  * Chosen on the folds with a 20 degree pelvis bound and the clearance then 0.9 (known /
@@ -429,6 +430,21 @@ fuse_back(struct body *b, const struct b_torso_estimate *prior)
  * 11.30, 5.07 cm; 0.3 9.90 / 10.74, 10.69 / 11.34, 4.33 cm; 0.1 9.95 / 10.82, 10.76 /
  * 11.46, 4.60 cm; 0 (no neck target) 10.12 / 11.07, 11.11 / 11.74, 4.64 cm. */
 #define NETWORK_NECK_WEIGHT 0.3f
+/* On the floor the same neck, hung from a head lying back or turned, is one the spine's
+ * limits often cannot give together with the head's turn: at weight 1 it pulled the head
+ * 3 to 5 cm off its headset with the body lying still (hdm05_bd_lieDownFloor_001, fold
+ * 1). The floor's posture lays the pelvis and the torso's frame itself; its neck only
+ * leans the spine. Lying down, four HDM05 folds summed (MPJPE cm, head p99 cm, deg p95,
+ * hands off %, lowest cm, jitter x; clips over the head's and the floor's contracts; the
+ * squats' head p99 1.81 -> 1.80 cm and jitter 7.44 -> 7.43x, the other kinds and the
+ * public clips unchanged; the synthetic sitting on the floor's head 0.5 to 1.2 -> 0.1 cm):
+ *   1 (before)  20.82  3.73  14.4  6.70  -7.1  66.1  16   8
+ *   0.3         20.81  3.16  14.1  6.71  -6.2  66.3  16   8
+ *   0.2         20.82  3.04  14.1  6.70  -5.9  66.3  16   9
+ *   0.1 (taken) 20.82  2.91  14.0  6.69  -6.3  66.3  16   9
+ *   0.05        20.83  2.84  14.1  6.74  -6.6  66.1  14   9
+ *   0           20.87  2.82  14.4  6.74  -7.0  66.1  13  10 */
+#define FLOOR_NECK_WEIGHT 0.1f
 
 static void
 fuse_torso(struct body *b, struct b_torso_estimate *est)
@@ -443,6 +459,7 @@ fuse_torso(struct body *b, struct b_torso_estimate *est)
     const float network_neck =
         (est[B_SOURCE_PRIOR].neck_confidence > 0.0f ? 1.0f : 0.0f) * (1.0f - b_floor_share(b));
     b->neck_weight = m_lerpf(1.0f, NETWORK_NECK_WEIGHT, network_neck);
+    b->neck_weight = m_lerpf(b->neck_weight, FLOOR_NECK_WEIGHT, b_floor_share(b));
     draw_neck_toward_hands(b);
     fuse_back(b, &est[B_SOURCE_PRIOR]);
 }
