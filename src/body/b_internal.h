@@ -534,6 +534,12 @@ b_limb_build_through(struct body *b, int upper, const float *end_target,
 void
 b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side);
 
+/* How far the upper joint's twist (its local rotation about its bone's rest direction) is
+ * beyond its ball limit's range, signed (radians, the nearer end's side); 0 within it or
+ * without a ball limit (b_limb.c). */
+float
+b_limb_twist_excess(const struct body *b, int upper);
+
 /* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limb.c). */
 void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,

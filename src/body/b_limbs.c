@@ -6,7 +6,8 @@
  * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
  * target, the knee pole and the foot's turn alone: the knee from the exact two-bone
  * solution (ik_two_bone_positions), the thigh's frame as the one whose bone points at the
- * knee and whose knee hinge axis is square to the plane of hip, knee and pole, the knee
+ * knee and whose knee hinge axis is square to the plane of hip, knee and pole (turned about
+ * the hip-ankle line as far as the thigh's twist range needs: keep_thigh_twist), the knee
  * bent about its hinge, the foot turned to its target within its limit.
  *
  * Why not the iterative solver or minimal rotations: turning a bone by the shortest arc
@@ -27,6 +28,10 @@
 #define FLOOR_PASSES 8
 /* Bisection steps turning a knee that crossed the midline back out. */
 #define KNEE_SIDE_STEPS 10
+/* The search for a knee side within the thigh's twist (keep_thigh_twist): doublings of
+ * the first guess, then halvings toward the range's edge. */
+#define THIGH_TWIST_WIDEN_STEPS 3
+#define THIGH_TWIST_HALVINGS 8
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
 /* On the floor an elbow is kept this far above it (keep_elbows_up), its side turned
@@ -205,11 +210,72 @@ keep_hand_ends_up(struct body *b)
 
 /* ---- legs -------------------------------------------------------------------------- */
 
+/* `side` turned by `angle` about the unit `line`. */
+static void
+swivel(const float *line, const float *side, float angle, float *out)
+{
+    float q[4];
+    m_quat_from_axis_angle(line, angle, q);
+    m_quat_rotate(q, side, out);
+}
+
+/* The thigh's twist excess with the knee's side turned by `angle` about the hip-ankle
+ * `line` (the thigh alone built so). */
+static float
+thigh_excess(struct body *b, int upper, const float *ankle_target, const float *line,
+             const float *side, float angle)
+{
+    float turned[3];
+    swivel(line, side, angle, turned);
+    b_limb_turn_upper(b, upper, ankle_target, turned);
+    return b_limb_twist_excess(b, upper);
+}
+
+/* A knee whose side asks the thigh for more twist than it has is turned about the
+ * hip-ankle line to the nearest side its twist allows, the foot still on its target:
+ * clamped in the build instead, the knee bent in a plane the target is not in and the
+ * foot ended up to 0.5 m from it, jumping there and back as the twist asked went over and
+ * under what the floor passes could mend (a leg folding to sit on the floor,
+ * hdm05_bd_lieDownFloor_004, fold 1). The turn is found by doubling a first guess (the
+ * excess, back) until the twist is within range, then halving toward the edge. */
+static bool
+keep_thigh_twist(struct body *b, int upper, const float *ankle_target, const float *line,
+                 float *io_side)
+{
+    const float excess = thigh_excess(b, upper, ankle_target, line, io_side, 0.0f);
+    if (excess == 0.0f)
+        return false;
+    float out = -excess, in = 0.0f;
+    bool found = false;
+    for (int i = 0; i < THIGH_TWIST_WIDEN_STEPS && !found; ++i) {
+        const float e = thigh_excess(b, upper, ankle_target, line, io_side, out);
+        if (e == 0.0f || (e > 0.0f) != (excess > 0.0f))
+            found = true;
+        else
+            out = m_clampf(2.0f * out, -M_PI_F, M_PI_F);
+    }
+    if (!found)
+        return false;
+    for (int i = 0; i < THIGH_TWIST_HALVINGS; ++i) {
+        const float mid = 0.5f * (in + out);
+        const float e = thigh_excess(b, upper, ankle_target, line, io_side, mid);
+        if (e == 0.0f || (e > 0.0f) != (excess > 0.0f))
+            out = mid;
+        else
+            in = mid;
+    }
+    float turned[3];
+    swivel(line, io_side, out, turned);
+    m_vec3_copy(turned, io_side);
+    return true;
+}
+
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
- * target but never across the body's midline unless the foot is. */
+ * target but never across the body's midline unless the foot is, and (`within_twist`)
+ * turned from there as far as the thigh's twist range needs (keep_thigh_twist). */
 static void
 build_leg(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
-          const float *pole)
+          const float *pole, bool within_twist)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     const int upper = b->j.upper_leg[s], mid = sk->primary_child[upper];
@@ -224,6 +290,9 @@ build_leg(struct body *b, int s, const float *ankle_target, const float *foot_ro
                           end_m);
     keep_knee_on_its_side(b, s, hip, sk->length_m[mid], sk->length_m[end], ankle_target, line,
                           side, mid_m, end_m);
+    if (within_twist && keep_thigh_twist(b, upper, ankle_target, line, side))
+        ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side, mid_m,
+                              end_m);
     /* b_limb_build, given the knee and ankle just found for this side (the same call). */
     b_limb_build_through(b, upper, ankle_target, foot_rotation, side, true, mid_m, end_m);
 }
@@ -355,6 +424,7 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
                          * pose's world frames were brought up to date) */
     /* The build that went least under the floor so far (the first: build_legs's). */
     float best_target[3], best_rotation[4], best_pole[3], best_depth = INFINITY;
+    bool within_twist = true, built_within_twist = true, best_within_twist = true;
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
         float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
         leg_depths(b, s, reach_dir, &reach_m, &depth, &knee_depth);
@@ -365,6 +435,7 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
             m_vec3_copy(built ? built_target : ankle_target, best_target);
             m_quat_copy(built ? built_rotation : foot_rotation, best_rotation);
             m_vec3_copy(built ? built_pole : knee_pole, best_pole);
+            best_within_twist = built_within_twist;
         }
         if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
             pole[1] += FLOOR_KNEE_POLE_LIFT_M;
@@ -377,9 +448,13 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
             if (pass > 0)
                 target[1] += depth; /* the pitch was not enough: the ankle rises */
         }
-        if (built && same_build(target, rotation, pole, built_target, built_rotation, built_pole))
+        if (knee_depth > 0.0f)
+            within_twist = false; /* the floor first: the thigh's twist as the build keeps it */
+        if (built && within_twist == built_within_twist &&
+            same_build(target, rotation, pole, built_target, built_rotation, built_pole))
             break;
-        build_leg(b, s, target, rotation, pole);
+        build_leg(b, s, target, rotation, pole, within_twist);
+        built_within_twist = within_twist;
         forward_kinematics_from(b, b->j.upper_leg[s]);
         m_vec3_copy(target, built_target);
         m_quat_copy(rotation, built_rotation);
@@ -391,7 +466,7 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
     leg_depths(b, s, reach_dir, &reach_m, &depth, &knee_depth);
     if (fmaxf(depth, knee_depth) > best_depth) {
-        build_leg(b, s, best_target, best_rotation, best_pole);
+        build_leg(b, s, best_target, best_rotation, best_pole, best_within_twist);
         forward_kinematics_from(b, b->j.upper_leg[s]);
     }
     pitch_toes_to_floor(b, s);
@@ -431,7 +506,7 @@ build_legs(struct body *b, const float (*ankle_target)[3], const float (*foot_ro
         for (int j = b->j.foot[s] + 1; j < b->pose.joint_count; ++j)
             if (b->skeleton.parent[j] == b->j.foot[s] || b->skeleton.parent[j] == b->j.toes[s])
                 m_quat_identity(b->pose.local_rotation[j]);
-        build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
+        build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s], true);
     }
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     for (int s = 0; s < 2; ++s)
