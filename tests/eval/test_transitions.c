@@ -143,22 +143,26 @@ squat_kick_and_jog_keep_every_contract(void **state)
     }
 }
 
-/* Lying down on the back and getting up: the head stays within 5 cm of its headset on every
+/* Lying down on the back and getting up: the head stays within 3 cm of its headset on every
  * frame (it was 30 to 34 cm off as the body rolled onto the floor, the pelvis laid within
- * 26 cm of the head). Not met yet, and held where they are: the head within 2 cm (4.7
- * now), turned more than 10 degrees on 5.1 % of frames and the hands off their controllers
- * on 5.4 % (the contracts 5 %), a joint 4.2 cm under the floor, jitter 59x the person's. */
+ * 26 cm of the head; 4.7 while the floor's neck target pulled against the head, 2.7 since
+ * it gives way). Not met yet, and held where they are: the head within 2 cm (2.7 now, over
+ * on 1.4 % of frames), turned more than 10 degrees on 5.7 % of frames and the hands off
+ * their controllers on 5.4 % (the contracts 5 %), a joint 3.4 cm under the floor (a
+ * shoulder as the torso rolls back: 4.2 before the floor's pelvis lay flat and took over
+ * while the head went back over the floor), jitter 56x the person's (59; 74 with the
+ * floor's legs taking over while the thigh's twist clamp made them jump). */
 static void
 lying_down_and_getting_up_keeps_the_head_near_its_headset(void **state)
 {
     (void)state;
     struct run r;
     play("hdm05_bd_lieDownFloor_001.bvh", &r);
-    assert_true(r.head_max_cm <= 5.0);
+    assert_true(r.head_max_cm <= 3.0);
     assert_true(r.angle_over_share <= 0.06);
     assert_true(r.hands_off_share <= 0.06);
-    assert_true(r.lowest_cm >= -5.0);
-    assert_true(r.jitter_ratio <= 70.0);
+    assert_true(r.lowest_cm >= -4.0);
+    assert_true(r.jitter_ratio <= 60.0);
 }
 
 int
