@@ -76,8 +76,15 @@
  *   0.8 .. 0.95                  23.11  4.04  12.8  5.01  -10.0  59.6   7  11
  * Lower, a shoulder went deeper under the floor in the frames the share still held; higher,
  * the floor took more of the network's body and the head went farther off its headset.
- * (The run the hold is for, its head 0.65 m up, stays held in full for anyone under about
- * 1.9 m: a head sitting upright on the floor is about 0.43 of the height up.) */
+ * Measured again once the torso lay the right way (lean_over_floor), the same columns and
+ * clips over the angle's, hands' and floor's contracts:
+ *   held at any height           15.23  2.72   9.2  5.18  -16.6  14.5   3  6 12
+ *   0.5 .. 0.7                   14.31  2.21   4.7  1.79  -10.8  10.9   1  2  8
+ *   0.6 .. 0.8 (kept)            14.33  2.19   4.7  1.49   -9.6  11.4   1  1  6
+ *   0.7 .. 0.9                   14.54  2.21   3.7  0.87   -4.1  11.1   0  0  6
+ * 0.7 .. 0.9 meets the angle and the hands on every clip, but the run the hold is for, its
+ * head 0.65 m up, is held in full only for players under about 1.7 m (a head sitting
+ * upright on the floor is about 0.43 of the height up); at 0.6 .. 0.8, under 1.9 m. */
 #define HELD_HEAD_SHARE 0.8f
 #define LOW_HEAD_SHARE 0.6f
 /* How fast the share follows as it rises and as it falls (time constants, s), and the
