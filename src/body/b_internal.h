@@ -501,8 +501,10 @@ b_arms_solve(struct body *body);
 void
 b_arms_finish(struct body *body);
 
-/* The limbs after the solve (b_limbs.c), in this order: the arms (b_arms_solve); on the
- * floor an elbow under it built again turned up until it clears the floor; both legs in
+/* The limbs after the solve (b_limbs.c), in this order: the arms (b_arms_solve); an upper
+ * arm joint under the floor lifted on its clavicle and the arm built again on it; on the
+ * floor an elbow under it built again turned up until it clears the floor; a hand's end
+ * under it pitched up about the hand; both legs in
  * closed form toward `legs`, then the pose's world frames (a foot under the floor lifted,
  * a tracked foot turned as its tracker is); the forearms' twist and the arms' stretch. */
 void

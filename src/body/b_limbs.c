@@ -1,6 +1,7 @@
 /*
- * The limbs after the solve: the arms (b_arms.c), on the floor the elbows turned up (the
- * arms built again with the limb builder they share with the legs, b_limb.c), and the legs
+ * The limbs after the solve: the arms (b_arms.c), a shoulder under the floor turned up on
+ * its clavicle and on the floor the elbows turned up (the arms built again with the limb
+ * builder they share with the legs, b_limb.c), the hands' ends kept above the floor, and the legs
  * built in closed form, kept above the floor, a tracked foot turned as its tracker is.
  *
  * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
@@ -34,6 +35,14 @@
 #define THIGH_TWIST_HALVINGS 8
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
+/* An upper arm joint is kept this far above the floor (keep_shoulder_up). Lying down, four
+ * HDM05 folds summed (MPJPE cm, lowest joint cm, clips with a joint more than 2 cm under
+ * the floor, of 16; head, angle, hands and jitter unchanged; the other kinds, the public
+ * clips unchanged): not kept 14.33, -9.6, 6 (a shoulder 3.4 to 9.6 cm under it on four
+ * clips, as the torso rolled back onto that side); 1 cm 14.32, -3.6, 3; 3 cm 14.30,
+ * -3.6, 3. The three left are hands on their controllers, which the mocap itself has 2 to
+ * 4 cm under the floor. */
+#define SHOULDER_CLEARANCE_M 0.03f
 /* On the floor an elbow is kept this far above it (keep_elbows_up), its side turned
  * up in this many steps at most. */
 #define ELBOW_CLEARANCE_M 0.03f
@@ -106,6 +115,82 @@ keep_knee_on_its_side(const struct body *b, int s, const float *upper_m, float u
     m_vec3_lerp(io_side, out, hi, side);
     m_vec3_normalize_or(side, out, io_side);
     ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, io_side, io_mid_m, io_end_m);
+}
+
+/* ---- the shoulders and elbows on the floor -------------------------------------- */
+
+/* Arm s's elbow side: the elbow's offset from the shoulder-hand line, square to it (up when
+ * the elbow is on the line). */
+static void
+elbow_side_now(const struct body *b, int s, float *out_side)
+{
+    const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
+    const float up[3] = {0, 1, 0};
+    float line[3];
+    m_vec3_sub(b->hand_position_m[s], shoulder, line);
+    m_vec3_normalize_or(line, up, line);
+    m_vec3_sub(b->pose.position_m[b->j.lower_arm[s]], shoulder, out_side);
+    m_vec3_muladd(out_side, line, -m_vec3_dot(out_side, line), out_side);
+    m_vec3_normalize_or(out_side, up, out_side);
+}
+
+/* An upper arm joint under the floor (the clavicle turned down toward a hand on the floor
+ * beside a torso rolled onto that side) has its clavicle turned up about the shoulder
+ * joint, within its limit, until the joint clears the floor by SHOULDER_CLEARANCE_M, and
+ * the arm is built again on it (its elbow on the side it had, the hand on its target).
+ * Expects the pose's world frames up to date and leaves them so. */
+static void
+keep_shoulder_up(struct body *b, int s)
+{
+    struct sk_pose *pose = &b->pose;
+    const int clavicle = b->j.shoulder[s], upper = b->j.upper_arm[s];
+    const float clear = b->ground_height_m + SHOULDER_CLEARANCE_M;
+    if (clavicle < 0 || pose->position_m[upper][1] >= clear)
+        return;
+    const float *root = pose->position_m[clavicle];
+    const float up[3] = {0, 1, 0};
+    float bone[3], axis[3];
+    m_vec3_sub(pose->position_m[upper], root, bone);
+    const float length = m_vec3_length(bone);
+    m_vec3_cross(bone, up, axis);
+    const float axis_len = m_vec3_length(axis);
+    if (length <= 1e-4f || axis_len <= 1e-4f)
+        return;
+    const float now = asinf(m_clampf(bone[1] / length, -1.0f, 1.0f));
+    const float want = asinf(m_clampf((clear - root[1]) / length, -1.0f, 1.0f));
+    if (!(want > now))
+        return;
+    float side[3];
+    elbow_side_now(b, s, side);
+    const int parent = b->skeleton.parent[clavicle];
+    float turn[4], world[4], parent_inv[4], rest_dir[3];
+    m_vec3_scale(axis, 1.0f / axis_len, axis);
+    m_quat_from_axis_angle(axis, want - now, turn);
+    m_quat_mul(turn, pose->rotation[clavicle], world);
+    m_quat_conjugate(pose->rotation[parent], parent_inv);
+    m_quat_mul(parent_inv, world, pose->local_rotation[clavicle]);
+    m_quat_normalize(pose->local_rotation[clavicle]);
+    const float out[3] = {s == 0 ? 1.0f : -1.0f, 0, 0};
+    m_vec3_normalize_or(b->skeleton.offset_m[upper], out, rest_dir);
+    ik_limit_apply(&b->skeleton.limit[clavicle], rest_dir, pose->local_rotation[clavicle]);
+    m_quat_mul(pose->rotation[parent], pose->local_rotation[clavicle], pose->rotation[clavicle]);
+    sk_pose_forward_kinematics_below(pose, &b->skeleton, clavicle);
+    b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], side, false);
+    sk_pose_forward_kinematics_below(pose, &b->skeleton, clavicle);
+}
+
+/* Both shoulders (keep_shoulder_up), for a chest low enough that one can reach the floor
+ * (within the rest distance from the chest to the upper arm joint: the others cost
+ * nothing). */
+static void
+keep_shoulders_up(struct body *b)
+{
+    const float reach = m_vec3_length(b->m.shoulder_offset_m[0]);
+    if (b->pose.position_m[b->j.chest][1] - b->ground_height_m > reach + SHOULDER_CLEARANCE_M)
+        return;
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    for (int s = 0; s < 2; ++s)
+        keep_shoulder_up(b, s);
 }
 
 /* ---- the elbows on the floor --------------------------------------------------- */
@@ -519,6 +604,7 @@ void
 b_limbs_build(struct body *b, const struct b_leg_targets *legs)
 {
     b_arms_solve(b);
+    keep_shoulders_up(b);
     keep_elbows_up(b);
     keep_hand_ends_up(b);
     build_legs(b, (const float(*)[3])legs->ankle_m, (const float(*)[4])legs->foot_rotation,
