@@ -1,8 +1,9 @@
 /*
  * The limbs after the solve: the arms (b_arms.c), a shoulder under the floor turned up on
  * its clavicle and on the floor the elbows turned up (the arms built again with the limb
- * builder they share with the legs, b_limb.c), the hands' ends kept above the floor, and the legs
- * built in closed form, kept above the floor, a tracked foot turned as its tracker is.
+ * builder they share with the legs, b_limb.c), the hands' ends kept above the floor, and
+ * the legs built in closed form, kept above the floor, a tracked foot turned as its tracker
+ * is.
  *
  * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
  * target, the knee pole and the foot's turn alone: the knee from the exact two-bone
@@ -237,11 +238,11 @@ keep_elbows_up(struct body *b)
 
 /* A hand whose end would go under the floor (a controller held low, turned down: the
  * fingers of a hand resting on the floor went through it on 281 frames of the folds'
- * lying down, 2 to 8 cm; none now) is pitched up about its joint, which stays on its controller, until the end
- * rests on the floor. The hand's turn is the controller's but for that pitch: a hand
- * pressed on the floor lies flat on it. Expects the arm's local rotations set and the
- * world frames of the joints above the hand up to date; leaves the hand's and its
- * children's world frames so. */
+ * lying down, 2 to 8 cm; none now) is pitched up about its joint, which stays on its
+ * controller, until the end rests on the floor. The hand's turn is the controller's but
+ * for that pitch: a hand pressed on the floor lies flat on it. Expects the arm's local
+ * rotations set and the world frames of the joints above the hand up to date; leaves the
+ * hand's and its children's world frames so. */
 static void
 keep_hand_end_up(struct body *b, int s)
 {
