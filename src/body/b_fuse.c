@@ -218,6 +218,51 @@ keep_hips_above_floor(const struct body *b, const float *rotation, float *io_pos
     }
 }
 
+/* A source's pelvis rotation fused as its turn about the vertical and the tilt after it,
+ * each by its own confidence. */
+static void
+fuse_yaw_and_tilt(const struct b_pelvis_estimate *e, float *io_yaw_rad, float *io_tilt)
+{
+    float e_yaw, e_tilt[4];
+    split_yaw(e->rotation, &e_yaw, e_tilt);
+    if (e->yaw_confidence > 0.0f)
+        *io_yaw_rad = fuse_angle(*io_yaw_rad, e_yaw, e->yaw_confidence);
+    if (e->tilt_confidence > 0.0f)
+        fuse_rotation(io_tilt, e_tilt, e->tilt_confidence);
+}
+
+/* The floor's pelvis (b_floor.c): as the others' while the torso is up, and as one
+ * rotation (slerped by its confidence from the rotation fused so far) as far as it lies
+ * (b_floor_lying). A pelvis lying on its back or front has its front along the vertical,
+ * where its turn about the vertical (split_yaw) is undefined and jumps with every wobble:
+ * the floor's yaw and tilt blended apart from the network's, each split at such a jump,
+ * rolled the fused pelvis onto its side and over (hdm05_bk_lieDownFloor_008, fold 2: its
+ * left axis from -0.98 to +0.96 up in one frame while the floor's lay flat, a shoulder
+ * 14 cm under the floor). A torso that is up has no such jump, and there the split keeps
+ * the squats as they were (fused as one rotation at every share, a deep squat's floor
+ * share shook hdm05_tr_squat1Reps_045 half as much again: jitter 21.6 -> 31.2x). */
+static void
+fuse_floor_rotation(const struct body *b, const struct b_pelvis_estimate *floor,
+                    float *io_yaw_rad, float *io_tilt)
+{
+    if (!(b_floor_lying(b) > 0.0f)) {
+        fuse_yaw_and_tilt(floor, io_yaw_rad, io_tilt);
+        return;
+    }
+    float before[4], upright[4], lying[4];
+    b_quat_from_yaw(*io_yaw_rad, before);
+    m_quat_mul(before, io_tilt, before);
+    fuse_yaw_and_tilt(floor, io_yaw_rad, io_tilt);
+    b_quat_from_yaw(*io_yaw_rad, upright);
+    m_quat_mul(upright, io_tilt, upright);
+    m_quat_copy(before, lying);
+    fuse_rotation(lying, floor->rotation, floor->tilt_confidence);
+    if (m_quat_dot(upright, lying) < 0.0f)
+        m_quat_set(lying, -lying[0], -lying[1], -lying[2], -lying[3]);
+    fuse_rotation(upright, lying, b_floor_lying(b));
+    split_yaw(upright, io_yaw_rad, io_tilt);
+}
+
 /* The sources' pelvis estimates, from the seed up, into the body's pelvis, heading and
  * velocity; the pelvis within reach of the seed's neck (`out_seed_torso`, made here once
  * the heading is known). */
@@ -234,14 +279,10 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
         const struct b_pelvis_estimate *e = &est[src];
         if (e->position_confidence > 0.0f)
             m_vec3_lerp(position, e->position_m, e->position_confidence, position);
-        if (e->yaw_confidence > 0.0f || e->tilt_confidence > 0.0f) {
-            float e_yaw, e_tilt[4];
-            split_yaw(e->rotation, &e_yaw, e_tilt);
-            if (e->yaw_confidence > 0.0f)
-                yaw_rad = fuse_angle(yaw_rad, e_yaw, e->yaw_confidence);
-            if (e->tilt_confidence > 0.0f)
-                fuse_rotation(tilt, e_tilt, e->tilt_confidence);
-        }
+        if (src == B_SOURCE_FLOOR && e->tilt_confidence > 0.0f)
+            fuse_floor_rotation(b, e, &yaw_rad, tilt);
+        else if (e->yaw_confidence > 0.0f || e->tilt_confidence > 0.0f)
+            fuse_yaw_and_tilt(e, &yaw_rad, tilt);
         if (e->heading_confidence > 0.0f)
             heading_rad = fuse_angle(heading_rad, e->heading_rad, e->heading_confidence);
     }
@@ -378,9 +419,10 @@ fuse_back(struct body *b, const struct b_torso_estimate *prior)
  * reach (draw_neck_toward_hands). On the floor the seed's
  * neck (laid along the floor's frame, b_floor_upright) is the floor's too: the prior
  * never saw a body there. Body trackers place the chest themselves (b_trackers.c). */
-/* The neck's target speaks in the solve with weight 1 while the seed and the floor make
- * it (they hang it from the head by the skeleton's own neck: it never pulls against the
- * head), and with NETWORK_NECK_WEIGHT as far as the network moves it: a network's neck an
+/* The neck's target speaks in the solve with weight 1 while the seed makes it (it hangs
+ * it from the head by the skeleton's own neck: it never pulls against the head upright),
+ * with FLOOR_NECK_WEIGHT as far as the floor does, and with NETWORK_NECK_WEIGHT as far as
+ * the network moves it: a network's neck an
  * average person's distance from the head pulled the head joint off the headset by half
  * the difference (FABRIK averages the two pulls). The head is the contract; the neck gives.
  * Chosen on the folds with a 20 degree pelvis bound and the clearance then 0.9 (known /
@@ -388,6 +430,21 @@ fuse_back(struct body *b, const struct b_torso_estimate *prior)
  * 11.30, 5.07 cm; 0.3 9.90 / 10.74, 10.69 / 11.34, 4.33 cm; 0.1 9.95 / 10.82, 10.76 /
  * 11.46, 4.60 cm; 0 (no neck target) 10.12 / 11.07, 11.11 / 11.74, 4.64 cm. */
 #define NETWORK_NECK_WEIGHT 0.3f
+/* On the floor the same neck, hung from a head lying back or turned, is one the spine's
+ * limits often cannot give together with the head's turn: at weight 1 it pulled the head
+ * 3 to 5 cm off its headset with the body lying still (hdm05_bd_lieDownFloor_001, fold
+ * 1). The floor's posture lays the pelvis and the torso's frame itself; its neck only
+ * leans the spine. Lying down, four HDM05 folds summed (MPJPE cm, head p99 cm, deg p95,
+ * hands off %, lowest cm, jitter x; clips over the head's and the floor's contracts; the
+ * squats' head p99 1.81 -> 1.80 cm and jitter 7.44 -> 7.43x, the other kinds and the
+ * public clips unchanged; the synthetic sitting on the floor's head 0.5 to 1.2 -> 0.1 cm):
+ *   1 (before)  20.82  3.73  14.4  6.70  -7.1  66.1  16   8
+ *   0.3         20.81  3.16  14.1  6.71  -6.2  66.3  16   8
+ *   0.2         20.82  3.04  14.1  6.70  -5.9  66.3  16   9
+ *   0.1 (taken) 20.82  2.91  14.0  6.69  -6.3  66.3  16   9
+ *   0.05        20.83  2.84  14.1  6.74  -6.6  66.1  14   9
+ *   0           20.87  2.82  14.4  6.74  -7.0  66.1  13  10 */
+#define FLOOR_NECK_WEIGHT 0.1f
 
 static void
 fuse_torso(struct body *b, struct b_torso_estimate *est)
@@ -402,6 +459,7 @@ fuse_torso(struct body *b, struct b_torso_estimate *est)
     const float network_neck =
         (est[B_SOURCE_PRIOR].neck_confidence > 0.0f ? 1.0f : 0.0f) * (1.0f - b_floor_share(b));
     b->neck_weight = m_lerpf(1.0f, NETWORK_NECK_WEIGHT, network_neck);
+    b->neck_weight = m_lerpf(b->neck_weight, FLOOR_NECK_WEIGHT, b_floor_share(b));
     draw_neck_toward_hands(b);
     fuse_back(b, &est[B_SOURCE_PRIOR]);
 }

@@ -430,6 +430,10 @@ b_floor_reset(struct body *body);
 float
 b_floor_share(const struct body *body);
 
+/* 0..1: of the floor share, how much the torso lies along the floor rather than up. */
+float
+b_floor_lying(const struct body *body);
+
 /* For the fusion: updates the floor share and the torso's frame on the floor, and says
  * the pelvis on the floor with that share as its confidence. */
 void
@@ -497,8 +501,10 @@ b_arms_solve(struct body *body);
 void
 b_arms_finish(struct body *body);
 
-/* The limbs after the solve (b_limbs.c), in this order: the arms (b_arms_solve); on the
- * floor an elbow under it built again turned up until it clears the floor; both legs in
+/* The limbs after the solve (b_limbs.c), in this order: the arms (b_arms_solve); an upper
+ * arm joint under the floor lifted on its clavicle and the arm built again on it; on the
+ * floor an elbow under it built again turned up until it clears the floor; a hand's end
+ * under it pitched up about the hand; both legs in
  * closed form toward `legs`, then the pose's world frames (a foot under the floor lifted,
  * a tracked foot turned as its tracker is); the forearms' twist and the arms' stretch. */
 void
@@ -529,6 +535,12 @@ b_limb_build_through(struct body *b, int upper, const float *end_target,
  * to try a side, at a third of the work. */
 void
 b_limb_turn_upper(struct body *b, int upper, const float *end_target, const float *side);
+
+/* How far the upper joint's twist (its local rotation about its bone's rest direction) is
+ * beyond its ball limit's range, signed (radians, the nearer end's side); 0 within it or
+ * without a ball limit (b_limb.c). */
+float
+b_limb_twist_excess(const struct body *b, int upper);
 
 /* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limb.c). */
 void

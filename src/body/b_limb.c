@@ -184,6 +184,25 @@ b_limb_turn_upper(struct body *b, int upper, const float *end_target, const floa
     limb_upper(b, upper, end_target, side, false, NULL, NULL, &up);
 }
 
+float
+b_limb_twist_excess(const struct body *b, int upper)
+{
+    const struct sk_skeleton *sk = &b->skeleton;
+    const struct sk_limit *limit = &sk->limit[upper];
+    if (limit->kind != SK_LIMIT_BALL)
+        return 0.0f;
+    float bone[3];
+    unit_offset(sk, sk->primary_child[upper], bone);
+    const float twist = m_quat_swing_twist(b->pose.local_rotation[upper], bone, NULL, NULL);
+    if (twist >= limit->min_rad && twist <= limit->max_rad)
+        return 0.0f;
+    const float over = m_angle_wrap(twist - limit->max_rad);
+    const float under = m_angle_wrap(limit->min_rad - twist);
+    if (over > 0.0f && (under <= 0.0f || over <= under))
+        return over;
+    return -under;
+}
+
 /* ---- poles ----------------------------------------------------------------------- */
 
 void

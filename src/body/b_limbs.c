@@ -1,12 +1,15 @@
 /*
- * The limbs after the solve: the arms (b_arms.c), on the floor the elbows turned up (the
- * arms built again with the limb builder they share with the legs, b_limb.c), and the legs
- * built in closed form, kept above the floor, a tracked foot turned as its tracker is.
+ * The limbs after the solve: the arms (b_arms.c), a shoulder under the floor turned up on
+ * its clavicle and on the floor the elbows turned up (the arms built again with the limb
+ * builder they share with the legs, b_limb.c), the hands' ends kept above the floor, and
+ * the legs built in closed form, kept above the floor, a tracked foot turned as its tracker
+ * is.
  *
  * Legs in closed form, without memory. Each frame a leg is built from the hip, the ankle
  * target, the knee pole and the foot's turn alone: the knee from the exact two-bone
  * solution (ik_two_bone_positions), the thigh's frame as the one whose bone points at the
- * knee and whose knee hinge axis is square to the plane of hip, knee and pole, the knee
+ * knee and whose knee hinge axis is square to the plane of hip, knee and pole (turned about
+ * the hip-ankle line as far as the thigh's twist range needs: keep_thigh_twist), the knee
  * bent about its hinge, the foot turned to its target within its limit.
  *
  * Why not the iterative solver or minimal rotations: turning a bone by the shortest arc
@@ -31,8 +34,20 @@
 #define FLOOR_TOES_RAISE_FROM 0.5f
 /* Bisection steps turning a knee that crossed the midline back out. */
 #define KNEE_SIDE_STEPS 10
+/* The search for a knee side within the thigh's twist (keep_thigh_twist): doublings of
+ * the first guess, then halvings toward the range's edge. */
+#define THIGH_TWIST_WIDEN_STEPS 3
+#define THIGH_TWIST_HALVINGS 8
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
+/* An upper arm joint is kept this far above the floor (keep_shoulder_up). Lying down, four
+ * HDM05 folds summed (MPJPE cm, lowest joint cm, clips with a joint more than 2 cm under
+ * the floor, of 16; head, angle, hands and jitter unchanged; the other kinds, the public
+ * clips unchanged): not kept 14.33, -9.6, 6 (a shoulder 3.4 to 9.6 cm under it on four
+ * clips, as the torso rolled back onto that side); 1 cm 14.32, -3.6, 3; 3 cm 14.30,
+ * -3.6, 3. The three left are hands on their controllers, which the mocap itself has 2 to
+ * 4 cm under the floor. */
+#define SHOULDER_CLEARANCE_M 0.03f
 /* On the floor an elbow is kept this far above it (keep_elbows_up), its side turned
  * up in this many steps at most. */
 #define ELBOW_CLEARANCE_M 0.03f
@@ -107,6 +122,82 @@ keep_knee_on_its_side(const struct body *b, int s, const float *upper_m, float u
     ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, io_side, io_mid_m, io_end_m);
 }
 
+/* ---- the shoulders and elbows on the floor -------------------------------------- */
+
+/* Arm s's elbow side: the elbow's offset from the shoulder-hand line, square to it (up when
+ * the elbow is on the line). */
+static void
+elbow_side_now(const struct body *b, int s, float *out_side)
+{
+    const float *shoulder = b->pose.position_m[b->j.upper_arm[s]];
+    const float up[3] = {0, 1, 0};
+    float line[3];
+    m_vec3_sub(b->hand_position_m[s], shoulder, line);
+    m_vec3_normalize_or(line, up, line);
+    m_vec3_sub(b->pose.position_m[b->j.lower_arm[s]], shoulder, out_side);
+    m_vec3_muladd(out_side, line, -m_vec3_dot(out_side, line), out_side);
+    m_vec3_normalize_or(out_side, up, out_side);
+}
+
+/* An upper arm joint under the floor (the clavicle turned down toward a hand on the floor
+ * beside a torso rolled onto that side) has its clavicle turned up about the shoulder
+ * joint, within its limit, until the joint clears the floor by SHOULDER_CLEARANCE_M, and
+ * the arm is built again on it (its elbow on the side it had, the hand on its target).
+ * Expects the pose's world frames up to date and leaves them so. */
+static void
+keep_shoulder_up(struct body *b, int s)
+{
+    struct sk_pose *pose = &b->pose;
+    const int clavicle = b->j.shoulder[s], upper = b->j.upper_arm[s];
+    const float clear = b->ground_height_m + SHOULDER_CLEARANCE_M;
+    if (clavicle < 0 || pose->position_m[upper][1] >= clear)
+        return;
+    const float *root = pose->position_m[clavicle];
+    const float up[3] = {0, 1, 0};
+    float bone[3], axis[3];
+    m_vec3_sub(pose->position_m[upper], root, bone);
+    const float length = m_vec3_length(bone);
+    m_vec3_cross(bone, up, axis);
+    const float axis_len = m_vec3_length(axis);
+    if (length <= 1e-4f || axis_len <= 1e-4f)
+        return;
+    const float now = asinf(m_clampf(bone[1] / length, -1.0f, 1.0f));
+    const float want = asinf(m_clampf((clear - root[1]) / length, -1.0f, 1.0f));
+    if (!(want > now))
+        return;
+    float side[3];
+    elbow_side_now(b, s, side);
+    const int parent = b->skeleton.parent[clavicle];
+    float turn[4], world[4], parent_inv[4], rest_dir[3];
+    m_vec3_scale(axis, 1.0f / axis_len, axis);
+    m_quat_from_axis_angle(axis, want - now, turn);
+    m_quat_mul(turn, pose->rotation[clavicle], world);
+    m_quat_conjugate(pose->rotation[parent], parent_inv);
+    m_quat_mul(parent_inv, world, pose->local_rotation[clavicle]);
+    m_quat_normalize(pose->local_rotation[clavicle]);
+    const float out[3] = {s == 0 ? 1.0f : -1.0f, 0, 0};
+    m_vec3_normalize_or(b->skeleton.offset_m[upper], out, rest_dir);
+    ik_limit_apply(&b->skeleton.limit[clavicle], rest_dir, pose->local_rotation[clavicle]);
+    m_quat_mul(pose->rotation[parent], pose->local_rotation[clavicle], pose->rotation[clavicle]);
+    sk_pose_forward_kinematics_below(pose, &b->skeleton, clavicle);
+    b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], side, false);
+    sk_pose_forward_kinematics_below(pose, &b->skeleton, clavicle);
+}
+
+/* Both shoulders (keep_shoulder_up), for a chest low enough that one can reach the floor
+ * (within the rest distance from the chest to the upper arm joint: the others cost
+ * nothing). */
+static void
+keep_shoulders_up(struct body *b)
+{
+    const float reach = m_vec3_length(b->m.shoulder_offset_m[0]);
+    if (b->pose.position_m[b->j.chest][1] - b->ground_height_m > reach + SHOULDER_CLEARANCE_M)
+        return;
+    sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+    for (int s = 0; s < 2; ++s)
+        keep_shoulder_up(b, s);
+}
+
 /* ---- the elbows on the floor --------------------------------------------------- */
 
 /* On the floor (by its share), after the arms are built: an elbow under it is built again
@@ -144,13 +235,137 @@ keep_elbows_up(struct body *b)
     }
 }
 
+/* ---- the hands over the floor -------------------------------------------------- */
+
+/* A hand's end (the fingertips) kept this far above the floor. */
+#define HAND_END_CLEARANCE_M 0.005f
+
+/* A hand whose end would go under the floor (a controller held low, turned down: the
+ * fingers of a hand resting on the floor went through it on 281 frames of the folds'
+ * lying down, 2 to 8 cm; none now) is pitched up about its joint, which stays on its
+ * controller, until the end rests on the floor. The hand's turn is the controller's but
+ * for that pitch: a hand pressed on the floor lies flat on it. Expects the arm's local
+ * rotations set and the world frames of the joints above the hand up to date; leaves the
+ * hand's and its children's world frames so. */
+static void
+keep_hand_end_up(struct body *b, int s)
+{
+    const int hand = b->j.hand[s], end = b->j.hand_end[s];
+    struct sk_pose *pose = &b->pose;
+    const float clear = b->ground_height_m + HAND_END_CLEARANCE_M;
+    if (pose->position_m[end][1] >= clear)
+        return;
+    const float *at = pose->position_m[hand];
+    float reach[3], axis[3];
+    const float up[3] = {0, 1, 0};
+    m_vec3_sub(pose->position_m[end], at, reach);
+    const float length = m_vec3_length(reach);
+    m_vec3_cross(reach, up, axis);
+    const float axis_len = m_vec3_length(axis);
+    if (length <= 1e-4f || axis_len <= 1e-4f)
+        return;
+    const float now = asinf(m_clampf(reach[1] / length, -1.0f, 1.0f));
+    const float want = asinf(m_clampf((clear - at[1]) / length, -1.0f, 1.0f));
+    if (!(want > now))
+        return;
+    float turn[4], world[4], parent_inv[4];
+    m_vec3_scale(axis, 1.0f / axis_len, axis);
+    m_quat_from_axis_angle(axis, want - now, turn);
+    m_quat_mul(turn, pose->rotation[hand], world);
+    m_quat_conjugate(pose->rotation[b->skeleton.parent[hand]], parent_inv);
+    m_quat_mul(parent_inv, world, pose->local_rotation[hand]);
+    m_quat_normalize(pose->local_rotation[hand]);
+    m_quat_mul(pose->rotation[b->skeleton.parent[hand]], pose->local_rotation[hand],
+               pose->rotation[hand]);
+    sk_pose_forward_kinematics_below(pose, &b->skeleton, hand);
+}
+
+/* Both hands' ends kept above the floor (keep_hand_end_up), for a hand whose target is
+ * within its length of the floor (the only ones that can reach it: the others cost
+ * nothing). */
+static void
+keep_hand_ends_up(struct body *b)
+{
+    bool updated = false;
+    for (int s = 0; s < 2; ++s) {
+        if (b->j.hand_end[s] < 0 ||
+            b->hand_position_m[s][1] - b->ground_height_m > b->m.palm_m + HAND_END_CLEARANCE_M)
+            continue;
+        if (!updated)
+            sk_pose_forward_kinematics(&b->pose, &b->skeleton);
+        updated = true;
+        keep_hand_end_up(b, s);
+    }
+}
+
 /* ---- legs -------------------------------------------------------------------------- */
 
+/* `side` turned by `angle` about the unit `line`. */
+static void
+swivel(const float *line, const float *side, float angle, float *out)
+{
+    float q[4];
+    m_quat_from_axis_angle(line, angle, q);
+    m_quat_rotate(q, side, out);
+}
+
+/* The thigh's twist excess with the knee's side turned by `angle` about the hip-ankle
+ * `line` (the thigh alone built so). */
+static float
+thigh_excess(struct body *b, int upper, const float *ankle_target, const float *line,
+             const float *side, float angle)
+{
+    float turned[3];
+    swivel(line, side, angle, turned);
+    b_limb_turn_upper(b, upper, ankle_target, turned);
+    return b_limb_twist_excess(b, upper);
+}
+
+/* A knee whose side asks the thigh for more twist than it has is turned about the
+ * hip-ankle line to the nearest side its twist allows, the foot still on its target:
+ * clamped in the build instead, the knee bent in a plane the target is not in and the
+ * foot ended up to 0.5 m from it, jumping there and back as the twist asked went over and
+ * under what the floor passes could mend (a leg folding to sit on the floor,
+ * hdm05_bd_lieDownFloor_004, fold 1). The turn is found by doubling a first guess (the
+ * excess, back) until the twist is within range, then halving toward the edge. */
+static bool
+keep_thigh_twist(struct body *b, int upper, const float *ankle_target, const float *line,
+                 float *io_side)
+{
+    const float excess = thigh_excess(b, upper, ankle_target, line, io_side, 0.0f);
+    if (excess == 0.0f)
+        return false;
+    float out = -excess, in = 0.0f;
+    bool found = false;
+    for (int i = 0; i < THIGH_TWIST_WIDEN_STEPS && !found; ++i) {
+        const float e = thigh_excess(b, upper, ankle_target, line, io_side, out);
+        if (e == 0.0f || (e > 0.0f) != (excess > 0.0f))
+            found = true;
+        else
+            out = m_clampf(2.0f * out, -M_PI_F, M_PI_F);
+    }
+    if (!found)
+        return false;
+    for (int i = 0; i < THIGH_TWIST_HALVINGS; ++i) {
+        const float mid = 0.5f * (in + out);
+        const float e = thigh_excess(b, upper, ankle_target, line, io_side, mid);
+        if (e == 0.0f || (e > 0.0f) != (excess > 0.0f))
+            out = mid;
+        else
+            in = mid;
+    }
+    float turned[3];
+    swivel(line, io_side, out, turned);
+    m_vec3_copy(turned, io_side);
+    return true;
+}
+
 /* Leg s built toward its ankle target, the knee out toward `pole` from the line to the
- * target but never across the body's midline unless the foot is. */
+ * target but never across the body's midline unless the foot is, and (`within_twist`)
+ * turned from there as far as the thigh's twist range needs (keep_thigh_twist). */
 static void
 build_leg(struct body *b, int s, const float *ankle_target, const float *foot_rotation,
-          const float *pole)
+          const float *pole, bool within_twist)
 {
     const struct sk_skeleton *sk = &b->skeleton;
     const int upper = b->j.upper_leg[s], mid = sk->primary_child[upper];
@@ -165,6 +380,9 @@ build_leg(struct body *b, int s, const float *ankle_target, const float *foot_ro
                           end_m);
     keep_knee_on_its_side(b, s, hip, sk->length_m[mid], sk->length_m[end], ankle_target, line,
                           side, mid_m, end_m);
+    if (within_twist && keep_thigh_twist(b, upper, ankle_target, line, side))
+        ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side, mid_m,
+                              end_m);
     /* b_limb_build, given the knee and ankle just found for this side (the same call). */
     b_limb_build_through(b, upper, ankle_target, foot_rotation, side, true, mid_m, end_m);
 }
@@ -338,6 +556,7 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
                          * pose's world frames were brought up to date) */
     /* The build that went least under the floor so far (the first: build_legs's). */
     float best_target[3], best_rotation[4], best_pole[3], best_depth = INFINITY;
+    bool within_twist = true, built_within_twist = true, best_within_twist = true;
     for (int pass = 0; pass < FLOOR_PASSES; ++pass) {
         float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
         leg_depths(b, s, reach_dir, &reach_m, &depth, &knee_depth);
@@ -348,6 +567,7 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
             m_vec3_copy(built ? built_target : ankle_target, best_target);
             m_quat_copy(built ? built_rotation : foot_rotation, best_rotation);
             m_vec3_copy(built ? built_pole : knee_pole, best_pole);
+            best_within_twist = built_within_twist;
         }
         if (knee_depth > 0.0f) /* a knee through the floor: its plane turns up */
             pole[1] += FLOOR_KNEE_POLE_LIFT_M;
@@ -364,9 +584,13 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
         if (pass > 0 && depth > 0.0f)
             target[1] += m_lerpf(fmaxf(0.0f, sole_depth(b, s)), depth,
                                  m_smoothstep(FLOOR_TOES_RAISE_FROM, 1.0f, b_floor_share(b)));
-        if (built && same_build(target, rotation, pole, built_target, built_rotation, built_pole))
+        if (knee_depth > 0.0f)
+            within_twist = false; /* the floor first: the thigh's twist as the build keeps it */
+        if (built && within_twist == built_within_twist &&
+            same_build(target, rotation, pole, built_target, built_rotation, built_pole))
             break;
-        build_leg(b, s, target, rotation, pole);
+        build_leg(b, s, target, rotation, pole, within_twist);
+        built_within_twist = within_twist;
         forward_kinematics_from(b, b->j.upper_leg[s]);
         m_vec3_copy(target, built_target);
         m_quat_copy(rotation, built_rotation);
@@ -378,7 +602,7 @@ keep_foot_above_floor(struct body *b, int s, const float *ankle_target, const fl
     float reach_dir[3] = {0, 0, 1}, reach_m, depth, knee_depth;
     leg_depths(b, s, reach_dir, &reach_m, &depth, &knee_depth);
     if (fmaxf(depth, knee_depth) > best_depth) {
-        build_leg(b, s, best_target, best_rotation, best_pole);
+        build_leg(b, s, best_target, best_rotation, best_pole, best_within_twist);
         forward_kinematics_from(b, b->j.upper_leg[s]);
     }
     pitch_toes_to_floor(b, s);
@@ -418,7 +642,7 @@ build_legs(struct body *b, const float (*ankle_target)[3], const float (*foot_ro
         for (int j = b->j.foot[s] + 1; j < b->pose.joint_count; ++j)
             if (b->skeleton.parent[j] == b->j.foot[s] || b->skeleton.parent[j] == b->j.toes[s])
                 m_quat_identity(b->pose.local_rotation[j]);
-        build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s]);
+        build_leg(b, s, ankle_target[s], foot_rotation[s], knee_pole[s], true);
     }
     sk_pose_forward_kinematics(&b->pose, &b->skeleton);
     for (int s = 0; s < 2; ++s)
@@ -432,7 +656,9 @@ void
 b_limbs_build(struct body *b, const struct b_leg_targets *legs)
 {
     b_arms_solve(b);
+    keep_shoulders_up(b);
     keep_elbows_up(b);
+    keep_hand_ends_up(b);
     build_legs(b, (const float(*)[3])legs->ankle_m, (const float(*)[4])legs->foot_rotation,
                (const float(*)[3])legs->knee_pole_m);
     b_arms_finish(b); /* wants the world frames build_legs brought up to date */

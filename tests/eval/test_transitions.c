@@ -143,23 +143,26 @@ squat_kick_and_jog_keep_every_contract(void **state)
     }
 }
 
-/* Lying down on the back and getting up: the head stays within 5 cm of its headset on every
- * frame (it was 30 to 34 cm off as the body rolled onto the floor, the pelvis laid within
- * 26 cm of the head). Not met yet, and held where they are: the head within 2 cm (4.7
- * now), turned more than 10 degrees on 5.1 % of frames and the hands off their controllers
- * on 5.4 % (the contracts 5 %), a joint 4.2 cm under the floor, jitter 55x the person's
- * (v8's fold; 59x with v7's). */
+/* Lying down on the back and getting up: every contract on every frame but the jitter:
+ * the head within 2 cm of its headset (1.0 now; it was 30 to 34 cm off as the body rolled
+ * onto the floor, then 4.7 while the floor laid the torso face down over the legs and its
+ * neck target pulled against the head), turned more than 10 degrees on no frame (5.1 %),
+ * the hands on their controllers (off on 5.4 % before), nothing 2 cm under the floor (a
+ * shoulder 4.2 cm under it before; the lowest joint -1.1 cm now). Not met yet, and held
+ * where it is: jitter 15x the person's (59x when the torso flipped over on the floor in
+ * one frame and the thigh's twist clamp threw the feet off their targets; the contract is
+ * 3x). */
 static void
-lying_down_and_getting_up_keeps_the_head_near_its_headset(void **state)
+lying_down_and_getting_up_keeps_every_contract_but_jitter(void **state)
 {
     (void)state;
     struct run r;
     play("hdm05_bd_lieDownFloor_001.bvh", &r);
-    assert_true(r.head_max_cm <= 5.0);
-    assert_true(r.angle_over_share <= 0.06);
-    assert_true(r.hands_off_share <= 0.06);
-    assert_true(r.lowest_cm >= -5.0);
-    assert_true(r.jitter_ratio <= 70.0);
+    assert_true(r.head_max_cm <= HEAD_CM);
+    assert_true(r.angle_over_share <= 0.05);
+    assert_true(r.hands_off_share <= HANDS_OFF_SHARE);
+    assert_true(r.lowest_cm >= -UNDER_FLOOR_CM);
+    assert_true(r.jitter_ratio <= 20.0);
 }
 
 int
@@ -168,7 +171,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(putting_something_on_the_floor_keeps_every_contract),
         cmocka_unit_test(squat_kick_and_jog_keep_every_contract),
-        cmocka_unit_test(lying_down_and_getting_up_keeps_the_head_near_its_headset),
+        cmocka_unit_test(lying_down_and_getting_up_keeps_every_contract_but_jitter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
