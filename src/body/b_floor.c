@@ -10,11 +10,14 @@
  * torso bending over can bring it low) the thresholds are those of lying on the front.
  *
  * On the floor the torso lies along the head's own up axis, relaxed toward upright by what
- * the neck can bend (NECK_RANGE_RAD), its front where the face looks: the pelvis is the
+ * the neck can bend (NECK_RANGE_RAD), its front where the face looks sitting up and its
+ * frame the head's own swung onto that axis lying (turn_as_head_lying): the pelvis is the
  * spine's length from the neck along it, tilted further down where it would go under its
- * lowest height (the pelvis resting on the floor), so a head on the floor lays the spine
- * along it. The legs then lie along the floor beyond the pelvis (lying), or are folded
- * cross-legged in front of it (sitting up), blended by how upright the torso is.
+ * lowest height (the pelvis resting on the floor; lower on the back or front than sitting),
+ * so a head on the floor lays the spine along it, away from where the pelvis was when the
+ * head's tilt does not say which way (lean_over_floor). The legs then lie along the floor
+ * beyond the pelvis (lying), or are folded cross-legged in front of it (sitting up),
+ * blended by how upright the torso is.
  *
  * Kneeling, sitting on a low seat and squatting put the head at the same heights: the
  * 3 points cannot tell them. The posture shown is chosen by the way down (b_floor_classify):
