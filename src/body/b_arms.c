@@ -301,38 +301,6 @@ clavicle_reach(struct body *b, int s)
     set_clavicle(b, s, local);
 }
 
-/* How far the upper arm's twist about its bone is beyond its range, toward the nearer
- * end along the circle (signed: + past the top, - past the bottom; 0 within). */
-static float
-upper_arm_twist_excess(const struct body *b, int side)
-{
-    const struct sk_skeleton *sk = &b->skeleton;
-    const int upper = b->j.upper_arm[side];
-    const struct sk_limit *limit = &sk->limit[upper];
-    if (limit->kind != SK_LIMIT_BALL)
-        return 0.0f;
-    float bone[3];
-    const float out[3] = {side == 0 ? 1.0f : -1.0f, 0, 0};
-    m_vec3_normalize_or(sk->offset_m[b->j.lower_arm[side]], out, bone);
-    const float twist = m_quat_swing_twist(b->pose.local_rotation[upper], bone, NULL, NULL);
-    if (twist >= limit->min_rad && twist <= limit->max_rad)
-        return 0.0f;
-    const float over = m_angle_wrap(twist - limit->max_rad);
-    const float under = m_angle_wrap(limit->min_rad - twist);
-    if (over > 0.0f && (under <= 0.0f || over <= under))
-        return over;
-    return -under;
-}
-
-/* `side` turned by `angle` about the unit `line`. */
-static void
-swivelled_side(const float *line, const float *side, float angle, float *out)
-{
-    float turn[4];
-    m_quat_from_axis_angle(line, angle, turn);
-    m_quat_rotate(turn, side, out);
-}
-
 /* Arm s built with its elbow side turned by `angle` about the shoulder-hand `line`;
  * returns the upper arm's twist excess. */
 static float
@@ -340,10 +308,10 @@ build_swivelled(struct body *b, int s, const float *line, const float *side, flo
                 bool keep_twist_limit)
 {
     float turned[3];
-    swivelled_side(line, side, angle, turned);
+    b_limb_swivel(line, side, angle, turned);
     b_limb_build(b, b->j.upper_arm[s], b->hand_position_m[s], b->hand_rotation[s], turned,
                  keep_twist_limit);
-    return upper_arm_twist_excess(b, s);
+    return b_limb_twist_excess(b, b->j.upper_arm[s]);
 }
 
 /* The upper arm's twist excess with the elbow side turned by `angle`, the upper arm alone
@@ -352,9 +320,9 @@ static float
 try_swivel(struct body *b, int s, const float *line, const float *side, float angle)
 {
     float turned[3];
-    swivelled_side(line, side, angle, turned);
+    b_limb_swivel(line, side, angle, turned);
     b_limb_turn_upper(b, b->j.upper_arm[s], b->hand_position_m[s], turned);
-    return upper_arm_twist_excess(b, s);
+    return b_limb_twist_excess(b, b->j.upper_arm[s]);
 }
 
 /* The search for the edges of the upper arm's twist range in swivel: steps of this many
@@ -525,7 +493,7 @@ build_capped(struct body *b, int s, float dt_s, const float *line, const float *
     if (capped == 0.0f)
         m_vec3_copy(side, b->elbow_swivel_side[s]);
     else
-        swivelled_side(line, side, capped, b->elbow_swivel_side[s]);
+        b_limb_swivel(line, side, capped, b->elbow_swivel_side[s]);
 }
 
 void

@@ -542,6 +542,11 @@ b_limb_turn_upper(struct body *b, int upper, const float *end_target, const floa
 float
 b_limb_twist_excess(const struct body *b, int upper);
 
+/* `side` turned by `angle` about the unit `line`, into `out` (b_limb.c): an elbow's or a
+ * knee's side swivelled about the limb's root-to-end line. */
+void
+b_limb_swivel(const float *line, const float *side, float angle, float *out);
+
 /* Knee pole for side s with the ankle at `ankle_m` turned to `foot_yaw_rad` (b_limb.c). */
 void
 b_leg_pole(const struct body *body, int side, const float *ankle_m, float foot_yaw_rad,

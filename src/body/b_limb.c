@@ -184,6 +184,14 @@ b_limb_turn_upper(struct body *b, int upper, const float *end_target, const floa
     limb_upper(b, upper, end_target, side, false, NULL, NULL, &up);
 }
 
+void
+b_limb_swivel(const float *line, const float *side, float angle, float *out)
+{
+    float turn[4];
+    m_quat_from_axis_angle(line, angle, turn);
+    m_quat_rotate(turn, side, out);
+}
+
 float
 b_limb_twist_excess(const struct body *b, int upper)
 {

@@ -300,15 +300,6 @@ keep_hand_ends_up(struct body *b)
 
 /* ---- legs -------------------------------------------------------------------------- */
 
-/* `side` turned by `angle` about the unit `line`. */
-static void
-swivel(const float *line, const float *side, float angle, float *out)
-{
-    float q[4];
-    m_quat_from_axis_angle(line, angle, q);
-    m_quat_rotate(q, side, out);
-}
-
 /* The thigh's twist excess with the knee's side turned by `angle` about the hip-ankle
  * `line` (the thigh alone built so). */
 static float
@@ -316,7 +307,7 @@ thigh_excess(struct body *b, int upper, const float *ankle_target, const float *
              const float *side, float angle)
 {
     float turned[3];
-    swivel(line, side, angle, turned);
+    b_limb_swivel(line, side, angle, turned);
     b_limb_turn_upper(b, upper, ankle_target, turned);
     return b_limb_twist_excess(b, upper);
 }
@@ -355,7 +346,7 @@ keep_thigh_twist(struct body *b, int upper, const float *ankle_target, const flo
             in = mid;
     }
     float turned[3];
-    swivel(line, io_side, out, turned);
+    b_limb_swivel(line, io_side, out, turned);
     m_vec3_copy(turned, io_side);
     return true;
 }
