@@ -101,10 +101,10 @@ resolve_desc(const struct body_desc *in, struct body_desc *out, struct em_error 
         in->filter_beta < 0.0f)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "body: height, arm span, loss blend time and filter beta must be >= 0");
-    if (in->stages_off & ~BODY_STAGE_ALL)
+    if (in->stages_off & ~(unsigned)BODY_STAGE_ALL)
         return em_fail(err, EM_ERROR_INVALID_ARGUMENT,
                        "body: stages off 0x%x: expected flags of enum body_stage_flags (0x%x)",
-                       in->stages_off, BODY_STAGE_ALL);
+                       in->stages_off, (unsigned)BODY_STAGE_ALL);
     resolve_offsets(&out->offsets);
     b_trackers_resolve_mounts(out);
     if (out->filter_min_cutoff_hz == 0.0f)

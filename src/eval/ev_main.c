@@ -153,7 +153,7 @@ parse_stages_off(const char *v, unsigned *out, struct em_error *err)
 {
     *out = 0;
     if (strcmp(v, "all") == 0) {
-        *out = BODY_STAGE_ALL;
+        *out = (unsigned)BODY_STAGE_ALL;
         return EM_OK;
     }
     for (const char *p = v;;) {
