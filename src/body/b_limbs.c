@@ -122,6 +122,56 @@ keep_knee_on_its_side(const struct body *b, int s, const float *upper_m, float u
     ik_two_bone_positions(upper_m, upper_len, lower_len, end_target, io_side, io_mid_m, io_end_m);
 }
 
+/* The world frames of joint `top` (its rotation: its position hangs on its parent alone)
+ * and of every joint below it from their local rotations, the rest of the pose left as it
+ * is: between the builds below only one leg changes, and these are the operations
+ * sk_pose_forward_kinematics does for those joints (so the same values), over a leg's
+ * handful of joints instead of the whole skeleton. */
+static void
+forward_kinematics_from(struct body *b, int top)
+{
+    const int parent = b->skeleton.parent[top];
+    m_quat_mul(b->pose.rotation[parent], b->pose.local_rotation[top], b->pose.rotation[top]);
+    sk_pose_forward_kinematics_below(&b->pose, &b->skeleton, top);
+}
+
+/* `rotation` (a joint's world rotation) turned about `pivot_m` so that the point at `offset`
+ * from it (`length` its length, 0 for none) comes up to height `to_y`, into out_world (not
+ * renormalised); the sine of that point's slope at most `max_sin` (0: level). The turn is
+ * about the level square to the offset: a pitch, the heading kept. False when no such turn
+ * lifts it (already there, or the offset vertical or none). */
+static bool
+turned_up_to(const float *pivot_m, const float *offset, float length, float to_y, float max_sin,
+             const float *rotation, float *out_world)
+{
+    const float up[3] = {0, 1, 0};
+    float axis[3];
+    m_vec3_cross(offset, up, axis);
+    const float axis_len = m_vec3_length(axis);
+    if (length <= 1e-4f || axis_len <= 1e-4f)
+        return false;
+    const float now = asinf(m_clampf(offset[1] / length, -1.0f, 1.0f));
+    const float want = asinf(m_clampf((to_y - pivot_m[1]) / length, -1.0f, max_sin));
+    if (!(want > now))
+        return false;
+    float turn[4];
+    m_vec3_scale(axis, 1.0f / axis_len, axis);
+    m_quat_from_axis_angle(axis, want - now, turn);
+    m_quat_mul(turn, rotation, out_world);
+    return true;
+}
+
+/* Joint j's local rotation for the world rotation `world` under its parent as posed
+ * (renormalised); its world frame and those below are left for forward_kinematics_from. */
+static void
+set_local_from_world(struct body *b, int j, const float *world)
+{
+    float parent_inv[4];
+    m_quat_conjugate(b->pose.rotation[b->skeleton.parent[j]], parent_inv);
+    m_quat_mul(parent_inv, world, b->pose.local_rotation[j]);
+    m_quat_normalize(b->pose.local_rotation[j]);
+}
+
 /* ---- the shoulders and elbows on the floor -------------------------------------- */
 
 /* Arm s's elbow side: the elbow's offset from the shoulder-hand line, square to it (up when
@@ -153,33 +203,18 @@ keep_shoulder_up(struct body *b, int s)
     if (clavicle < 0 || pose->position_m[upper][1] >= clear)
         return;
     const float *root = pose->position_m[clavicle];
-    const float up[3] = {0, 1, 0};
-    float bone[3], axis[3];
+    float bone[3], world[4], rest_dir[3];
     m_vec3_sub(pose->position_m[upper], root, bone);
-    const float length = m_vec3_length(bone);
-    m_vec3_cross(bone, up, axis);
-    const float axis_len = m_vec3_length(axis);
-    if (length <= 1e-4f || axis_len <= 1e-4f)
-        return;
-    const float now = asinf(m_clampf(bone[1] / length, -1.0f, 1.0f));
-    const float want = asinf(m_clampf((clear - root[1]) / length, -1.0f, 1.0f));
-    if (!(want > now))
+    if (!turned_up_to(root, bone, m_vec3_length(bone), clear, 1.0f, pose->rotation[clavicle],
+                      world))
         return;
     float side[3];
     elbow_side_now(b, s, side);
-    const int parent = b->skeleton.parent[clavicle];
-    float turn[4], world[4], parent_inv[4], rest_dir[3];
-    m_vec3_scale(axis, 1.0f / axis_len, axis);
-    m_quat_from_axis_angle(axis, want - now, turn);
-    m_quat_mul(turn, pose->rotation[clavicle], world);
-    m_quat_conjugate(pose->rotation[parent], parent_inv);
-    m_quat_mul(parent_inv, world, pose->local_rotation[clavicle]);
-    m_quat_normalize(pose->local_rotation[clavicle]);
+    set_local_from_world(b, clavicle, world);
     const float out[3] = {s == 0 ? 1.0f : -1.0f, 0, 0};
     m_vec3_normalize_or(b->skeleton.offset_m[upper], out, rest_dir);
     ik_limit_apply(&b->skeleton.limit[clavicle], rest_dir, pose->local_rotation[clavicle]);
-    m_quat_mul(pose->rotation[parent], pose->local_rotation[clavicle], pose->rotation[clavicle]);
-    sk_pose_forward_kinematics_below(pose, &b->skeleton, clavicle);
+    forward_kinematics_from(b, clavicle);
     b_limb_build(b, upper, b->hand_position_m[s], b->hand_rotation[s], side, false);
     sk_pose_forward_kinematics_below(pose, &b->skeleton, clavicle);
 }
@@ -256,28 +291,12 @@ keep_hand_end_up(struct body *b, int s)
     if (pose->position_m[end][1] >= clear)
         return;
     const float *at = pose->position_m[hand];
-    float reach[3], axis[3];
-    const float up[3] = {0, 1, 0};
+    float reach[3], world[4];
     m_vec3_sub(pose->position_m[end], at, reach);
-    const float length = m_vec3_length(reach);
-    m_vec3_cross(reach, up, axis);
-    const float axis_len = m_vec3_length(axis);
-    if (length <= 1e-4f || axis_len <= 1e-4f)
+    if (!turned_up_to(at, reach, m_vec3_length(reach), clear, 1.0f, pose->rotation[hand], world))
         return;
-    const float now = asinf(m_clampf(reach[1] / length, -1.0f, 1.0f));
-    const float want = asinf(m_clampf((clear - at[1]) / length, -1.0f, 1.0f));
-    if (!(want > now))
-        return;
-    float turn[4], world[4], parent_inv[4];
-    m_vec3_scale(axis, 1.0f / axis_len, axis);
-    m_quat_from_axis_angle(axis, want - now, turn);
-    m_quat_mul(turn, pose->rotation[hand], world);
-    m_quat_conjugate(pose->rotation[b->skeleton.parent[hand]], parent_inv);
-    m_quat_mul(parent_inv, world, pose->local_rotation[hand]);
-    m_quat_normalize(pose->local_rotation[hand]);
-    m_quat_mul(pose->rotation[b->skeleton.parent[hand]], pose->local_rotation[hand],
-               pose->rotation[hand]);
-    sk_pose_forward_kinematics_below(pose, &b->skeleton, hand);
+    set_local_from_world(b, hand, world);
+    forward_kinematics_from(b, hand);
 }
 
 /* Both hands' ends kept above the floor (keep_hand_end_up), for a hand whose target is
@@ -435,44 +454,15 @@ lowest_toe(const struct body *b, int s, float *out_dir, float *out_dist_m)
     return lowest;
 }
 
-/* The world frames of joint `top` (its rotation: its position hangs on its parent alone)
- * and of every joint below it from their local rotations, the rest of the pose left as it
- * is: between the builds below only one leg changes, and these are the operations
- * sk_pose_forward_kinematics does for those joints (so the same values), over a leg's
- * handful of joints instead of the whole skeleton. */
-static void
-forward_kinematics_from(struct body *b, int top)
-{
-    const int parent = b->skeleton.parent[top];
-    m_quat_mul(b->pose.rotation[parent], b->pose.local_rotation[top], b->pose.rotation[top]);
-    sk_pose_forward_kinematics_below(&b->pose, &b->skeleton, top);
-}
-
-/* Foot s's world rotation turned about its ankle so that its farthest point (`reach_dir`,
- * `reach_m` from the ankle) comes up to the floor, into out_world (not renormalised); the
- * sine of that point's slope at most `max_sin` (0: level, the most a pitch can lift it when
- * the ankle is at the floor). False when no such pitch lifts it. */
+/* Foot s's world rotation turned about its ankle so that its point at `reach_dir` (`reach_m`
+ * from the ankle) comes up to the floor (turned_up_to), into out_world. */
 static bool
 foot_pitched_to_floor(const struct body *b, int s, const float *reach_dir, float reach_m,
                       float max_sin, float *out_world)
 {
-    const float *ankle = b->pose.position_m[b->j.foot[s]];
-    const float up[3] = {0, 1, 0};
-    float axis[3];
-    m_vec3_cross(reach_dir, up, axis);
-    const float axis_len = m_vec3_length(axis);
-    if (reach_m <= 1e-4f || axis_len <= 1e-4f)
-        return false;
-    const float now = asinf(m_clampf(reach_dir[1] / reach_m, -1.0f, 1.0f));
-    const float want =
-        asinf(m_clampf((b->desc.floor_height_m - ankle[1]) / reach_m, -1.0f, max_sin));
-    if (!(want > now))
-        return false;
-    float turn[4];
-    m_vec3_scale(axis, 1.0f / axis_len, axis);
-    m_quat_from_axis_angle(axis, want - now, turn);
-    m_quat_mul(turn, b->pose.rotation[b->j.foot[s]], out_world);
-    return true;
+    const int foot = b->j.foot[s];
+    return turned_up_to(b->pose.position_m[foot], reach_dir, reach_m, b->desc.floor_height_m,
+                        max_sin, b->pose.rotation[foot], out_world);
 }
 
 /* The last resort when raising the ankle did not lift the toes (a leg folded under a body
@@ -485,13 +475,11 @@ pitch_toes_to_floor(struct body *b, int s)
     /* Each round lifts the lowest point of the toes to the floor; another (the toes joint
      * below the line to the toe end) may then be the lowest, a few millimetres under. */
     for (int round = 0; round < TOE_PITCH_ROUNDS; ++round) {
-        float dir[3] = {0, 0, 1}, dist, world[4], parent_inv[4];
+        float dir[3] = {0, 0, 1}, dist, world[4];
         if (b->desc.floor_height_m - lowest_toe(b, s, dir, &dist) <= 0.0f ||
             !foot_pitched_to_floor(b, s, dir, dist, 1.0f, world))
             return;
-        m_quat_conjugate(b->pose.rotation[b->skeleton.parent[b->j.foot[s]]], parent_inv);
-        m_quat_mul(parent_inv, world, b->pose.local_rotation[b->j.foot[s]]);
-        m_quat_normalize(b->pose.local_rotation[b->j.foot[s]]);
+        set_local_from_world(b, b->j.foot[s], world);
         forward_kinematics_from(b, b->j.foot[s]);
     }
 }
