@@ -289,6 +289,12 @@ m_quat_to_columns(const float *q, float *out_x, float *out_y, float *out_z);
 EMBODY_API float
 m_angle_wrap(float rad);
 
+/* An angle kept within [lo, hi] (lo <= hi, both within [-pi, pi]); out of range, the
+ * nearer end around the circle: a joint bent far past one end points close to the other
+ * end's side only in numbers, and the wrap of atan2 must not send it to the far end. */
+EMBODY_API float
+m_angle_clamp_nearest(float rad, float lo, float hi);
+
 static inline float
 m_clampf(float x, float lo, float hi)
 {

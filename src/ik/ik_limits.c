@@ -34,14 +34,7 @@ apply_hinge(const struct sk_limit *limit, const float *rest_dir, float *q)
     } else {
         angle = angle_about(h, r, v);
     }
-    float clamped = angle;
-    if (angle < limit->min_rad || angle > limit->max_rad) {
-        /* Out of range: to the nearer end around the circle (a bone bent far past one end
-         * points close to the other). */
-        const float to_min = fabsf(m_angle_wrap(angle - limit->min_rad));
-        const float to_max = fabsf(m_angle_wrap(angle - limit->max_rad));
-        clamped = to_min <= to_max ? limit->min_rad : limit->max_rad;
-    }
+    const float clamped = m_angle_clamp_nearest(angle, limit->min_rad, limit->max_rad);
     float out[4];
     m_quat_from_axis_angle(h, clamped, out);
     const bool changed = fabsf(m_quat_dot(out, q)) < 1.0f - 1e-7f;

@@ -125,3 +125,13 @@ m_angle_wrap(float rad)
         rad += 2.0f * M_PI_F;
     return rad;
 }
+
+float
+m_angle_clamp_nearest(float rad, float lo, float hi)
+{
+    if (rad >= lo && rad <= hi)
+        return rad;
+    const float to_lo = fabsf(m_angle_wrap(rad - lo));
+    const float to_hi = fabsf(m_angle_wrap(rad - hi));
+    return to_lo <= to_hi ? lo : hi;
+}

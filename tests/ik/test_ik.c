@@ -496,6 +496,42 @@ hinges_never_bend_backwards_and_joints_stay_within_limits(void **state)
     sk_skeleton_fini(&human);
 }
 
+/* A hinge folded past its end by more than the turn left to half a turn (a knee bent to
+ * 200 degrees reads as -160 from atan2) is held at the end it went past, not thrown to
+ * the other end: a kneeling leg must not straighten. The body's limb builder and the
+ * solver's limits share the rule (m_angle_clamp_nearest). */
+static void
+hinges_folded_past_their_end_stay_at_that_end(void **state)
+{
+    (void)state;
+    const float deg = M_DEG_TO_RAD;
+    const float lo = 0.0f, hi = 150.0f * deg;
+    /* Within the range: unchanged. */
+    assert_float_equal(m_angle_clamp_nearest(90.0f * deg, lo, hi), 90.0f * deg, 1e-6f);
+    /* Past the top by 10, 40 and 60 degrees (160, 190 = -170, 210 = -150): the top. */
+    assert_float_equal(m_angle_clamp_nearest(160.0f * deg, lo, hi), hi, 1e-6f);
+    assert_float_equal(m_angle_clamp_nearest(-170.0f * deg, lo, hi), hi, 1e-6f);
+    assert_float_equal(m_angle_clamp_nearest(-150.0f * deg, lo, hi), hi, 1e-6f);
+    /* Bent backwards a little (-10, -90): the bottom, straight. */
+    assert_float_equal(m_angle_clamp_nearest(-10.0f * deg, lo, hi), lo, 1e-6f);
+    assert_float_equal(m_angle_clamp_nearest(-90.0f * deg, lo, hi), lo, 1e-6f);
+    /* The same through the public limit, on a rotation about the hinge's axis. */
+    const struct sk_limit knee = {.kind = SK_LIMIT_HINGE, .axis = {1, 0, 0}, .min_rad = lo,
+                                  .max_rad = hi};
+    const float rest_dir[3] = {0, -1, 0};
+    const float bends_deg[] = {160.0f, 190.0f, 210.0f, -10.0f};
+    const float expect_deg[] = {150.0f, 150.0f, 150.0f, 0.0f};
+    for (size_t i = 0; i < sizeof bends_deg / sizeof bends_deg[0]; ++i) {
+        float q[4];
+        m_quat_from_axis_angle(knee.axis, bends_deg[i] * deg, q);
+        ik_limit_apply(&knee, rest_dir, q);
+        const float bent = 2.0f * atan2f(m_vec3_dot(q, knee.axis), q[3]);
+        if (fabsf(m_angle_wrap(bent - expect_deg[i] * deg)) > 1e-3f)
+            fail_msg("bent to %.0f deg: held at %.1f, expected %.0f", (double)bends_deg[i],
+                     (double)(bent / deg), (double)expect_deg[i]);
+    }
+}
+
 /* How far (radians) a joint's local rotation is outside its limit: for a ball joint the
  * twist beyond its range (swing-twist about the bone), for a hinge the whole rotation
  * that is not about its axis plus any bend beyond its range. */
@@ -1954,6 +1990,7 @@ main(void)
         cmocka_unit_test(sub_base_lands_at_the_weighted_average_of_its_chains_requests),
         cmocka_unit_test(an_effector_weighed_at_run_time_is_the_one_created_so),
         cmocka_unit_test(hinges_never_bend_backwards_and_joints_stay_within_limits),
+        cmocka_unit_test(hinges_folded_past_their_end_stay_at_that_end),
         cmocka_unit_test(pole_target_decides_where_elbow_and_knee_point),
         cmocka_unit_test(looping_targets_leave_the_same_twist_every_loop_within_limits),
         cmocka_unit_test(limbs_swing_their_hinge_to_where_the_limits_allow_the_bend),
