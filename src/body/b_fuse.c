@@ -75,6 +75,26 @@ smooth_velocity(const float *from, const float *to, float dt_s, float *io_veloci
     m_vec3_lerp(io_velocity, v, fminf(1.0f, VELOCITY_RATE_PER_S * dt_s), io_velocity);
 }
 
+/* As far as the network bends the back (the prior's back confidence, BACK_PRIOR_SHARE,
+ * less by the floor's share: the back target's weight, fuse_back), the spine is given
+ * this share of its length as slack: held at its full length from the pelvis, the neck
+ * (and the head) could only be reached with the back straight, and the bend the solve
+ * gives the spine left the head short of its headset by up to 3 cm all through a person's
+ * squats (hdm05_mm_squat1Reps_037, fold 3). HDM05's people through v8's folds: the
+ * transitions (head p99 mean cm and clips over 2 cm, of 119; the squats', of 40), MPJPE
+ * (known / height only, HDM05's people; CMU's, cm) and the head of a hand raised above it
+ * (test_arms.c, mm from the headset; held to 5):
+ *   0 (before)    1.63, 41; 1.74, 16   9.31 / 9.73, 10.63 / 11.00   0.6
+ *   0.02          1.52, 27; 1.54,  5                                2.6
+ *   0.03 (taken)  1.47, 24; 1.47,  4   9.29 / 9.74, 10.61 / 11.01   4.2
+ *   0.04          1.45, 22; 1.39,  4   9.29 / 9.75, 10.62 / 11.02   5.8
+ *   0.06          1.50, 22; 1.31,  4
+ * A slack taken from the back target's own bend (the chord of the bent spine) changed
+ * nothing (41 clips): the spine bends for the head's turn and the neck too. A slack on
+ * every body, the seed's too, cost the public clips' procedural body 0.05 cm height
+ * only; with the network's alone the prior's there went 8.67 -> 8.70 cm (8.37 known). */
+#define SPINE_SLACK_SHARE 0.03f
+
 /* The head joint is the headset's, exactly, and the neck joint where the seed's torso puts
  * it below the head (b_seed_estimate_torso: the head's offset turned by a share of the headset's
  * turn): a pelvis farther from that neck than the spine reaches stretched straight (a seed
@@ -89,9 +109,9 @@ smooth_velocity(const float *from, const float *to, float dt_s, float *io_veloci
  * neck within the spine's length (taken) 10.44, 2.5, 38.1 %; 1.05 of it 10.44, 3.8. */
 static void
 keep_within_reach_of_neck(const struct body *b, const float *neck_m, float share,
-                          float *io_position)
+                          float back_bend, float *io_position)
 {
-    const float reach = b->m.hips_to_neck_m;
+    const float reach = b->m.hips_to_neck_m * (1.0f - SPINE_SLACK_SHARE * back_bend);
     float d[3];
     m_vec3_sub(io_position, neck_m, d);
     const float distance = m_vec3_length(d);
@@ -282,7 +302,8 @@ fuse_floor_rotation(const struct body *b, const struct b_pelvis_estimate *floor,
  * velocity; the pelvis within reach of the seed's neck (`out_seed_torso`, made here once
  * the heading is known). */
 static void
-fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
+fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est,
+            const struct b_torso_estimate *prior_torso, float dt_s,
             struct b_torso_estimate *out_seed_torso)
 {
     float position[3], yaw_rad, tilt[4], heading_rad;
@@ -306,7 +327,9 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est, float dt_s,
     b_floor_upright(b, upright);
     b_seed_estimate_torso(b, upright, out_seed_torso);
     keep_within_reach_of_neck(b, out_seed_torso->neck_m,
-                              1.0f - est[B_SOURCE_TRACKERS].position_confidence, position);
+                              1.0f - est[B_SOURCE_TRACKERS].position_confidence,
+                              prior_torso->back_bend_confidence * (1.0f - b_floor_share(b)),
+                              position);
     float rotation[4];
     b_quat_from_yaw(yaw_rad, rotation);
     m_quat_mul(rotation, tilt, rotation);
@@ -499,7 +522,7 @@ b_fuse_frame(struct body *b, const struct em_tracking_frame *frame, float dt_s)
                             &torso[B_SOURCE_PRIOR]);
     b_floor_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_FLOOR]);
     b_trackers_estimate_pelvis(b, dt_s, &pelvis[B_SOURCE_TRACKERS]);
-    fuse_pelvis(b, pelvis, dt_s, &torso[B_SOURCE_SEED]);
+    fuse_pelvis(b, pelvis, &torso[B_SOURCE_PRIOR], dt_s, &torso[B_SOURCE_SEED]);
     carry_skeleton(b);
     /* The trackers' feet first: a foot they hold, the seed does not step. */
     struct b_feet_estimate feet[B_SOURCE_COUNT];
