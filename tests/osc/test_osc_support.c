@@ -204,10 +204,11 @@ load_humanoid_with_upper_chest(struct sk_skeleton *sk)
     assert_non_null(json);
     memcpy(json, text.data, text.size);
     u_text_fini(&text);
-    /* An upperChest 0.05 m above chest; neck and shoulders hang 0.05 m lower from it. */
-    replace_once(json, size, "{\"name\": \"neck\", \"parent\": \"chest\", \"offset_m\": [0, 0.1,",
+    /* An upperChest 0.05 m above chest; neck and shoulders hang 0.05 m lower from it (the neck
+     * where it was). */
+    replace_once(json, size, "{\"name\": \"neck\", \"parent\": \"chest\", \"offset_m\": [0, 0.117,",
                  "{\"name\": \"upperChest\", \"parent\": \"chest\", \"offset_m\": [0, 0.05, 0]},\n"
-                 "  {\"name\": \"neck\", \"parent\": \"upperChest\", \"offset_m\": [0, 0.05,");
+                 "  {\"name\": \"neck\", \"parent\": \"upperChest\", \"offset_m\": [0, 0.067,");
     replace_once(json, size,
                  "{\"name\": \"leftShoulder\", \"parent\": \"chest\", \"offset_m\": [0.03, 0.16,",
                  "{\"name\": \"leftShoulder\", \"parent\": \"upperChest\", \"offset_m\": [0.03, "
