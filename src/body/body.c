@@ -329,7 +329,9 @@ body_create(const struct body_desc *desc, struct body **out_body, struct em_erro
         return r;
     }
     b->desc.skeleton = NULL; /* the caller's skeleton was copied */
-    b->desc.height_m = sk_humanoid_height(&b->skeleton);
+    /* A height asked for is the body's (the fit made the skeleton that tall, to a float's
+     * rounding, and the prior is given this: the same height, the same input). */
+    b->desc.height_m = desc->height_m > 0.0f ? desc->height_m : sk_humanoid_height(&b->skeleton);
     b->desc.arm_span_m = sk_humanoid_arm_span(&b->skeleton);
     body_reset(b);
     *out_body = b;
@@ -381,6 +383,7 @@ body_reset(struct body *b)
     memset(b->elbow_side, 0, sizeof b->elbow_side);
     memset(b->elbow_swivel_side, 0, sizeof b->elbow_swivel_side);
     memset(b->elbow_swivel_rate, 0, sizeof b->elbow_swivel_rate);
+    memset(b->knee_side, 0, sizeof b->knee_side); /* and the knees' */
     use_full_solver(b, false); /* the body's own solver back before the trackers start over */
     b_trackers_reset(b);
     b_prior_reset(b);
