@@ -165,17 +165,6 @@ set_clavicle(struct body *b, int s, const float *local)
 
 static void clavicle_reach(struct body *b, int s);
 
-/* Seconds from `*io_last_s` to this frame (which it then becomes), or 0 where an arm's
- * easing must not carry over: the first frame, after a gap of B_MAX_GAP_S or more, or
- * when time went back (a reset). */
-static float
-arm_step_s(const struct body *b, double *io_last_s)
-{
-    const double dt_s = b->time_s - *io_last_s;
-    *io_last_s = b->time_s;
-    return dt_s > 0.0 && dt_s < (double)B_MAX_GAP_S ? (float)dt_s : 0.0f;
-}
-
 /* A shoulder's pull on the torso in the solve (the head's and the neck's weigh 1 each):
  * it starts as the arm comes within SHOULDER_PULL_MARGIN_M of straight and grows to
  * SHOULDER_PULL_WEIGHT over SHOULDER_PULL_RAMP_M more, aimed at the margin, so the torso
@@ -215,7 +204,7 @@ pull_shoulder(struct body *b, int s)
     }
     /* Eased toward the wanted weight; at once on the first frame, after a gap, or when
      * time went back (a reset). */
-    const float dt_s = arm_step_s(b, &b->shoulder_pull_time_s[s]);
+    const float dt_s = b_step_s(b, &b->shoulder_pull_time_s[s]);
     const float ease = dt_s > 0.0f ? 1.0f - expf(-dt_s / SHOULDER_PULL_EASE_S) : 1.0f;
     b->shoulder_pull[s] += (wanted - b->shoulder_pull[s]) * ease;
     ik_solver_set_target(b->ik, b->effector_shoulder[s], target, NULL);
@@ -355,7 +344,7 @@ swivel_edge(struct body *b, int s, const float *line, const float *side, float f
  * where it does move). */
 #define ELBOW_SIDE_EASE_S 0.05f
 
-/* Elbow s's side (unit, square to `line`) eased over `dt_s` (arm_step_s) from the last
+/* Elbow s's side (unit, square to `line`) eased over `dt_s` (b_step_s) from the last
  * frame's toward `io_side`; at once when dt_s is 0, and by an elbow tracker's weight (a
  * measured elbow is not made late). */
 static void
@@ -446,7 +435,7 @@ swivel_move(struct body *b, int s, float dt_s, float delta)
  * that would twist the upper arm beyond its range on the way, the longer (as the elbow
  * goes round the allowed arc); at once when both would (build_capped also goes at once
  * when the swivel moved to is beyond the range). At once too when `dt_s` is 0
- * (arm_step_s: the first frame, after a gap or a reset) and with an elbow tracker (a
+ * (b_step_s: the first frame, after a gap or a reset) and with an elbow tracker (a
  * measured elbow is not made late). The arm is built after (build_capped). */
 static float
 limit_swivel(struct body *b, int s, float dt_s, const float *line, const float *side,
@@ -507,7 +496,7 @@ b_arms_solve(struct body *b)
         const float down[3] = {0, -1, 0};
         m_vec3_normalize_or(line, down, line);
         elbow_side(b, s, b->elbow_pole_m[s], line, side);
-        const float dt_s = arm_step_s(b, &b->elbow_time_s[s]);
+        const float dt_s = b_step_s(b, &b->elbow_time_s[s]);
         ease_elbow_side(b, s, dt_s, line, side);
         if (try_swivel(b, s, line, side, 0.0f) == 0.0f) {
             build_capped(b, s, dt_s, line, side, 0.0f, false);

@@ -318,7 +318,9 @@ struct body {
     float elbow_side[2][3];         /* each elbow's eased side (b_arms.c, ease_elbow_side) */
     float elbow_swivel_side[2][3];  /* the side each elbow was built with (limit_swivel) */
     float elbow_swivel_rate[2];     /* how fast it swivelled last frame, rad/s (swivel_move) */
-    double elbow_time_s[2];         /* the frame each arm was last built (arm_step_s) */
+    double elbow_time_s[2];         /* the frame each arm was last built (b_step_s) */
+    float knee_side[2][3];          /* each knee's side last frame (b_limbs.c), 0 before */
+    double knee_time_s[2];          /* the frame each leg was last built (b_step_s) */
 
     /* Time. */
     bool started;
@@ -603,6 +605,17 @@ void b_trackers_set_targets(struct body *body);
 
 /* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline
  * here, below body.c and its helpers, which all use these two. */
+/* Seconds from `*io_last_s` to this frame (which it then becomes), or 0 where what is
+ * eased or limited over time must not carry over: the first frame, after a gap of
+ * B_MAX_GAP_S or more, or when time went back (a reset). */
+static inline float
+b_step_s(const struct body *b, double *io_last_s)
+{
+    const double dt_s = b->time_s - *io_last_s;
+    *io_last_s = b->time_s;
+    return dt_s > 0.0 && dt_s < (double)B_MAX_GAP_S ? (float)dt_s : 0.0f;
+}
+
 static inline float
 b_yaw_of(const float *rotation, float fallback_rad)
 {

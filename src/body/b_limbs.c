@@ -45,6 +45,9 @@
  * person's; the other kinds unchanged): never 13.95, 9.91; beyond 0.05 or 0.1 m (taken)
  * 13.91, 7.51; beyond 0.2 m 13.91, 7.54. */
 #define LEG_THROWN_M 0.1f
+/* How fast a knee's side may turn on the floor (keep_knee_swivel_rate). */
+#define KNEE_FLOOR_SWIVEL_DEG_S 600.0f
+#define KNEE_FLOOR_FULL_SHARE 0.02f
 /* Each build with the knee under the floor raises its pole this much. */
 #define FLOOR_KNEE_POLE_LIFT_M 0.25f
 /* An upper arm joint is kept this far above the floor (keep_shoulder_up). Lying down, four
@@ -377,6 +380,47 @@ keep_thigh_twist(struct body *b, int upper, const float *ankle_target, const flo
     return true;
 }
 
+/* On the floor, the knee's side turns about the hip-ankle line no faster than
+ * KNEE_FLOOR_SWIVEL_DEG_S from the last frame's (the bound eased in as the floor's share
+ * rises to KNEE_FLOOR_FULL_SHARE, so nothing held back is let go in one frame as the body
+ * leaves the floor): returns whether it held `io_side` back. Lying and getting up, the
+ * side the sources and the thigh's twist give swung the knee across in a frame (the knees
+ * carried 45 % of lying down's jitter, 18 to 24x the person's on them). The person's own
+ * knees swivel up to 12 degrees a frame at 60 Hz (99.9th percentile, bent more than 8 cm;
+ * 25 at most): 600 deg/s is 10 a frame. Lying down, four HDM05 folds summed (MPJPE cm,
+ * jitter x the person's, clips over 3x of 16; the other kinds unchanged):
+ *   unbounded (before)                          13.94  5.97  15
+ *   600 deg/s, full from a share of 0.02 (taken) 13.93  5.15  13
+ *   the same, full from 0.1; at any share > 0   13.94  5.35;  13.93  4.96
+ *   divided by the share (none at 0)            13.94  5.68
+ *   from the knee as carried, 1200 / 600 / 300  5.59 / 5.10 / 5.07
+ * On every body and off the floor too it shook the public clips' procedural body (jitter
+ * 417 -> 509 m/s^3); the folds and the public clips are unchanged as taken. */
+static bool
+keep_knee_swivel_rate(struct body *b, int s, const float *line, float *io_side)
+{
+    const float dt_s = b_step_s(b, &b->knee_time_s[s]);
+    float last[3];
+    m_vec3_muladd(b->knee_side[s], line, -m_vec3_dot(b->knee_side[s], line), last);
+    m_vec3_copy(io_side, b->knee_side[s]);
+    const float share = b_floor_share(b);
+    if (!(dt_s > 0.0f) || !(share > 0.0f) || m_vec3_length(last) < 0.5f)
+        return false;
+    float now[3], c[3];
+    m_vec3_muladd(io_side, line, -m_vec3_dot(io_side, line), now);
+    m_vec3_cross(now, last, c);
+    const float angle = atan2f(m_vec3_dot(c, line), m_vec3_dot(now, last));
+    const float max_step =
+        KNEE_FLOOR_SWIVEL_DEG_S * M_DEG_TO_RAD * dt_s / m_smoothstep(0.0f, KNEE_FLOOR_FULL_SHARE, share);
+    if (fabsf(angle) <= max_step)
+        return false;
+    float turned[3];
+    b_limb_swivel(line, io_side, angle > 0.0f ? angle - max_step : angle + max_step, turned);
+    m_vec3_copy(turned, io_side);
+    m_vec3_copy(turned, b->knee_side[s]);
+    return true;
+}
+
 /* Whether the leg under `upper`, as built, has its ankle more than LEG_THROWN_M from
  * where the two bones put it (`end_m`): the thigh's twist clamped in the build when
  * keep_thigh_twist found no side within range, the knee folded past its hinge in a plane
@@ -418,6 +462,9 @@ build_leg(struct body *b, int s, const float *ankle_target, const float *foot_ro
     keep_knee_on_its_side(b, s, hip, sk->length_m[mid], sk->length_m[end], ankle_target, line,
                           side, mid_m, end_m);
     if (within_twist && keep_thigh_twist(b, upper, ankle_target, line, side))
+        ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side, mid_m,
+                              end_m);
+    if (within_twist && keep_knee_swivel_rate(b, s, line, side))
         ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side, mid_m,
                               end_m);
     /* b_limb_build, given the knee and ankle just found for this side (the same call);

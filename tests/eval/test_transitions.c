@@ -152,17 +152,18 @@ squat_kick_and_jog_keep_every_contract(void **state)
  * neck target pulled against the head), turned more than 10 degrees on no frame (5.1 %),
  * the hands on their controllers (off on 5.4 % before), nothing 2 cm under the floor (a
  * shoulder 4.2 cm under it before; the lowest joint -1.1 cm now). Not met yet, and held
- * near where it is: jitter 4.9x the person's (the contract is 3x; 59x when the torso
+ * near where it is: jitter 3.5x the person's (the contract is 3x; 59x when the torso
  * flipped over on the floor in one frame and the thigh's twist clamp threw the feet off
  * their targets, 15x while a knee folded past its hinge straightened for a frame and the
- * torso's way over the floor switched from the pelvis's to the head's at one tilt). */
+ * torso's way over the floor switched from the pelvis's to the head's at one tilt, 4.9x
+ * while the knees' side swung across in a frame on the floor). */
 static void
 lying_down_and_getting_up_keeps_every_contract_but_jitter(void **state)
 {
     (void)state;
     struct run r;
     play("hdm05_bd_lieDownFloor_001.bvh", &r);
-    expect_every_contract(&r, 6.0);
+    expect_every_contract(&r, 4.5);
 }
 
 int
