@@ -544,6 +544,11 @@ b_limb_turn_upper(struct body *b, int upper, const float *end_target, const floa
 float
 b_limb_twist_excess(const struct body *b, int upper);
 
+/* The signed angle about unit `axis` from `a` to `b` (their parts square to the axis;
+ * b_limb.c). */
+float
+b_limb_angle_about(const float *axis, const float *a, const float *b);
+
 /* `side` turned by `angle` about the unit `line`, into `out` (b_limb.c): an elbow's or a
  * knee's side swivelled about the limb's root-to-end line. */
 void

@@ -35,9 +35,8 @@ rotation_between_frames(const float *from_dir, const float *from_side, const flo
     m_quat_normalize(out_q);
 }
 
-/* The signed angle about unit `axis` from `a` to `b` (their parts square to the axis). */
-static float
-angle_about(const float *axis, const float *a, const float *b)
+float
+b_limb_angle_about(const float *axis, const float *a, const float *b)
 {
     float pa[3], pb[3], c[3];
     m_vec3_muladd(a, axis, -m_vec3_dot(a, axis), pa);
@@ -144,7 +143,7 @@ limb_lower(struct body *b, int upper, const float *end_rotation, const struct li
     float lower_dir[3], v_upper[3];
     unit_offset(sk, end, lower_dir);
     m_quat_rotate_inv(up->rotation, up->v, v_upper);
-    float bend_rad = angle_about(up->rest_axis, lower_dir, v_upper);
+    float bend_rad = b_limb_angle_about(up->rest_axis, lower_dir, v_upper);
     /* A knee folded past its limit by more than the turn's wrap at half a turn (a rest
      * pose whose shin leans back from the thigh, folded to kneel or sit on the heels)
      * reads as bent backwards: clamped to the near end around the circle, not straight

@@ -401,15 +401,14 @@ keep_knee_swivel_rate(struct body *b, int s, const float *line, float *io_side)
 {
     const float dt_s = b_step_s(b, &b->knee_time_s[s]);
     float last[3];
-    m_vec3_muladd(b->knee_side[s], line, -m_vec3_dot(b->knee_side[s], line), last);
+    m_vec3_copy(b->knee_side[s], last);
     m_vec3_copy(io_side, b->knee_side[s]);
     const float share = b_floor_share(b);
-    if (!(dt_s > 0.0f) || !(share > 0.0f) || m_vec3_length(last) < 0.5f)
+    const float last_off_line = m_vec3_length(last) * m_vec3_length(last) -
+                                m_vec3_dot(last, line) * m_vec3_dot(last, line);
+    if (!(dt_s > 0.0f) || !(share > 0.0f) || last_off_line < 0.25f)
         return false;
-    float now[3], c[3];
-    m_vec3_muladd(io_side, line, -m_vec3_dot(io_side, line), now);
-    m_vec3_cross(now, last, c);
-    const float angle = atan2f(m_vec3_dot(c, line), m_vec3_dot(now, last));
+    const float angle = b_limb_angle_about(line, io_side, last);
     const float max_step =
         KNEE_FLOOR_SWIVEL_DEG_S * M_DEG_TO_RAD * dt_s / m_smoothstep(0.0f, KNEE_FLOOR_FULL_SHARE, share);
     if (fabsf(angle) <= max_step)
@@ -461,12 +460,13 @@ build_leg(struct body *b, int s, const float *ankle_target, const float *foot_ro
                           end_m);
     keep_knee_on_its_side(b, s, hip, sk->length_m[mid], sk->length_m[end], ankle_target, line,
                           side, mid_m, end_m);
-    if (within_twist && keep_thigh_twist(b, upper, ankle_target, line, side))
-        ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side, mid_m,
-                              end_m);
-    if (within_twist && keep_knee_swivel_rate(b, s, line, side))
-        ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side, mid_m,
-                              end_m);
+    if (within_twist) {
+        const bool twisted = keep_thigh_twist(b, upper, ankle_target, line, side);
+        const bool held = keep_knee_swivel_rate(b, s, line, side);
+        if (twisted || held) /* the knee again for the side turned */
+            ik_two_bone_positions(hip, sk->length_m[mid], sk->length_m[end], ankle_target, side,
+                                  mid_m, end_m);
+    }
     /* b_limb_build, given the knee and ankle just found for this side (the same call);
      * in a floor pass that lifts the knee, without the twist clamp (below). */
     b_limb_build_through(b, upper, ankle_target, foot_rotation, side, within_twist, mid_m,
