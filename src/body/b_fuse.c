@@ -65,6 +65,14 @@ split_yaw(const float *q, float *out_yaw_rad, float *out_tilt)
     m_quat_normalize(out_tilt);
 }
 
+/* split_yaw's inverse: yaw(yaw_rad) * tilt (not renormalised). */
+static void
+join_yaw(float yaw_rad, const float *tilt, float *out_q)
+{
+    b_quat_from_yaw(yaw_rad, out_q);
+    m_quat_mul(out_q, tilt, out_q);
+}
+
 /* `io_velocity` smoothed toward the velocity from `from` to `to` over dt_s. */
 static void
 smooth_velocity(const float *from, const float *to, float dt_s, float *io_velocity)
@@ -73,6 +81,15 @@ smooth_velocity(const float *from, const float *to, float dt_s, float *io_veloci
     m_vec3_sub(to, from, v);
     m_vec3_scale(v, 1.0f / dt_s, v);
     m_vec3_lerp(io_velocity, v, fminf(1.0f, VELOCITY_RATE_PER_S * dt_s), io_velocity);
+}
+
+/* How much the network bends the back: its back's confidence, less by the floor's share
+ * (the floor lays the back itself). The back target's weight in the solve (fuse_back), and
+ * the spine's slack (keep_within_reach_of_neck). */
+static float
+back_weight(const struct body *b, const struct b_torso_estimate *prior)
+{
+    return prior->back_bend_confidence * (1.0f - b_floor_share(b));
 }
 
 /* As far as the network bends the back (the prior's back confidence, BACK_PRIOR_SHARE,
@@ -311,11 +328,9 @@ fuse_floor_rotation(const struct body *b, const struct b_pelvis_estimate *floor,
         return;
     }
     float before[4], upright[4], lying[4];
-    b_quat_from_yaw(*io_yaw_rad, before);
-    m_quat_mul(before, io_tilt, before);
+    join_yaw(*io_yaw_rad, io_tilt, before);
     fuse_yaw_and_tilt(floor, io_yaw_rad, io_tilt);
-    b_quat_from_yaw(*io_yaw_rad, upright);
-    m_quat_mul(upright, io_tilt, upright);
+    join_yaw(*io_yaw_rad, io_tilt, upright);
     m_quat_copy(before, lying);
     fuse_rotation(lying, floor->rotation, floor_lying_confidence(lying, floor));
     if (m_quat_dot(upright, lying) < 0.0f)
@@ -354,11 +369,9 @@ fuse_pelvis(struct body *b, const struct b_pelvis_estimate *est,
     b_seed_estimate_torso(b, upright, out_seed_torso);
     keep_within_reach_of_neck(b, out_seed_torso->neck_m,
                               1.0f - est[B_SOURCE_TRACKERS].position_confidence,
-                              prior_torso->back_bend_confidence * (1.0f - b_floor_share(b)),
-                              position);
+                              back_weight(b, prior_torso), position);
     float rotation[4];
-    b_quat_from_yaw(yaw_rad, rotation);
-    m_quat_mul(rotation, tilt, rotation);
+    join_yaw(yaw_rad, tilt, rotation);
     m_quat_normalize(rotation);
     const bool network = est[B_SOURCE_PRIOR].position_confidence > 0.0f;
     const float untracked = 1.0f - est[B_SOURCE_TRACKERS].position_confidence;
@@ -476,7 +489,7 @@ fuse_back(struct body *b, const struct b_torso_estimate *prior)
 {
     m_vec3_lerp(b->hips_position_m, b->neck_target_m, b->m.chest_fraction, b->back_target_m);
     m_vec3_add(b->back_target_m, prior->back_bend_m, b->back_target_m);
-    b->back_weight = prior->back_bend_confidence * (1.0f - b_floor_share(b));
+    b->back_weight = back_weight(b, prior);
 }
 
 /* The sources' necks, from the seed up, into the neck target, drawn toward hands out of
