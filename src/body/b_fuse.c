@@ -35,7 +35,7 @@ fuse_rotation(float *io, const float *estimate, float confidence)
 
 /* An estimate this far from the angle fused so far and more pulls less, none at half a
  * turn (fuse_angle). */
-#define OPPOSITE_FADE_FROM_DEG 135.0f
+#define OPPOSITE_FADE_FROM_DEG 45.0f
 
 /* An angle pulled toward a source's estimate by its confidence, the short way round. An
  * estimate nearly opposite says nothing of which way round to turn, and as the two pass
@@ -43,9 +43,24 @@ fuse_rotation(float *io, const float *estimate, float confidence)
  * jumped from one side to the other in a frame (a floor's yaw opposite the network's, a
  * player sitting back on the floor: the pelvis turned 64 degrees in a frame and the knees
  * with it, hdm05_tr_lieDownFloor_020, fold 4), so the pull fades out toward half a turn.
- * Lying down, four HDM05 folds summed (MPJPE cm, head deg p95, hands off %, jitter x the
- * person's): a fixed share 14.03, 5.0, 2.42, 9.77; fading 13.95, 4.1, 1.84, 9.91 (the
- * other kinds unchanged). */
+ * Faded only from 135 degrees, the network's pelvis turning from 134 to 163 degrees off
+ * the seed's in a frame (leaning back to sit on the floor) took the fused yaw 80 degrees
+ * round at once, the shoulders 37 cm (hdm05_bk_lieDownFloor_005, fold 2): the wider the
+ * fade, the less such a step moves it. Lying down, four HDM05 folds summed (MPJPE cm, head
+ * p99 cm, deg p95, hands off %, jitter x the person's; clips over the head's 2 cm, the
+ * hands' and the jitter's contracts; the other kinds unchanged):
+ *   a fixed share          14.03  -     5.0  2.42  9.77
+ *   fading from 135        13.95  -     4.1  1.84  9.91  (then; with today's body:)
+ *   fading from 135        13.92  2.13  3.9  1.45  4.79  10  1  13
+ *   fading from 100        13.86  2.03  3.7  0.85  4.46   9  0  14
+ *   fading from 75         13.83  1.94  3.8  0.46  4.27   7  0  14
+ *   fading from 45         13.81  1.87  3.8  0.37  4.18   5  0  14
+ *   fading from 0          13.80  1.81  3.7  0.29  4.20   4  0  15
+ *   from 45, with the yaw as a twist (split_yaw, taken)
+ *                          13.80  1.90  3.7  0.32  3.98   6  0  13
+ *   a source of confidence 1 taken whole (from 135): 13.99  2.21  4.8  1.92  4.95: the
+ *   network's pelvis in such a frame is worse than the seed's it was faded toward.
+ * The public clips and both labs' folds are the same to 0.01 cm. */
 static float
 fuse_angle(float angle_rad, float estimate_rad, float confidence)
 {
@@ -54,12 +69,17 @@ fuse_angle(float angle_rad, float estimate_rad, float confidence)
     return m_angle_wrap(angle_rad + confidence * fade * d);
 }
 
-/* A rotation as its turn about the vertical and the tilt after it: q = yaw(yaw) * tilt. */
+/* A rotation as its turn about the vertical and the tilt after it: q = yaw(yaw) * tilt. The
+ * turn is the rotation's twist about the vertical (its swing-twist split), which a pelvis
+ * lying or folded forward has as well as an upright one; the way its front points over the
+ * floor (b_yaw_of) is undefined with the front along the vertical and turned 30 degrees in a
+ * frame as the network's pelvis leaned back through it (fuse_angle's table). */
 static void
 split_yaw(const float *q, float *out_yaw_rad, float *out_tilt)
 {
     float yaw[4];
-    *out_yaw_rad = b_yaw_of(q, 0.0f);
+    const float twist = q[1] * q[1] + q[3] * q[3];
+    *out_yaw_rad = twist > 1e-8f ? m_angle_wrap(2.0f * atan2f(q[1], q[3])) : b_yaw_of(q, 0.0f);
     b_quat_from_yaw(*out_yaw_rad, yaw);
     m_quat_mul_conj_first(yaw, q, out_tilt);
     m_quat_normalize(out_tilt);
