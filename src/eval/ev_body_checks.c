@@ -16,7 +16,7 @@ ev_body_checks_init(struct ev_body_checks *c)
 {
     memset(c, 0, sizeof *c);
     c->recovery_m = c->recovery_lower_m = (double)NAN;
-    c->turn_feet_deg = (double)NAN;
+    c->turn_feet_deg = c->turn_person_deg = (double)NAN;
     c->turn_row = -1;
     c->hand_up_hips_deg = (double)NAN;
 }

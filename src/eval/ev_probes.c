@@ -293,6 +293,32 @@ ev_clip_turn_stream(const struct ev_clip *clip, int row, int sign, struct st_str
     return EM_OK;
 }
 
+/* A foot's direction over the floor (heel to toes) from `heading_deg`, signed degrees; NaN
+ * when less than half its length is over the floor (a foot on its toes or its instep points
+ * nowhere over it). */
+static double
+foot_from_deg(const double *heel, const double *toes, double heading_deg)
+{
+    const double dx = toes[0] - heel[0], dy = toes[1] - heel[1], dz = toes[2] - heel[2];
+    const double level = sqrt(dx * dx + dz * dz);
+    if (!(level >= 0.5 * sqrt(dx * dx + dy * dy + dz * dz)) || level < 1e-6)
+        return (double)NAN;
+    return wrap_deg(atan2(dx, dz) * (double)M_RAD_TO_DEG - heading_deg);
+}
+
+/* The person's own feet (left, right) at `row` of the clip, as foot_from_deg from that
+ * row's view heading. */
+static void
+person_feet_from_view_deg(const struct ev_clip *clip, int row, double out_deg[2])
+{
+    static const enum ev_joint foot[2] = {EV_LEFT_FOOT, EV_RIGHT_FOOT};
+    static const enum ev_joint toes[2] = {EV_LEFT_TOES, EV_RIGHT_TOES};
+    const double heading = view_yaw_deg(&clip->stream.frames[row]);
+    for (int side = 0; side < 2; ++side)
+        out_deg[side] = foot_from_deg(clip->truth.position_m[row][foot[side]],
+                                      clip->truth.position_m[row][toes[side]], heading);
+}
+
 /* The largest angle of a foot (heel to toes, on the floor) from the heading of the
  * headset's view (its -Z axis on the floor), degrees. */
 static double
@@ -383,6 +409,9 @@ ev_clip_turn_in_place(const struct ev_clip *clip, enum ev_method method,
         if (!isnan(deg) && deg > checks->turn_feet_deg) {
             checks->turn_feet_deg = deg;
             checks->turn_row = rows[k];
+            double person[2];
+            person_feet_from_view_deg(clip, rows[k], person);
+            checks->turn_person_deg = fmax(fabs(person[0]), fabs(person[1]));
         }
     }
     if (checks->turn_feet_deg < 0.0)

@@ -15,7 +15,7 @@
 void
 ev_report_print_body_checks(const struct ev_report *r, FILE *out)
 {
-    char b[9][32];
+    char b[10][32];
     fprintf(out, "\n## What a player sees, per clip\n\n");
     fprintf(out, "Head: the angle between the head joint's rotation and the headset's (median, "
                  "99th percentile, worst, share of frames over %.0f deg). Under floor: how far "
@@ -25,30 +25,32 @@ ev_report_print_body_checks(const struct ev_report *r, FILE *out)
                  "at 90 deg/s each way from the clip's stillest row standing and facing forward, its first "
                  "and its middle row, then 3 s still; the largest angle of a foot from the head's "
                  "heading (turn row: the row of the worst; a row where the body ends sitting or lying "
-                 "on the floor does not count). Hand up: the right controller raised "
+                 "on the floor does not count), and the person's own feet at that row from its "
+                 "heading (person; a foot less than half its length over the floor left out: "
+                 "kneeling on the insteps, they point back). Hand up: the right controller raised "
                  "over 1 s to 25 cm above a still headset and held 2 s; the largest turn of the "
                  "hips from before.\n\n",
             EV_HEAD_ANGLE_TARGET_DEG, EV_RECOVERY_AFTER_S);
     fprintf(out, "| clip                   | mode        | head med deg | head p99 | head max | "
                  "over %% | under floor cm | foot under cm | recovery cm | turn row | "
-                 "turn feet deg | hand up hips deg |\n");
+                 "turn feet deg | person deg | hand up hips deg |\n");
     fprintf(out, "|------------------------|-------------|--------------|----------|----------|"
                  "--------|----------------|---------------|-------------|----------|"
-                 "---------------|------------------|\n");
+                 "---------------|------------|------------------|\n");
     for (int c = 0; c < r->clip_count; ++c) {
         const struct ev_clip_result *clip = &r->clips[c];
         for (int m = 0; m < EV_DO_NOTHING && clip->ok; ++m) {
             if (!clip->has[m])
                 continue;
             const struct ev_body_checks *k = &clip->checks[m].body;
-            fprintf(out, "| %-22.22s | %-11s | %s | %s | %s | %s | %s | %s | %s | %8d | %s | %s |\n",
+            fprintf(out, "| %-22.22s | %-11s | %s | %s | %s | %s | %s | %s | %s | %8d | %s | %s | %s |\n",
                     clip->file, ev_method_name((enum ev_method)m),
                     N(0, 12, 1, ev_body_checks_head_percentile(k, 0.5)),
                     N(1, 8, 1, ev_body_checks_head_percentile(k, 0.99)),
                     N(2, 8, 1, k->head_angle_max_deg), N(3, 6, 2, 100.0 * k->head_angle_over_share),
                     N(4, 14, 2, 100.0 * k->floor_depth_m), N(5, 13, 2, 100.0 * k->foot_floor_depth_m),
                     N(6, 11, 2, 100.0 * k->recovery_m), k->turn_row, N(7, 13, 1, k->turn_feet_deg),
-                    N(8, 16, 1, k->hand_up_hips_deg));
+                    N(8, 10, 1, k->turn_person_deg), N(9, 16, 1, k->hand_up_hips_deg));
         }
     }
 }
@@ -162,6 +164,7 @@ ev_report_body_json(void *clip_object, const struct ev_clip_result *c)
         ok = ok && cJSON_AddNumberToObject(o, "recovery_lower_m", k->recovery_lower_m);
         ok = ok && cJSON_AddNumberToObject(o, "turn_row", k->turn_row);
         ok = ok && cJSON_AddNumberToObject(o, "turn_feet_deg", k->turn_feet_deg);
+        ok = ok && cJSON_AddNumberToObject(o, "turn_person_deg", k->turn_person_deg);
         ok = ok && cJSON_AddNumberToObject(o, "hand_up_hips_deg", k->hand_up_hips_deg);
     }
     return ok;

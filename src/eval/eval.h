@@ -348,6 +348,10 @@ struct ev_body_checks {
      * held crouch low enough to be taken for sitting down). NaN: not measured. */
     double turn_feet_deg;
     int turn_row; /* the row the worst turn started from */
+    /* The person's own feet at turn_row, the same angle from that row's view heading (a
+     * person kneeling on the insteps has them pointing back), degrees; NaN where neither
+     * foot is more than half its length over the floor. */
+    double turn_person_deg;
     /* A hand raised above a still head (ev_clip_hand_up): from the standing row, the right
      * controller goes up over 1 s to 25 cm above the headset and stays 2 s; the largest
      * turn of the hips (the line through the hip joints) from before, degrees. NaN: not
