@@ -280,8 +280,8 @@ skeleton_files_of_impossible_sizes_are_refused(void **state)
     app_run_expect_exit(&r, 0);
     app_run_result_fini(&r);
     remove(path);
-    edited_copy("config/humanoid.json", "\"offset_m\": [0, 0.189, 0.01]",
-                "\"offset_m\": [0, 1000.189, 0.01]", "tall", "json", path, sizeof path);
+    edited_copy("config/humanoid.json", "\"offset_m\": [0, 0.189, -0.007]",
+                "\"offset_m\": [0, 1000.189, -0.007]", "tall", "json", path, sizeof path);
     expect_refused((const char *[]){"--print-config", "--skeleton", path, NULL}, NULL,
                    "the avatar is 1002 m tall; a humanoid is 0.5 to 3 m", NULL);
     remove(path);
