@@ -446,8 +446,9 @@ b_floor_estimate_pelvis(struct body *body, float dt_s, struct b_pelvis_estimate 
 void
 b_floor_upright(const struct body *body, float *out_rotation);
 
-/* For the fusion, under the fused pelvis: the legs lying along the floor, or crossed in
- * front of a pelvis sitting on it, with the floor share as their confidence. */
+/* For the fusion, under the fused pelvis: the legs lying along the floor, or the feet on it
+ * ahead of a pelvis sitting on it with the knees up, with the floor share as their
+ * confidence. */
 void
 b_floor_estimate_feet(const struct body *body, struct b_feet_estimate *out);
 
