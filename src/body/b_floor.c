@@ -139,6 +139,18 @@
 #define STANDING_HIPS_SHARE 0.85f
 #define SEAT_HEAD_SHARE 0.62f
 #define SAT_BACK_PER_HEIGHT 0.055f
+/* A head that went back this share of the height on the way down (from the first, fully
+ * from the second) sat down on the floor, whichever way the face then looks: the face-down
+ * heights (share_from_head) are for a body kneeling or bending forward, and a person
+ * sitting on the floor looking down at the feet, the head 0.70 m up, was taken for one
+ * (the floor's share 0, the pelvis 30 cm above the floor for 2 s, hdm05_bk_lieDownFloor_005
+ * and 007, fold 2). Lying down, four HDM05 folds summed (MPJPE cm, head p99 cm, jitter x
+ * the person's, clips over 3x; the other kinds unchanged): the face alone (before) 12.41,
+ * 1.82, 2.90, 6; gone back from 0.1 to 0.2 (taken) 12.34, 1.75, 2.67, 4; 0.05 to 0.15 or
+ * 0.15 to 0.3 the same. (With the legs cross-legged sitting, before they stood knees up:
+ * 13.29 -> 13.46 cm, not taken then.) */
+#define SAT_DOWN_FROM_PER_HEIGHT 0.1f
+#define SAT_DOWN_FULL_PER_HEIGHT 0.2f
 /* Sitting and kneeling are told once the head has settled: while it goes down or up
  * faster than this (smoothed over HEAD_RISE_TAU_S) the body is on its way between standing
  * and low, crouching; once told, a head that bobs (a seated player leaning) keeps it. The
@@ -168,6 +180,16 @@ b_floor_lying(const struct body *b)
     return b->floor.lying;
 }
 
+/* How far the head has gone back (against the heading it stood with) since the body last
+ * stood: sitting down, the head goes back with the hips. */
+static float
+head_gone_back_m(const struct body *b)
+{
+    const struct b_floor *f = &b->floor;
+    return -(sinf(f->down_heading_rad) * (b->head_position_m[0] - f->down_from_m[0]) +
+             cosf(f->down_heading_rad) * (b->head_position_m[2] - f->down_from_m[2]));
+}
+
 /* The share this frame's head asks for (before smoothing). */
 static float
 share_from_head(const struct body *b)
@@ -175,7 +197,10 @@ share_from_head(const struct body *b)
     const float z[3] = {0, 0, 1};
     float fwd[3];
     m_quat_rotate(b->head_rotation, z, fwd);
-    const float face_down = m_smoothstep(0.3f, 0.8f, -fwd[1]);
+    const float sat_back = m_smoothstep(SAT_DOWN_FROM_PER_HEIGHT * b->desc.height_m,
+                                        SAT_DOWN_FULL_PER_HEIGHT * b->desc.height_m,
+                                        head_gone_back_m(b));
+    const float face_down = m_smoothstep(0.3f, 0.8f, -fwd[1]) * (1.0f - sat_back);
     const float head = b->m.head_height_m;
     const float sitting_head = sitting_head_m(b);
     const float full = sitting_head + SIT_FULL_SHARE * head;
@@ -601,8 +626,7 @@ b_floor_classify(struct body *b, bool *out_by_motion)
         return BODY_CROUCHING; /* on the way down or up: not told yet */
     /* Kneeling upright, or sitting on a seat: the way down tells. Sitting down, the head
      * goes back with the hips; kneeling, it stays over the knees or goes forward. */
-    const float back = -(sinf(f->down_heading_rad) * (b->head_position_m[0] - f->down_from_m[0]) +
-                         cosf(f->down_heading_rad) * (b->head_position_m[2] - f->down_from_m[2]));
+    const float back = head_gone_back_m(b);
     *out_by_motion = true;
     return back > SAT_BACK_PER_HEIGHT * b->desc.height_m ? BODY_SITTING : BODY_KNEELING;
 }
