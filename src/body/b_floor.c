@@ -67,6 +67,17 @@
  * the pelvis went up and down (jitter 647 -> 5080 m/s^3). */
 #define STILL_M_S 0.2f
 #define MOVING_M_S 0.5f
+/* A head that went back on the way down (sat_down) and moves over the floor slower than
+ * SAT_MOVING_M_S is not held: a person sitting on the floor rocks the head back and forth
+ * at 0.4 to 0.7 m/s on the way to lying back, and the share stayed at 0.57 for 1.5 s, the
+ * pelvis 15 cm up (hdm05_bk_lieDownFloor_007, fold 2). Faster, it is a run: cmu_127_32 runs
+ * at 1.2 to 2.4 m/s with its head low and, by the body's heading, going back, and sat on
+ * the floor without the bound (MPJPE 23.78 -> 46.33 cm). Lying down, four HDM05 folds
+ * summed (MPJPE cm, head p99 cm, hands off %, jitter x the person's, clips over 3x): held
+ * (before) 12.34, 1.75, 0.21, 2.67, 4; not held below 0.8 m/s 12.27, 1.65, 0.33, 2.91, 4;
+ * below 1 m/s (taken) 12.13, 1.65, 0.31, 2.88, 4; at any speed 12.09, 1.66, 0.33, 2.79, 4
+ * (and cmu_127_32 on the floor). */
+#define SAT_MOVING_M_S 1.0f
 #define HEAD_SPEED_TAU_S 0.3f
 /* Nor does anyone run with the head lower than sitting on the floor puts it: the hold
  * above is lifted as the head goes from the first share of that height (held in full)
@@ -190,6 +201,15 @@ head_gone_back_m(const struct body *b)
              cosf(f->down_heading_rad) * (b->head_position_m[2] - f->down_from_m[2]));
 }
 
+/* 0..1: how surely the head's way down says the body sat down on the floor (it went back
+ * SAT_DOWN_FROM_PER_HEIGHT to SAT_DOWN_FULL_PER_HEIGHT of the height). */
+static float
+sat_down(const struct body *b)
+{
+    return m_smoothstep(SAT_DOWN_FROM_PER_HEIGHT * b->desc.height_m,
+                        SAT_DOWN_FULL_PER_HEIGHT * b->desc.height_m, head_gone_back_m(b));
+}
+
 /* The share this frame's head asks for (before smoothing). */
 static float
 share_from_head(const struct body *b)
@@ -197,10 +217,7 @@ share_from_head(const struct body *b)
     const float z[3] = {0, 0, 1};
     float fwd[3];
     m_quat_rotate(b->head_rotation, z, fwd);
-    const float sat_back = m_smoothstep(SAT_DOWN_FROM_PER_HEIGHT * b->desc.height_m,
-                                        SAT_DOWN_FULL_PER_HEIGHT * b->desc.height_m,
-                                        head_gone_back_m(b));
-    const float face_down = m_smoothstep(0.3f, 0.8f, -fwd[1]) * (1.0f - sat_back);
+    const float face_down = m_smoothstep(0.3f, 0.8f, -fwd[1]) * (1.0f - sat_down(b));
     const float head = b->m.head_height_m;
     const float sitting_head = sitting_head_m(b);
     const float full = sitting_head + SIT_FULL_SHARE * head;
@@ -457,7 +474,8 @@ update_floor(struct body *b, float dt_s, const float *hips, const float *rotatio
             /* Nobody sits or lies down on the run: over the floor, the share holds. */
             const float low = (b->head_position_m[1] - b->ground_height_m) / sitting_head_m(b);
             const float moving = m_smoothstep(STILL_M_S, MOVING_M_S, f->head_speed_m_s) *
-                                 m_smoothstep(LOW_HEAD_SHARE, HELD_HEAD_SHARE, low);
+                                 m_smoothstep(LOW_HEAD_SHARE, HELD_HEAD_SHARE, low) *
+                                 (1.0f - sat_down(b) * m_smoothstep(SAT_MOVING_M_S, MOVING_M_S, f->head_speed_m_s));
             f->share += (raw - f->share) * (1.0f - moving) * fminf(1.0f, dt_s / SHARE_RISE_TAU_S);
         } else {
             f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);
