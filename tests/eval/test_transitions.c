@@ -146,24 +146,25 @@ squat_kick_and_jog_keep_every_contract(void **state)
     }
 }
 
-/* Lying down on the back and getting up: every contract on every frame but the jitter:
- * the head within 2 cm of its headset (1.0 now; it was 30 to 34 cm off as the body rolled
- * onto the floor, then 4.7 while the floor laid the torso face down over the legs and its
- * neck target pulled against the head), turned more than 10 degrees on no frame (5.1 %),
- * the hands on their controllers (off on 5.4 % before), nothing 2 cm under the floor (a
- * shoulder 4.2 cm under it before; the lowest joint -1.1 cm now). Not met yet, and held
- * near where it is: jitter 3.5x the person's (the contract is 3x; 59x when the torso
- * flipped over on the floor in one frame and the thigh's twist clamp threw the feet off
- * their targets, 15x while a knee folded past its hinge straightened for a frame and the
- * torso's way over the floor switched from the pelvis's to the head's at one tilt, 4.9x
- * while the knees' side swung across in a frame on the floor). */
+/* Lying down on the back and getting up: every contract on every frame: the head within 2
+ * cm of its headset (1.0 now; it was 30 to 34 cm off as the body rolled onto the floor,
+ * then 4.7 while the floor laid the torso face down over the legs and its neck target
+ * pulled against the head), turned more than 10 degrees on no frame (5.1 %), the hands on
+ * their controllers (off on 5.4 % before), nothing 2 cm under the floor (a shoulder 4.2 cm
+ * under it before; the lowest joint -1.1 cm now), and the jitter within 3x the person's
+ * (2.6x now; 59x when the torso flipped over on the floor in one frame and the thigh's
+ * twist clamp threw the feet off their targets, 15x while a knee folded past its hinge
+ * straightened for a frame and the torso's way over the floor switched from the pelvis's
+ * to the head's at one tilt, 4.9x while the knees' side swung across in a frame on the
+ * floor, 3.5x until the pelvis's turn was its twist and sitting up the feet stood ahead of
+ * the hips). */
 static void
-lying_down_and_getting_up_keeps_every_contract_but_jitter(void **state)
+lying_down_and_getting_up_keeps_every_contract(void **state)
 {
     (void)state;
     struct run r;
     play("hdm05_bd_lieDownFloor_001.bvh", &r);
-    expect_every_contract(&r, 4.5);
+    expect_every_contract(&r, 3.0);
 }
 
 int
@@ -172,7 +173,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(putting_something_on_the_floor_keeps_every_contract),
         cmocka_unit_test(squat_kick_and_jog_keep_every_contract),
-        cmocka_unit_test(lying_down_and_getting_up_keeps_every_contract_but_jitter),
+        cmocka_unit_test(lying_down_and_getting_up_keeps_every_contract),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
