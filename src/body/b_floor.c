@@ -487,9 +487,11 @@ update_floor(struct body *b, float dt_s, const float *hips, const float *rotatio
         if (raw > f->share) {
             /* Nobody sits or lies down on the run: over the floor, the share holds. */
             const float low = (b->head_position_m[1] - b->ground_height_m) / sitting_head_m(b);
+            const float sat_rocking =
+                sat_down(b) * m_smoothstep(SAT_MOVING_M_S, MOVING_M_S, f->head_speed_m_s);
             const float moving = m_smoothstep(STILL_M_S, MOVING_M_S, f->head_speed_m_s) *
                                  m_smoothstep(LOW_HEAD_SHARE, HELD_HEAD_SHARE, low) *
-                                 (1.0f - sat_down(b) * m_smoothstep(SAT_MOVING_M_S, MOVING_M_S, f->head_speed_m_s));
+                                 (1.0f - sat_rocking);
             f->share += (raw - f->share) * (1.0f - moving) * fminf(1.0f, dt_s / SHARE_RISE_TAU_S);
         } else {
             f->share += (raw - f->share) * fminf(1.0f, dt_s / SHARE_TAU_S);

@@ -43,7 +43,9 @@ ev_report_print_body_checks(const struct ev_report *r, FILE *out)
             if (!clip->has[m])
                 continue;
             const struct ev_body_checks *k = &clip->checks[m].body;
-            fprintf(out, "| %-22.22s | %-11s | %s | %s | %s | %s | %s | %s | %s | %8d | %s | %s | %s |\n",
+            fprintf(out,
+                    "| %-22.22s | %-11s | %s | %s | %s | %s | %s | %s | %s | %8d | %s | %s "
+                    "| %s |\n",
                     clip->file, ev_method_name((enum ev_method)m),
                     N(0, 12, 1, ev_body_checks_head_percentile(k, 0.5)),
                     N(1, 8, 1, ev_body_checks_head_percentile(k, 0.99)),
