@@ -639,8 +639,7 @@ b_floor_classify(struct body *b, bool *out_by_motion)
 {
     struct b_floor *f = &b->floor;
     *out_by_motion = false;
-    const float hips =
-        (b->hips_position_m[1] - b->ground_height_m) / fmaxf(b->m.hips_height_m, 1e-3f);
+    const float hips = b_hips_height_share(b);
     const float head =
         (b->head_position_m[1] - b->ground_height_m) / fmaxf(b->m.head_height_m, 1e-3f);
     if (f->share > 0.5f)

@@ -609,8 +609,6 @@ void b_trackers_estimate_feet(struct body *body, struct b_feet_estimate *out,
  * b_limbs_build turns a tracked foot as its tracker.) */
 void b_trackers_set_targets(struct body *body);
 
-/* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline
- * here, below body.c and its helpers, which all use these two. */
 /* Seconds from `*io_last_s` to this frame (which it then becomes), or 0 where what is
  * eased or limited over time must not carry over: the first frame, after a gap of
  * B_MAX_GAP_S or more, or when time went back (a reset). */
@@ -622,6 +620,15 @@ b_step_s(const struct body *b, double *io_last_s)
     return dt_s > 0.0 && dt_s < (double)B_MAX_GAP_S ? (float)dt_s : 0.0f;
 }
 
+/* The fused pelvis's height above the floor as a share of its standing height. */
+static inline float
+b_hips_height_share(const struct body *b)
+{
+    return (b->hips_position_m[1] - b->ground_height_m) / fmaxf(b->m.hips_height_m, 1e-3f);
+}
+
+/* Yaw (about +Y, 0 = facing +Z) of a rotation's +Z axis projected on the floor. Inline
+ * here, below body.c and its helpers, which all use these two. */
 static inline float
 b_yaw_of(const float *rotation, float fallback_rad)
 {

@@ -412,9 +412,8 @@ keep_knee_swivel_rate(struct body *b, int s, const float *line, float *io_side)
     float last[3];
     m_vec3_copy(b->knee_side[s], last);
     m_vec3_copy(io_side, b->knee_side[s]);
-    const float low = m_smoothstep(KNEE_LOW_PELVIS_FROM, KNEE_LOW_PELVIS_FULL,
-                                   (b->hips_position_m[1] - b->ground_height_m) /
-                                       fmaxf(b->m.hips_height_m, 1e-3f));
+    const float low =
+        m_smoothstep(KNEE_LOW_PELVIS_FROM, KNEE_LOW_PELVIS_FULL, b_hips_height_share(b));
     const float share = fmaxf(b_floor_share(b), low);
     const float last_off_line = m_vec3_length(last) * m_vec3_length(last) -
                                 m_vec3_dot(last, line) * m_vec3_dot(last, line);
